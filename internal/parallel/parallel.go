@@ -1,0 +1,124 @@
+// Package parallel runs index ranges over a fixed pool of worker goroutines
+// without allocating per call.
+//
+// Work is cut into chunks whose boundaries depend only on the range length
+// and the grain, never on GOMAXPROCS or on scheduling, and every index is
+// processed by exactly one call of the task. Callers that compute each index
+// independently therefore get bit-identical results on any number of cores.
+// The caller's goroutine always takes part, so nested calls cannot deadlock.
+package parallel
+
+import (
+	"runtime"
+	"sync"
+	"sync/atomic"
+)
+
+// Task processes the half-open index range [lo, hi). Implementations must be
+// safe to call concurrently on disjoint ranges.
+type Task interface {
+	Do(lo, hi int)
+}
+
+// Func adapts a function to Task. Converting a closure to Func allocates when
+// the closure escapes; hot loops should use a pointer to a struct instead.
+type Func func(lo, hi int)
+
+// Do calls f(lo, hi).
+func (f Func) Do(lo, hi int) { f(lo, hi) }
+
+type batch struct {
+	task   Task
+	n      int
+	grain  int
+	chunks int64
+	next   atomic.Int64
+	done   chan struct{} // one receive per helper that took the batch
+}
+
+func (b *batch) work() {
+	for {
+		c := b.next.Add(1) - 1
+		if c >= b.chunks {
+			return
+		}
+		lo := int(c) * b.grain
+		hi := min(lo+b.grain, b.n)
+		b.task.Do(lo, hi)
+	}
+}
+
+var (
+	startOnce sync.Once
+	queue     chan *batch
+	nWorkers  int
+	batches   = sync.Pool{New: func() any { return &batch{done: make(chan struct{}, nWorkers)} }}
+)
+
+func start() {
+	nWorkers = max(runtime.NumCPU(), runtime.GOMAXPROCS(0)) - 1
+	queue = make(chan *batch, 4*(nWorkers+1))
+	for range nWorkers {
+		go func() {
+			for b := range queue {
+				b.work()
+				b.done <- struct{}{}
+			}
+		}()
+	}
+}
+
+// For runs task over [0, n) in chunks of grain indices (the last chunk may be
+// shorter). grain < 1 is treated as 1. At most GOMAXPROCS goroutines work on
+// the range at once, the caller included.
+func For(n, grain int, task Task) {
+	if n <= 0 {
+		return
+	}
+	if grain < 1 {
+		grain = 1
+	}
+	chunks := (n + grain - 1) / grain
+	helpers := min(runtime.GOMAXPROCS(0)-1, chunks-1)
+	if helpers <= 0 {
+		for lo := 0; lo < n; lo += grain {
+			task.Do(lo, min(lo+grain, n))
+		}
+		return
+	}
+	startOnce.Do(start)
+	b := batches.Get().(*batch)
+	b.task, b.n, b.grain, b.chunks = task, n, grain, int64(chunks)
+	b.next.Store(0)
+	sent := 0
+	for range min(helpers, nWorkers) {
+		select {
+		case queue <- b:
+			sent++
+		default:
+		}
+	}
+	b.work()
+	// Wait for the helpers. While waiting, run queued batches (possibly this
+	// one): a helper ticket may sit in the queue behind workers that are
+	// themselves waiting inside nested calls, so blocking here could deadlock.
+	for got := 0; got < sent; {
+		select {
+		case <-b.done:
+			got++
+		case other := <-queue:
+			other.work()
+			other.done <- struct{}{}
+		}
+	}
+	b.task = nil
+	batches.Put(b)
+}
+
+// Grain returns a chunk size that splits n items into about 4 chunks per
+// available core, but never below minGrain. The result depends on GOMAXPROCS,
+// so use it only where a task's result does not depend on chunk boundaries.
+func Grain(n, minGrain int) int {
+	g := n / (4 * runtime.GOMAXPROCS(0))
+	return max(g, minGrain, 1)
+}

@@ -1,0 +1,70 @@
+package parallel
+
+import (
+	"runtime"
+	"sync/atomic"
+	"testing"
+)
+
+type countTask struct {
+	hits []atomic.Int32
+}
+
+func (c *countTask) Do(lo, hi int) {
+	for i := lo; i < hi; i++ {
+		c.hits[i].Add(1)
+	}
+}
+
+func TestForCoversEachIndexOnce(t *testing.T) {
+	for _, procs := range []int{1, 2, 4} {
+		old := runtime.GOMAXPROCS(procs)
+		for _, n := range []int{0, 1, 7, 64, 1000} {
+			for _, g := range []int{0, 1, 3, 100} {
+				c := &countTask{hits: make([]atomic.Int32, n)}
+				For(n, g, c)
+				for i := range c.hits {
+					if h := c.hits[i].Load(); h != 1 {
+						t.Fatalf("procs=%d n=%d grain=%d: index %d processed %d times", procs, n, g, i, h)
+					}
+				}
+			}
+		}
+		runtime.GOMAXPROCS(old)
+	}
+}
+
+type nested struct{ inner *countTask }
+
+func (s *nested) Do(lo, hi int) {
+	for range hi - lo {
+		For(len(s.inner.hits), 1, s.inner)
+	}
+}
+
+func TestNestedForDoesNotDeadlock(t *testing.T) {
+	c := &countTask{hits: make([]atomic.Int32, 50)}
+	For(20, 1, &nested{inner: c})
+	for i := range c.hits {
+		if h := c.hits[i].Load(); h != 20 {
+			t.Fatalf("index %d processed %d times, want 20", i, h)
+		}
+	}
+}
+
+type noop struct{ sum []float64 }
+
+func (s *noop) Do(lo, hi int) {
+	for i := lo; i < hi; i++ {
+		s.sum[i]++
+	}
+}
+
+func TestForDoesNotAllocate(t *testing.T) {
+	task := &noop{sum: make([]float64, 4096)}
+	For(4096, 64, task) // start the pool
+	allocs := testing.AllocsPerRun(100, func() { For(4096, 64, task) })
+	if allocs > 0 {
+		t.Fatalf("For allocated %.1f times per call, want 0", allocs)
+	}
+}

@@ -1,0 +1,103 @@
+package kernel
+
+import (
+	"fmt"
+	"math"
+)
+
+// Rule selects how the bandwidth h is chosen.
+type Rule int
+
+const (
+	// RuleMedianSVGD is h = med²/log(n+1), the rule of the common SVGD
+	// code and dstein's default.
+	RuleMedianSVGD Rule = iota
+	// RuleMedianPaper is h = med²/(2 log(n+1)), the paper's rule: a kernel
+	// half as wide.
+	RuleMedianPaper
+	// RuleFixed uses Bandwidth.H.
+	RuleFixed
+)
+
+// String returns the rule's name as the command line spells it.
+func (r Rule) String() string {
+	switch r {
+	case RuleMedianPaper:
+		return "paper"
+	case RuleMedianSVGD:
+		return "svgd"
+	case RuleFixed:
+		return "fixed"
+	}
+	return fmt.Sprintf("Rule(%d)", int(r))
+}
+
+// ParseRule parses "paper", "svgd" or "fixed".
+func ParseRule(s string) (Rule, error) {
+	switch s {
+	case "paper":
+		return RuleMedianPaper, nil
+	case "svgd":
+		return RuleMedianSVGD, nil
+	case "fixed":
+		return RuleFixed, nil
+	}
+	return 0, fmt.Errorf("unknown bandwidth rule %q: want paper, svgd or fixed", s)
+}
+
+// Bandwidth configures the choice of h. The zero value is h = med²/log(n+1)
+// with the median over distinct pairs and multiplier 1.
+type Bandwidth struct {
+	// Rule picks the formula. Default RuleMedianSVGD.
+	Rule Rule
+	// Scale multiplies h. Default (0) means 1.
+	Scale float64
+	// H is the bandwidth for RuleFixed; it must be > 0 then.
+	H float64
+	// IncludeDiagonal takes the median over all n² ordered pairs, the n
+	// zero self-distances included, instead of the n(n−1)/2 distinct pairs.
+	IncludeDiagonal bool
+}
+
+// Validate reports a setting that cannot be used.
+func (b Bandwidth) Validate() error {
+	if b.Scale < 0 || math.IsNaN(b.Scale) || math.IsInf(b.Scale, 0) {
+		return fmt.Errorf("bandwidth scale is %v; want a finite number > 0 (0 means 1)", b.Scale)
+	}
+	switch b.Rule {
+	case RuleMedianPaper, RuleMedianSVGD:
+	case RuleFixed:
+		if !(b.H > 0) || math.IsInf(b.H, 0) {
+			return fmt.Errorf("fixed bandwidth is %v; want a finite number > 0", b.H)
+		}
+	default:
+		return fmt.Errorf("unknown bandwidth rule %d", int(b.Rule))
+	}
+	return nil
+}
+
+// NeedsMedian reports whether the rule uses the median distance.
+func (b Bandwidth) NeedsMedian() bool { return b.Rule != RuleFixed }
+
+// FromMedian returns h for n points whose median squared distance is med2.
+// When med2 is zero (all points coincide, or n < 2) the median rules fall
+// back to h = Scale·1, so that the kernel stays defined.
+func (b Bandwidth) FromMedian(med2 float64, n int) float64 {
+	scale := b.Scale
+	if scale == 0 {
+		scale = 1
+	}
+	var h float64
+	switch b.Rule {
+	case RuleFixed:
+		h = b.H
+	case RuleMedianPaper:
+		h = med2 / (2 * math.Log(float64(n)+1))
+	default:
+		h = med2 / math.Log(float64(n)+1)
+	}
+	if !(h > 0) {
+		h = 1
+	}
+	return scale * h
+}

@@ -1,0 +1,153 @@
+// Package categorical implements the product categorical model: d independent
+// variables, each with its own state values and probabilities.
+//
+// It is the paper's simplest target (its appendix samples one variable with
+// states {−1, −0.5, 0, 0.5, 1} and probabilities {0.1, 0.2, 0.3, 0.1, 0.3}),
+// and a useful check for samplers because every marginal is known in closed
+// form. States may have probability zero.
+package categorical
+
+import (
+	"fmt"
+	"math"
+
+	"github.com/dstein/dstein/model"
+)
+
+// SumTolerance is how far the probabilities of one variable may sum from one
+// before New rejects them. Accepted probabilities are renormalised exactly.
+const SumTolerance = 1e-6
+
+// Variable is one categorical variable: its state values, in order, and the
+// probability of each.
+type Variable struct {
+	States []float64
+	Probs  []float64
+}
+
+// Categorical is a product of independent categorical variables.
+type Categorical struct {
+	states  [][]float64
+	probs   [][]float64
+	logp    [][]float64
+	offsets []int
+}
+
+var (
+	_ model.Model       = (*Categorical)(nil)
+	_ model.Conditional = (*Categorical)(nil)
+	_ model.Delta       = (*Categorical)(nil)
+	_ model.Relaxed     = (*Categorical)(nil)
+	_ model.Support     = (*Categorical)(nil)
+)
+
+// New checks the variables and returns the model. Each variable needs at
+// least one state, distinct finite state values, one finite non-negative
+// probability per state, and probabilities that sum to one within
+// SumTolerance.
+func New(vars []Variable) (*Categorical, error) {
+	if len(vars) == 0 {
+		return nil, fmt.Errorf("categorical model has no variables")
+	}
+	c := &Categorical{offsets: make([]int, len(vars)+1)}
+	for i, v := range vars {
+		if len(v.States) == 0 {
+			return nil, fmt.Errorf("variable %d has no states", i)
+		}
+		if len(v.Probs) != len(v.States) {
+			return nil, fmt.Errorf("variable %d has %d states but %d probabilities", i, len(v.States), len(v.Probs))
+		}
+		seen := make(map[float64]bool, len(v.States))
+		for s, x := range v.States {
+			if math.IsNaN(x) || math.IsInf(x, 0) {
+				return nil, fmt.Errorf("variable %d: state %d has value %v; want a finite number", i, s, x)
+			}
+			if seen[x] {
+				return nil, fmt.Errorf("variable %d: state value %v is listed twice", i, x)
+			}
+			seen[x] = true
+		}
+		var sum float64
+		for s, p := range v.Probs {
+			if math.IsNaN(p) || math.IsInf(p, 0) || p < 0 {
+				return nil, fmt.Errorf("variable %d: probability of state %v is %v; want a finite number ≥ 0", i, v.States[s], p)
+			}
+			sum += p
+		}
+		if math.Abs(sum-1) > SumTolerance {
+			return nil, fmt.Errorf("variable %d: probabilities sum to %v; want 1 (within %g)", i, sum, SumTolerance)
+		}
+		st := append([]float64(nil), v.States...)
+		pr := make([]float64, len(v.Probs))
+		lp := make([]float64, len(v.Probs))
+		for s, p := range v.Probs {
+			pr[s] = p / sum
+			lp[s] = math.Log(pr[s])
+		}
+		c.states = append(c.states, st)
+		c.probs = append(c.probs, pr)
+		c.logp = append(c.logp, lp)
+		c.offsets[i+1] = c.offsets[i] + len(st)
+	}
+	return c, nil
+}
+
+// Dim returns the number of variables.
+func (c *Categorical) Dim() int { return len(c.states) }
+
+// States returns the state values of variable i.
+func (c *Categorical) States(i int) []float64 { return c.states[i] }
+
+// Probs returns the (normalised) probabilities of variable i's states. The
+// caller must not modify the slice.
+func (c *Categorical) Probs(i int) []float64 { return c.probs[i] }
+
+// Possible reports whether state s of variable i has positive probability.
+func (c *Categorical) Possible(i, s int) bool { return c.probs[i][s] > 0 }
+
+// LogProb returns Σ_i log p_i(z_i); it is the normalised log-probability.
+func (c *Categorical) LogProb(z []int) float64 {
+	var s float64
+	for i, zi := range z {
+		s += c.logp[i][zi]
+	}
+	return s
+}
+
+// LogConditional writes log p_i(s) for each state s of variable i.
+func (c *Categorical) LogConditional(dst []float64, z []int, i int) []float64 {
+	return append(dst[:0], c.logp[i]...)
+}
+
+// DeltaLogProb returns log p_i(s) − log p_i(z_i), and 0 when both are zero
+// probability.
+func (c *Categorical) DeltaLogProb(z []int, i, s int) float64 {
+	a, b := c.logp[i][s], c.logp[i][z[i]]
+	if math.IsInf(a, -1) && math.IsInf(b, -1) {
+		return 0
+	}
+	return a - b
+}
+
+// RelaxedLogProb is the multilinear extension Σ_i log Σ_s m_is p_i(s): the
+// log of the expected probability under independent soft memberships. It is
+// finite wherever some state of positive probability has positive
+// membership, and its gradient is p_i(s) / Σ_s' m_is' p_i(s').
+func (c *Categorical) RelaxedLogProb(grad, m []float64) float64 {
+	var f float64
+	for i, pr := range c.probs {
+		off := c.offsets[i]
+		var e float64
+		for s, p := range pr {
+			e += m[off+s] * p
+		}
+		f += math.Log(e)
+		if grad != nil {
+			inv := 1 / e
+			for s, p := range pr {
+				grad[off+s] = p * inv
+			}
+		}
+	}
+	return f
+}

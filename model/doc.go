@@ -1,0 +1,26 @@
+// Package model defines what dstein knows about a discrete distribution.
+//
+// A model is an unnormalised probability mass function p*(z) over d
+// variables, variable i taking one of K_i states. States are passed around
+// as their indices 0..K_i−1; the values they stand for (−1 and +1 for spins,
+// or any real numbers for a categorical variable) come from States, in the
+// order the model lists them. That order is also the order of the bins of the
+// continuous parameterization (package transform), so the first state maps to
+// the leftmost bin.
+//
+// Beyond Model, samplers need different views of a model. Each is a small
+// optional interface that a model implements when it can; a sampler checks
+// for the one it needs with a type assertion and reports clearly when a model
+// lacks it:
+//
+//   - Conditional: log-probabilities of one variable's states given the rest
+//     (Gibbs sampling);
+//   - Delta: the change of log p* when one coordinate changes (discontinuous
+//     HMC, discrete KSD);
+//   - Relaxed: a smooth extension of log p* to soft state memberships and its
+//     gradient (relaxed surrogates for GF-SVGD, gradient-informed samplers).
+//
+// Log-probabilities may be −Inf (a state of probability zero) but never NaN
+// or +Inf. The package modeltest checks all of these contracts against
+// brute-force enumeration.
+package model

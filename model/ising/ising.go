@@ -1,0 +1,241 @@
+// Package ising implements Ising models with ±1 spins on any graph:
+//
+//	log p*(z) = Σ_{(i,j)∈E} J_ij z_i z_j + Σ_i h_i z_i,
+//
+// each edge counted once. Builders cover the rows×cols grid (open or
+// periodic boundary), the complete graph and an explicit edge list. Spins use
+// dstein's state order: index 0 is −1, index 1 is +1.
+package ising
+
+import (
+	"fmt"
+	"math"
+
+	"github.com/dstein/dstein/model"
+)
+
+// Edge is an undirected edge between spins I and J with coupling J_ij.
+type Edge struct {
+	I, J     int
+	Coupling float64
+}
+
+// Ising is an Ising model. It is immutable and safe for concurrent use.
+type Ising struct {
+	n      int
+	edges  []Edge
+	fields []float64
+	// Adjacency in compressed rows: the neighbours of i are
+	// nbr[start[i]:start[i+1]] with couplings cpl[...].
+	start []int
+	nbr   []int
+	cpl   []float64
+}
+
+var (
+	_ model.Model       = (*Ising)(nil)
+	_ model.Conditional = (*Ising)(nil)
+	_ model.Delta       = (*Ising)(nil)
+	_ model.Relaxed     = (*Ising)(nil)
+)
+
+func finite(x float64) bool { return !math.IsNaN(x) && !math.IsInf(x, 0) }
+
+// New returns the Ising model on n spins with the given edges and fields.
+// fields may be nil (all zero). Edges must join two different spins in
+// [0, n), each pair at most once, with finite couplings.
+func New(n int, edges []Edge, fields []float64) (*Ising, error) {
+	if n < 1 {
+		return nil, fmt.Errorf("ising model has no spins (n = %d)", n)
+	}
+	if fields == nil {
+		fields = make([]float64, n)
+	}
+	if len(fields) != n {
+		return nil, fmt.Errorf("ising model has %d spins but %d fields", n, len(fields))
+	}
+	for i, h := range fields {
+		if !finite(h) {
+			return nil, fmt.Errorf("field of spin %d is %v; want a finite number", i, h)
+		}
+	}
+	seen := make(map[[2]int]int, len(edges))
+	deg := make([]int, n)
+	for k, e := range edges {
+		if e.I < 0 || e.I >= n || e.J < 0 || e.J >= n {
+			return nil, fmt.Errorf("edge %d (%d, %d) names a spin outside [0, %d)", k, e.I, e.J, n)
+		}
+		if e.I == e.J {
+			return nil, fmt.Errorf("edge %d joins spin %d to itself", k, e.I)
+		}
+		if !finite(e.Coupling) {
+			return nil, fmt.Errorf("edge %d (%d, %d) has coupling %v; want a finite number", k, e.I, e.J, e.Coupling)
+		}
+		key := [2]int{min(e.I, e.J), max(e.I, e.J)}
+		if prev, ok := seen[key]; ok {
+			return nil, fmt.Errorf("edges %d and %d both join spins %d and %d", prev, k, key[0], key[1])
+		}
+		seen[key] = k
+		deg[e.I]++
+		deg[e.J]++
+	}
+	m := &Ising{
+		n:      n,
+		edges:  append([]Edge(nil), edges...),
+		fields: append([]float64(nil), fields...),
+		start:  make([]int, n+1),
+	}
+	for i := range n {
+		m.start[i+1] = m.start[i] + deg[i]
+	}
+	m.nbr = make([]int, m.start[n])
+	m.cpl = make([]float64, m.start[n])
+	fill := append([]int(nil), m.start[:n]...)
+	for _, e := range edges {
+		m.nbr[fill[e.I]], m.cpl[fill[e.I]] = e.J, e.Coupling
+		fill[e.I]++
+		m.nbr[fill[e.J]], m.cpl[fill[e.J]] = e.I, e.Coupling
+		fill[e.J]++
+	}
+	return m, nil
+}
+
+// GridEdges returns the edges of a rows×cols grid with uniform coupling.
+// Site (r, c) is spin r*cols + c. With periodic boundaries each row and
+// column wraps around; where a side has length 2 the wrap-around bond joins
+// the same pair as the inner bond and the two are merged into one edge of
+// coupling 2J, and a side of length 1 adds no bond.
+func GridEdges(rows, cols int, periodic bool, coupling float64) []Edge {
+	idx := make(map[[2]int]int)
+	var edges []Edge
+	add := func(a, b int) {
+		if a == b {
+			return
+		}
+		key := [2]int{min(a, b), max(a, b)}
+		if k, ok := idx[key]; ok {
+			edges[k].Coupling += coupling
+			return
+		}
+		idx[key] = len(edges)
+		edges = append(edges, Edge{I: key[0], J: key[1], Coupling: coupling})
+	}
+	for r := range rows {
+		for c := range cols {
+			s := r*cols + c
+			if c+1 < cols {
+				add(s, s+1)
+			} else if periodic {
+				add(s, r*cols)
+			}
+			if r+1 < rows {
+				add(s, s+cols)
+			} else if periodic {
+				add(s, c)
+			}
+		}
+	}
+	return edges
+}
+
+// Grid returns the Ising model on a rows×cols grid with uniform coupling
+// (see GridEdges) and the given fields (nil for none).
+func Grid(rows, cols int, periodic bool, coupling float64, fields []float64) (*Ising, error) {
+	if rows < 1 || cols < 1 {
+		return nil, fmt.Errorf("ising grid must have at least one row and one column, got %d×%d", rows, cols)
+	}
+	if !finite(coupling) {
+		return nil, fmt.Errorf("ising coupling is %v; want a finite number", coupling)
+	}
+	return New(rows*cols, GridEdges(rows, cols, periodic, coupling), fields)
+}
+
+// Complete returns the Ising model on the complete graph of n spins with
+// uniform coupling and the given fields (nil for none).
+func Complete(n int, coupling float64, fields []float64) (*Ising, error) {
+	if !finite(coupling) {
+		return nil, fmt.Errorf("ising coupling is %v; want a finite number", coupling)
+	}
+	var edges []Edge
+	for i := range n {
+		for j := i + 1; j < n; j++ {
+			edges = append(edges, Edge{I: i, J: j, Coupling: coupling})
+		}
+	}
+	return New(n, edges, fields)
+}
+
+// Dim returns the number of spins.
+func (m *Ising) Dim() int { return m.n }
+
+// States returns {−1, +1}.
+func (m *Ising) States(int) []float64 { return model.Spins }
+
+// Edges returns the edges. The caller must not modify the slice.
+func (m *Ising) Edges() []Edge { return m.edges }
+
+// Fields returns the fields h. The caller must not modify the slice.
+func (m *Ising) Fields() []float64 { return m.fields }
+
+// Neighbors returns the neighbours of spin i and the couplings to them. The
+// caller must not modify the slices.
+func (m *Ising) Neighbors(i int) ([]int, []float64) {
+	return m.nbr[m.start[i]:m.start[i+1]], m.cpl[m.start[i]:m.start[i+1]]
+}
+
+// LogProb returns Σ J_ij z_i z_j + Σ h_i z_i.
+func (m *Ising) LogProb(z []int) float64 {
+	var s float64
+	for _, e := range m.edges {
+		s += e.Coupling * model.Spin(z[e.I]) * model.Spin(z[e.J])
+	}
+	for i, h := range m.fields {
+		s += h * model.Spin(z[i])
+	}
+	return s
+}
+
+// LocalField returns h_i + Σ_j J_ij z_j, the coefficient of z_i in log p*.
+func (m *Ising) LocalField(z []int, i int) float64 {
+	l := m.fields[i]
+	for k := m.start[i]; k < m.start[i+1]; k++ {
+		l += m.cpl[k] * model.Spin(z[m.nbr[k]])
+	}
+	return l
+}
+
+// LogConditional writes −L and +L, with L the local field of spin i.
+func (m *Ising) LogConditional(dst []float64, z []int, i int) []float64 {
+	l := m.LocalField(z, i)
+	return append(dst[:0], -l, l)
+}
+
+// DeltaLogProb returns the change of log p* when spin i takes state s.
+func (m *Ising) DeltaLogProb(z []int, i, s int) float64 {
+	if z[i] == s {
+		return 0
+	}
+	return 2 * m.LocalField(z, i) * model.Spin(s)
+}
+
+// RelaxedLogProb evaluates log p* at soft spins u_i = m_i+ − m_i− (the
+// expected spin under the memberships): Σ J_ij u_i u_j + Σ h_i u_i. With
+// independent memberships this is also the expectation of log p*.
+func (m *Ising) RelaxedLogProb(grad, mem []float64) float64 {
+	var f float64
+	for i := range m.n {
+		ui := mem[2*i+1] - mem[2*i]
+		g := m.fields[i]
+		for k := m.start[i]; k < m.start[i+1]; k++ {
+			j := m.nbr[k]
+			g += m.cpl[k] * (mem[2*j+1] - mem[2*j])
+		}
+		// Each edge is seen from both ends: count half of it here.
+		f += ui * (g + m.fields[i]) / 2
+		if grad != nil {
+			grad[2*i+1] = g
+			grad[2*i] = -g
+		}
+	}
+	return f
+}

@@ -1,0 +1,129 @@
+package model
+
+import (
+	"fmt"
+	"math"
+)
+
+// Model is an unnormalised discrete distribution p*(z).
+type Model interface {
+	// Dim returns the number of variables d.
+	Dim() int
+	// States returns the values of variable i's states, in the model's
+	// order. The caller must not modify the slice.
+	States(i int) []float64
+	// LogProb returns log p*(z) up to an additive constant that does not
+	// depend on z. z holds one state index per variable. The result is
+	// finite or −Inf, never NaN or +Inf. LogProb must be safe for
+	// concurrent use.
+	LogProb(z []int) float64
+}
+
+// Conditional is a model that gives one variable's conditional distribution
+// given the others, for Gibbs sampling.
+type Conditional interface {
+	Model
+	// LogConditional writes into dst[s], for each state s of variable i,
+	// log p*(z with z_i = s) up to a constant that may depend on the other
+	// variables, and returns dst[:K_i]. It reads z but leaves it unchanged.
+	LogConditional(dst []float64, z []int, i int) []float64
+}
+
+// Delta is a model that gives the change of log p* when one coordinate
+// changes, for samplers and tests that make local moves.
+type Delta interface {
+	Model
+	// DeltaLogProb returns log p*(z') − log p*(z) where z' is z with z_i
+	// set to s. It is +Inf when only z is impossible, −Inf when only z' is,
+	// and 0 when the factors that involve variable i are impossible both
+	// before and after the change. It never returns NaN.
+	DeltaLogProb(z []int, i, s int) float64
+}
+
+// Relaxed is a model with a smooth extension of log p* to soft state
+// memberships, for relaxed surrogates and gradient-informed samplers.
+//
+// The memberships m are laid out flat: variable i owns the K_i entries
+// starting at Offsets(model)[i], one per state, each in [0, 1] and summing to
+// one. At a one-hot m that encodes z, RelaxedLogProb equals LogProb(z) up to
+// the same additive constant for every z.
+type Relaxed interface {
+	Model
+	// RelaxedLogProb returns the relaxed log-probability at m and, when
+	// grad is not nil, writes its gradient with respect to every entry of m
+	// into grad (same layout as m). It must be safe for concurrent use.
+	RelaxedLogProb(grad, m []float64) float64
+}
+
+// Support is a model that knows states which have probability zero whatever
+// the other variables are (unary zeros). The continuous parameterization
+// gives such states no bin, so that no sampler working through it can reach
+// them.
+type Support interface {
+	Model
+	// Possible reports whether state s of variable i can have positive
+	// probability. At least one state of every variable must be possible.
+	Possible(i, s int) bool
+}
+
+// NumStates returns K_i, the number of states of variable i.
+func NumStates(m Model, i int) int { return len(m.States(i)) }
+
+// Offsets returns the start of each variable's block in a flat membership
+// vector, with one extra entry at the end that holds the total length.
+func Offsets(m Model) []int {
+	d := m.Dim()
+	off := make([]int, d+1)
+	for i := range d {
+		off[i+1] = off[i] + len(m.States(i))
+	}
+	return off
+}
+
+// StateCount returns the number of joint states Π K_i, or math.MaxInt when
+// it overflows.
+func StateCount(m Model) int {
+	n := 1
+	for i := range m.Dim() {
+		k := len(m.States(i))
+		if k == 0 {
+			return 0
+		}
+		if n > math.MaxInt/k {
+			return math.MaxInt
+		}
+		n *= k
+	}
+	return n
+}
+
+// Values writes the state values of z into dst and returns it; dst is
+// allocated when nil.
+func Values(dst []float64, m Model, z []int) []float64 {
+	if dst == nil {
+		dst = make([]float64, len(z))
+	}
+	for i, s := range z {
+		dst[i] = m.States(i)[s]
+	}
+	return dst
+}
+
+// Index returns the index of value v among variable i's states, or an error
+// naming the allowed values.
+func Index(m Model, i int, v float64) (int, error) {
+	st := m.States(i)
+	for s, sv := range st {
+		if sv == v {
+			return s, nil
+		}
+	}
+	return 0, fmt.Errorf("value %v is not a state of variable %d (states: %v)", v, i, st)
+}
+
+// Spins are the states of a ±1 variable, in dstein's order: index 0 is −1 and
+// index 1 is +1, so that the first state maps to the negative half-line.
+var Spins = []float64{-1, 1}
+
+// Spin returns the ±1 value of a spin state index.
+func Spin(s int) float64 { return float64(2*s - 1) }

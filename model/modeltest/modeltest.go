@@ -1,0 +1,243 @@
+// Package modeltest is a conformance kit for dstein models: it checks a
+// model's log-probabilities against a brute-force reference and checks every
+// optional interface the model implements (Conditional, Delta, Relaxed)
+// against its own LogProb, over every joint state of a small instance.
+package modeltest
+
+import (
+	"math"
+	"math/rand/v2"
+	"testing"
+
+	"github.com/dstein/dstein/model"
+)
+
+// Options tune Check. The zero value is valid.
+type Options struct {
+	// Reference, when not nil, returns the unnormalised log-probability of
+	// z computed independently from the model's definition (for example by
+	// summing out hidden units). Check compares log-probability differences,
+	// so the two may differ by a constant.
+	Reference func(z []int) float64
+	// Tol is the absolute tolerance for comparing log-probabilities.
+	// Default 1e-9.
+	Tol float64
+	// GradTol is the tolerance for gradients against central finite
+	// differences, relative to max(1, |gradient|). Default 1e-5.
+	GradTol float64
+	// MaxStates bounds the enumeration. Default 1<<16.
+	MaxStates int
+	// GradPoints is the number of random interior membership vectors at
+	// which a Relaxed gradient is checked. Default 5.
+	GradPoints int
+	// Seed seeds the random gradient points.
+	Seed uint64
+}
+
+func (o *Options) defaults() {
+	if o.Tol == 0 {
+		o.Tol = 1e-9
+	}
+	if o.GradTol == 0 {
+		o.GradTol = 1e-5
+	}
+	if o.MaxStates == 0 {
+		o.MaxStates = 1 << 16
+	}
+	if o.GradPoints == 0 {
+		o.GradPoints = 5
+	}
+}
+
+// ForEachState calls fn with every joint state of m, last variable fastest.
+// fn must not keep z.
+func ForEachState(m model.Model, fn func(z []int)) {
+	d := m.Dim()
+	z := make([]int, d)
+	for {
+		fn(z)
+		i := d - 1
+		for ; i >= 0; i-- {
+			z[i]++
+			if z[i] < len(m.States(i)) {
+				break
+			}
+			z[i] = 0
+		}
+		if i < 0 {
+			return
+		}
+	}
+}
+
+// close reports whether a and b agree within tol, treating equal infinities
+// as equal.
+func close(a, b, tol float64) bool {
+	if math.IsInf(a, 0) || math.IsInf(b, 0) {
+		return a == b
+	}
+	return math.Abs(a-b) <= tol
+}
+
+// Check runs the conformance suite on m.
+func Check(t testing.TB, m model.Model, opt Options) {
+	t.Helper()
+	opt.defaults()
+	d := m.Dim()
+	if d < 1 {
+		t.Fatalf("model has dimension %d", d)
+	}
+	for i := range d {
+		if len(m.States(i)) < 1 {
+			t.Fatalf("variable %d has no states", i)
+		}
+	}
+	if n := model.StateCount(m); n > opt.MaxStates {
+		t.Fatalf("model has %d joint states; Check enumerates at most %d", n, opt.MaxStates)
+	}
+
+	// Reference point for differences: the first possible state.
+	var z0 []int
+	var lp0, ref0 float64
+	ForEachState(m, func(z []int) {
+		lp := m.LogProb(z)
+		if math.IsNaN(lp) || math.IsInf(lp, 1) {
+			t.Fatalf("LogProb(%v) = %v; want finite or −Inf", z, lp)
+		}
+		if z0 == nil && !math.IsInf(lp, -1) {
+			z0 = append([]int(nil), z...)
+			lp0 = lp
+			if opt.Reference != nil {
+				ref0 = opt.Reference(z)
+			}
+		}
+	})
+	if z0 == nil {
+		t.Fatalf("every state has probability zero")
+	}
+	if opt.Reference != nil {
+		ForEachState(m, func(z []int) {
+			got, want := m.LogProb(z)-lp0, opt.Reference(z)-ref0
+			if !close(got, want, opt.Tol) {
+				t.Errorf("LogProb(%v) − LogProb(%v) = %v; reference gives %v", z, z0, got, want)
+			}
+		})
+	}
+
+	zz := make([]int, d)
+	if c, ok := m.(model.Conditional); ok {
+		var dst []float64
+		ForEachState(m, func(z []int) {
+			lp := m.LogProb(z)
+			for i := range d {
+				snapshot := append(zz[:0], z...)
+				dst = c.LogConditional(dst, z, i)
+				for k := range z {
+					if z[k] != snapshot[k] {
+						t.Fatalf("LogConditional modified z")
+					}
+				}
+				if len(dst) != len(m.States(i)) {
+					t.Fatalf("LogConditional(%v, %d) returned %d values; variable has %d states", z, i, len(dst), len(m.States(i)))
+				}
+				for s := range dst {
+					if math.IsNaN(dst[s]) || math.IsInf(dst[s], 1) {
+						t.Fatalf("LogConditional(%v, %d)[%d] = %v", z, i, s, dst[s])
+					}
+					if math.IsInf(lp, -1) {
+						continue
+					}
+					zs := append([]int(nil), z...)
+					zs[i] = s
+					want := m.LogProb(zs) - lp
+					got := dst[s] - dst[z[i]]
+					if !close(got, want, opt.Tol) {
+						t.Errorf("LogConditional(%v, %d): state %d minus current = %v; LogProb difference %v", z, i, s, got, want)
+					}
+				}
+			}
+		})
+	}
+
+	if dl, ok := m.(model.Delta); ok {
+		ForEachState(m, func(z []int) {
+			lp := m.LogProb(z)
+			for i := range d {
+				for s := range m.States(i) {
+					got := dl.DeltaLogProb(z, i, s)
+					if math.IsNaN(got) {
+						t.Fatalf("DeltaLogProb(%v, %d, %d) is NaN", z, i, s)
+					}
+					zs := append([]int(nil), z...)
+					zs[i] = s
+					lps := m.LogProb(zs)
+					if math.IsInf(lp, -1) && math.IsInf(lps, -1) {
+						continue // defined by the model's local factors
+					}
+					if !close(got, lps-lp, opt.Tol) {
+						t.Errorf("DeltaLogProb(%v, %d, %d) = %v; LogProb difference %v", z, i, s, got, lps-lp)
+					}
+				}
+			}
+		})
+	}
+
+	if r, ok := m.(model.Relaxed); ok {
+		checkRelaxed(t, m, r, z0, lp0, opt)
+	}
+}
+
+func checkRelaxed(t testing.TB, m model.Model, r model.Relaxed, z0 []int, lp0 float64, opt Options) {
+	t.Helper()
+	off := model.Offsets(m)
+	mem := make([]float64, off[len(off)-1])
+	oneHot := func(z []int) {
+		clear(mem)
+		for i, s := range z {
+			mem[off[i]+s] = 1
+		}
+	}
+	oneHot(z0)
+	f0 := r.RelaxedLogProb(nil, mem)
+	ForEachState(m, func(z []int) {
+		oneHot(z)
+		got := r.RelaxedLogProb(nil, mem) - f0
+		want := m.LogProb(z) - lp0
+		if !close(got, want, opt.Tol) {
+			t.Errorf("RelaxedLogProb at one-hot %v differs from LogProb by %v (relative to %v)", z, got-want, z0)
+		}
+	})
+
+	rnd := rand.New(rand.NewPCG(opt.Seed, 99))
+	grad := make([]float64, len(mem))
+	for p := 0; p < opt.GradPoints; p++ {
+		// A random interior point of the product of simplices.
+		for i := range m.Dim() {
+			var s float64
+			for k := off[i]; k < off[i+1]; k++ {
+				mem[k] = 0.05 + rnd.Float64()
+				s += mem[k]
+			}
+			for k := off[i]; k < off[i+1]; k++ {
+				mem[k] /= s
+			}
+		}
+		f := r.RelaxedLogProb(grad, mem)
+		if f2 := r.RelaxedLogProb(nil, mem); f2 != f {
+			t.Fatalf("RelaxedLogProb with and without gradient differ: %v vs %v", f, f2)
+		}
+		for k := range mem {
+			h := 1e-6
+			orig := mem[k]
+			mem[k] = orig + h
+			fp := r.RelaxedLogProb(nil, mem)
+			mem[k] = orig - h
+			fm := r.RelaxedLogProb(nil, mem)
+			mem[k] = orig
+			fd := (fp - fm) / (2 * h)
+			if math.Abs(fd-grad[k]) > opt.GradTol*math.Max(1, math.Abs(grad[k])) {
+				t.Errorf("relaxed gradient entry %d = %v; central difference %v", k, grad[k], fd)
+			}
+		}
+	}
+}

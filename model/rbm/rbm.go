@@ -1,0 +1,225 @@
+// Package rbm implements the Bernoulli restricted Boltzmann machine with ±1
+// visible units z ∈ {−1,1}^d and ±1 hidden units h ∈ {−1,1}^M:
+//
+//	p(z, h) ∝ exp(zᵀWh + bᵀz + cᵀh),
+//
+// whose visible marginal, summing h out, is
+//
+//	log p*(z) = bᵀz + Σ_k log(2 cosh((Wᵀz)_k + c_k)).
+//
+// (The paper writes log(1 + exp(·)), the form for 0/1 hidden units; with ±1
+// hidden units the sum over h_k gives 2 cosh.) W is d×M: W[i][k] couples
+// visible unit i to hidden unit k.
+package rbm
+
+import (
+	"fmt"
+	"math"
+
+	"github.com/dstein/dstein/internal/numeric"
+	"github.com/dstein/dstein/model"
+	"github.com/dstein/dstein/rng"
+)
+
+// RBM is a Bernoulli RBM with ±1 units. It is immutable and safe for
+// concurrent use.
+type RBM struct {
+	d, m int
+	// wt holds Wᵀ row-major: wt[k*d+i] = W[i][k], so that the weights of
+	// hidden unit k are contiguous.
+	wt   []float64
+	b, c []float64
+}
+
+var (
+	_ model.Model       = (*RBM)(nil)
+	_ model.Conditional = (*RBM)(nil)
+	_ model.Delta       = (*RBM)(nil)
+	_ model.Relaxed     = (*RBM)(nil)
+)
+
+func finite(x float64) bool { return !math.IsNaN(x) && !math.IsInf(x, 0) }
+
+// New returns the RBM with weights W (d rows of M entries), visible biases b
+// (length d) and hidden biases c (length M). b and c may be nil for zeros;
+// M may be zero (then p* is a product of independent spins).
+func New(W [][]float64, b, c []float64) (*RBM, error) {
+	d := len(W)
+	if d == 0 {
+		return nil, fmt.Errorf("rbm has no visible units (W has no rows)")
+	}
+	m := len(W[0])
+	for i, row := range W {
+		if len(row) != m {
+			return nil, fmt.Errorf("rbm W row %d has %d entries, row 0 has %d; W must be visible × hidden", i, len(row), m)
+		}
+	}
+	if b == nil {
+		b = make([]float64, d)
+	}
+	if c == nil {
+		c = make([]float64, m)
+	}
+	if len(b) != d {
+		return nil, fmt.Errorf("rbm has %d visible units (rows of W) but b has %d entries", d, len(b))
+	}
+	if len(c) != m {
+		return nil, fmt.Errorf("rbm has %d hidden units (columns of W) but c has %d entries", m, len(c))
+	}
+	r := &RBM{d: d, m: m, wt: make([]float64, d*m), b: append([]float64(nil), b...), c: append([]float64(nil), c...)}
+	for i, row := range W {
+		for k, w := range row {
+			if !finite(w) {
+				return nil, fmt.Errorf("rbm W[%d][%d] is %v; want a finite number", i, k, w)
+			}
+			r.wt[k*d+i] = w
+		}
+	}
+	for i, v := range b {
+		if !finite(v) {
+			return nil, fmt.Errorf("rbm b[%d] is %v; want a finite number", i, v)
+		}
+	}
+	for k, v := range c {
+		if !finite(v) {
+			return nil, fmt.Errorf("rbm c[%d] is %v; want a finite number", k, v)
+		}
+	}
+	return r, nil
+}
+
+// Random returns an RBM with d visible and m hidden units whose parameters
+// are drawn from rng.New(seed, rng.StreamModel) in this order: W[i][k] =
+// wStd·N(0,1) for i = 0..d−1 (outer) and k = 0..m−1 (inner), then b[i] =
+// biasStd·N(0,1) for each i, then c[k] = biasStd·N(0,1) for each k, each
+// normal from (*rand.Rand).NormFloat64. A seed therefore names the same model
+// in the CLI, the library and the experiments.
+func Random(d, m int, wStd, biasStd float64, seed uint64) (*RBM, error) {
+	if d < 1 {
+		return nil, fmt.Errorf("rbm needs at least one visible unit, got %d", d)
+	}
+	if m < 0 {
+		return nil, fmt.Errorf("rbm hidden units must be ≥ 0, got %d", m)
+	}
+	if !finite(wStd) || wStd < 0 || !finite(biasStd) || biasStd < 0 {
+		return nil, fmt.Errorf("rbm w_std and bias_std must be finite and ≥ 0, got %v and %v", wStd, biasStd)
+	}
+	r := rng.New(seed, rng.StreamModel)
+	W := make([][]float64, d)
+	for i := range W {
+		W[i] = make([]float64, m)
+		for k := range W[i] {
+			W[i][k] = wStd * r.NormFloat64()
+		}
+	}
+	b := make([]float64, d)
+	for i := range b {
+		b[i] = biasStd * r.NormFloat64()
+	}
+	c := make([]float64, m)
+	for k := range c {
+		c[k] = biasStd * r.NormFloat64()
+	}
+	return New(W, b, c)
+}
+
+// Dim returns the number of visible units d.
+func (r *RBM) Dim() int { return r.d }
+
+// Hidden returns the number of hidden units M.
+func (r *RBM) Hidden() int { return r.m }
+
+// States returns {−1, +1}.
+func (r *RBM) States(int) []float64 { return model.Spins }
+
+// Weight returns W[i][k].
+func (r *RBM) Weight(i, k int) float64 { return r.wt[k*r.d+i] }
+
+// HiddenWeights returns the weights of hidden unit k (column k of W, length
+// d). The caller must not modify the slice.
+func (r *RBM) HiddenWeights(k int) []float64 { return r.wt[k*r.d : (k+1)*r.d] }
+
+// VisibleBias returns b. The caller must not modify the slice.
+func (r *RBM) VisibleBias() []float64 { return r.b }
+
+// HiddenBias returns c. The caller must not modify the slice.
+func (r *RBM) HiddenBias() []float64 { return r.c }
+
+// preact returns c_k + Σ_i W_ik z_i.
+func (r *RBM) preact(z []int, k int) float64 {
+	a := r.c[k]
+	for i, w := range r.wt[k*r.d : (k+1)*r.d] {
+		a += w * model.Spin(z[i])
+	}
+	return a
+}
+
+// LogProb returns bᵀz + Σ_k log 2cosh((Wᵀz)_k + c_k).
+func (r *RBM) LogProb(z []int) float64 {
+	var f float64
+	for i, bi := range r.b {
+		f += bi * model.Spin(z[i])
+	}
+	for k := range r.m {
+		f += numeric.Log2Cosh(r.preact(z, k))
+	}
+	return f
+}
+
+// LogConditional writes log p*(z) with z_i = −1 and with z_i = +1, up to a
+// common constant. It costs O(dM).
+func (r *RBM) LogConditional(dst []float64, z []int, i int) []float64 {
+	var lo, hi float64
+	si := model.Spin(z[i])
+	for k := range r.m {
+		w := r.wt[k*r.d+i]
+		a := r.preact(z, k) - w*si
+		lo += numeric.Log2Cosh(a - w)
+		hi += numeric.Log2Cosh(a + w)
+	}
+	return append(dst[:0], lo-r.b[i], hi+r.b[i])
+}
+
+// DeltaLogProb returns the change of log p* when unit i takes state s.
+func (r *RBM) DeltaLogProb(z []int, i, s int) float64 {
+	if z[i] == s {
+		return 0
+	}
+	var buf [2]float64
+	lc := r.LogConditional(buf[:0], z, i)
+	return lc[s] - lc[z[i]]
+}
+
+// RelaxedLogProb evaluates the free energy at soft spins u_i = m_i+ − m_i−:
+// bᵀu + Σ_k log 2cosh((Wᵀu)_k + c_k), with gradient b_i + Σ_k W_ik
+// tanh((Wᵀu)_k + c_k) with respect to u_i (and its negative with respect to
+// m_i−).
+func (r *RBM) RelaxedLogProb(grad, mem []float64) float64 {
+	var f float64
+	for i, bi := range r.b {
+		f += bi * (mem[2*i+1] - mem[2*i])
+		if grad != nil {
+			grad[2*i+1] = bi
+		}
+	}
+	for k := range r.m {
+		wk := r.wt[k*r.d : (k+1)*r.d]
+		a := r.c[k]
+		for i, w := range wk {
+			a += w * (mem[2*i+1] - mem[2*i])
+		}
+		f += numeric.Log2Cosh(a)
+		if grad != nil {
+			t := math.Tanh(a)
+			for i, w := range wk {
+				grad[2*i+1] += t * w
+			}
+		}
+	}
+	if grad != nil {
+		for i := range r.d {
+			grad[2*i] = -grad[2*i+1]
+		}
+	}
+	return f
+}

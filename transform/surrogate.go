@@ -1,0 +1,162 @@
+package transform
+
+import (
+	"fmt"
+	"math"
+	"sync"
+
+	"github.com/dstein/dstein/internal/numeric"
+	"github.com/dstein/dstein/model"
+)
+
+// Surrogate is a differentiable density ρ on R^d with its score, used by
+// GF-SVGD in place of the non-differentiable p_c. Implementations must be
+// safe for concurrent use.
+type Surrogate interface {
+	// LogProbScore returns log ρ(x) up to an additive constant and writes
+	// ∇ log ρ(x) into score (length d). The value is finite or −Inf; the
+	// score is finite wherever the value is finite.
+	LogProbScore(score, x []float64) float64
+}
+
+// BaseSurrogate is ρ = p0, the surrogate that ignores the model.
+type BaseSurrogate struct{ T *Transform }
+
+var _ Surrogate = BaseSurrogate{}
+
+// LogProbScore returns log p0(x) and its score.
+func (s BaseSurrogate) LogProbScore(score, x []float64) float64 {
+	b := s.T.base
+	var f float64
+	for i, v := range x {
+		f += b.LogProb(v)
+		score[i] = b.Score(v)
+	}
+	return f
+}
+
+// DefaultTemperature is the temperature of RelaxedSurrogate's logistic steps
+// when none is given. At τ = 1 the soft spin of a ±1 variable is the
+// paper's σ(x) = 2/(1+e^(−x)) − 1; the default 0.25 is a tighter relaxation
+// that gave GF-SVGD several times lower errors on small Ising and RBM models
+// (see the README's notes on settings).
+const DefaultTemperature = 0.25
+
+// MinMembership floors the soft memberships so that the relaxed
+// log-density stays finite far out in the tails, where a logistic step
+// underflows.
+const MinMembership = 1e-300
+
+// RelaxedSurrogate is ρ(x) = p0(x) · p̃*(m(x)), where m_is(x) is a soft
+// membership of x_i in bin s and p̃* is the model's relaxation. The
+// membership of bin [η_s, η_{s+1}) is L(x−η_s) − L(x−η_{s+1}) with
+// L(u) = 1/(1+e^(−u/τ)), the outer bins using L(±Inf) = 1 or 0, so that the
+// memberships are positive, sum to one and tend to the bin indicators as
+// τ → 0. For ±1 variables the soft spin m_i+ − m_i− is tanh(x_i/(2τ)).
+type RelaxedSurrogate struct {
+	t    *Transform
+	m    model.Relaxed
+	tau  float64
+	off  []int
+	pool sync.Pool
+}
+
+var _ Surrogate = (*RelaxedSurrogate)(nil)
+
+// NewRelaxed returns the relaxed surrogate of m over transform t with
+// temperature tau (DefaultTemperature when tau is 0).
+func NewRelaxed(t *Transform, m model.Relaxed, tau float64) (*RelaxedSurrogate, error) {
+	if tau == 0 {
+		tau = DefaultTemperature
+	}
+	if !(tau > 0) || math.IsInf(tau, 1) {
+		return nil, fmt.Errorf("surrogate temperature is %v; want a finite number > 0", tau)
+	}
+	if m.Dim() != t.Dim() {
+		return nil, fmt.Errorf("model has %d variables but the transform has %d", m.Dim(), t.Dim())
+	}
+	for i := range m.Dim() {
+		if len(m.States(i)) != t.k[i] {
+			return nil, fmt.Errorf("variable %d has %d states but the transform has %d", i, len(m.States(i)), t.k[i])
+		}
+	}
+	off := model.Offsets(m)
+	s := &RelaxedSurrogate{t: t, m: m, tau: tau, off: off}
+	n := off[len(off)-1]
+	s.pool.New = func() any { b := make([]float64, 3*n); return &b }
+	return s, nil
+}
+
+// Temperature returns τ.
+func (s *RelaxedSurrogate) Temperature() float64 { return s.tau }
+
+// step returns L(u) = 1/(1+e^(−u/τ)), 1 − L(u) and L'(u), with each of the
+// first two accurate when small.
+func (s *RelaxedSurrogate) step(u float64) (l, lc, dl float64) {
+	a := u / s.tau
+	l = numeric.Sigmoid(a)
+	lc = numeric.Sigmoid(-a)
+	return l, lc, l * lc / s.tau
+}
+
+// Memberships writes the soft memberships of coordinate i at x into mem and
+// their derivatives with respect to x into dmem (both length K_i, in the
+// model's state order). States without a bin have membership 0.
+func (s *RelaxedSurrogate) Memberships(mem, dmem []float64, i int, x float64) {
+	cuts := s.t.cuts[i]
+	K := len(cuts) + 1
+	if s.t.binState[i] != nil {
+		clear(mem)
+		clear(dmem)
+	}
+	if K == 1 {
+		st := s.t.StateOf(i, 0)
+		mem[st], dmem[st] = 1, 0
+		return
+	}
+	// Left edge of bin b: L(x − η_{b}) with L = 1 for b = 0.
+	pl, plc, pdl := 1.0, 0.0, 0.0
+	for b := range K {
+		l, lc, dl := 0.0, 1.0, 0.0 // the step at the right edge of bin b
+		if b < K-1 {
+			l, lc, dl = s.step(x - cuts[b])
+		}
+		// membership = pl − l = lc − plc; use the form without cancellation.
+		var v float64
+		if pl < 0.5 {
+			v = pl - l
+		} else {
+			v = lc - plc
+		}
+		st := s.t.StateOf(i, b)
+		mem[st] = math.Max(v, MinMembership)
+		dmem[st] = pdl - dl
+		pl, plc, pdl = l, lc, dl
+	}
+}
+
+// LogProbScore returns log p0(x) + log p̃*(m(x)) and its gradient.
+func (s *RelaxedSurrogate) LogProbScore(score, x []float64) float64 {
+	bp := s.pool.Get().(*[]float64)
+	buf := *bp
+	n := s.off[len(s.off)-1]
+	mem, dmem, grad := buf[:n], buf[n:2*n], buf[2*n:3*n]
+	for i, v := range x {
+		a, b := s.off[i], s.off[i+1]
+		s.Memberships(mem[a:b], dmem[a:b], i, v)
+	}
+	f := s.m.RelaxedLogProb(grad, mem)
+	b := s.t.base
+	for i, v := range x {
+		f += b.LogProb(v)
+		g := b.Score(v)
+		for k := s.off[i]; k < s.off[i+1]; k++ {
+			if dmem[k] != 0 {
+				g += grad[k] * dmem[k]
+			}
+		}
+		score[i] = g
+	}
+	s.pool.Put(bp)
+	return f
+}
