@@ -149,47 +149,44 @@ func (t mirrorTask) Do(lo, hi int) {
 	}
 }
 
-// median2 returns the squared median of the pairwise distances: over the
+// median2 returns the median of the squared pairwise distances: over the
 // distinct pairs, or over all n² ordered pairs (each distinct pair twice and
-// n zeros) when includeDiagonal is set. For an even count it squares the
-// mean of the two middle distances, as numpy's median of distances would.
+// n zeros) when includeDiagonal is set. For an even count it is the mean of
+// the two middle squared distances, as numpy's median of the squared
+// distance matrix in the common SVGD code.
 func (r *RBF) median2(includeDiagonal bool) float64 {
 	p := r.pairs
 	m := len(p)
-	var lo, hi int // 0-based ranks of the middle elements in the multiset
-	var rankOf func(k int) int
+	// 0-based ranks of the two middle elements in the multiset, mapped to
+	// ranks among the distinct pairs (−1 for one of the n zeros).
+	var a, b int
 	if includeDiagonal {
 		N := r.n * r.n
-		lo, hi = (N-1)/2, N/2
-		rankOf = func(k int) int { // rank in the multiset → rank among pairs, −1 for a zero
+		toPair := func(k int) int {
 			if k < r.n {
 				return -1
 			}
 			return (k - r.n) / 2
 		}
+		a, b = toPair((N-1)/2), toPair(N/2)
 	} else {
-		lo, hi = (m-1)/2, m/2
-		rankOf = func(k int) int { return k }
+		a, b = (m-1)/2, m/2
 	}
-	a, b := rankOf(lo), rankOf(hi)
 	va, vb := 0.0, 0.0
 	if b >= 0 {
 		vb = Select(p, b)
-		if a >= 0 {
-			if a == b {
-				va = vb
-			} else {
-				// p[:b] now holds the b smallest: the a-th is their maximum
-				// when a = b − 1.
-				va = p[0]
-				for _, v := range p[:b] {
-					va = max(va, v)
-				}
+		switch {
+		case a == b:
+			va = vb
+		case a >= 0:
+			// a = b − 1: after Select, p[:b] holds the b smallest values.
+			va = p[0]
+			for _, v := range p[:b] {
+				va = max(va, v)
 			}
 		}
 	}
-	med := (math.Sqrt(va) + math.Sqrt(vb)) / 2
-	return med * med
+	return (va + vb) / 2
 }
 
 // Select partially sorts a so that a[k] is the element of rank k (0-based),

@@ -26,14 +26,13 @@ func bruteMedian2(x []float64, n, d int, diag bool) float64 {
 				continue
 			}
 			if i > j || diag {
-				ds = append(ds, math.Sqrt(bruteSq(x, n, d, i, j)))
+				ds = append(ds, bruteSq(x, n, d, i, j))
 			}
 		}
 	}
 	sort.Float64s(ds)
 	m := len(ds)
-	med := (ds[(m-1)/2] + ds[m/2]) / 2
-	return med * med
+	return (ds[(m-1)/2] + ds[m/2]) / 2
 }
 
 // The fast kernel (Gram trick, parallel rows, tiled mirror, quickselect

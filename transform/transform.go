@@ -248,9 +248,11 @@ func (t *Transform) LogTarget(m model.Model, x []float64, z []int) float64 {
 	return t.LogBase(x) + lp
 }
 
-// openUniform returns a uniform draw in (0, 1), never 0 or 1.
+// openUniform returns a uniform draw in (0, 1), never 0 or 1: the midpoint
+// of one of 2^52 equal cells (with 2^53 cells the top midpoint would round
+// to 1).
 func openUniform(r *rand.Rand) float64 {
-	return (float64(r.Uint64()>>11) + 0.5) / (1 << 53)
+	return (float64(r.Uint64()>>12) + 0.5) / (1 << 52)
 }
 
 // SampleGiven draws x given z: each x_i from the base truncated to the bin

@@ -1,7 +1,3 @@
-// Package modeltest is a conformance kit for dstein models: it checks a
-// model's log-probabilities against a brute-force reference and checks every
-// optional interface the model implements (Conditional, Delta, Relaxed)
-// against its own LogProb, over every joint state of a small instance.
 package modeltest
 
 import (
@@ -70,9 +66,9 @@ func ForEachState(m model.Model, fn func(z []int)) {
 	}
 }
 
-// close reports whether a and b agree within tol, treating equal infinities
+// agree reports whether a and b agree within tol, treating equal infinities
 // as equal.
-func close(a, b, tol float64) bool {
+func agree(a, b, tol float64) bool {
 	if math.IsInf(a, 0) || math.IsInf(b, 0) {
 		return a == b
 	}
@@ -118,7 +114,7 @@ func Check(t testing.TB, m model.Model, opt Options) {
 	if opt.Reference != nil {
 		ForEachState(m, func(z []int) {
 			got, want := m.LogProb(z)-lp0, opt.Reference(z)-ref0
-			if !close(got, want, opt.Tol) {
+			if !agree(got, want, opt.Tol) {
 				t.Errorf("LogProb(%v) − LogProb(%v) = %v; reference gives %v", z, z0, got, want)
 			}
 		})
@@ -151,7 +147,7 @@ func Check(t testing.TB, m model.Model, opt Options) {
 					zs[i] = s
 					want := m.LogProb(zs) - lp
 					got := dst[s] - dst[z[i]]
-					if !close(got, want, opt.Tol) {
+					if !agree(got, want, opt.Tol) {
 						t.Errorf("LogConditional(%v, %d): state %d minus current = %v; LogProb difference %v", z, i, s, got, want)
 					}
 				}
@@ -174,7 +170,7 @@ func Check(t testing.TB, m model.Model, opt Options) {
 					if math.IsInf(lp, -1) && math.IsInf(lps, -1) {
 						continue // defined by the model's local factors
 					}
-					if !close(got, lps-lp, opt.Tol) {
+					if !agree(got, lps-lp, opt.Tol) {
 						t.Errorf("DeltaLogProb(%v, %d, %d) = %v; LogProb difference %v", z, i, s, got, lps-lp)
 					}
 				}
@@ -203,7 +199,7 @@ func checkRelaxed(t testing.TB, m model.Model, r model.Relaxed, z0 []int, lp0 fl
 		oneHot(z)
 		got := r.RelaxedLogProb(nil, mem) - f0
 		want := m.LogProb(z) - lp0
-		if !close(got, want, opt.Tol) {
+		if !agree(got, want, opt.Tol) {
 			t.Errorf("RelaxedLogProb at one-hot %v differs from LogProb by %v (relative to %v)", z, got-want, z0)
 		}
 	})

@@ -4,6 +4,9 @@ import (
 	"fmt"
 	"testing"
 
+	"gonum.org/v1/gonum/blas"
+	"gonum.org/v1/gonum/blas/gonum"
+
 	"github.com/dstein/dstein/model"
 	"github.com/dstein/dstein/model/categorical"
 	"github.com/dstein/dstein/model/rbm"
@@ -75,5 +78,37 @@ func BenchmarkStepCategorical1D(b *testing.B) {
 		if err := s.Step(); err != nil {
 			b.Fatal(err)
 		}
+	}
+}
+
+// BenchmarkReferenceProducts times, with gonum's Dgemm, the two matrix
+// products an iteration needs at each size: the Gram matrix X·Xᵀ
+// (n×n×d) and the kernel-weighted sums A·[S X] (n×n×2d). BENCHMARKS.md
+// compares one iteration with their sum.
+func BenchmarkReferenceProducts(b *testing.B) {
+	for _, sz := range [][2]int{{100, 100}, {1000, 100}, {1000, 1000}} {
+		n, d := sz[0], sz[1]
+		b.Run(fmt.Sprintf("n=%d/d=%d", n, d), func(b *testing.B) {
+			r := rng.New(1, 0)
+			x := make([]float64, n*d)
+			sx := make([]float64, n*2*d)
+			a := make([]float64, n*n)
+			for i := range x {
+				x[i] = r.NormFloat64()
+			}
+			for i := range sx {
+				sx[i] = r.NormFloat64()
+			}
+			for i := range a {
+				a[i] = r.Float64()
+			}
+			g := make([]float64, n*n)
+			out := make([]float64, n*2*d)
+			impl := gonum.Implementation{}
+			for b.Loop() {
+				impl.Dgemm(blas.NoTrans, blas.Trans, n, n, d, 1, x, d, x, d, 0, g, n)
+				impl.Dgemm(blas.NoTrans, blas.NoTrans, n, 2*d, n, 1, a, n, sx, 2*d, 0, out, 2*d)
+			}
+		})
 	}
 }

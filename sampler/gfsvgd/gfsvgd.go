@@ -70,8 +70,10 @@ type Sampler struct {
 	updT  updateTask
 	fresh bool // z, logw, score match x
 
+	imp    []bool    // particle is in a state of probability zero
 	xprev  []float64 // particles before the update
-	wasImp []bool    // particle was in an impossible state before the update
+	wasImp []bool    // imp before the update
+	failed error     // the error that stopped the sampler
 }
 
 var _ sampler.Stepper = (*Sampler)(nil)
@@ -132,6 +134,7 @@ func NewFrom(m model.Model, t *transform.Transform, rho transform.Surrogate, x [
 		steps:  make([]float64, n),
 		xprev:  make([]float64, n*d),
 		wasImp: make([]bool, n),
+		imp:    make([]bool, n),
 		rbf:    kernel.NewRBF(n, d),
 	}
 	if set.Weights == Rank {
@@ -167,20 +170,23 @@ func (e *evalTask) Do(lo, hi int) {
 	}
 }
 
-// evalParticle computes Γ(x_j), the log weight and the score of particle j.
+// evalParticle computes Γ(x_j), the log weight, the impossibility flag and
+// the score of particle j. A NaN log weight marks a model or surrogate that
+// returned NaN (or +Inf); check reports it.
 func (s *Sampler) evalParticle(j int) {
 	d := s.d
 	xj := s.x[j*d : (j+1)*d]
 	zj := s.t.Gamma(s.z[j*d:(j+1)*d], xj)
 	lp := s.m.LogProb(zj)
 	lr := s.rho.LogProbScore(s.score[j*d:(j+1)*d], xj)
+	s.imp[j] = math.IsInf(lp, -1)
 	var lw float64
 	switch {
-	case math.IsNaN(lp) || math.IsInf(lp, 1):
+	case math.IsNaN(lp) || math.IsInf(lp, 1) || math.IsNaN(lr) || math.IsInf(lr, 1):
 		lw = math.NaN()
 	case math.IsInf(lr, -1):
 		lw = math.Inf(-1) // ρ = 0: no weight, whatever p_c is
-	case math.IsInf(lp, -1):
+	case s.imp[j]:
 		lw = math.Inf(1) // p_c = 0 < ρ
 	default:
 		lw = (lr - s.t.LogBase(xj)) - lp
@@ -188,44 +194,59 @@ func (s *Sampler) evalParticle(j int) {
 	s.logw[j] = lw
 }
 
-// evaluate refreshes z, logw and score at the current particles and checks
-// them.
+// evaluate refreshes z, logw, imp and score at the current particles and
+// checks them.
 func (s *Sampler) evaluate() error {
 	if s.fresh {
 		return nil
 	}
 	parallel.For(s.n, parallel.Grain(s.n, 1), &s.evalT)
+	if err := s.check(); err != nil {
+		return err
+	}
 	s.fresh = true
-	return s.check()
+	return nil
 }
 
-// check reports a NaN log weight, or a non-finite score at a particle that
-// can carry weight.
+// check reports a NaN log weight, a non-finite score at a particle that can
+// carry weight, and a surrogate that is zero at every particle.
 func (s *Sampler) check() error {
 	d := s.d
+	carried := false
 	for j, lw := range s.logw {
 		if math.IsNaN(lw) {
-			return fmt.Errorf("gfsvgd: log-density is NaN at particle %d (x = %v, z = %v)", j, s.x[j*d:(j+1)*d], s.z[j*d:(j+1)*d])
+			return fmt.Errorf("gfsvgd: the model or the surrogate returned NaN or +Inf at particle %d (x = %v, z = %v)", j, s.x[j*d:(j+1)*d], s.z[j*d:(j+1)*d])
 		}
 		if math.IsInf(lw, -1) {
 			continue
 		}
+		carried = true
 		for _, g := range s.score[j*d : (j+1)*d] {
 			if bad(g) {
 				return fmt.Errorf("gfsvgd: surrogate score is not finite at particle %d (x = %v)", j, s.x[j*d:(j+1)*d])
 			}
 		}
 	}
+	if !carried {
+		return fmt.Errorf("gfsvgd: the surrogate density is zero at every particle")
+	}
 	return nil
 }
 
-// weights turns logw into normalised weights and returns their ESS.
+// weights turns logw into normalised weights and returns their ESS. Entries
+// of −Inf (ρ = 0) get weight zero. Entries of +Inf (impossible states) share
+// all the weight equally, whatever the weighting.
 func (s *Sampler) weights() float64 {
 	copy(s.w, s.logw)
 	if s.set.Weights == SelfNormalized {
 		return numeric.NormalizeLogWeights(s.w)
 	}
-	// Rank weights: γ_j = n / #{l : μ_l ≥ μ_j}.
+	for _, v := range s.logw {
+		if math.IsInf(v, 1) {
+			return numeric.NormalizeLogWeights(s.w)
+		}
+	}
+	// Rank weights: γ_j = n / #{l : μ_l ≥ μ_j}, zero where μ_j = 0.
 	for j := range s.rank {
 		s.rank[j] = j
 	}
@@ -248,6 +269,9 @@ func (s *Sampler) weights() float64 {
 			e++
 		}
 		g := float64(n) / float64(n-k)
+		if math.IsInf(lw[s.rank[k]], -1) {
+			g = 0
+		}
 		for _, j := range s.rank[k:e] {
 			s.w[j] = g
 		}
@@ -334,8 +358,21 @@ func (u *updateTask) Do(lo, hi int) {
 	}
 }
 
-// Step runs one GF-SVGD iteration.
+// Step runs one GF-SVGD iteration. After an error the sampler is left as
+// it was before the failing iteration's update could corrupt it, and every
+// later Step returns the same error.
 func (s *Sampler) Step() error {
+	if s.failed != nil {
+		return s.failed
+	}
+	if err := s.step(); err != nil {
+		s.failed = err
+		return err
+	}
+	return nil
+}
+
+func (s *Sampler) step() error {
 	if err := s.evaluate(); err != nil {
 		return err
 	}
@@ -347,7 +384,7 @@ func (s *Sampler) Step() error {
 		if w > 0 {
 			s.act = append(s.act, j)
 		}
-		if math.IsInf(s.logw[j], 1) {
+		if s.imp[j] {
 			impossible++
 		}
 	}
@@ -372,35 +409,35 @@ func (s *Sampler) Step() error {
 		s.updT.c2 = 1 - math.Pow(s.set.Beta2, float64(s.iter))
 	}
 	copy(s.xprev, s.x)
-	for j, lw := range s.logw {
-		s.wasImp[j] = math.IsInf(lw, 1)
-	}
+	copy(s.wasImp, s.imp)
 	parallel.For(n, parallel.Grain(n, 1), &s.updT)
 	for _, v := range s.x {
 		if bad(v) {
-			return fmt.Errorf("gfsvgd: a particle left the finite reals at iteration %d (bandwidth %v)", s.iter, h)
+			copy(s.x, s.xprev)
+			return fmt.Errorf("gfsvgd: a particle left the finite reals at iteration %d (bandwidth %v); try a smaller learning rate", s.iter, h)
 		}
 	}
 	// Evaluate the new positions (the next iteration needs them) and undo
-	// the moves that took a particle out of the support of p*.
+	// the moves that took a particle out of the support of p*. A rejected
+	// particle also forgets its Adam momentum, which points the wrong way.
 	s.fresh = false
-	if err := s.evaluate(); err != nil {
-		return err
-	}
+	parallel.For(s.n, parallel.Grain(s.n, 1), &s.evalT)
 	rejected := 0
 	for j, was := range s.wasImp {
-		if !was && math.IsInf(s.logw[j], 1) {
+		if !was && s.imp[j] {
 			copy(s.x[j*d:(j+1)*d], s.xprev[j*d:(j+1)*d])
+			if s.m1 != nil {
+				clear(s.m1[j*d : (j+1)*d])
+			}
 			s.evalParticle(j)
 			s.steps[j] = 0
 			rejected++
 		}
 	}
-	if rejected > 0 {
-		if err := s.check(); err != nil {
-			return err
-		}
+	if err := s.check(); err != nil {
+		return err
 	}
+	s.fresh = true
 	var tot float64
 	for _, v := range s.steps {
 		tot += v
@@ -428,8 +465,8 @@ func (s *Sampler) Result() (*Result, error) {
 	}
 	ess := s.weights()
 	imp := 0
-	for _, lw := range s.logw {
-		if math.IsInf(lw, 1) {
+	for _, v := range s.imp {
+		if v {
 			imp++
 		}
 	}

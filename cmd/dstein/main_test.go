@@ -1,0 +1,199 @@
+package main
+
+import (
+	"bytes"
+	"context"
+	"encoding/csv"
+	"encoding/json"
+	"os"
+	"path/filepath"
+	"runtime"
+	"strconv"
+	"strings"
+	"testing"
+)
+
+// dstein runs the command line in-process and returns exit code, stdout
+// and stderr.
+func dstein(t *testing.T, args ...string) (int, string, string) {
+	t.Helper()
+	var out, errb bytes.Buffer
+	code := run(context.Background(), args, &out, &errb)
+	return code, out.String(), errb.String()
+}
+
+func TestDemo(t *testing.T) {
+	code, out, errs := dstein(t, "demo", "--n", "40", "--iters", "30")
+	if code != 0 {
+		t.Fatalf("exit %d: %s", code, errs)
+	}
+	for _, want := range []string{"Ising 4×4", "RBM", "RMSE of the means", "exact"} {
+		if !strings.Contains(out, want) {
+			t.Errorf("demo output lacks %q:\n%s", want, out)
+		}
+	}
+}
+
+func TestSampleWritesOutputs(t *testing.T) {
+	dir := t.TempDir()
+	csvPath, jsonPath, tracePath := filepath.Join(dir, "s.csv"), filepath.Join(dir, "s.json"), filepath.Join(dir, "t.csv")
+	code, out, errs := dstein(t, "sample", "--model", "../../examples/categorical.json", "--n", "50", "--iters", "40",
+		"--out", csvPath, "--json", jsonPath, "--trace", tracePath)
+	if code != 0 {
+		t.Fatalf("exit %d: %s", code, errs)
+	}
+	if !strings.Contains(out, "wrote") {
+		t.Errorf("output does not say what it wrote:\n%s", out)
+	}
+	f, _ := os.Open(csvPath)
+	rows, err := csv.NewReader(f).ReadAll()
+	f.Close()
+	if err != nil {
+		t.Fatal(err)
+	}
+	if len(rows) != 51 || len(rows[0]) != 1 || rows[0][0] != "z0" {
+		t.Fatalf("CSV has %d rows, header %v; want 51 rows with header z0", len(rows), rows[0])
+	}
+	allowed := map[string]bool{"-1": true, "-0.5": true, "0": true, "0.5": true, "1": true}
+	for _, r := range rows[1:] {
+		if !allowed[r[0]] {
+			t.Fatalf("CSV value %q is not a state of the model", r[0])
+		}
+	}
+	var sum map[string]any
+	data, _ := os.ReadFile(jsonPath)
+	if err := json.Unmarshal(data, &sum); err != nil {
+		t.Fatal(err)
+	}
+	for _, k := range []string{"method", "n", "dim", "iters", "seed", "seconds", "mean", "marginals", "weight_ess", "settings"} {
+		if _, ok := sum[k]; !ok {
+			t.Errorf("summary lacks %q", k)
+		}
+	}
+	marg := sum["marginals"].([]any)[0].([]any)
+	var tot float64
+	for _, p := range marg {
+		tot += p.(float64)
+	}
+	if len(marg) != 5 || tot < 0.999999 || tot > 1.000001 {
+		t.Errorf("marginals %v; want 5 probabilities summing to 1", marg)
+	}
+	trace, _ := os.ReadFile(tracePath)
+	if lines := strings.Count(string(trace), "\n"); lines != 41 {
+		t.Errorf("trace has %d lines; want a header and 40 iterations", lines)
+	}
+}
+
+// Same seed, same samples.csv bytes and the same summary apart from the
+// timing field, on one core and on two.
+func TestSameSeedSameBytes(t *testing.T) {
+	dir := t.TempDir()
+	var csvs, jsons [2][]byte
+	for k, procs := range []int{1, 2} {
+		old := runtime.GOMAXPROCS(procs)
+		c, j := filepath.Join(dir, "s"+strconv.Itoa(k)+".csv"), filepath.Join(dir, "s"+strconv.Itoa(k)+".json")
+		code, _, errs := dstein(t, "sample", "--model", "../../examples/rbm-small.json", "--n", "64", "--iters", "60", "--seed", "9", "--out", c, "--json", j)
+		runtime.GOMAXPROCS(old)
+		if code != 0 {
+			t.Fatalf("exit %d: %s", code, errs)
+		}
+		csvs[k], _ = os.ReadFile(c)
+		raw, _ := os.ReadFile(j)
+		var m map[string]any
+		json.Unmarshal(raw, &m)
+		delete(m, "seconds")
+		jsons[k], _ = json.Marshal(m)
+	}
+	if !bytes.Equal(csvs[0], csvs[1]) {
+		t.Error("samples.csv differs between GOMAXPROCS 1 and 2")
+	}
+	if !bytes.Equal(jsons[0], jsons[1]) {
+		t.Error("summary differs between GOMAXPROCS 1 and 2 (timing removed)")
+	}
+	// A different seed gives different samples.
+	c := filepath.Join(dir, "other.csv")
+	dstein(t, "sample", "--model", "../../examples/rbm-small.json", "--n", "64", "--iters", "60", "--seed", "10", "--out", c)
+	other, _ := os.ReadFile(c)
+	if bytes.Equal(other, csvs[0]) {
+		t.Error("seeds 9 and 10 gave the same samples")
+	}
+}
+
+func writeFile(t *testing.T, name, content string) string {
+	p := filepath.Join(t.TempDir(), name)
+	if err := os.WriteFile(p, []byte(content), 0o644); err != nil {
+		t.Fatal(err)
+	}
+	return p
+}
+
+// Bad model files and bad flags: one line naming the problem, a non-zero
+// exit code, no stack trace, nothing written.
+func TestBadInputGivesOneLine(t *testing.T) {
+	good := "../../examples/ising-edges.json"
+	cases := []struct {
+		name string
+		args []string
+		code int
+		want string
+	}{
+		{"malformed", []string{"--model", writeFile(t, "m.json", `{"type":"ising",`)}, 1, "invalid JSON"},
+		{"unknown type", []string{"--model", writeFile(t, "m.json", `{"type":"potts"}`)}, 1, `unknown model type "potts"`},
+		{"dimensions", []string{"--model", writeFile(t, "m.json", `{"type":"rbm","W":[[1,2],[3,4]],"b":[0],"c":[0,0]}`)}, 1, "b has 1 entries"},
+		{"negative prob", []string{"--model", writeFile(t, "m.json", `{"type":"categorical","variables":[{"states":[0,1],"probs":[-0.1,1.1]}]}`)}, 1, "≥ 0"},
+		{"sum", []string{"--model", writeFile(t, "m.json", `{"type":"categorical","variables":[{"states":[0,1],"probs":[0.3,0.3]}]}`)}, 1, "sum to 0.6"},
+		{"nan", []string{"--model", writeFile(t, "m.json", `{"type":"ising","n":2,"edges":[[0,1,NaN]]}`)}, 1, "invalid JSON"},
+		{"inf", []string{"--model", writeFile(t, "m.json", `{"type":"ising","n":2,"edges":[[0,1,1e400]]}`)}, 1, "number 1e400"},
+		{"empty model", []string{"--model", writeFile(t, "m.json", `{"type":"categorical","variables":[]}`)}, 1, "missing or empty"},
+		{"empty file", []string{"--model", writeFile(t, "m.json", ``)}, 1, "empty"},
+		{"missing file", []string{"--model", "/no/such/file.json"}, 1, "cannot read the model file"},
+		{"no model", []string{}, 2, "--model is required"},
+		{"n < 1", []string{"--model", good, "--n", "0"}, 2, "--n must be at least 1"},
+		{"negative iters", []string{"--model", good, "--iters", "-1"}, 2, "--iters must be ≥ 0"},
+		{"unknown method", []string{"--model", good, "--method", "hmc"}, 2, `unknown method "hmc"`},
+		{"bad n", []string{"--model", good, "--n", "x"}, 2, "invalid argument"},
+		{"surrogate", []string{"--model", good, "--surrogate", "smooth"}, 2, `unknown surrogate "smooth"`},
+		{"preset", []string{"--model", good, "--preset", "best"}, 2, `unknown GF-SVGD preset "best"`},
+		{"lr", []string{"--model", good, "--lr", "-1"}, 2, "--lr must be"},
+		{"fixed h", []string{"--model", good, "--bandwidth", "fixed"}, 2, "needs --fixed-h"},
+		{"temperature", []string{"--model", good, "--temperature", "0"}, 2, "--temperature must be"},
+		{"unknown flag", []string{"--model", good, "--nope"}, 2, "unknown flag"},
+	}
+	for _, c := range cases {
+		out := filepath.Join(t.TempDir(), "s.csv")
+		args := append([]string{"sample"}, c.args...)
+		if !strings.Contains(strings.Join(c.args, " "), "--iters") {
+			args = append(args, "--iters", "1")
+		}
+		code, _, errs := dstein(t, append(args, "--out", out)...)
+		if code != c.code {
+			t.Errorf("%s: exit %d; want %d (stderr %q)", c.name, code, c.code, errs)
+		}
+		if strings.Count(errs, "\n") != 1 || !strings.HasPrefix(errs, "dstein: ") || !strings.Contains(errs, c.want) {
+			t.Errorf("%s: stderr %q; want one line containing %q", c.name, errs, c.want)
+		}
+		if strings.Contains(errs, "goroutine") || strings.Contains(errs, "panic") {
+			t.Errorf("%s: stack trace on stderr", c.name)
+		}
+		if _, err := os.Stat(out); err == nil {
+			t.Errorf("%s: output written despite the error", c.name)
+		}
+	}
+	if code, _, errs := dstein(t, "bogus"); code != 2 || strings.Count(errs, "\n") != 1 {
+		t.Errorf("unknown command: exit %d, stderr %q", code, errs)
+	}
+}
+
+func TestInterruptWritesNothing(t *testing.T) {
+	ctx, cancel := context.WithCancel(context.Background())
+	cancel()
+	out := filepath.Join(t.TempDir(), "s.csv")
+	var o, e bytes.Buffer
+	code := run(ctx, []string{"sample", "--model", "../../examples/ising-edges.json", "--out", out}, &o, &e)
+	if code != exitInterrupted || !strings.Contains(e.String(), "interrupted after 0 of 500 iterations") {
+		t.Fatalf("exit %d, stderr %q", code, e.String())
+	}
+	if _, err := os.Stat(out); err == nil {
+		t.Error("an interrupted run wrote its samples")
+	}
+}

@@ -1,0 +1,294 @@
+package main
+
+import (
+	"fmt"
+	"io"
+	"math"
+	"strings"
+
+	"github.com/spf13/cobra"
+	"github.com/spf13/pflag"
+
+	"github.com/dstein/dstein/infer"
+	"github.com/dstein/dstein/kernel"
+	"github.com/dstein/dstein/model"
+	"github.com/dstein/dstein/model/modelfile"
+	"github.com/dstein/dstein/report"
+	"github.com/dstein/dstein/sampler"
+	"github.com/dstein/dstein/sampler/gfsvgd"
+	"github.com/dstein/dstein/transform"
+)
+
+// gfsvgdFlags are the GF-SVGD settings on the command line: a preset, then
+// overrides for the flags the user set.
+type gfsvgdFlags struct {
+	preset, surrogate, bandwidth, weights, optimizer string
+	lr, temperature, initMean, initStd, bwScale, h   float64
+	medianAll                                        bool
+}
+
+func (g *gfsvgdFlags) register(fs *pflag.FlagSet) {
+	fs.StringVar(&g.preset, "preset", "default", "GF-SVGD settings to start from: "+strings.Join(gfsvgd.PresetNames(), " or "))
+	fs.StringVar(&g.surrogate, "surrogate", "relaxed", "surrogate ρ: base (ρ = p0) or relaxed (smooth relaxation of the model)")
+	fs.Float64Var(&g.temperature, "temperature", transform.DefaultTemperature, "temperature τ of the relaxed surrogate (1 is the paper's σ)")
+	fs.Float64Var(&g.lr, "lr", 0, "learning rate (default: the preset's)")
+	fs.StringVar(&g.optimizer, "optimizer", "", "adam or plain (default: the preset's)")
+	fs.Float64Var(&g.initMean, "init-mean", 0, "mean of the initial N(mean, std²) draw (default: the preset's)")
+	fs.Float64Var(&g.initStd, "init-std", 0, "spread of the initial draw (default: the preset's)")
+	fs.StringVar(&g.bandwidth, "bandwidth", "", "kernel bandwidth rule: svgd (h = med²/log(n+1)), paper (h = med²/(2 log(n+1))) or fixed (default: the preset's)")
+	fs.Float64Var(&g.bwScale, "bandwidth-scale", 0, "multiplier of the bandwidth (default: the preset's)")
+	fs.Float64Var(&g.h, "fixed-h", 0, "the bandwidth h for --bandwidth fixed")
+	fs.BoolVar(&g.medianAll, "median-all-pairs", false, "take the median over all n² pairs, zeros included, not the distinct pairs")
+	fs.StringVar(&g.weights, "weights", "", "importance weights: self (self-normalised) or rank (the paper's BNN appendix) (default: the preset's)")
+}
+
+// settings applies the preset and then the flags the user set.
+func (g *gfsvgdFlags) settings(fs *pflag.FlagSet) (gfsvgd.Settings, error) {
+	set, err := gfsvgd.Preset(g.preset)
+	if err != nil {
+		return set, usageError{err}
+	}
+	if fs.Changed("lr") {
+		if !(g.lr > 0) || math.IsInf(g.lr, 0) {
+			return set, usagef("--lr must be a finite number > 0, got %v", g.lr)
+		}
+		set.LearningRate = g.lr
+	}
+	if fs.Changed("optimizer") {
+		switch g.optimizer {
+		case "adam":
+			set.Optimizer = gfsvgd.Adam
+		case "plain":
+			set.Optimizer = gfsvgd.Plain
+		default:
+			return set, usagef("unknown optimizer %q; want adam or plain", g.optimizer)
+		}
+	}
+	if fs.Changed("init-mean") {
+		set.InitMean = g.initMean
+	}
+	if fs.Changed("init-std") {
+		if !(g.initStd > 0) {
+			return set, usagef("--init-std must be > 0, got %v", g.initStd)
+		}
+		set.InitStd = g.initStd
+	}
+	if fs.Changed("bandwidth") {
+		r, err := kernel.ParseRule(g.bandwidth)
+		if err != nil {
+			return set, usageError{err}
+		}
+		set.Bandwidth.Rule = r
+	}
+	if fs.Changed("bandwidth-scale") {
+		if !(g.bwScale > 0) {
+			return set, usagef("--bandwidth-scale must be > 0, got %v", g.bwScale)
+		}
+		set.Bandwidth.Scale = g.bwScale
+	}
+	if fs.Changed("fixed-h") {
+		set.Bandwidth.H = g.h
+	}
+	if set.Bandwidth.Rule == kernel.RuleFixed && !(set.Bandwidth.H > 0) {
+		return set, usagef("--bandwidth fixed needs --fixed-h > 0")
+	}
+	if fs.Changed("median-all-pairs") {
+		set.Bandwidth.IncludeDiagonal = g.medianAll
+	}
+	if fs.Changed("weights") {
+		switch g.weights {
+		case "self":
+			set.Weights = gfsvgd.SelfNormalized
+		case "rank":
+			set.Weights = gfsvgd.Rank
+		default:
+			return set, usagef("unknown weights %q; want self or rank", g.weights)
+		}
+	}
+	if !(g.temperature > 0) || math.IsInf(g.temperature, 0) {
+		return set, usagef("--temperature must be a finite number > 0, got %v", g.temperature)
+	}
+	if err := set.Validate(); err != nil {
+		return set, usageError{err}
+	}
+	return set, nil
+}
+
+// record describes the settings for the summary JSON.
+func (g *gfsvgdFlags) record(set gfsvgd.Settings) *report.Settings {
+	s := set
+	if s.LearningRate == 0 {
+		s.LearningRate = gfsvgd.DefaultLearningRate
+	}
+	if s.InitStd == 0 {
+		s.InitStd = 1
+	}
+	scale := s.Bandwidth.Scale
+	if scale == 0 {
+		scale = 1
+	}
+	r := &report.Settings{
+		Preset: g.preset, Surrogate: g.surrogate, LearningRate: s.LearningRate, Optimizer: s.Optimizer.String(),
+		BandwidthRule: s.Bandwidth.Rule.String(), BandwidthScale: scale, MedianWithZeros: s.Bandwidth.IncludeDiagonal,
+		Weights: s.Weights.String(), InitMean: s.InitMean, InitStd: s.InitStd,
+	}
+	if s.Bandwidth.Rule == kernel.RuleFixed {
+		r.FixedBandwidth = s.Bandwidth.H
+	}
+	if g.surrogate == "relaxed" {
+		r.Temperature = g.temperature
+	}
+	return r
+}
+
+type sampleFlags struct {
+	model, method    string
+	out, json, trace string
+	n, iters, show   int
+	seed             uint64
+	gf               gfsvgdFlags
+}
+
+func newSampleCmd(e *env) *cobra.Command {
+	var f sampleFlags
+	cmd := &cobra.Command{
+		Use:   "sample --model FILE [flags]",
+		Short: "Sample a model and summarise the samples",
+		Long: `Sample a model given as a JSON model file (see examples/ and the README)
+and print the estimated means and marginals. --out writes the samples as
+CSV (one column per variable, the model's state values), --json a summary
+with every mean and marginal, --trace the per-iteration diagnostics.`,
+		Args: cobra.NoArgs,
+		RunE: func(cmd *cobra.Command, _ []string) error { return runSample(e, cmd, &f) },
+	}
+	fs := cmd.Flags()
+	fs.StringVar(&f.model, "model", "", "JSON model file (required)")
+	fs.StringVar(&f.method, "method", "gfsvgd", "sampler: "+strings.Join(infer.Methods, ", "))
+	fs.IntVar(&f.n, "n", 100, "number of samples (particles)")
+	fs.IntVar(&f.iters, "iters", 500, "number of iterations")
+	fs.Uint64Var(&f.seed, "seed", 1, "random seed; the same seed gives the same output bytes")
+	fs.StringVar(&f.out, "out", "", "write the samples to this CSV file")
+	fs.StringVar(&f.json, "json", "", "write a JSON summary to this file")
+	fs.StringVar(&f.trace, "trace", "", "write per-iteration diagnostics to this CSV file")
+	fs.IntVar(&f.show, "show", 10, "number of variables to print (the JSON has all)")
+	f.gf.register(fs)
+	return cmd
+}
+
+func runSample(e *env, cmd *cobra.Command, f *sampleFlags) error {
+	if f.model == "" {
+		return usagef("--model is required: a JSON model file such as examples/ising-grid.json")
+	}
+	if f.n < 1 {
+		return usagef("--n must be at least 1, got %d", f.n)
+	}
+	if f.iters < 0 {
+		return usagef("--iters must be ≥ 0, got %d", f.iters)
+	}
+	if !contains(infer.Methods, f.method) {
+		return usagef("unknown method %q; want one of %s", f.method, strings.Join(infer.Methods, ", "))
+	}
+	if !contains(infer.Surrogates, f.gf.surrogate) {
+		return usagef("unknown surrogate %q; want one of %s", f.gf.surrogate, strings.Join(infer.Surrogates, ", "))
+	}
+	set, err := f.gf.settings(cmd.Flags())
+	if err != nil {
+		return err
+	}
+	m, err := modelfile.Load(f.model)
+	if err != nil {
+		return err
+	}
+	b := newBar(e, f.iters, "gfsvgd")
+	opts := infer.Options{Method: f.method, N: f.n, Iters: f.iters, Seed: f.seed, GFSVGD: set,
+		Surrogate: f.gf.surrogate, Temperature: f.gf.temperature, Trace: f.trace != ""}
+	if b != nil {
+		opts.Progress = b
+	}
+	out, err := infer.Sample(e.ctx, m, opts)
+	b.finish()
+	if err != nil {
+		return err
+	}
+	if out.Status == sampler.Canceled {
+		return interrupted{fmt.Sprintf("interrupted after %d of %d iterations; nothing written", out.Iters, f.iters)}
+	}
+	printSummary(e.stdout, f, m, out)
+	if f.out != "" {
+		if err := report.SaveSamplesCSV(f.out, m, out.Samples); err != nil {
+			return err
+		}
+	}
+	if f.json != "" {
+		if err := report.SaveJSON(f.json, report.NewSummary(f.model, m, out, f.gf.record(set))); err != nil {
+			return err
+		}
+	}
+	if f.trace != "" {
+		if err := report.SaveTraceCSV(f.trace, out.Trace); err != nil {
+			return err
+		}
+	}
+	var wrote []string
+	for _, p := range []string{f.out, f.json, f.trace} {
+		if p != "" {
+			wrote = append(wrote, p)
+		}
+	}
+	if len(wrote) > 0 {
+		fmt.Fprintf(e.stdout, "wrote %s\n", strings.Join(wrote, ", "))
+	}
+	return nil
+}
+
+func contains(list []string, s string) bool {
+	for _, v := range list {
+		if v == s {
+			return true
+		}
+	}
+	return false
+}
+
+func printSummary(w io.Writer, f *sampleFlags, m model.Model, out *infer.Output) {
+	fmt.Fprintf(w, "model      %s (%d variables)\n", f.model, m.Dim())
+	sur := f.gf.surrogate
+	if sur == "relaxed" {
+		sur = fmt.Sprintf("relaxed, τ = %g", f.gf.temperature)
+	}
+	fmt.Fprintf(w, "method     %s, preset %s, surrogate %s\n", out.Method, f.gf.preset, sur)
+	fmt.Fprintf(w, "run        n = %d, %d iterations, seed %d, %.2f s\n", out.N, out.Iters, out.Seed, out.Seconds)
+	fmt.Fprintf(w, "weights    ESS %.1f of %d at the final particles; bandwidth h = %.4g\n", out.WeightESS, out.N, out.Bandwidth)
+	if out.Impossible > 0 {
+		fmt.Fprintf(w, "warning    %d samples are in states of probability zero\n", out.Impossible)
+	}
+	printMeans(w, m, out.Means, out.Marginals, nil, f.show)
+}
+
+// printMeans prints a table of the first show variables: the estimated mean
+// (and the exact one when given) and the estimated marginals.
+func printMeans(w io.Writer, m model.Model, mean []float64, marg [][]float64, exactMean []float64, show int) {
+	d := len(mean)
+	if show <= 0 || show > d {
+		show = d
+	}
+	if exactMean != nil {
+		fmt.Fprintf(w, "%-8s %9s %9s  %s\n", "variable", "mean", "exact", "P(state)")
+	} else {
+		fmt.Fprintf(w, "%-8s %9s  %s\n", "variable", "mean", "P(state)")
+	}
+	for i := range show {
+		var parts []string
+		for s, v := range m.States(i) {
+			parts = append(parts, fmt.Sprintf("%s: %.3f", report.FormatValue(v), marg[i][s]))
+		}
+		if exactMean != nil {
+			fmt.Fprintf(w, "z%-7d %9.4f %9.4f  %s\n", i, mean[i], exactMean[i], strings.Join(parts, "  "))
+		} else {
+			fmt.Fprintf(w, "z%-7d %9.4f  %s\n", i, mean[i], strings.Join(parts, "  "))
+		}
+	}
+	if show < d {
+		fmt.Fprintf(w, "(showing %d of %d variables; --show N or --json for more)\n", show, d)
+	}
+}

@@ -1,0 +1,122 @@
+package modelfile
+
+import (
+	"os"
+	"path/filepath"
+	"strings"
+	"testing"
+
+	"github.com/dstein/dstein/model"
+	"github.com/dstein/dstein/model/ising"
+	"github.com/dstein/dstein/model/modeltest"
+	"github.com/dstein/dstein/model/rbm"
+)
+
+func TestExamplesLoad(t *testing.T) {
+	files, err := filepath.Glob("../../examples/*.json")
+	if err != nil || len(files) < 5 {
+		t.Fatalf("examples: %v %v", files, err)
+	}
+	dims := map[string]int{"categorical.json": 1, "ising-grid.json": 100, "ising-edges.json": 3, "ising-complete.json": 8, "rbm-small.json": 3, "rbm-random.json": 100}
+	for _, f := range files {
+		m, err := Load(f)
+		if err != nil {
+			t.Errorf("%s: %v", f, err)
+			continue
+		}
+		if want, ok := dims[filepath.Base(f)]; ok && m.Dim() != want {
+			t.Errorf("%s: dimension %d; want %d", f, m.Dim(), want)
+		}
+	}
+}
+
+func TestIssueForms(t *testing.T) {
+	m, err := Parse([]byte(`{"type":"ising","grid":{"rows":10,"cols":10,"periodic":false},"coupling":0.1,"field":0.0}`))
+	if err != nil {
+		t.Fatal(err)
+	}
+	if g := m.(*ising.Ising); len(g.Edges()) != 180 || g.Edges()[0].Coupling != 0.1 {
+		t.Errorf("grid: %d edges, first %+v", len(g.Edges()), g.Edges()[0])
+	}
+	m, err = Parse([]byte(`{"type":"ising","n":3,"edges":[[0,1,0.5],[1,2,-0.3]],"fields":[0.1,0,0]}`))
+	if err != nil {
+		t.Fatal(err)
+	}
+	want, _ := ising.New(3, []ising.Edge{{I: 0, J: 1, Coupling: 0.5}, {I: 1, J: 2, Coupling: -0.3}}, []float64{0.1, 0, 0})
+	modeltest.ForEachState(m, func(z []int) {
+		if m.LogProb(z) != want.LogProb(z) {
+			t.Errorf("edge-list model differs at %v", z)
+		}
+	})
+	m, err = Parse([]byte(`{"type":"rbm","visible":100,"hidden":25,"random":{"w_std":0.2236,"bias_std":1,"seed":7}}`))
+	if err != nil {
+		t.Fatal(err)
+	}
+	r, _ := rbm.Random(100, 25, 0.2236, 1, 7)
+	if m.(*rbm.RBM).Weight(3, 4) != r.Weight(3, 4) || m.(*rbm.RBM).HiddenBias()[24] != r.HiddenBias()[24] {
+		t.Error("a seed does not name the same RBM in the file and the library")
+	}
+	// Temperature divides couplings and fields.
+	m, err = Parse([]byte(`{"type":"ising","grid":{"rows":2,"cols":2},"coupling":1,"field":0.5,"temperature":20}`))
+	if err != nil {
+		t.Fatal(err)
+	}
+	if g := m.(*ising.Ising); g.Edges()[0].Coupling != 1.0/20 || g.Fields()[0] != 0.5/20 {
+		t.Errorf("temperature: coupling %v field %v", g.Edges()[0].Coupling, g.Fields()[0])
+	}
+}
+
+func TestBadFilesGiveClearErrors(t *testing.T) {
+	cases := map[string]struct{ json, want string }{
+		"malformed":        {`{"type": "ising", "grid": {"rows": 2,}`, "line 1, column 38: invalid JSON"},
+		"truncated":        {`{"type": "ising", "grid": {"rows": 2`, "unexpected end of JSON input"},
+		"empty":            {"  \n", "empty"},
+		"unknown type":     {`{"type":"potts"}`, `unknown model type "potts"`},
+		"no type":          {`{"n":3}`, `no "type"`},
+		"unknown field":    {`{"type":"ising","grid":{"rows":2,"cols":2},"coupling":1,"feild":0}`, `unknown field "feild"`},
+		"neg prob":         {`{"type":"categorical","variables":[{"states":[0,1],"probs":[1.2,-0.2]}]}`, "want a finite number ≥ 0"},
+		"sum":              {`{"type":"categorical","variables":[{"states":[0,1],"probs":[0.5,0.6]}]}`, "sum to 1.1"},
+		"lengths":          {`{"type":"categorical","variables":[{"states":[0,1,2],"probs":[0.5,0.5]}]}`, "3 states but 2 probabilities"},
+		"no variables":     {`{"type":"categorical","variables":[]}`, "missing or empty"},
+		"overflow":         {`{"type":"categorical","variables":[{"states":[0,1e999],"probs":[0.5,0.5]}]}`, "number 1e999"},
+		"string number":    {`{"type":"categorical","variables":[{"states":[0,"NaN"],"probs":[0.5,0.5]}]}`, "got a string, want a finite number"},
+		"fields length":    {`{"type":"ising","n":3,"edges":[[0,1,0.5]],"fields":[0,0]}`, "3 spins but \"fields\" has 2"},
+		"edge range":       {`{"type":"ising","n":3,"edges":[[0,3,0.5]]}`, "outside [0, 3)"},
+		"edge shape":       {`{"type":"ising","n":3,"edges":[[0,1]]}`, "want [i, j, coupling]"},
+		"edge fraction":    {`{"type":"ising","n":3,"edges":[[0.5,1,1]]}`, "integer indices"},
+		"no spins":         {`{"type":"ising","n":0,"edges":[]}`, "no spins"},
+		"two shapes":       {`{"type":"ising","n":4,"grid":{"rows":2,"cols":2},"coupling":1}`, "exactly one of"},
+		"grid coupling":    {`{"type":"ising","grid":{"rows":2,"cols":2}}`, `needs "coupling"`},
+		"rbm shape":        {`{"type":"rbm","W":[[0.1,0.2],[0.3]],"b":[0,0],"c":[0,0]}`, "row 1 has 1 entries"},
+		"rbm b":            {`{"type":"rbm","W":[[0.1],[0.3]],"b":[0],"c":[0]}`, "b has 1 entries"},
+		"rbm empty":        {`{"type":"rbm","W":[]}`, "missing or empty"},
+		"rbm random+W":     {`{"type":"rbm","visible":2,"hidden":1,"W":[[1],[1]],"random":{"w_std":1,"bias_std":1}}`, "not both"},
+		"rbm random sizes": {`{"type":"rbm","visible":0,"hidden":1,"random":{"w_std":1,"bias_std":1}}`, "visible ≥ 1"},
+		"rbm neg std":      {`{"type":"rbm","visible":2,"hidden":1,"random":{"w_std":-1,"bias_std":1}}`, "finite and ≥ 0"},
+		"trailing":         {`{"type":"ising","n":1,"edges":[]} {}`, "after top-level value"},
+		"negative temp":    {`{"type":"ising","n":2,"edges":[],"temperature":-1}`, "temperature is -1"},
+	}
+	for name, c := range cases {
+		_, err := Parse([]byte(c.json))
+		if err == nil || !strings.Contains(err.Error(), c.want) {
+			t.Errorf("%s: error %q; want one containing %q", name, err, c.want)
+		}
+		if err != nil && strings.Contains(err.Error(), "\n") {
+			t.Errorf("%s: error spans lines: %q", name, err)
+		}
+	}
+}
+
+func TestLoadNamesTheFile(t *testing.T) {
+	p := filepath.Join(t.TempDir(), "bad.json")
+	os.WriteFile(p, []byte(`{"type":"x"}`), 0o644)
+	_, err := Load(p)
+	if err == nil || !strings.HasPrefix(err.Error(), p+": ") {
+		t.Fatalf("error %q does not start with the file name", err)
+	}
+	if _, err := Load(filepath.Join(t.TempDir(), "missing.json")); err == nil {
+		t.Fatal("missing file accepted")
+	}
+}
+
+var _ model.Model = (*ising.Ising)(nil)

@@ -1,0 +1,96 @@
+package modeltest
+
+import (
+	"fmt"
+	"math"
+	"runtime"
+	"testing"
+
+	"github.com/dstein/dstein/model"
+)
+
+// recorder is a testing.TB that records failures instead of reporting them.
+type recorder struct {
+	testing.TB
+	errors []string
+	fatal  bool
+}
+
+func (r *recorder) Helper() {}
+func (r *recorder) Errorf(f string, a ...any) {
+	r.errors = append(r.errors, fmt.Sprintf(f, a...))
+}
+func (r *recorder) Fatalf(f string, a ...any) {
+	r.errors = append(r.errors, fmt.Sprintf(f, a...))
+	r.fatal = true
+	runtime.Goexit()
+}
+
+func check(m model.Model, opt Options) *recorder {
+	r := &recorder{}
+	done := make(chan struct{})
+	go func() {
+		defer close(done)
+		Check(r, m, opt)
+	}()
+	<-done
+	return r
+}
+
+// twoSpins is a correct model; its variants below break one contract each.
+type twoSpins struct{ j float64 }
+
+func (m twoSpins) Dim() int             { return 2 }
+func (m twoSpins) States(int) []float64 { return model.Spins }
+func (m twoSpins) LogProb(z []int) float64 {
+	return m.j * model.Spin(z[0]) * model.Spin(z[1])
+}
+
+type badConditional struct{ twoSpins }
+
+func (m badConditional) LogConditional(dst []float64, z []int, i int) []float64 {
+	l := m.j * model.Spin(z[1-i])
+	return append(dst[:0], l, -l) // sign flipped
+}
+
+type badRelaxed struct{ twoSpins }
+
+func (m badRelaxed) RelaxedLogProb(grad, mem []float64) float64 {
+	u0, u1 := mem[1]-mem[0], mem[3]-mem[2]
+	if grad != nil {
+		g0, g1 := m.j*u1, 2*m.j*u0 // wrong: factor 2
+		grad[0], grad[1], grad[2], grad[3] = -g0, g0, -g1, g1
+	}
+	return m.j * u0 * u1
+}
+
+type nanModel struct{ twoSpins }
+
+func (nanModel) LogProb(z []int) float64 {
+	if z[0] == 1 && z[1] == 1 {
+		return math.NaN()
+	}
+	return 0
+}
+
+// The kit must catch each kind of broken model and pass a correct one.
+func TestCheckCatchesBrokenModels(t *testing.T) {
+	ok := twoSpins{0.4}
+	if r := check(ok, Options{Reference: ok.LogProb}); len(r.errors) > 0 {
+		t.Fatalf("a correct model failed: %v", r.errors)
+	}
+	cases := map[string]struct {
+		m   model.Model
+		opt Options
+	}{
+		"wrong reference":   {ok, Options{Reference: func(z []int) float64 { return 0.5 * ok.LogProb(z) }}},
+		"wrong conditional": {badConditional{ok}, Options{}},
+		"wrong gradient":    {badRelaxed{ok}, Options{}},
+		"NaN":               {nanModel{ok}, Options{}},
+	}
+	for name, c := range cases {
+		if r := check(c.m, c.opt); len(r.errors) == 0 {
+			t.Errorf("%s: Check passed a broken model", name)
+		}
+	}
+}

@@ -1,0 +1,24 @@
+#!/usr/bin/env bash
+# Reproduces the numbers in BENCHMARKS.md: go benchmarks of the hot paths
+# and the wall time and peak memory of the main commands.
+# Usage: scripts/bench.sh [count]   (default count 5; takes a few minutes)
+set -euo pipefail
+cd "$(dirname "$0")/.."
+count=${1:-5}
+echo "## go test -bench (count $count)"
+go test -run '^$' -bench 'StepRBM|StepCategorical1D|ReferenceProducts' -benchmem -count "$count" ./sampler/gfsvgd/
+go test -run '^$' -bench 'ABt' -count "$count" ./internal/gemm/
+echo
+echo "## peak memory and wall time of the main commands"
+bin=$(mktemp -d)/dstein
+go build -o "$bin" ./cmd/dstein
+tmp=$(mktemp -d)
+echo '{"type":"rbm","visible":1000,"hidden":25,"random":{"w_std":0.2236,"bias_std":1,"seed":7}}' > "$tmp/rbm1000.json"
+measure() {
+	/usr/bin/time -f "%e s wall, %M KB peak RSS" "$bin" "$@" > /dev/null 2> "$tmp/time.txt" || { cat "$tmp/time.txt"; exit 1; }
+	echo "dstein $*: $(tail -1 "$tmp/time.txt")"
+}
+measure demo
+measure sample --model examples/ising-grid.json --n 100 --iters 500 --out "$tmp/s.csv"
+measure sample --model examples/rbm-random.json --n 1000 --iters 50 --out "$tmp/s.csv"
+measure sample --model "$tmp/rbm1000.json" --n 1000 --iters 10 --out "$tmp/s.csv"
