@@ -3,33 +3,48 @@ package infer
 import (
 	"context"
 	"fmt"
+	"math"
 	"strings"
 	"time"
 
+	"github.com/dstein/dstein/exact"
 	"github.com/dstein/dstein/model"
 	"github.com/dstein/dstein/rng"
 	"github.com/dstein/dstein/sampler"
+	"github.com/dstein/dstein/sampler/dhmc"
 	"github.com/dstein/dstein/sampler/gfsvgd"
+	"github.com/dstein/dstein/sampler/gibbs"
 	"github.com/dstein/dstein/transform"
 )
 
-// Methods lists the sampling methods Sample knows.
-var Methods = []string{"gfsvgd"}
+// Methods lists the sampling methods Sample knows: GF-SVGD, Gibbs sampling
+// (n chains), discontinuous HMC (n chains) and exact i.i.d. sampling.
+var Methods = []string{"gfsvgd", "gibbs", "dhmc", "exact"}
 
 // Surrogates lists the surrogate names of GF-SVGD.
 var Surrogates = []string{"base", "relaxed"}
 
 // Options describe one run.
 type Options struct {
-	// Method is the sampler: "gfsvgd".
+	// Method is the sampler: one of Methods.
 	Method string
 	// N is the number of particles (or chains); Iters the number of
 	// iterations.
 	N, Iters int
 	// Seed seeds every random choice of the run (rng.New(Seed, …)).
 	Seed uint64
+	// InitMean and InitStd give the initial draw x ~ N(InitMean, InitStd²)
+	// of every method (Gibbs starts at Γ(x)), so that all start from the
+	// same points; they override the samplers' own settings.
+	InitMean, InitStd float64
 	// GFSVGD are the settings of GF-SVGD, a preset with overrides applied.
 	GFSVGD gfsvgd.Settings
+	// Gibbs and DHMC are the settings of those samplers.
+	Gibbs gibbs.Settings
+	DHMC  dhmc.Settings
+	// Truth, when not nil, is the exact sampler for "exact" (otherwise
+	// exact.For builds one).
+	Truth exact.Truth
 	// Surrogate is "base" (ρ = p0) or "relaxed"; Temperature is the
 	// relaxed surrogate's τ (0 for transform.DefaultTemperature).
 	Surrogate   string
@@ -54,6 +69,12 @@ type Output struct {
 	// the sample means in the model's state values.
 	Marginals [][]float64
 	Means     []float64
+	// Evaluations counts evaluations of the model: for GF-SVGD, log p* and
+	// (with the relaxed surrogate) its relaxation once per particle and
+	// iteration; for Gibbs, one conditional distribution per site update or
+	// unit draw; for DHMC, one log p* change per coordinate move that
+	// crosses a bin; 0 for exact sampling.
+	Evaluations int64
 	// GF-SVGD diagnostics at the final particles.
 	WeightESS  float64
 	Bandwidth  float64
@@ -73,8 +94,14 @@ func (o *Options) Check() error {
 	if o.Iters < 0 {
 		return fmt.Errorf("the number of iterations must be ≥ 0, got %d", o.Iters)
 	}
-	if !contains(Surrogates, o.Surrogate) {
+	if o.Method == "gfsvgd" && !contains(Surrogates, o.Surrogate) {
 		return fmt.Errorf("unknown surrogate %q; want one of %s", o.Surrogate, strings.Join(Surrogates, ", "))
+	}
+	if o.InitStd < 0 || math.IsNaN(o.InitStd) || math.IsInf(o.InitStd, 0) || math.IsNaN(o.InitMean) || math.IsInf(o.InitMean, 0) {
+		return fmt.Errorf("the initial draw N(%v, %v²) is not valid", o.InitMean, o.InitStd)
+	}
+	if err := o.DHMC.Validate(); err != nil {
+		return err
 	}
 	return o.GFSVGD.Validate()
 }
@@ -110,19 +137,63 @@ func Sample(ctx context.Context, m model.Model, o Options) (*Output, error) {
 		return nil, err
 	}
 	start := time.Now()
-	t, err := transform.ForModel(nil, m)
+	out := &Output{Method: o.Method, N: o.N, Dim: m.Dim(), Seed: o.Seed}
+	if o.InitStd == 0 {
+		o.InitStd = 1
+	}
+	var err error
+	switch o.Method {
+	case "exact":
+		err = sampleExact(m, o, out)
+	case "gfsvgd":
+		err = sampleGFSVGD(ctx, m, o, out)
+	case "gibbs", "dhmc":
+		err = sampleChains(ctx, m, o, out)
+	}
 	if err != nil {
 		return nil, err
+	}
+	if out.Samples != nil {
+		out.Marginals = sampler.Marginals(m, out.Samples)
+		out.Means = sampler.Means(m, out.Marginals)
+	}
+	out.Seconds = time.Since(start).Seconds()
+	return out, nil
+}
+
+func sampleExact(m model.Model, o Options, out *Output) error {
+	t := o.Truth
+	if t == nil {
+		var err error
+		if t, err = exact.For(m); err != nil {
+			return err
+		}
+	}
+	out.Samples = sampler.NewSamples(o.N, m.Dim())
+	t.Sample(out.Samples.Z, rng.New(o.Seed, rng.StreamSample))
+	out.Status = sampler.Completed
+	return nil
+}
+
+func sampleGFSVGD(ctx context.Context, m model.Model, o Options, out *Output) error {
+	t, err := transform.ForModel(nil, m)
+	if err != nil {
+		return err
 	}
 	rho, err := Surrogate(o.Surrogate, m, t, o.Temperature)
 	if err != nil {
-		return nil, err
+		return err
 	}
-	s, err := gfsvgd.New(m, t, rho, o.N, o.GFSVGD, rng.New(o.Seed, rng.StreamInit))
+	set := o.GFSVGD
+	set.InitMean, set.InitStd = o.InitMean, o.InitStd
+	s, err := gfsvgd.New(m, t, rho, o.N, set, rng.New(o.Seed, rng.StreamInit))
 	if err != nil {
-		return nil, err
+		return err
 	}
-	out := &Output{Method: o.Method, N: o.N, Dim: m.Dim(), Seed: o.Seed}
+	perIter := int64(o.N)
+	if o.Surrogate == "relaxed" {
+		perIter *= 2
+	}
 	if o.Trace {
 		out.Trace = make([]gfsvgd.Diagnostics, 0, o.Iters)
 	}
@@ -136,17 +207,55 @@ func Sample(ctx context.Context, m model.Model, o Options) (*Output, error) {
 	}})
 	out.Iters, out.Status = res.Iters, res.Status
 	if res.Status == sampler.Failed {
-		return nil, res.Err
+		return res.Err
 	}
 	r, err := s.Result()
 	if err != nil {
-		return nil, err
+		return err
 	}
+	out.Evaluations = perIter * int64(res.Iters+1)
 	out.Samples = r.Samples
 	out.WeightESS, out.Impossible = r.WeightESS, r.Impossible
 	out.Bandwidth = s.Last().Bandwidth
-	out.Marginals = sampler.Marginals(m, r.Samples)
-	out.Means = sampler.Means(m, out.Marginals)
-	out.Seconds = time.Since(start).Seconds()
-	return out, nil
+	return nil
+}
+
+// chainSampler is what Gibbs and DHMC have in common.
+type chainSampler interface {
+	sampler.Stepper
+	Samples() *sampler.Samples
+	Evaluations() int64
+}
+
+func sampleChains(ctx context.Context, m model.Model, o Options, out *Output) error {
+	t, err := transform.ForModel(nil, m)
+	if err != nil {
+		return err
+	}
+	var s chainSampler
+	if o.Method == "gibbs" {
+		set := o.Gibbs
+		set.InitMean, set.InitStd = o.InitMean, o.InitStd
+		s, err = gibbs.New(m, t, o.N, set, o.Seed)
+	} else {
+		set := o.DHMC
+		set.InitMean, set.InitStd = o.InitMean, o.InitStd
+		s, err = dhmc.New(m, t, o.N, set, o.Seed)
+	}
+	if err != nil {
+		return err
+	}
+	res := sampler.Run(ctx, s, sampler.RunOptions{Iters: o.Iters, Progress: o.Progress})
+	out.Iters, out.Status = res.Iters, res.Status
+	if res.Status == sampler.Failed {
+		return res.Err
+	}
+	out.Samples = s.Samples()
+	out.Evaluations = s.Evaluations()
+	for r := range out.Samples.N {
+		if math.IsInf(m.LogProb(out.Samples.Row(r)), -1) {
+			out.Impossible++
+		}
+	}
+	return nil
 }

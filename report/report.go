@@ -49,40 +49,45 @@ func SaveSamplesCSV(path string, m model.Model, s *sampler.Samples) error {
 	return atomicfile.Write(path, func(w *bufio.Writer) error { return WriteSamplesCSV(w, m, s) })
 }
 
-// Settings records the settings of a GF-SVGD run in a summary.
+// Settings records the settings of a run in a summary; fields that do not
+// apply to the method are left out.
 type Settings struct {
-	Preset          string  `json:"preset"`
-	Surrogate       string  `json:"surrogate"`
-	Temperature     float64 `json:"temperature,omitempty"`
-	LearningRate    float64 `json:"learning_rate"`
-	Optimizer       string  `json:"optimizer"`
-	BandwidthRule   string  `json:"bandwidth_rule"`
-	BandwidthScale  float64 `json:"bandwidth_scale"`
-	FixedBandwidth  float64 `json:"fixed_bandwidth,omitempty"`
-	MedianWithZeros bool    `json:"median_includes_diagonal"`
-	Weights         string  `json:"weights"`
 	InitMean        float64 `json:"init_mean"`
 	InitStd         float64 `json:"init_std"`
+	Preset          string  `json:"preset,omitempty"`
+	Surrogate       string  `json:"surrogate,omitempty"`
+	Temperature     float64 `json:"temperature,omitempty"`
+	LearningRate    float64 `json:"learning_rate,omitempty"`
+	Optimizer       string  `json:"optimizer,omitempty"`
+	BandwidthRule   string  `json:"bandwidth_rule,omitempty"`
+	BandwidthScale  float64 `json:"bandwidth_scale,omitempty"`
+	FixedBandwidth  float64 `json:"fixed_bandwidth,omitempty"`
+	MedianWithZeros bool    `json:"median_includes_diagonal,omitempty"`
+	Weights         string  `json:"weights,omitempty"`
+	Scan            string  `json:"scan,omitempty"`
+	StepSize        float64 `json:"step_size,omitempty"`
+	Steps           int     `json:"steps,omitempty"`
 }
 
 // Summary is the JSON summary of a sampling run.
 type Summary struct {
-	Method     string      `json:"method"`
-	Model      string      `json:"model"`
-	N          int         `json:"n"`
-	Dim        int         `json:"dim"`
-	Iters      int         `json:"iters"`
-	Seed       uint64      `json:"seed"`
-	Status     string      `json:"status"`
-	Seconds    float64     `json:"seconds"`
-	Settings   *Settings   `json:"settings,omitempty"`
-	States     [][]float64 `json:"states"`
-	Mean       []float64   `json:"mean"`
-	Marginals  [][]float64 `json:"marginals"`
-	WeightESS  float64     `json:"weight_ess"`
-	Bandwidth  float64     `json:"bandwidth"`
-	Impossible int         `json:"impossible"`
-	Rejected   int         `json:"rejected_moves"`
+	Method      string      `json:"method"`
+	Model       string      `json:"model"`
+	N           int         `json:"n"`
+	Dim         int         `json:"dim"`
+	Iters       int         `json:"iters"`
+	Seed        uint64      `json:"seed"`
+	Status      string      `json:"status"`
+	Seconds     float64     `json:"seconds"`
+	Settings    *Settings   `json:"settings,omitempty"`
+	States      [][]float64 `json:"states"`
+	Mean        []float64   `json:"mean"`
+	Marginals   [][]float64 `json:"marginals"`
+	Evaluations int64       `json:"model_evaluations"`
+	WeightESS   float64     `json:"weight_ess,omitempty"`
+	Bandwidth   float64     `json:"bandwidth,omitempty"`
+	Impossible  int         `json:"impossible"`
+	Rejected    int         `json:"rejected_moves,omitempty"`
 }
 
 // NewSummary builds the summary of a run.
@@ -94,8 +99,8 @@ func NewSummary(modelName string, m model.Model, out *infer.Output, set *Setting
 	return &Summary{
 		Method: out.Method, Model: modelName, N: out.N, Dim: out.Dim, Iters: out.Iters, Seed: out.Seed,
 		Status: out.Status.String(), Seconds: round(out.Seconds, 4), Settings: set, States: st,
-		Mean: out.Means, Marginals: out.Marginals, WeightESS: out.WeightESS, Bandwidth: out.Bandwidth,
-		Impossible: out.Impossible, Rejected: out.Rejected,
+		Mean: out.Means, Marginals: out.Marginals, Evaluations: out.Evaluations, WeightESS: out.WeightESS,
+		Bandwidth: out.Bandwidth, Impossible: out.Impossible, Rejected: out.Rejected,
 	}
 }
 

@@ -313,3 +313,43 @@ func TestSupportGivesImpossibleStatesNoBin(t *testing.T) {
 		t.Fatalf("memberships %v; the impossible state must get 0", mem)
 	}
 }
+
+// A mixture base: its even partition puts probability 1/K in every bin, its
+// score matches finite differences, and x | z stays in the bin.
+func TestMixtureBase(t *testing.T) {
+	mix, err := NewMixture([]float64{0.1, 0.2, 0.25, 0.15, 0.3}, []float64{-10, -5, 0, 5, 10}, []float64{1, 1, 1, 1, 1})
+	if err != nil {
+		t.Fatal(err)
+	}
+	tr, err := New(mix, []int{5})
+	if err != nil {
+		t.Fatal(err)
+	}
+	for s := range 5 {
+		lo, hi := tr.Bin(0, s)
+		p := mix.CDF(hi) - mix.CDF(lo)
+		if math.Abs(p-0.2) > 1e-12 {
+			t.Errorf("bin %d has base probability %v; want 0.2", s, p)
+		}
+	}
+	for _, x := range []float64{-12, -7.5, 0.3, 4, 11} {
+		h := 1e-5
+		fd := (mix.LogProb(x+h) - mix.LogProb(x-h)) / (2 * h)
+		if math.Abs(fd-mix.Score(x)) > 1e-6*math.Max(1, math.Abs(fd)) {
+			t.Errorf("score at %v: %v; finite difference %v", x, mix.Score(x), fd)
+		}
+	}
+	r := rng.New(9, 0)
+	x := make([]float64, 1)
+	for range 200 {
+		for s := range 5 {
+			tr.SampleGiven(x, []int{s}, r)
+			if tr.State(0, x[0]) != s {
+				t.Fatalf("x | z = %d gave %v in bin %d", s, x[0], tr.State(0, x[0]))
+			}
+		}
+	}
+	if _, err := NewMixture([]float64{1}, []float64{0, 1}, []float64{1}); err == nil {
+		t.Error("mismatched mixture accepted")
+	}
+}

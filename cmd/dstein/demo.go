@@ -2,7 +2,9 @@ package main
 
 import (
 	"fmt"
+	"io"
 	"math"
+	"text/tabwriter"
 
 	"github.com/spf13/cobra"
 
@@ -43,10 +45,11 @@ func newDemoCmd(e *env) *cobra.Command {
 	var modelSeed uint64
 	cmd := &cobra.Command{
 		Use:   "demo",
-		Short: "Sample two built-in models with GF-SVGD and compare with the exact answer",
-		Long: `Sample a 4×4 Ising grid and a small RBM with GF-SVGD and compare the
-estimated means with exact enumeration. The RMSE of n i.i.d. exact samples
-is shown for scale.`,
+		Short: "Sample two built-in models with GF-SVGD and Gibbs and compare with the exact answer",
+		Long: `Sample a 4×4 Ising grid and a small RBM with GF-SVGD, with Gibbs sampling
+(n chains) and with exact i.i.d. sampling, and compare each method's estimated
+means with the exact ones (by enumeration). The RMSE that n exact i.i.d.
+samples have on average is shown for scale.`,
 		Args: cobra.NoArgs,
 		RunE: func(cmd *cobra.Command, _ []string) error {
 			if f.n < 1 {
@@ -66,55 +69,105 @@ is shown for scale.`,
 			if err != nil {
 				return err
 			}
-			w := e.stdout
+			initStd := set.InitStd
+			if initStd == 0 {
+				initStd = 1
+			}
 			for k, m := range models {
-				ex, err := exact.Enumerate(m, 0)
+				truth, err := exact.NewEnumerated(m, 0)
 				if err != nil {
 					return err
 				}
-				b := newBar(e, f.iters, "gfsvgd")
-				opts := infer.Options{Method: "gfsvgd", N: f.n, Iters: f.iters, Seed: f.seed, GFSVGD: set,
-					Surrogate: f.gf.surrogate, Temperature: f.gf.temperature}
-				if b != nil {
-					opts.Progress = b
+				ex := truth.Result()
+				methods := []struct{ method, label string }{
+					{"gfsvgd", fmt.Sprintf("GF-SVGD (preset %s, %s surrogate)", f.gf.preset, f.gf.surrogate)},
+					{"gibbs", "Gibbs (n chains)"},
+					{"exact", "exact i.i.d. sampling"},
 				}
-				out, err := infer.Sample(e.ctx, m, opts)
-				b.finish()
-				if err != nil {
-					return err
-				}
-				if out.Status == sampler.Canceled {
-					return interrupted{"interrupted"}
-				}
-				var mse, iid float64
-				for i := range out.Means {
-					mse += (out.Means[i] - ex.Means[i]) * (out.Means[i] - ex.Means[i])
-					var v float64
-					for s, p := range ex.Marginals[i] {
-						dv := m.States(i)[s] - ex.Means[i]
-						v += p * dv * dv
+				var outs []*infer.Output
+				for _, mt := range methods {
+					b := newBar(e, f.iters, mt.method)
+					opts := infer.Options{Method: mt.method, N: f.n, Iters: f.iters, Seed: f.seed, GFSVGD: set,
+						InitMean: set.InitMean, InitStd: initStd, Truth: truth,
+						Surrogate: f.gf.surrogate, Temperature: f.gf.temperature}
+					if mt.method == "exact" {
+						opts.Iters = 0
 					}
-					iid += v / float64(f.n)
+					if b != nil {
+						opts.Progress = b
+					}
+					out, err := infer.Sample(e.ctx, m, opts)
+					b.finish()
+					if err != nil {
+						return err
+					}
+					if out.Status == sampler.Canceled {
+						return interrupted{"interrupted"}
+					}
+					outs = append(outs, out)
 				}
-				d := float64(m.Dim())
 				if k > 0 {
-					fmt.Fprintln(w)
+					fmt.Fprintln(e.stdout)
 				}
-				fmt.Fprintf(w, "%s\n", names[k])
-				fmt.Fprintf(w, "GF-SVGD (preset %s, surrogate %s): n = %d, %d iterations, %.2f s, weight ESS %.1f\n",
-					f.gf.preset, f.gf.surrogate, f.n, out.Iters, out.Seconds, out.WeightESS)
-				printMeans(w, m, out.Means, out.Marginals, ex.Means, f.show)
-				fmt.Fprintf(w, "RMSE of the means: GF-SVGD %.4f; expected for %d i.i.d. exact samples %.4f\n", math.Sqrt(mse/d), f.n, math.Sqrt(iid/d))
+				fmt.Fprintf(e.stdout, "%s: exact answers by enumeration\n\n", names[k])
+				tw := tabwriter.NewWriter(e.stdout, 0, 0, 2, ' ', 0)
+				fmt.Fprintln(tw, "method\tn\titerations\tseconds\tRMSE of E[z]\t")
+				for j, mt := range methods {
+					it := fmt.Sprint(outs[j].Iters)
+					if mt.method == "exact" {
+						it = "-"
+					}
+					fmt.Fprintf(tw, "%s\t%d\t%s\t%.2f\t%.4f\t\n", mt.label, f.n, it, outs[j].Seconds, rmse(outs[j].Means, ex.Means))
+				}
+				tw.Flush()
+				fmt.Fprintf(e.stdout, "(n exact i.i.d. samples have an expected RMSE of %.4f)\n\n", iidRMSE(m, ex, f.n))
+				printMeanColumns(e.stdout, ex.Means, outs, f.show)
 			}
 			return nil
 		},
 	}
 	fs := cmd.Flags()
-	fs.IntVar(&f.n, "n", 200, "number of particles")
-	fs.IntVar(&f.iters, "iters", 500, "number of iterations")
-	fs.Uint64Var(&f.seed, "seed", 1, "seed of the sampler")
+	fs.IntVar(&f.n, "n", 200, "number of particles, chains and exact samples")
+	fs.IntVar(&f.iters, "iters", 500, "number of iterations (GF-SVGD) and sweeps (Gibbs)")
+	fs.Uint64Var(&f.seed, "seed", 1, "seed of the samplers")
 	fs.Uint64Var(&modelSeed, "model-seed", 1, "seed of the built-in models' random parameters")
-	fs.IntVar(&f.show, "show", 16, "number of variables to print")
+	fs.IntVar(&f.show, "show", 8, "number of variables to print")
 	f.gf.register(fs)
 	return cmd
+}
+
+func rmse(est, exactMeans []float64) float64 {
+	var s float64
+	for i := range est {
+		s += (est[i] - exactMeans[i]) * (est[i] - exactMeans[i])
+	}
+	return math.Sqrt(s / float64(len(est)))
+}
+
+// iidRMSE is the expected RMSE of the means of n exact i.i.d. samples.
+func iidRMSE(m model.Model, ex *exact.Result, n int) float64 {
+	var v float64
+	for i := range ex.Means {
+		for s, p := range ex.Marginals[i] {
+			dv := m.States(i)[s] - ex.Means[i]
+			v += p * dv * dv
+		}
+	}
+	return math.Sqrt(v / float64(n) / float64(len(ex.Means)))
+}
+
+func printMeanColumns(w io.Writer, exactMeans []float64, outs []*infer.Output, show int) {
+	d := len(exactMeans)
+	if show <= 0 || show > d {
+		show = d
+	}
+	tw := tabwriter.NewWriter(w, 0, 0, 2, ' ', tabwriter.AlignRight)
+	fmt.Fprintln(tw, "E[z_i]\texact\tGF-SVGD\tGibbs\texact MC\t")
+	for i := range show {
+		fmt.Fprintf(tw, "z%d\t%.4f\t%.4f\t%.4f\t%.4f\t\n", i, exactMeans[i], outs[0].Means[i], outs[1].Means[i], outs[2].Means[i])
+	}
+	tw.Flush()
+	if show < d {
+		fmt.Fprintf(w, "(showing %d of %d variables; --show N for more)\n", show, d)
+	}
 }

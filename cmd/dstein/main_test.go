@@ -27,7 +27,7 @@ func TestDemo(t *testing.T) {
 	if code != 0 {
 		t.Fatalf("exit %d: %s", code, errs)
 	}
-	for _, want := range []string{"Ising 4×4", "RBM", "RMSE of the means", "exact"} {
+	for _, want := range []string{"Ising 4×4", "RBM", "RMSE of E[z]", "GF-SVGD", "Gibbs", "exact i.i.d."} {
 		if !strings.Contains(out, want) {
 			t.Errorf("demo output lacks %q:\n%s", want, out)
 		}
@@ -195,5 +195,59 @@ func TestInterruptWritesNothing(t *testing.T) {
 	}
 	if _, err := os.Stat(out); err == nil {
 		t.Error("an interrupted run wrote its samples")
+	}
+}
+
+// Every method runs from the command line and writes the same outputs.
+func TestSampleMethods(t *testing.T) {
+	for _, method := range []string{"gibbs", "dhmc", "exact"} {
+		dir := t.TempDir()
+		c, j := filepath.Join(dir, "s.csv"), filepath.Join(dir, "s.json")
+		code, out, errs := dstein(t, "sample", "--model", "../../examples/ising-grid.json", "--method", method, "--n", "30", "--iters", "20", "--out", c, "--json", j)
+		if code != 0 {
+			t.Fatalf("%s: exit %d: %s", method, code, errs)
+		}
+		if !strings.Contains(out, "method     "+method) {
+			t.Errorf("%s: output does not name the method:\n%s", method, out)
+		}
+		rows, _ := os.ReadFile(c)
+		if strings.Count(string(rows), "\n") != 31 {
+			t.Errorf("%s: CSV has %d lines; want 31", method, strings.Count(string(rows), "\n"))
+		}
+		var sum map[string]any
+		data, _ := os.ReadFile(j)
+		if err := json.Unmarshal(data, &sum); err != nil || sum["method"] != method {
+			t.Errorf("%s: summary %v (%v)", method, sum["method"], err)
+		}
+	}
+	// No exact sampler: a clear error.
+	p := writeFile(t, "big.json", `{"type":"rbm","visible":30,"hidden":30,"random":{"w_std":0.1,"bias_std":1,"seed":1}}`)
+	code, _, errs := dstein(t, "sample", "--model", p, "--method", "exact")
+	if code != 1 || !strings.Contains(errs, "no exact method for this model") || strings.Count(errs, "\n") != 1 {
+		t.Errorf("exact on a big RBM: exit %d, stderr %q", code, errs)
+	}
+}
+
+func TestExperimentCommand(t *testing.T) {
+	dir := t.TempDir()
+	code, out, errs := dstein(t, "experiment", "categorical", "--out", dir, "--tiny")
+	if code != 0 {
+		t.Fatalf("exit %d: %s", code, errs)
+	}
+	for _, want := range []string{"categorical:", "tv", "gfsvgd-paper", "wrote"} {
+		if !strings.Contains(out, want) {
+			t.Errorf("output lacks %q:\n%s", want, out)
+		}
+	}
+	for _, f := range []string{"categorical.csv", "categorical.png", "categorical.svg"} {
+		if _, err := os.Stat(filepath.Join(dir, f)); err != nil {
+			t.Errorf("%s not written", f)
+		}
+	}
+	if code, _, errs := dstein(t, "experiment", "nope", "--out", dir); code != 2 || !strings.Contains(errs, "unknown experiment") {
+		t.Errorf("unknown experiment: exit %d, %q", code, errs)
+	}
+	if code, _, errs := dstein(t, "experiment", "ising-n"); code != 2 || !strings.Contains(errs, "--out") {
+		t.Errorf("missing --out: exit %d, %q", code, errs)
 	}
 }

@@ -99,6 +99,6 @@ Start with "dstein demo", then "dstein sample --model examples/ising-grid.json".
 	root.SetErr(e.stderr)
 	root.SetFlagErrorFunc(func(_ *cobra.Command, err error) error { return usageError{err} })
 	root.CompletionOptions.DisableDefaultCmd = true
-	root.AddCommand(newSampleCmd(e), newDemoCmd(e))
+	root.AddCommand(newSampleCmd(e), newDemoCmd(e), newExperimentCmd(e))
 	return root
 }

@@ -15,7 +15,9 @@ import (
 	"github.com/dstein/dstein/model/modelfile"
 	"github.com/dstein/dstein/report"
 	"github.com/dstein/dstein/sampler"
+	"github.com/dstein/dstein/sampler/dhmc"
 	"github.com/dstein/dstein/sampler/gfsvgd"
+	"github.com/dstein/dstein/sampler/gibbs"
 	"github.com/dstein/dstein/transform"
 )
 
@@ -114,7 +116,24 @@ func (g *gfsvgdFlags) settings(fs *pflag.FlagSet) (gfsvgd.Settings, error) {
 	return set, nil
 }
 
-// record describes the settings for the summary JSON.
+// record describes the settings of the run for the summary JSON.
+func (f *sampleFlags) record(set gfsvgd.Settings, gs gibbs.Settings, ds dhmc.Settings) *report.Settings {
+	std := set.InitStd
+	if std == 0 {
+		std = 1
+	}
+	switch f.method {
+	case "exact":
+		return nil
+	case "gibbs":
+		return &report.Settings{InitMean: set.InitMean, InitStd: std, Scan: f.scan}
+	case "dhmc":
+		return &report.Settings{InitMean: set.InitMean, InitStd: std, StepSize: ds.StepSize, Steps: ds.Steps}
+	}
+	return f.gf.record(set)
+}
+
+// record describes GF-SVGD's settings for the summary JSON.
 func (g *gfsvgdFlags) record(set gfsvgd.Settings) *report.Settings {
 	s := set
 	if s.LearningRate == 0 {
@@ -147,6 +166,9 @@ type sampleFlags struct {
 	n, iters, show   int
 	seed             uint64
 	gf               gfsvgdFlags
+	scan             string  // Gibbs
+	stepSize         float64 // DHMC
+	steps            int     // DHMC
 }
 
 func newSampleCmd(e *env) *cobra.Command {
@@ -172,7 +194,31 @@ with every mean and marginal, --trace the per-iteration diagnostics.`,
 	fs.StringVar(&f.trace, "trace", "", "write per-iteration diagnostics to this CSV file")
 	fs.IntVar(&f.show, "show", 10, "number of variables to print (the JSON has all)")
 	f.gf.register(fs)
+	fs.StringVar(&f.scan, "scan", "auto", "Gibbs: auto (block for RBMs, else systematic), systematic or block")
+	fs.Float64Var(&f.stepSize, "step-size", dhmc.DefaultStepSize, "DHMC: integration step size ε")
+	fs.IntVar(&f.steps, "steps", dhmc.DefaultSteps, "DHMC: integration steps per iteration")
 	return cmd
+}
+
+// chainSettings reads the Gibbs and DHMC flags.
+func (f *sampleFlags) chainSettings() (gibbs.Settings, dhmc.Settings, error) {
+	var g gibbs.Settings
+	switch f.scan {
+	case "auto":
+	case "systematic":
+		g.Scan = gibbs.Systematic
+	case "block":
+		g.Scan = gibbs.Block
+	default:
+		return g, dhmc.Settings{}, usagef("unknown --scan %q; want auto, systematic or block", f.scan)
+	}
+	if !(f.stepSize > 0) || math.IsInf(f.stepSize, 0) {
+		return g, dhmc.Settings{}, usagef("--step-size must be a finite number > 0, got %v", f.stepSize)
+	}
+	if f.steps < 1 {
+		return g, dhmc.Settings{}, usagef("--steps must be at least 1, got %d", f.steps)
+	}
+	return g, dhmc.Settings{StepSize: f.stepSize, Steps: f.steps}, nil
 }
 
 func runSample(e *env, cmd *cobra.Command, f *sampleFlags) error {
@@ -195,12 +241,28 @@ func runSample(e *env, cmd *cobra.Command, f *sampleFlags) error {
 	if err != nil {
 		return err
 	}
+	gs, ds, err := f.chainSettings()
+	if err != nil {
+		return err
+	}
+	if f.trace != "" && f.method != "gfsvgd" {
+		return usagef("--trace records GF-SVGD's diagnostics; it does not apply to --method %s", f.method)
+	}
 	m, err := modelfile.Load(f.model)
 	if err != nil {
 		return err
 	}
-	b := newBar(e, f.iters, "gfsvgd")
-	opts := infer.Options{Method: f.method, N: f.n, Iters: f.iters, Seed: f.seed, GFSVGD: set,
+	iters := f.iters
+	if f.method == "exact" {
+		iters = 0
+	}
+	b := newBar(e, iters, f.method)
+	initStd := set.InitStd
+	if initStd == 0 {
+		initStd = 1
+	}
+	opts := infer.Options{Method: f.method, N: f.n, Iters: iters, Seed: f.seed, GFSVGD: set, Gibbs: gs, DHMC: ds,
+		InitMean: set.InitMean, InitStd: initStd,
 		Surrogate: f.gf.surrogate, Temperature: f.gf.temperature, Trace: f.trace != ""}
 	if b != nil {
 		opts.Progress = b
@@ -220,7 +282,7 @@ func runSample(e *env, cmd *cobra.Command, f *sampleFlags) error {
 		}
 	}
 	if f.json != "" {
-		if err := report.SaveJSON(f.json, report.NewSummary(f.model, m, out, f.gf.record(set))); err != nil {
+		if err := report.SaveJSON(f.json, report.NewSummary(f.model, m, out, f.record(set, gs, ds))); err != nil {
 			return err
 		}
 	}
@@ -252,13 +314,24 @@ func contains(list []string, s string) bool {
 
 func printSummary(w io.Writer, f *sampleFlags, m model.Model, out *infer.Output) {
 	fmt.Fprintf(w, "model      %s (%d variables)\n", f.model, m.Dim())
-	sur := f.gf.surrogate
-	if sur == "relaxed" {
-		sur = fmt.Sprintf("relaxed, τ = %g", f.gf.temperature)
+	switch out.Method {
+	case "gfsvgd":
+		sur := f.gf.surrogate
+		if sur == "relaxed" {
+			sur = fmt.Sprintf("relaxed, τ = %g", f.gf.temperature)
+		}
+		fmt.Fprintf(w, "method     gfsvgd, preset %s, surrogate %s\n", f.gf.preset, sur)
+	case "gibbs":
+		fmt.Fprintf(w, "method     gibbs, %d chains, scan %s\n", out.N, f.scan)
+	case "dhmc":
+		fmt.Fprintf(w, "method     dhmc, %d chains, step size %g, %d integration steps per iteration\n", out.N, f.stepSize, f.steps)
+	case "exact":
+		fmt.Fprintf(w, "method     exact: %d independent exact samples\n", out.N)
 	}
-	fmt.Fprintf(w, "method     %s, preset %s, surrogate %s\n", out.Method, f.gf.preset, sur)
-	fmt.Fprintf(w, "run        n = %d, %d iterations, seed %d, %.2f s\n", out.N, out.Iters, out.Seed, out.Seconds)
-	fmt.Fprintf(w, "weights    ESS %.1f of %d at the final particles; bandwidth h = %.4g\n", out.WeightESS, out.N, out.Bandwidth)
+	fmt.Fprintf(w, "run        n = %d, %d iterations, seed %d, %.2f s, %d model evaluations\n", out.N, out.Iters, out.Seed, out.Seconds, out.Evaluations)
+	if out.Method == "gfsvgd" {
+		fmt.Fprintf(w, "weights    ESS %.1f of %d at the final particles; bandwidth h = %.4g\n", out.WeightESS, out.N, out.Bandwidth)
+	}
 	if out.Impossible > 0 {
 		fmt.Fprintf(w, "warning    %d samples are in states of probability zero\n", out.Impossible)
 	}

@@ -23,6 +23,9 @@ type Ising struct {
 	start []int
 	nbr   []int
 	cpl   []float64
+	// rows and cols are set when the model was built by Grid.
+	rows, cols int
+	periodic   bool
 }
 
 var (
@@ -30,6 +33,7 @@ var (
 	_ model.Conditional = (*Ising)(nil)
 	_ model.Delta       = (*Ising)(nil)
 	_ model.Relaxed     = (*Ising)(nil)
+	_ model.Incremental = (*Ising)(nil)
 )
 
 func finite(x float64) bool { return !math.IsNaN(x) && !math.IsInf(x, 0) }
@@ -140,7 +144,43 @@ func Grid(rows, cols int, periodic bool, coupling float64, fields []float64) (*I
 	if !finite(coupling) {
 		return nil, fmt.Errorf("ising coupling is %v; want a finite number", coupling)
 	}
-	return New(rows*cols, GridEdges(rows, cols, periodic, coupling), fields)
+	return NewGrid(rows, cols, periodic, GridEdges(rows, cols, periodic, coupling), fields)
+}
+
+// NewGrid returns the Ising model on a rows×cols grid with the given edges
+// (each joining two grid neighbours, across the boundary too when periodic;
+// couplings may differ per edge) and fields (nil for none). Unlike New, the
+// model remembers its grid, which exact inference by transfer over the grid
+// needs.
+func NewGrid(rows, cols int, periodic bool, edges []Edge, fields []float64) (*Ising, error) {
+	if rows < 1 || cols < 1 {
+		return nil, fmt.Errorf("ising grid must have at least one row and one column, got %d×%d", rows, cols)
+	}
+	allowed := map[[2]int]bool{}
+	for _, e := range GridEdges(rows, cols, periodic, 1) {
+		allowed[[2]int{e.I, e.J}] = true
+	}
+	n := rows * cols
+	for k, e := range edges {
+		if e.I < 0 || e.J < 0 || e.I >= n || e.J >= n {
+			continue // New reports it
+		}
+		if !allowed[[2]int{min(e.I, e.J), max(e.I, e.J)}] {
+			return nil, fmt.Errorf("edge %d (%d, %d) does not join neighbours of the %d×%d grid", k, e.I, e.J, rows, cols)
+		}
+	}
+	m, err := New(n, edges, fields)
+	if err != nil {
+		return nil, err
+	}
+	m.rows, m.cols, m.periodic = rows, cols, periodic
+	return m, nil
+}
+
+// GridShape reports the grid a model was built on by Grid: rows, cols and
+// whether it is periodic. ok is false for models built otherwise.
+func (m *Ising) GridShape() (rows, cols int, periodic, ok bool) {
+	return m.rows, m.cols, m.periodic, m.rows > 0
 }
 
 // Complete returns the Ising model on the complete graph of n spins with
@@ -232,3 +272,23 @@ func (m *Ising) RelaxedLogProb(grad, mem []float64) float64 {
 	}
 	return f
 }
+
+// tracker keeps the configuration of one chain; local fields cost
+// O(degree).
+type tracker struct {
+	m *Ising
+	z []int
+}
+
+// NewTracker returns a tracker at a copy of z.
+func (m *Ising) NewTracker(z []int) model.Tracker {
+	return &tracker{m: m, z: append([]int(nil), z...)}
+}
+
+func (t *tracker) State() []int  { return t.z }
+func (t *tracker) Set(i, s int)  { t.z[i] = s }
+func (t *tracker) Reset(z []int) { copy(t.z, z) }
+func (t *tracker) LogConditional(dst []float64, i int) []float64 {
+	return t.m.LogConditional(dst, t.z, i)
+}
+func (t *tracker) DeltaLogProb(i, s int) float64 { return t.m.DeltaLogProb(t.z, i, s) }

@@ -5,7 +5,6 @@ import (
 	"strings"
 	"testing"
 
-	"github.com/dstein/dstein/exact"
 	"github.com/dstein/dstein/model"
 	"github.com/dstein/dstein/model/modeltest"
 )
@@ -91,26 +90,6 @@ func TestGridEdgeCounts(t *testing.T) {
 	}
 }
 
-// Two spins: p(z1,z2) ∝ exp(J z1 z2 + h1 z1 + h2 z2). Closed form of E[z1].
-func TestTwoSpinMeansClosedForm(t *testing.T) {
-	J, h1, h2 := 0.7, 0.3, -0.5
-	m, err := New(2, []Edge{{0, 1, J}}, []float64{h1, h2})
-	if err != nil {
-		t.Fatal(err)
-	}
-	res, err := exact.Enumerate(m, 0)
-	if err != nil {
-		t.Fatal(err)
-	}
-	w := func(a, b float64) float64 { return math.Exp(J*a*b + h1*a + h2*b) }
-	Z := w(1, 1) + w(1, -1) + w(-1, 1) + w(-1, -1)
-	e1 := (w(1, 1) + w(1, -1) - w(-1, 1) - w(-1, -1)) / Z
-	e2 := (w(1, 1) - w(1, -1) + w(-1, 1) - w(-1, -1)) / Z
-	if math.Abs(res.Means[0]-e1) > 1e-12 || math.Abs(res.Means[1]-e2) > 1e-12 || math.Abs(res.LogZ-math.Log(Z)) > 1e-12 {
-		t.Errorf("means %v log Z %v; want [%v %v] and %v", res.Means, res.LogZ, e1, e2, math.Log(Z))
-	}
-}
-
 func TestNewRejectsBadInput(t *testing.T) {
 	cases := map[string]struct {
 		n      int
@@ -144,5 +123,24 @@ func TestStatesAreSpins(t *testing.T) {
 	}
 	if model.Spin(0) != -1 || model.Spin(1) != 1 {
 		t.Fatal("Spin mapping")
+	}
+}
+
+func TestNewGridChecksEdges(t *testing.T) {
+	if _, err := NewGrid(2, 3, false, []Edge{{0, 4, 1}}, nil); err == nil || !strings.Contains(err.Error(), "does not join neighbours") {
+		t.Errorf("a diagonal edge was accepted: %v", err)
+	}
+	if _, err := NewGrid(2, 3, false, []Edge{{0, 2, 1}}, nil); err == nil {
+		t.Error("a wrap-around edge on an open grid was accepted")
+	}
+	m, err := NewGrid(2, 3, true, []Edge{{0, 2, 0.7}, {0, 1, -0.2}}, nil)
+	if err != nil {
+		t.Fatal(err)
+	}
+	if r, c, p, ok := m.GridShape(); r != 2 || c != 3 || !p || !ok {
+		t.Errorf("GridShape = %d, %d, %v, %v", r, c, p, ok)
+	}
+	if _, _, _, ok := (&Ising{}).GridShape(); ok {
+		t.Error("a model without a grid reports one")
 	}
 }

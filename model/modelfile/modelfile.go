@@ -290,7 +290,13 @@ func (f *isingFile) build() (model.Model, error) {
 	for i := range fields {
 		fields[i] /= temp
 	}
-	m, err := ising.New(n, edges, fields)
+	var m *ising.Ising
+	var err error
+	if f.Grid != nil {
+		m, err = ising.NewGrid(f.Grid.Rows, f.Grid.Cols, f.Grid.Periodic, edges, fields)
+	} else {
+		m, err = ising.New(n, edges, fields)
+	}
 	if err != nil {
 		return fail("%v", err)
 	}

@@ -181,6 +181,54 @@ func Check(t testing.TB, m model.Model, opt Options) {
 	if r, ok := m.(model.Relaxed); ok {
 		checkRelaxed(t, m, r, z0, lp0, opt)
 	}
+	checkTracker(t, m, opt)
+}
+
+// checkTracker walks a tracker (the model's own, or the generic one) through
+// every state by single-variable changes and compares it with LogProb.
+func checkTracker(t testing.TB, m model.Model, opt Options) {
+	t.Helper()
+	d := m.Dim()
+	start := make([]int, d)
+	tr := model.NewTracker(m, start)
+	var dst []float64
+	ForEachState(m, func(z []int) {
+		// Move the tracker to z one variable at a time.
+		for i, s := range z {
+			tr.Set(i, s)
+		}
+		got := tr.State()
+		for i := range z {
+			if got[i] != z[i] {
+				t.Fatalf("tracker state %v after setting %v", got, z)
+			}
+		}
+		lp := m.LogProb(z)
+		if math.IsInf(lp, -1) {
+			return
+		}
+		for i := range d {
+			dst = tr.LogConditional(dst, i)
+			for s := range m.States(i) {
+				zs := append([]int(nil), z...)
+				zs[i] = s
+				want := m.LogProb(zs) - lp
+				if !agree(dst[s]-dst[z[i]], want, opt.Tol) {
+					t.Errorf("tracker LogConditional at %v, variable %d, state %d: %v; want %v", z, i, s, dst[s]-dst[z[i]], want)
+				}
+				if got := tr.DeltaLogProb(i, s); !agree(got, want, opt.Tol) {
+					t.Errorf("tracker DeltaLogProb at %v, variable %d, state %d: %v; want %v", z, i, s, got, want)
+				}
+			}
+		}
+	})
+	// Reset jumps anywhere.
+	tr.Reset(start)
+	for i, v := range tr.State() {
+		if v != start[i] {
+			t.Fatalf("tracker Reset to %v gave %v", start, tr.State())
+		}
+	}
 }
 
 func checkRelaxed(t testing.TB, m model.Model, r model.Relaxed, z0 []int, lp0 float64, opt Options) {

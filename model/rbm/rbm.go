@@ -3,6 +3,7 @@ package rbm
 import (
 	"fmt"
 	"math"
+	"math/rand/v2"
 
 	"github.com/dstein/dstein/internal/numeric"
 	"github.com/dstein/dstein/model"
@@ -24,6 +25,7 @@ var (
 	_ model.Conditional = (*RBM)(nil)
 	_ model.Delta       = (*RBM)(nil)
 	_ model.Relaxed     = (*RBM)(nil)
+	_ model.Incremental = (*RBM)(nil)
 )
 
 func finite(x float64) bool { return !math.IsNaN(x) && !math.IsInf(x, 0) }
@@ -210,4 +212,98 @@ func (r *RBM) RelaxedLogProb(grad, mem []float64) float64 {
 		}
 	}
 	return f
+}
+
+// tracker keeps one chain's configuration and its hidden preactivations
+// a_k = c_k + Σ_i W_ik z_i, so that a one-unit change costs O(M).
+type tracker struct {
+	r *RBM
+	z []int
+	a []float64
+}
+
+// NewTracker returns a tracker at a copy of z.
+func (r *RBM) NewTracker(z []int) model.Tracker {
+	t := &tracker{r: r, z: make([]int, r.d), a: make([]float64, r.m)}
+	t.Reset(z)
+	return t
+}
+
+func (t *tracker) State() []int { return t.z }
+
+func (t *tracker) Reset(z []int) {
+	copy(t.z, z)
+	for k := range t.a {
+		t.a[k] = t.r.preact(t.z, k)
+	}
+}
+
+func (t *tracker) Set(i, s int) {
+	if t.z[i] == s {
+		return
+	}
+	dz := model.Spin(s) - model.Spin(t.z[i])
+	for k := range t.a {
+		t.a[k] += t.r.wt[k*t.r.d+i] * dz
+	}
+	t.z[i] = s
+}
+
+// LogConditional writes log p*(z) with z_i = −1 and +1, up to a common
+// constant, in O(M).
+func (t *tracker) LogConditional(dst []float64, i int) []float64 {
+	r := t.r
+	si := model.Spin(t.z[i])
+	var lo, hi float64
+	for k, ak := range t.a {
+		w := r.wt[k*r.d+i]
+		a := ak - w*si
+		lo += numeric.Log2Cosh(a - w)
+		hi += numeric.Log2Cosh(a + w)
+	}
+	return append(dst[:0], lo-r.b[i], hi+r.b[i])
+}
+
+// DeltaLogProb returns the change of log p* when unit i takes state s, in
+// O(M).
+func (t *tracker) DeltaLogProb(i, s int) float64 {
+	if t.z[i] == s {
+		return 0
+	}
+	r := t.r
+	dz := model.Spin(s) - model.Spin(t.z[i])
+	f := r.b[i] * dz
+	for k, ak := range t.a {
+		f += numeric.Log2Cosh(ak+r.wt[k*r.d+i]*dz) - numeric.Log2Cosh(ak)
+	}
+	return f
+}
+
+// SampleHidden draws h ~ p(h | z): P(h_k = +1 | z) = σ(2((Wᵀz)_k + c_k)),
+// one uniform per hidden unit in order. h and z hold state indices.
+func (r *RBM) SampleHidden(h, z []int, rnd *rand.Rand) {
+	for k := range r.m {
+		a := r.preact(z, k)
+		h[k] = bernoulli(2*a, rnd)
+	}
+}
+
+// SampleVisible draws z ~ p(z | h): P(z_i = +1 | h) = σ(2((Wh)_i + b_i)),
+// one uniform per visible unit in order.
+func (r *RBM) SampleVisible(z, h []int, rnd *rand.Rand) {
+	for i := range r.d {
+		a := r.b[i]
+		for k := range r.m {
+			a += r.wt[k*r.d+i] * model.Spin(h[k])
+		}
+		z[i] = bernoulli(2*a, rnd)
+	}
+}
+
+// bernoulli returns 1 with probability σ(a).
+func bernoulli(a float64, rnd *rand.Rand) int {
+	if rnd.Float64() < numeric.Sigmoid(a) {
+		return 1
+	}
+	return 0
 }

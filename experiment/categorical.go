@@ -1,0 +1,218 @@
+package experiment
+
+import (
+	"context"
+	"fmt"
+	"math"
+	"path/filepath"
+
+	"github.com/dstein/dstein/model"
+	"github.com/dstein/dstein/model/categorical"
+	"github.com/dstein/dstein/report"
+	"github.com/dstein/dstein/rng"
+	"github.com/dstein/dstein/sampler"
+	"github.com/dstein/dstein/sampler/gfsvgd"
+	"github.com/dstein/dstein/transform"
+)
+
+func init() {
+	register(&Experiment{
+		Name:        "categorical",
+		Title:       "GF-SVGD on the appendix's 1-D categorical distribution: frequencies of Γ(x) over iterations",
+		Trials:      20,
+		QuickTrials: 5,
+		Setting:     "iteration",
+		body:        runCategorical,
+	})
+}
+
+// gfVariant is a GF-SVGD configuration compared in the experiments: the
+// paper's preset with the paper's surrogate for the model, and dstein's
+// defaults.
+type gfVariant struct {
+	name, preset, surrogate, label string
+}
+
+func categoricalVariants() []gfVariant {
+	return []gfVariant{
+		{"gfsvgd-paper", "paper", "base", "GF-SVGD, paper preset, ρ = p0"},
+		{"gfsvgd", "default", "relaxed", "GF-SVGD, default preset, relaxed ρ"},
+	}
+}
+
+var appendixStates = categorical.Variable{States: []float64{-1, -0.5, 0, 0.5, 1}, Probs: []float64{0.1, 0.2, 0.3, 0.1, 0.3}}
+
+// runGFSnapshots runs GF-SVGD and calls snap at the given iterations
+// (0 = the initial draw).
+func runGFSnapshots(ctx context.Context, m model.Model, t *transform.Transform, v gfVariant, n int, seed uint64, at []int, snap func(it int, s *gfsvgd.Sampler) error) error {
+	set, err := gfsvgd.Preset(v.preset)
+	if err != nil {
+		return err
+	}
+	var rho transform.Surrogate = transform.BaseSurrogate{T: t}
+	if v.surrogate == "relaxed" {
+		if rho, err = transform.NewRelaxed(t, m.(model.Relaxed), 0); err != nil {
+			return err
+		}
+	}
+	s, err := gfsvgd.New(m, t, rho, n, set, rng.New(seed, rng.StreamInit))
+	if err != nil {
+		return err
+	}
+	next := 0
+	for it := 0; next < len(at); it++ {
+		if it == at[next] {
+			if err := snap(it, s); err != nil {
+				return err
+			}
+			next++
+			continue
+		}
+		if err := ctx.Err(); err != nil {
+			return err
+		}
+		if err := s.Step(); err != nil {
+			return err
+		}
+		it = s.Iter() - 1
+	}
+	return nil
+}
+
+func runCategorical(r *runner) (*Result, error) {
+	m, err := categorical.New([]categorical.Variable{appendixStates})
+	if err != nil {
+		return nil, err
+	}
+	t, err := transform.ForModel(nil, m)
+	if err != nil {
+		return nil, err
+	}
+	n, at := 1000, []int{0, 25, 50, 100, 500}
+	switch r.cfg.Mode {
+	case Quick:
+		n = 500
+	case Tiny:
+		n, at = 100, []int{0, 5, 10}
+	}
+	variants := categoricalVariants()
+	labels := map[string]string{}
+	for _, v := range variants {
+		r.presets[v.name] = v.preset
+		labels[v.name] = v.label
+	}
+	for tr := range r.trials {
+		seed := trialSeed(r.cfg.Seed, tr)
+		for _, v := range variants {
+			// One run gives every snapshot; run it when any is missing.
+			missing := false
+			for _, it := range at {
+				if _, ok := r.j.done[key{v.name, float64(it), tr}]; !ok {
+					missing = true
+				}
+			}
+			if !missing {
+				continue
+			}
+			err := runGFSnapshots(r.ctx, m, t, v, n, seed, at, func(it int, s *gfsvgd.Sampler) error {
+				_, err := r.trial(v.name, float64(it), tr, func() (map[string]float64, error) {
+					res, err := s.Result()
+					if err != nil {
+						return nil, err
+					}
+					freq := sampler.Marginals(m, res.Samples)[0]
+					out := map[string]float64{}
+					var tv, mx float64
+					for k, p := range appendixStates.Probs {
+						out["freq:"+report.FormatValue(appendixStates.States[k])] = freq[k]
+						tv += math.Abs(freq[k]-p) / 2
+						mx = math.Max(mx, math.Abs(freq[k]-p))
+					}
+					out["tv"] = tv
+					out["max_error"] = mx
+					return out, nil
+				})
+				return err
+			})
+			if err != nil {
+				return nil, err
+			}
+		}
+		r.logf("categorical: trial %d/%d done", tr+1, r.trials)
+	}
+	rows := r.summarize()
+	res := &Result{Rows: rows, Show: []string{"tv", "max_error"}}
+	res.Notes = append(res.Notes, fmt.Sprintf("n = %d particles; %s: %s; %s: %s.", n,
+		variants[0].name, gfsvgd.PresetDescription("paper"), variants[1].name, gfsvgd.PresetDescription("default")))
+
+	// Figure: frequencies at each snapshot, TV over iterations, and the
+	// particles of trial 0 (paper preset) at iteration 100 on p_c.
+	var panels []report.Panel
+	labelsX := make([]string, len(appendixStates.States))
+	for k, v := range appendixStates.States {
+		labelsX[k] = report.FormatValue(v)
+	}
+	for _, it := range at {
+		p := report.Panel{Title: fmt.Sprintf("iteration %d", it), XLabel: "state z", YLabel: "probability", Labels: labelsX, YMin: 0, YMax: 1.05}
+		p.Bars = append(p.Bars, report.Bars{Name: "p*(z)", Values: appendixStates.Probs, ColorIndex: 6})
+		for k, v := range variants {
+			vals := make([]float64, len(appendixStates.States))
+			for _, row := range rows {
+				if row.Method == v.name && row.X == float64(it) {
+					for s, st := range appendixStates.States {
+						if row.Metric == "freq:"+report.FormatValue(st) {
+							vals[s] = row.Mean
+						}
+					}
+				}
+			}
+			p.Bars = append(p.Bars, report.Bars{Name: v.label, Values: vals, ColorIndex: k})
+		}
+		panels = append(panels, p)
+	}
+	names := []string{variants[0].name, variants[1].name}
+	panels = append(panels, report.Panel{Title: "distance to p* (mean ± SE over trials)", XLabel: "iteration", YLabel: "log10 total variation",
+		Series: series(rows, "tv", names, labels, true)})
+	densAt := 0
+	for _, it := range at {
+		if it <= 100 {
+			densAt = it
+		}
+	}
+	dens, err := categoricalDensityPanel(r.ctx, m, t, variants[0], n, trialSeed(r.cfg.Seed, 0), densAt)
+	if err != nil {
+		return nil, err
+	}
+	panels = append(panels, dens)
+	fig := report.Figure{Panels: panels, Cols: 3}
+	if err := fig.Save(filepath.Join(r.cfg.Out, "categorical")); err != nil {
+		return nil, err
+	}
+	return res, nil
+}
+
+// categoricalDensityPanel draws p_c(x) = K p0(x) p*(Γ(x)) with the particles
+// of one run at iteration it as points along the bottom.
+func categoricalDensityPanel(ctx context.Context, m *categorical.Categorical, t *transform.Transform, v gfVariant, n int, seed uint64, it int) (report.Panel, error) {
+	p := report.Panel{Title: fmt.Sprintf("p_c(x) and the particles at iteration %d", it), XLabel: "x", YLabel: "density"}
+	var xs, pc, p0 []float64
+	K := float64(len(m.States(0)))
+	z := make([]int, 1)
+	for x := -3.5; x <= 3.5; x += 0.01 {
+		xs = append(xs, x)
+		pc = append(pc, K*math.Exp(t.LogTarget(m, []float64{x}, z)))
+		p0 = append(p0, math.Exp(t.LogBase([]float64{x})))
+	}
+	p.Series = append(p.Series, report.Series{Name: "p_c(x)", X: xs, Y: pc, ColorIndex: 0})
+	p.Series = append(p.Series, report.Series{Name: "p0(x) = N(0, 1)", X: xs, Y: p0, ColorIndex: 1, Dashed: true})
+	err := runGFSnapshots(ctx, m, t, v, n, seed, []int{it}, func(_ int, s *gfsvgd.Sampler) error {
+		x := s.Particles()
+		ys := make([]float64, len(x))
+		for k := range ys {
+			ys[k] = -0.01 - 0.02*float64(k%5)/5
+		}
+		p.Series = append(p.Series, report.Series{Name: "particles", X: append([]float64(nil), x...), Y: ys, Points: true, ColorIndex: 2})
+		return nil
+	})
+	return p, err
+}

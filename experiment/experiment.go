@@ -1,0 +1,181 @@
+package experiment
+
+import (
+	"context"
+	"fmt"
+	"io"
+	"math"
+	"os"
+	"path/filepath"
+	"sort"
+	"strings"
+	"text/tabwriter"
+
+	"github.com/dstein/dstein/report"
+)
+
+// Experiment is one figure of the paper.
+type Experiment struct {
+	// Name is the command-line name, Title a one-line description.
+	Name, Title string
+	// Trials is the default number of trials of a full run; quick and tiny
+	// runs use fewer.
+	Trials      int
+	QuickTrials int
+	// Options lists the experiment-specific options it understands, with
+	// their defaults.
+	Options map[string]float64
+	// Setting names the swept quantity (the x of the table).
+	Setting string
+	body    func(r *runner) (*Result, error)
+}
+
+var registry = map[string]*Experiment{}
+
+func register(e *Experiment) { registry[e.Name] = e }
+
+// Names lists the experiments in alphabetical order.
+func Names() []string {
+	var out []string
+	for k := range registry {
+		out = append(out, k)
+	}
+	sort.Strings(out)
+	return out
+}
+
+// Get returns the named experiment.
+func Get(name string) (*Experiment, error) {
+	e, ok := registry[name]
+	if !ok {
+		return nil, fmt.Errorf("unknown experiment %q; want one of %s", name, strings.Join(Names(), ", "))
+	}
+	return e, nil
+}
+
+// Run runs the experiment (resuming from DIR/NAME.trials.csv when it
+// exists), writes DIR/NAME.csv, DIR/NAME.png and DIR/NAME.svg, and returns
+// the summary.
+func (e *Experiment) Run(ctx context.Context, cfg Config) (*Result, error) {
+	if err := os.MkdirAll(cfg.Out, 0o755); err != nil {
+		return nil, fmt.Errorf("creating %s: %w", cfg.Out, err)
+	}
+	opts := map[string]float64{}
+	for k, v := range e.Options {
+		opts[k] = v
+	}
+	for k, v := range cfg.Options {
+		if _, ok := e.Options[k]; !ok {
+			return nil, fmt.Errorf("experiment %s has no option %q", e.Name, k)
+		}
+		opts[k] = v
+	}
+	cfg.Options = opts
+	trials := cfg.Trials
+	if trials <= 0 {
+		switch cfg.Mode {
+		case Full:
+			trials = e.Trials
+		case Quick:
+			trials = e.QuickTrials
+		default:
+			trials = 2
+		}
+	}
+	j, err := openJournal(e.Name, cfg, trials)
+	if err != nil {
+		return nil, err
+	}
+	defer j.close()
+	r := &runner{ctx: ctx, cfg: cfg, name: e.Name, trials: trials, j: j, setting: e.Setting, presets: map[string]string{}}
+	res, err := e.body(r)
+	if err != nil {
+		return nil, err
+	}
+	res.Name = e.Name
+	csvPath := filepath.Join(cfg.Out, e.Name+".csv")
+	if err := WriteCSV(csvPath, e.Name, res.Rows); err != nil {
+		return nil, err
+	}
+	res.Files = append([]string{csvPath, filepath.Join(cfg.Out, e.Name+".png"), filepath.Join(cfg.Out, e.Name+".svg")}, res.Files...)
+	return res, nil
+}
+
+// PrintTable writes the summary as an aligned table, one block per metric
+// (only the metrics in res.Show when it is set; the CSV has them all).
+func PrintTable(w io.Writer, res *Result) {
+	tw := tabwriter.NewWriter(w, 0, 0, 2, ' ', tabwriter.AlignRight)
+	show := map[string]bool{}
+	for _, m := range res.Show {
+		show[m] = true
+	}
+	metric := ""
+	for _, r := range res.Rows {
+		if len(show) > 0 && !show[r.Metric] {
+			continue
+		}
+		if r.Metric != metric {
+			if metric != "" {
+				fmt.Fprintln(tw, "\t\t\t\t\t")
+			}
+			metric = r.Metric
+			fmt.Fprintf(tw, "%s\tmethod\t%s\tmean\tSE\ttrials\t\n", r.Metric, r.Setting)
+		}
+		fmt.Fprintf(tw, "\t%s\t%s\t%s\t%s\t%d\t\n", r.Method, report.FormatValue(r.X), sig(r.Mean), sig(r.SE), r.Trials)
+	}
+	tw.Flush()
+	for _, n := range res.Notes {
+		fmt.Fprintln(w, n)
+	}
+}
+
+func sig(v float64) string {
+	if v == 0 || math.IsInf(v, 0) || math.IsNaN(v) {
+		return fmt.Sprint(v)
+	}
+	return fmt.Sprintf("%.4g", v)
+}
+
+// series builds plot series of log10(mean) with ±SE bars for one metric,
+// one per method in the given order.
+func series(rows []Row, metric string, methods []string, labels map[string]string, log10 bool) []report.Series {
+	var out []report.Series
+	for k, m := range methods {
+		s := report.Series{Name: labels[m], ColorIndex: k}
+		if s.Name == "" {
+			s.Name = m
+		}
+		for _, r := range rows {
+			if r.Metric != metric || r.Method != m {
+				continue
+			}
+			y, lo, hi := r.Mean, r.Mean-r.SE, r.Mean+r.SE
+			if log10 {
+				y = math.Log10(r.Mean)
+				hi = math.Log10(r.Mean + r.SE)
+				if r.Mean-r.SE > 0 {
+					lo = math.Log10(r.Mean - r.SE)
+				} else {
+					lo = y - 1 // the bar reaches 0: show a decade
+				}
+			}
+			s.X = append(s.X, r.X)
+			s.Y = append(s.Y, y)
+			s.Lo = append(s.Lo, lo)
+			s.Hi = append(s.Hi, hi)
+		}
+		if len(s.X) > 0 {
+			out = append(out, s)
+		}
+	}
+	return out
+}
+
+// trialSeed derives the seed of trial t from the experiment seed
+// (SplitMix64 of both), so that trials are independent streams.
+func trialSeed(seed uint64, t int) uint64 {
+	z := seed ^ (uint64(t)+1)*0x9e3779b97f4a7c15
+	z = (z ^ (z >> 30)) * 0xbf58476d1ce4e5b9
+	z = (z ^ (z >> 27)) * 0x94d049bb133111eb
+	return z ^ (z >> 31)
+}

@@ -1,0 +1,155 @@
+package experiment
+
+import (
+	"bytes"
+	"context"
+	"encoding/csv"
+	"math"
+	"os"
+	"path/filepath"
+	"strconv"
+	"strings"
+	"testing"
+)
+
+func readCSV(t *testing.T, path string) [][]string {
+	t.Helper()
+	f, err := os.Open(path)
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer f.Close()
+	rows, err := csv.NewReader(f).ReadAll()
+	if err != nil {
+		t.Fatal(err)
+	}
+	return rows
+}
+
+// Every experiment runs in tiny mode, writes its files, and its CSV holds
+// the expected methods and metrics with finite means, standard errors ≥ 0
+// and the right number of trials.
+func TestTinyRunsWriteCheckedCSV(t *testing.T) {
+	want := map[string]struct {
+		methods []string
+		metrics []string
+	}{
+		"categorical": {[]string{"gfsvgd-paper", "gfsvgd"}, []string{"tv", "max_error", "freq:-1"}},
+		"transform":   {[]string{"gfsvgd-paper", "gfsvgd", "exact"}, []string{"tv"}},
+		"ising-n":     {[]string{"gfsvgd-paper", "gfsvgd", "gibbs", "dhmc", "exact"}, []string{"mse", "seconds", "evaluations"}},
+		"ising-sigma": {[]string{"gfsvgd-paper", "gfsvgd", "gibbs", "dhmc", "exact"}, []string{"mse"}},
+		"rbm-n":       {[]string{"gfsvgd-paper", "gfsvgd", "gibbs", "dhmc", "exact"}, []string{"mse", "mmd2"}},
+		"rbm-d":       {[]string{"gfsvgd-paper", "gfsvgd", "gibbs", "dhmc", "exact"}, []string{"mse", "mmd2"}},
+	}
+	if len(want) != len(Names()) {
+		t.Fatalf("experiments %v; the test knows %d", Names(), len(want))
+	}
+	dir := t.TempDir()
+	for _, name := range Names() {
+		e, _ := Get(name)
+		res, err := e.Run(context.Background(), Config{Out: dir, Seed: 3, Mode: Tiny})
+		if err != nil {
+			t.Fatalf("%s: %v", name, err)
+		}
+		for _, f := range res.Files {
+			if st, err := os.Stat(f); err != nil || st.Size() == 0 {
+				t.Errorf("%s: %s missing or empty", name, f)
+			}
+		}
+		rows := readCSV(t, filepath.Join(dir, name+".csv"))
+		if strings.Join(rows[0], ",") != "experiment,method,preset,setting,x,metric,mean,se,trials" {
+			t.Fatalf("%s: header %v", name, rows[0])
+		}
+		seen := map[string]bool{}
+		for _, r := range rows[1:] {
+			if r[0] != name || r[3] != e.Setting {
+				t.Errorf("%s: row %v names another experiment or setting", name, r)
+			}
+			mean, e1 := strconv.ParseFloat(r[6], 64)
+			se, e2 := strconv.ParseFloat(r[7], 64)
+			n, e3 := strconv.Atoi(r[8])
+			if e1 != nil || e2 != nil || e3 != nil || math.IsNaN(mean) || math.IsInf(mean, 0) || se < 0 || n != 2 {
+				t.Errorf("%s: bad row %v", name, r)
+			}
+			if r[5] == "mse" || r[5] == "mmd2" || r[5] == "tv" {
+				if mean < 0 || mean > 4 {
+					t.Errorf("%s: %s = %v out of range in %v", name, r[5], mean, r)
+				}
+			}
+			seen[r[1]+"/"+r[5]] = true
+		}
+		for _, m := range want[name].methods {
+			for _, k := range want[name].metrics {
+				if !seen[m+"/"+k] {
+					t.Errorf("%s: no %s rows for %s", name, k, m)
+				}
+			}
+		}
+	}
+}
+
+// A second run with the same settings takes every trial from the journal
+// and writes the same CSV; a journal cut mid-line is repaired; a journal
+// made with another seed is refused.
+func TestResume(t *testing.T) {
+	dir := t.TempDir()
+	e, _ := Get("ising-n")
+	cfg := Config{Out: dir, Seed: 5, Mode: Tiny}
+	if _, err := e.Run(context.Background(), cfg); err != nil {
+		t.Fatal(err)
+	}
+	first, _ := os.ReadFile(filepath.Join(dir, "ising-n.csv"))
+	// Cut the journal in the middle of its last line, as a kill would.
+	jp := filepath.Join(dir, "ising-n.trials.csv")
+	j, _ := os.ReadFile(jp)
+	lines := strings.Split(strings.TrimRight(string(j), "\n"), "\n")
+	cut := strings.Join(lines[:len(lines)-1], "\n") + "\n" + lines[len(lines)-1][:5]
+	os.WriteFile(jp, []byte(cut), 0o644)
+	var log bytes.Buffer
+	cfg.Log = &log
+	if _, err := e.Run(context.Background(), cfg); err != nil {
+		t.Fatal(err)
+	}
+	second, _ := os.ReadFile(filepath.Join(dir, "ising-n.csv"))
+	if a, b := withoutTiming(first), withoutTiming(second); a != b {
+		t.Errorf("the resumed run's CSV differs from the uninterrupted one:\n%s\n---\n%s", a, b)
+	}
+	cfg.Seed = 6
+	if _, err := e.Run(context.Background(), cfg); err == nil || !strings.Contains(err.Error(), "other settings") {
+		t.Errorf("a journal of seed 5 was reused for seed 6: %v", err)
+	}
+}
+
+func TestUnknownExperimentAndOption(t *testing.T) {
+	if _, err := Get("nope"); err == nil {
+		t.Error("unknown experiment accepted")
+	}
+	e, _ := Get("rbm-n")
+	if _, err := e.Run(context.Background(), Config{Out: t.TempDir(), Mode: Tiny, Options: map[string]float64{"field": 1}}); err == nil {
+		t.Error("an option rbm-n does not have was accepted")
+	}
+}
+
+func TestTrialSeedsDiffer(t *testing.T) {
+	seen := map[uint64]bool{}
+	for s := range uint64(3) {
+		for tr := range 100 {
+			v := trialSeed(s, tr)
+			if seen[v] {
+				t.Fatalf("trial seed collision at seed %d trial %d", s, tr)
+			}
+			seen[v] = true
+		}
+	}
+}
+
+// withoutTiming drops the wall-time rows, which differ between runs.
+func withoutTiming(csv []byte) string {
+	var keep []string
+	for _, l := range strings.Split(string(csv), "\n") {
+		if !strings.Contains(l, ",seconds,") {
+			keep = append(keep, l)
+		}
+	}
+	return strings.Join(keep, "\n")
+}

@@ -1,0 +1,12 @@
+// Package gibbs implements Gibbs sampling with n independent chains:
+// single-site systematic scans for any model (through model.Tracker, so a
+// site update costs its neighbourhood), and block Gibbs for models with
+// latent units such as the RBM (all hidden units given the visible ones,
+// then all visible units given the hidden ones).
+//
+// Chains start at Γ(x) of the same initial draw that GF-SVGD makes from the
+// same seed (sampler.InitialParticles from rng.New(seed, rng.StreamInit)),
+// so the comparison with GF-SVGD starts from the same points. Chain c draws
+// its transition randomness from rng.New(seed, rng.Trial(rng.StreamSample,
+// c)), so results do not depend on the number of cores.
+package gibbs

@@ -1,0 +1,336 @@
+package gibbs
+
+import (
+	"fmt"
+	"math"
+	"math/rand/v2"
+
+	"github.com/dstein/dstein/internal/numeric"
+	"github.com/dstein/dstein/internal/parallel"
+	"github.com/dstein/dstein/model"
+	"github.com/dstein/dstein/rng"
+	"github.com/dstein/dstein/sampler"
+	"github.com/dstein/dstein/transform"
+)
+
+// Scan selects the update schedule.
+type Scan int
+
+const (
+	// Auto uses block Gibbs when the model supports it, else a systematic
+	// single-site scan (the default).
+	Auto Scan = iota
+	// Systematic updates sites 0, 1, …, d−1 in order every sweep.
+	Systematic
+	// Block alternates all latent units given the visible ones and all
+	// visible units given the latent ones; the model must support it.
+	Block
+)
+
+// String returns "auto", "systematic" or "block".
+func (s Scan) String() string {
+	switch s {
+	case Systematic:
+		return "systematic"
+	case Block:
+		return "block"
+	}
+	return "auto"
+}
+
+// Settings configure Gibbs sampling. The zero value is valid.
+type Settings struct {
+	// Scan defaults to Auto.
+	Scan Scan
+	// InitMean and InitStd give the initial draw x ~ N(InitMean, InitStd²)
+	// whose Γ(x) starts the chains. Defaults 0 and 1 (0 means 1).
+	InitMean, InitStd float64
+}
+
+// BlockModel is a model whose variables are conditionally independent
+// given latent units, and vice versa (the RBM).
+type BlockModel interface {
+	model.Model
+	// Hidden returns the number of latent units (each ±1).
+	Hidden() int
+	// SampleHidden draws the latent units given the visible ones.
+	SampleHidden(h, z []int, r *rand.Rand)
+	// SampleVisible draws the visible units given the latent ones.
+	SampleVisible(z, h []int, r *rand.Rand)
+}
+
+// SpinModel is a pairwise model of ±1 spins, log p*(z) = Σ J_ij z_i z_j +
+// Σ h_i z_i (the Ising model). Gibbs sweeps such models with a dedicated
+// loop over flat arrays instead of going through a Tracker.
+type SpinModel interface {
+	model.Model
+	// Neighbors returns the neighbours of spin i and the couplings to them.
+	Neighbors(i int) ([]int, []float64)
+	// Fields returns h.
+	Fields() []float64
+}
+
+// Sampler is the state of n Gibbs chains. It is not safe for concurrent
+// use.
+type Sampler struct {
+	m      model.Model
+	block  BlockModel
+	spin   *spinKernel
+	n, d   int
+	chains []chain
+	sweeps int
+	evals  int64 // conditional evaluations (site updates or unit draws)
+	task   sweepTask
+}
+
+type chain struct {
+	tr  model.Tracker
+	b   []uint8 // spins as 0/1 for the spin kernel
+	r   *rand.Rand
+	h   []int // latent units for block Gibbs
+	z   []int // visible units for block Gibbs
+	buf []float64
+}
+
+var _ sampler.Stepper = (*Sampler)(nil)
+
+// New starts n chains on m at Γ of the initial draw of seed.
+func New(m model.Model, t *transform.Transform, n int, set Settings, seed uint64) (*Sampler, error) {
+	if set.InitStd == 0 {
+		set.InitStd = 1
+	}
+	if n < 1 {
+		return nil, fmt.Errorf("gibbs: need at least one chain, got %d", n)
+	}
+	if t.Dim() != m.Dim() {
+		return nil, fmt.Errorf("gibbs: model has %d variables but the transform has %d", m.Dim(), t.Dim())
+	}
+	if math.IsNaN(set.InitMean) || math.IsInf(set.InitMean, 0) || !(set.InitStd > 0) || math.IsInf(set.InitStd, 0) {
+		return nil, fmt.Errorf("gibbs: initial draw N(%v, %v²) is not valid", set.InitMean, set.InitStd)
+	}
+	x := sampler.InitialParticles(nil, n, m.Dim(), set.InitMean, set.InitStd, rng.New(seed, rng.StreamInit))
+	z := make([]int, len(x))
+	for j := range n {
+		t.Gamma(z[j*m.Dim():(j+1)*m.Dim()], x[j*m.Dim():(j+1)*m.Dim()])
+	}
+	return NewFrom(m, z, n, set, seed)
+}
+
+// NewFrom starts n chains at the states in z (row-major n×d, copied).
+func NewFrom(m model.Model, z []int, n int, set Settings, seed uint64) (*Sampler, error) {
+	d := m.Dim()
+	if n < 1 || d < 1 || len(z) != n*d {
+		return nil, fmt.Errorf("gibbs: %d initial states for %d chains of dimension %d", len(z), n, d)
+	}
+	for k, s := range z {
+		if s < 0 || s >= len(m.States(k%d)) {
+			return nil, fmt.Errorf("gibbs: initial state %d of chain %d is %d; variable %d has %d states", k%d, k/d, s, k%d, len(m.States(k%d)))
+		}
+	}
+	s := &Sampler{m: m, n: n, d: d, chains: make([]chain, n)}
+	switch set.Scan {
+	case Auto, Block:
+		if b, ok := m.(BlockModel); ok {
+			s.block = b
+		} else if set.Scan == Block {
+			return nil, fmt.Errorf("gibbs: block Gibbs needs a model with latent units (an RBM)")
+		}
+	case Systematic:
+	default:
+		return nil, fmt.Errorf("gibbs: unknown scan %d", int(set.Scan))
+	}
+	if sm, ok := m.(SpinModel); ok && s.block == nil {
+		s.spin = newSpinKernel(sm)
+	}
+	for c := range s.chains {
+		ch := &s.chains[c]
+		ch.r = rng.New(seed, rng.Trial(rng.StreamSample, c))
+		zc := z[c*d : (c+1)*d]
+		if s.spin != nil {
+			ch.b = make([]uint8, d)
+			for i, v := range zc {
+				ch.b[i] = uint8(v)
+			}
+		} else if s.block != nil {
+			ch.z = append([]int(nil), zc...)
+			ch.h = make([]int, s.block.Hidden())
+		} else {
+			ch.tr = model.NewTracker(m, zc)
+		}
+	}
+	s.task.s = s
+	return s, nil
+}
+
+type sweepTask struct{ s *Sampler }
+
+func (t *sweepTask) Do(lo, hi int) {
+	s := t.s
+	for c := lo; c < hi; c++ {
+		ch := &s.chains[c]
+		if s.spin != nil {
+			s.spin.sweep(ch.b, ch.r)
+			continue
+		}
+		if s.block != nil {
+			s.block.SampleHidden(ch.h, ch.z, ch.r)
+			s.block.SampleVisible(ch.z, ch.h, ch.r)
+			continue
+		}
+		for i := range s.d {
+			ch.buf = ch.tr.LogConditional(ch.buf, i)
+			ch.tr.Set(i, draw(ch.buf, ch.r))
+		}
+	}
+}
+
+// draw samples an index with probabilities ∝ exp(lp), with one uniform.
+// When every entry is −Inf (the other variables are in an impossible
+// configuration) it picks an index uniformly.
+func draw(lp []float64, r *rand.Rand) int {
+	u := r.Float64()
+	m := math.Inf(-1)
+	for _, v := range lp {
+		m = max(m, v)
+	}
+	if math.IsInf(m, -1) {
+		return min(int(u*float64(len(lp))), len(lp)-1)
+	}
+	if len(lp) == 2 {
+		if u < numeric.Sigmoid(lp[1]-lp[0]) {
+			return 1
+		}
+		return 0
+	}
+	var tot float64
+	for _, v := range lp {
+		tot += math.Exp(v - m)
+	}
+	u *= tot
+	last := 0
+	for k, v := range lp {
+		if math.IsInf(v, -1) {
+			continue
+		}
+		u -= math.Exp(v - m)
+		last = k
+		if u < 0 {
+			return k
+		}
+	}
+	return last
+}
+
+// Step runs one sweep of every chain: d single-site updates, or one block
+// update of the latent and then the visible units.
+func (s *Sampler) Step() error {
+	parallel.For(s.n, 1, &s.task)
+	s.sweeps++
+	if s.block != nil {
+		s.evals += int64(s.n) * int64(s.block.Hidden()+s.d)
+	} else {
+		s.evals += int64(s.n) * int64(s.d)
+	}
+	return nil
+}
+
+// Sweeps returns the number of completed sweeps.
+func (s *Sampler) Sweeps() int { return s.sweeps }
+
+// Evaluations returns the number of conditional distributions evaluated so
+// far: one per site update, or one per unit of a block update.
+func (s *Sampler) Evaluations() int64 { return s.evals }
+
+// Blocked reports whether the chains use block Gibbs.
+func (s *Sampler) Blocked() bool { return s.block != nil }
+
+// Samples returns a copy of the chains' current states.
+func (s *Sampler) Samples() *sampler.Samples {
+	out := sampler.NewSamples(s.n, s.d)
+	for c := range s.chains {
+		switch {
+		case s.spin != nil:
+			row := out.Row(c)
+			for i, v := range s.chains[c].b {
+				row[i] = int(v)
+			}
+		case s.block != nil:
+			copy(out.Row(c), s.chains[c].z)
+		default:
+			copy(out.Row(c), s.chains[c].tr.State())
+		}
+	}
+	return out
+}
+
+// spinKernel sweeps ±1 spins of a pairwise model: spin i becomes +1 with
+// probability p_i = 1/(1+exp(−2 L_i)), L_i = h_i + Σ_j J_ij z_j, when a
+// uniform u satisfies u < p_i. For sites of degree ≤ maxTableDegree the
+// 2^degree possible values of p_i are tabulated once (computed with the same
+// arithmetic as the direct formula, so the draws are identical), which
+// removes the exponential from the sweep.
+type spinKernel struct {
+	start []int
+	nbr   []int
+	cpl   []float64
+	h     []float64
+	// table[tstart[i] + pattern] is p_i for the neighbour pattern (bit k
+	// set when neighbour k is +1); tstart[i] < 0 for sites without a table.
+	tstart []int
+	table  []float64
+}
+
+const maxTableDegree = 10
+
+func newSpinKernel(m SpinModel) *spinKernel {
+	d := m.Dim()
+	k := &spinKernel{start: make([]int, d+1), h: append([]float64(nil), m.Fields()...), tstart: make([]int, d)}
+	for i := range d {
+		nb, cp := m.Neighbors(i)
+		k.nbr = append(k.nbr, nb...)
+		k.cpl = append(k.cpl, cp...)
+		k.start[i+1] = len(k.nbr)
+	}
+	for i := range d {
+		deg := k.start[i+1] - k.start[i]
+		if deg > maxTableDegree {
+			k.tstart[i] = -1
+			continue
+		}
+		k.tstart[i] = len(k.table)
+		for pat := range 1 << deg {
+			l := k.h[i]
+			for e := k.start[i]; e < k.start[i+1]; e++ {
+				l += k.cpl[e] * float64(2*((pat>>(e-k.start[i]))&1)-1)
+			}
+			k.table = append(k.table, 1/(1+math.Exp(-2*l)))
+		}
+	}
+	return k
+}
+
+// sweep updates the spins b (0 for −1, 1 for +1) in order.
+func (k *spinKernel) sweep(b []uint8, r *rand.Rand) {
+	for i := range b {
+		lo, hi := k.start[i], k.start[i+1]
+		var p float64
+		if t := k.tstart[i]; t >= 0 {
+			pat := 0
+			for e := lo; e < hi; e++ {
+				pat |= int(b[k.nbr[e]]) << (e - lo)
+			}
+			p = k.table[t+pat]
+		} else {
+			l := k.h[i]
+			for e := lo; e < hi; e++ {
+				l += k.cpl[e] * float64(2*int(b[k.nbr[e]])-1)
+			}
+			p = 1 / (1 + math.Exp(-2*l))
+		}
+		if r.Float64() < p {
+			b[i] = 1
+		} else {
+			b[i] = 0
+		}
+	}
+}
