@@ -4,6 +4,7 @@ import (
 	"fmt"
 	"math"
 	"math/rand/v2"
+	"sync"
 
 	"github.com/dstein/dstein/internal/numeric"
 	"github.com/dstein/dstein/model"
@@ -14,6 +15,9 @@ import (
 // concurrent use.
 type RBM struct {
 	d, m int
+	// cosh(2W) and sinh(2W) for trackers, built on first use.
+	flipOnce     sync.Once
+	coshW, sinhW []float64
 	// wt holds Wᵀ row-major: wt[k*d+i] = W[i][k], so that the weights of
 	// hidden unit k are contiguous.
 	wt   []float64
@@ -214,17 +218,38 @@ func (r *RBM) RelaxedLogProb(grad, mem []float64) float64 {
 	return f
 }
 
-// tracker keeps one chain's configuration and its hidden preactivations
-// a_k = c_k + Σ_i W_ik z_i, so that a one-unit change costs O(M).
+// tracker keeps one chain's configuration, its hidden preactivations
+// a_k = c_k + Σ_i W_ik z_i and tanh(a_k), so that a one-unit change costs
+// O(M) with one logarithm per hidden unit: flipping z_i shifts a_k by
+// δ = ±2W_ik and log 2cosh(a+δ) − log 2cosh(a) = log(cosh δ + tanh(a)·sinh δ).
+// For |δ| > maxFlipShift the direct difference is used instead, where the
+// identity would cancel.
 type tracker struct {
 	r *RBM
 	z []int
 	a []float64
+	t []float64
+}
+
+const maxFlipShift = 3
+
+// flipTables returns cosh(2W_ik) and sinh(2W_ik), laid out like wt.
+func (r *RBM) flipTables() (ch, sh []float64) {
+	r.flipOnce.Do(func() {
+		r.coshW = make([]float64, len(r.wt))
+		r.sinhW = make([]float64, len(r.wt))
+		for k, w := range r.wt {
+			r.coshW[k] = math.Cosh(2 * w)
+			r.sinhW[k] = math.Sinh(2 * w)
+		}
+	})
+	return r.coshW, r.sinhW
 }
 
 // NewTracker returns a tracker at a copy of z.
 func (r *RBM) NewTracker(z []int) model.Tracker {
-	t := &tracker{r: r, z: make([]int, r.d), a: make([]float64, r.m)}
+	t := &tracker{r: r, z: make([]int, r.d), a: make([]float64, r.m), t: make([]float64, r.m)}
+	r.flipTables()
 	t.Reset(z)
 	return t
 }
@@ -235,6 +260,7 @@ func (t *tracker) Reset(z []int) {
 	copy(t.z, z)
 	for k := range t.a {
 		t.a[k] = t.r.preact(t.z, k)
+		t.t[k] = math.Tanh(t.a[k])
 	}
 }
 
@@ -245,23 +271,18 @@ func (t *tracker) Set(i, s int) {
 	dz := model.Spin(s) - model.Spin(t.z[i])
 	for k := range t.a {
 		t.a[k] += t.r.wt[k*t.r.d+i] * dz
+		t.t[k] = math.Tanh(t.a[k])
 	}
 	t.z[i] = s
 }
 
-// LogConditional writes log p*(z) with z_i = −1 and +1, up to a common
-// constant, in O(M).
+// LogConditional writes log p*(z) with z_i = −1 and +1 relative to the
+// current state (which gets 0), in O(M).
 func (t *tracker) LogConditional(dst []float64, i int) []float64 {
-	r := t.r
-	si := model.Spin(t.z[i])
-	var lo, hi float64
-	for k, ak := range t.a {
-		w := r.wt[k*r.d+i]
-		a := ak - w*si
-		lo += numeric.Log2Cosh(a - w)
-		hi += numeric.Log2Cosh(a + w)
-	}
-	return append(dst[:0], lo-r.b[i], hi+r.b[i])
+	dst = append(dst[:0], 0, 0)
+	other := 1 - t.z[i]
+	dst[other] = t.DeltaLogProb(i, other)
+	return dst
 }
 
 // DeltaLogProb returns the change of log p* when unit i takes state s, in
@@ -271,10 +292,20 @@ func (t *tracker) DeltaLogProb(i, s int) float64 {
 		return 0
 	}
 	r := t.r
-	dz := model.Spin(s) - model.Spin(t.z[i])
+	dz := model.Spin(s) - model.Spin(t.z[i]) // ±2
 	f := r.b[i] * dz
 	for k, ak := range t.a {
-		f += numeric.Log2Cosh(ak+r.wt[k*r.d+i]*dz) - numeric.Log2Cosh(ak)
+		idx := k*r.d + i
+		w := r.wt[idx]
+		if math.Abs(2*w) > maxFlipShift {
+			f += numeric.Log2Cosh(ak+w*dz) - numeric.Log2Cosh(ak)
+			continue
+		}
+		sh := r.sinhW[idx]
+		if dz < 0 {
+			sh = -sh
+		}
+		f += math.Log(r.coshW[idx] + t.t[k]*sh)
 	}
 	return f
 }

@@ -48,6 +48,21 @@ func TestConformanceAgainstHiddenSum(t *testing.T) {
 	}
 	modeltest.Check(t, r, modeltest.Options{Reference: joint(W, r.VisibleBias(), r.HiddenBias())})
 
+	// Large weights: the tracker's flip identity gives way to direct
+	// differences where 2|W_ik| > 3; both paths against the hidden sum.
+	big, err := Random(6, 3, 2.5, 1, 5)
+	if err != nil {
+		t.Fatal(err)
+	}
+	Wb := make([][]float64, big.Dim())
+	for i := range Wb {
+		Wb[i] = make([]float64, big.Hidden())
+		for k := range Wb[i] {
+			Wb[i][k] = big.Weight(i, k)
+		}
+	}
+	modeltest.Check(t, big, modeltest.Options{Reference: joint(Wb, big.VisibleBias(), big.HiddenBias()), Tol: 1e-8})
+
 	// The example of the model-file documentation, and M = 0.
 	W2 := [][]float64{{0.1, -0.2}, {0.3, 0.0}, {0.05, 0.1}}
 	r2, err := New(W2, []float64{0, 0.1, -0.1}, []float64{0.2, -0.2})
