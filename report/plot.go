@@ -113,26 +113,16 @@ func (p *Panel) build() (*plot.Plot, error) {
 			pl.Legend.Add(s.Name, sc)
 		case len(pts) > 40:
 			// A dense curve: a line without markers.
-			ln, err := plotter.NewLine(pts)
+			ln, err := newLine(pts, c, s.Dashed)
 			if err != nil {
 				return nil, err
-			}
-			ln.Color = c
-			ln.Width = vg.Points(1.5)
-			if s.Dashed {
-				ln.Dashes = []vg.Length{vg.Points(4), vg.Points(2)}
 			}
 			pl.Add(ln)
 			pl.Legend.Add(s.Name, ln)
 		default:
-			ln, err := plotter.NewLine(pts)
+			ln, err := newLine(pts, c, s.Dashed)
 			if err != nil {
 				return nil, err
-			}
-			ln.Color = c
-			ln.Width = vg.Points(1.3)
-			if s.Dashed {
-				ln.Dashes = []vg.Length{vg.Points(4), vg.Points(2)}
 			}
 			pl.Add(ln, sc)
 			pl.Legend.Add(s.Name, ln, sc)
@@ -165,6 +155,19 @@ func (p *Panel) build() (*plot.Plot, error) {
 }
 
 func copyXYs(p plotter.XYs) plotter.XYs { return append(plotter.XYs(nil), p...) }
+
+func newLine(pts plotter.XYs, c color.Color, dashed bool) (*plotter.Line, error) {
+	ln, err := plotter.NewLine(pts)
+	if err != nil {
+		return nil, err
+	}
+	ln.Color = c
+	ln.Width = vg.Points(1.4)
+	if dashed {
+		ln.Dashes = []vg.Length{vg.Points(4), vg.Points(2)}
+	}
+	return ln, nil
+}
 
 // Save writes base+".png" and base+".svg" (fonts embedded in the SVG so
 // that viewers do not substitute them).

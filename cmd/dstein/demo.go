@@ -14,7 +14,6 @@ import (
 	"github.com/dstein/dstein/model/ising"
 	"github.com/dstein/dstein/model/rbm"
 	"github.com/dstein/dstein/rng"
-	"github.com/dstein/dstein/sampler"
 )
 
 // demoModels are the built-in examples: small enough for exact answers by
@@ -86,23 +85,15 @@ samples have on average is shown for scale.`,
 				}
 				var outs []*infer.Output
 				for _, mt := range methods {
-					b := newBar(e, f.iters, mt.method)
 					opts := infer.Options{Method: mt.method, N: f.n, Iters: f.iters, Seed: f.seed, GFSVGD: set,
 						InitMean: set.InitMean, InitStd: initStd, Truth: truth,
 						Surrogate: f.gf.surrogate, Temperature: f.gf.temperature}
 					if mt.method == "exact" {
 						opts.Iters = 0
 					}
-					if b != nil {
-						opts.Progress = b
-					}
-					out, err := infer.Sample(e.ctx, m, opts)
-					b.finish()
+					out, err := sampleWithBar(e, m, opts)
 					if err != nil {
 						return err
-					}
-					if out.Status == sampler.Canceled {
-						return interrupted{"interrupted"}
 					}
 					outs = append(outs, out)
 				}

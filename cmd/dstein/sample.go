@@ -256,7 +256,6 @@ func runSample(e *env, cmd *cobra.Command, f *sampleFlags) error {
 	if f.method == "exact" {
 		iters = 0
 	}
-	b := newBar(e, iters, f.method)
 	initStd := set.InitStd
 	if initStd == 0 {
 		initStd = 1
@@ -264,16 +263,9 @@ func runSample(e *env, cmd *cobra.Command, f *sampleFlags) error {
 	opts := infer.Options{Method: f.method, N: f.n, Iters: iters, Seed: f.seed, GFSVGD: set, Gibbs: gs, DHMC: ds,
 		InitMean: set.InitMean, InitStd: initStd,
 		Surrogate: f.gf.surrogate, Temperature: f.gf.temperature, Trace: f.trace != ""}
-	if b != nil {
-		opts.Progress = b
-	}
-	out, err := infer.Sample(e.ctx, m, opts)
-	b.finish()
+	out, err := sampleWithBar(e, m, opts)
 	if err != nil {
 		return err
-	}
-	if out.Status == sampler.Canceled {
-		return interrupted{fmt.Sprintf("interrupted after %d of %d iterations; nothing written", out.Iters, f.iters)}
 	}
 	printSummary(e.stdout, f, m, out)
 	if f.out != "" {
@@ -301,6 +293,24 @@ func runSample(e *env, cmd *cobra.Command, f *sampleFlags) error {
 		fmt.Fprintf(e.stdout, "wrote %s\n", strings.Join(wrote, ", "))
 	}
 	return nil
+}
+
+// sampleWithBar runs infer.Sample with a progress bar on a terminal and
+// turns a canceled run into an interrupted error.
+func sampleWithBar(e *env, m model.Model, opts infer.Options) (*infer.Output, error) {
+	b := newBar(e, opts.Iters, opts.Method)
+	if b != nil {
+		opts.Progress = b
+	}
+	out, err := infer.Sample(e.ctx, m, opts)
+	b.finish()
+	if err != nil {
+		return nil, err
+	}
+	if out.Status == sampler.Canceled {
+		return nil, interrupted{fmt.Sprintf("interrupted after %d of %d iterations; nothing written", out.Iters, opts.Iters)}
+	}
+	return out, nil
 }
 
 func contains(list []string, s string) bool {

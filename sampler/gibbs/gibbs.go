@@ -265,19 +265,30 @@ func (s *Sampler) Samples() *sampler.Samples {
 
 // spinKernel sweeps ±1 spins of a pairwise model: spin i becomes +1 with
 // probability p_i = 1/(1+exp(−2 L_i)), L_i = h_i + Σ_j J_ij z_j, when a
-// uniform u satisfies u < p_i. For sites of degree ≤ maxTableDegree the
-// 2^degree possible values of p_i are tabulated once (computed with the same
-// arithmetic as the direct formula, so the draws are identical), which
-// removes the exponential from the sweep.
+// uniform 64-bit integer u satisfies u < ⌊p_i·2^64⌋ (so the probability is
+// p_i to within 2^−64). For sites of degree ≤ maxTableDegree the 2^degree
+// possible thresholds are tabulated once (with the same arithmetic as the
+// direct formula, so the draws are identical), which removes the
+// exponential from the sweep.
 type spinKernel struct {
 	start []int
 	nbr   []int
 	cpl   []float64
 	h     []float64
-	// table[tstart[i] + pattern] is p_i for the neighbour pattern (bit k
-	// set when neighbour k is +1); tstart[i] < 0 for sites without a table.
+	// table[tstart[i] + pattern] is the threshold of site i for the
+	// neighbour pattern (bit k set when neighbour k is +1); tstart[i] < 0
+	// for sites without a table.
 	tstart []int
-	table  []float64
+	table  []uint64
+}
+
+// threshold returns ⌊p·2^64⌋ for p = 1/(1+exp(−2l)), saturating at 2^64−1.
+func threshold(l float64) uint64 {
+	p := 1 / (1 + math.Exp(-2*l))
+	if p >= 1 {
+		return math.MaxUint64
+	}
+	return uint64(p * (1 << 64))
 }
 
 const maxTableDegree = 10
@@ -303,7 +314,7 @@ func newSpinKernel(m SpinModel) *spinKernel {
 			for e := k.start[i]; e < k.start[i+1]; e++ {
 				l += k.cpl[e] * float64(2*((pat>>(e-k.start[i]))&1)-1)
 			}
-			k.table = append(k.table, 1/(1+math.Exp(-2*l)))
+			k.table = append(k.table, threshold(l))
 		}
 	}
 	return k
@@ -313,21 +324,21 @@ func newSpinKernel(m SpinModel) *spinKernel {
 func (k *spinKernel) sweep(b []uint8, r *rand.Rand) {
 	for i := range b {
 		lo, hi := k.start[i], k.start[i+1]
-		var p float64
+		var th uint64
 		if t := k.tstart[i]; t >= 0 {
 			pat := 0
 			for e := lo; e < hi; e++ {
 				pat |= int(b[k.nbr[e]]) << (e - lo)
 			}
-			p = k.table[t+pat]
+			th = k.table[t+pat]
 		} else {
 			l := k.h[i]
 			for e := lo; e < hi; e++ {
 				l += k.cpl[e] * float64(2*int(b[k.nbr[e]])-1)
 			}
-			p = 1 / (1 + math.Exp(-2*l))
+			th = threshold(l)
 		}
-		if r.Float64() < p {
+		if r.Uint64() < th {
 			b[i] = 1
 		} else {
 			b[i] = 0
