@@ -378,7 +378,8 @@ func runRBMD(r *runner) (*Result, error) {
 	return rbmResult(r, pts, iters, fmt.Sprintf("n = %d, M = %d", n, hidden), "dimension d", false)
 }
 
-func rbmResult(r *runner, pts []point, iters int, what, xlabel string, logX bool) (*Result, error) {
+func rbmResult(r *runner, pts []point, iters int, what, xlabel string, fitSlope bool) (*Result, error) {
+	logX := true
 	methods := samplingMethods("relaxed")
 	rows, err := runSampling(r, pts, methods, iters)
 	if err != nil {
@@ -387,7 +388,7 @@ func rbmResult(r *runner, pts []point, iters int, what, xlabel string, logX bool
 	names, labels := methodLabels(methods)
 	res := &Result{Rows: rows, Show: []string{"mmd2", "mse"}}
 	res.Notes = append(res.Notes, fmt.Sprintf("RBM %s, W ~ N(0, 0.05), b, c ~ N(0, 1) from the seed; MMD² (V-statistic, kernel exp(−Hamming/d)) against %d exact draws (the CSV also has the unbiased form, mmd2_unbiased); %d iterations or sweeps; Gibbs is block Gibbs; DHMC: %s.", what, referenceSize(r.cfg.Mode), iters, dhmcNote()))
-	if logX {
+	if fitSlope {
 		res.Notes = append(res.Notes, slopes(rows, "mmd2", methods))
 	}
 	fig := report.Figure{SharedLegend: true, Panels: []report.Panel{
