@@ -26,6 +26,8 @@ func readCSV(t *testing.T, path string) [][]string {
 	return rows
 }
 
+var gofNames = []string{"gfksd", "gfksd-paper", "dksd", "mmd"}
+
 // Every experiment runs in tiny mode, writes its files, and its CSV holds
 // the expected methods and metrics with finite means, standard errors ≥ 0
 // and the right number of trials.
@@ -34,12 +36,17 @@ func TestTinyRunsWriteCheckedCSV(t *testing.T) {
 		methods []string
 		metrics []string
 	}{
-		"categorical": {[]string{"gfsvgd-paper", "gfsvgd"}, []string{"tv", "max_error", "freq:-1"}},
-		"transform":   {[]string{"gfsvgd-paper", "gfsvgd", "exact"}, []string{"tv"}},
-		"ising-n":     {[]string{"gfsvgd-paper", "gfsvgd", "gibbs", "dhmc", "exact"}, []string{"mse", "seconds", "evaluations"}},
-		"ising-sigma": {[]string{"gfsvgd-paper", "gfsvgd", "gibbs", "dhmc", "exact"}, []string{"mse"}},
-		"rbm-n":       {[]string{"gfsvgd-paper", "gfsvgd", "gibbs", "dhmc", "exact"}, []string{"mse", "mmd2"}},
-		"rbm-d":       {[]string{"gfsvgd-paper", "gfsvgd", "gibbs", "dhmc", "exact"}, []string{"mse", "mmd2"}},
+		"categorical":    {[]string{"gfsvgd-paper", "gfsvgd"}, []string{"tv", "max_error", "freq:-1"}},
+		"transform":      {[]string{"gfsvgd-paper", "gfsvgd", "exact"}, []string{"tv"}},
+		"ising-n":        {[]string{"gfsvgd-paper", "gfsvgd", "gibbs", "dhmc", "exact"}, []string{"mse", "seconds", "evaluations"}},
+		"ising-sigma":    {[]string{"gfsvgd-paper", "gfsvgd", "gibbs", "dhmc", "exact"}, []string{"mse"}},
+		"rbm-n":          {[]string{"gfsvgd-paper", "gfsvgd", "gibbs", "dhmc", "exact"}, []string{"mse", "mmd2"}},
+		"rbm-d":          {[]string{"gfsvgd-paper", "gfsvgd", "gibbs", "dhmc", "exact"}, []string{"mse", "mmd2"}},
+		"gof-level":      {[]string{"gfksd", "gfksd-paper", "gfksd-rademacher", "dksd", "mmd"}, []string{"reject", "p_value", "ks_uniform"}},
+		"gof-ising-temp": {gofNames, []string{"reject", "p_value"}},
+		"gof-ising-n":    {gofNames, []string{"reject", "p_value"}},
+		"gof-rbm-sigma":  {gofNames, []string{"reject", "p_value"}},
+		"gof-rbm-n":      {gofNames, []string{"reject", "p_value"}},
 	}
 	if len(want) != len(Names()) {
 		t.Fatalf("experiments %v; the test knows %d", Names(), len(want))
@@ -70,6 +77,11 @@ func TestTinyRunsWriteCheckedCSV(t *testing.T) {
 			n, e3 := strconv.Atoi(r[8])
 			if e1 != nil || e2 != nil || e3 != nil || math.IsNaN(mean) || math.IsInf(mean, 0) || se < 0 || n != 2 {
 				t.Errorf("%s: bad row %v", name, r)
+			}
+			if r[5] == "reject" || r[5] == "p_value" || r[5] == "ks_uniform" {
+				if mean < 0 || mean > 1 || (r[5] == "p_value" && mean == 0) {
+					t.Errorf("%s: %s = %v out of range in %v", name, r[5], mean, r)
+				}
 			}
 			if r[5] == "mse" || r[5] == "mmd2" || r[5] == "tv" {
 				if mean < 0 || mean > 4 {

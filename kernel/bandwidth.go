@@ -17,6 +17,10 @@ const (
 	RuleMedianPaper
 	// RuleFixed uses Bandwidth.H.
 	RuleFixed
+	// RuleMedian is h = med², the median heuristic of kernel two-sample
+	// and goodness-of-fit tests (no log(n+1) factor: a test's kernel
+	// should not narrow as n grows).
+	RuleMedian
 )
 
 // String returns the rule's name as the command line spells it.
@@ -28,11 +32,13 @@ func (r Rule) String() string {
 		return "svgd"
 	case RuleFixed:
 		return "fixed"
+	case RuleMedian:
+		return "median"
 	}
 	return fmt.Sprintf("Rule(%d)", int(r))
 }
 
-// ParseRule parses "paper", "svgd" or "fixed".
+// ParseRule parses "paper", "svgd", "median" or "fixed".
 func ParseRule(s string) (Rule, error) {
 	switch s {
 	case "paper":
@@ -41,8 +47,10 @@ func ParseRule(s string) (Rule, error) {
 		return RuleMedianSVGD, nil
 	case "fixed":
 		return RuleFixed, nil
+	case "median":
+		return RuleMedian, nil
 	}
-	return 0, fmt.Errorf("unknown bandwidth rule %q: want paper, svgd or fixed", s)
+	return 0, fmt.Errorf("unknown bandwidth rule %q: want paper, svgd, median or fixed", s)
 }
 
 // Bandwidth configures the choice of h. The zero value is h = med²/log(n+1)
@@ -65,7 +73,7 @@ func (b Bandwidth) Validate() error {
 		return fmt.Errorf("bandwidth scale is %v; want a finite number > 0 (0 means 1)", b.Scale)
 	}
 	switch b.Rule {
-	case RuleMedianPaper, RuleMedianSVGD:
+	case RuleMedianPaper, RuleMedianSVGD, RuleMedian:
 	case RuleFixed:
 		if !(b.H > 0) || math.IsInf(b.H, 0) {
 			return fmt.Errorf("fixed bandwidth is %v; want a finite number > 0", b.H)
@@ -93,6 +101,8 @@ func (b Bandwidth) FromMedian(med2 float64, n int) float64 {
 		h = b.H
 	case RuleMedianPaper:
 		h = med2 / (2 * math.Log(float64(n)+1))
+	case RuleMedian:
+		h = med2
 	default:
 		h = med2 / math.Log(float64(n)+1)
 	}

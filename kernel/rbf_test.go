@@ -139,6 +139,17 @@ func TestBandwidthRules(t *testing.T) {
 	if h := (Bandwidth{Scale: 0.5}).FromMedian(4, n); math.Abs(h-0.5*4/math.Log(100)) > 1e-15 {
 		t.Errorf("svgd rule (the zero value) h = %v", h)
 	}
+	if h := (Bandwidth{Rule: RuleMedian, Scale: 2}).FromMedian(4, n); h != 8 {
+		t.Errorf("median rule h = %v, want 2·4", h)
+	}
+	for _, name := range []string{"paper", "svgd", "median", "fixed"} {
+		if r, err := ParseRule(name); err != nil || r.String() != name {
+			t.Errorf("ParseRule(%q) = %v, %v", name, r, err)
+		}
+	}
+	if _, err := ParseRule("wide"); err == nil {
+		t.Error("unknown rule accepted")
+	}
 	if err := (Bandwidth{Rule: RuleFixed}).Validate(); err == nil {
 		t.Error("fixed rule without H accepted")
 	}

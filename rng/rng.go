@@ -11,6 +11,8 @@ const (
 	StreamInit   uint64 = 1 // initial particles or chain states
 	StreamModel  uint64 = 2 // random model parameters (fields, weights)
 	StreamSample uint64 = 3 // transition randomness of a sampler
+	StreamLift   uint64 = 4 // continuous points drawn inside discrete samples' bins
+	StreamTest   uint64 = 5 // bootstrap weights and permutations of a test
 )
 
 // New returns a ChaCha8-backed generator for (seed, stream).

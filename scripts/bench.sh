@@ -8,6 +8,10 @@ count=${1:-5}
 echo "## go test -bench (count $count)"
 go test -run '^$' -bench 'StepRBM|StepCategorical1D|ReferenceProducts' -benchmem -count "$count" ./sampler/gfsvgd/
 go test -run '^$' -bench 'ABt' -count "$count" ./internal/gemm/
+go test -run '^$' -bench . -benchmem -count "$count" ./sampler/gibbs/ ./sampler/dhmc/ ./metrics/
+go test -run '^$' -bench 'NewIsingGrid|IsingGridSample' -benchmem -count "$count" ./exact/
+go test -run '^$' -bench 'RBMTruth' -benchtime 1x -count 3 ./exact/
+go test -run '^$' -bench . -benchtime 3x -count "$count" ./gof/
 echo
 echo "## peak memory and wall time of the main commands"
 bin=$(mktemp -d)/dstein
@@ -22,3 +26,10 @@ measure demo
 measure sample --model examples/ising-grid.json --n 100 --iters 500 --out "$tmp/s.csv"
 measure sample --model examples/rbm-random.json --n 1000 --iters 50 --out "$tmp/s.csv"
 measure sample --model "$tmp/rbm1000.json" --n 1000 --iters 10 --out "$tmp/s.csv"
+measure sample --model examples/ising-grid.json --method gibbs --n 100 --iters 500 --out "$tmp/s.csv"
+measure sample --model examples/rbm-random.json --method dhmc --n 100 --iters 500 --out "$tmp/s.csv"
+measure sample --model examples/rbm-random.json --method exact --n 1000 --out "$tmp/s.csv"
+"$bin" sample --model examples/ising-grid.json --method exact --n 1000 --out "$tmp/g.csv" > /dev/null
+for t in gfksd dksd mmd; do
+	measure gof --model examples/ising-grid.json --samples "$tmp/g.csv" --test $t --bootstrap 1000
+done

@@ -15,7 +15,7 @@ func newExperimentCmd(e *env) *cobra.Command {
 	var trials int
 	var seed uint64
 	var quick, tiny bool
-	var field float64
+	var field, sigma float64
 	cmd := &cobra.Command{
 		Use:   "experiment NAME --out DIR",
 		Short: "Reproduce an experiment of the paper: a table, DIR/NAME.csv, .png and .svg",
@@ -56,6 +56,9 @@ Experiments: ` + strings.Join(experiment.Names(), ", ") + `.`,
 			if cmd.Flags().Changed("field") {
 				cfg.Options["field"] = field
 			}
+			if cmd.Flags().Changed("sigma") {
+				cfg.Options["sigma"] = sigma
+			}
 			res, err := ex.Run(e.ctx, cfg)
 			if err != nil {
 				if errors.Is(err, e.ctx.Err()) && e.ctx.Err() != nil {
@@ -76,5 +79,6 @@ Experiments: ` + strings.Join(experiment.Names(), ", ") + `.`,
 	fs.BoolVar(&quick, "quick", false, "a reduced run that finishes in under a minute")
 	fs.BoolVar(&tiny, "tiny", false, "a run of a few seconds, for testing the pipeline")
 	fs.Float64Var(&field, "field", 0, "Ising experiments: fields drawn once from U(−A, A) with the seed")
+	fs.Float64Var(&sigma, "sigma", 0.05, "gof-rbm-n: standard deviation σ' of the noise added to the RBM's weights")
 	return cmd
 }

@@ -87,9 +87,10 @@ func isCobraUsage(err error) bool {
 func newRoot(e *env) *cobra.Command {
 	root := &cobra.Command{
 		Use:   "dstein",
-		Short: "Stein's method for discrete distributions: GF-SVGD sampling",
+		Short: "Stein's method for discrete distributions: GF-SVGD sampling and goodness-of-fit tests",
 		Long: `dstein samples discrete models (categorical, Ising, RBM) with gradient-free
-Stein variational gradient descent on their continuous parameterization.
+Stein variational gradient descent on their continuous parameterization, and
+tests whether samples come from a model (dstein gof).
 
 Start with "dstein demo", then "dstein sample --model examples/ising-grid.json".`,
 		SilenceUsage:  true,
@@ -99,6 +100,6 @@ Start with "dstein demo", then "dstein sample --model examples/ising-grid.json".
 	root.SetErr(e.stderr)
 	root.SetFlagErrorFunc(func(_ *cobra.Command, err error) error { return usageError{err} })
 	root.CompletionOptions.DisableDefaultCmd = true
-	root.AddCommand(newSampleCmd(e), newDemoCmd(e), newExperimentCmd(e))
+	root.AddCommand(newSampleCmd(e), newGofCmd(e), newDemoCmd(e), newExperimentCmd(e))
 	return root
 }

@@ -1,0 +1,322 @@
+package main
+
+import (
+	"bytes"
+	"encoding/json"
+	"errors"
+	"fmt"
+	"io"
+	"math"
+	"reflect"
+	"strings"
+
+	"github.com/spf13/cobra"
+
+	"github.com/dstein/dstein/gof"
+	"github.com/dstein/dstein/kernel"
+	"github.com/dstein/dstein/model"
+	"github.com/dstein/dstein/model/modelfile"
+	"github.com/dstein/dstein/report"
+)
+
+// gofTests are the tests dstein gof runs.
+var gofTests = []string{"gfksd", "dksd", "mmd"}
+
+type gofFlags struct {
+	model, samples, test, json     string
+	alpha, temperature, h, bwScale float64
+	b, sweeps                      int
+	seed                           uint64
+	kind, surrogate, bandwidth     string
+	kernel                         string
+	kernelTemp                     float64
+}
+
+func newGofCmd(e *env) *cobra.Command {
+	var f gofFlags
+	cmd := &cobra.Command{
+		Use:   "gof --model FILE --samples FILE.csv [flags]",
+		Short: "Test whether samples come from a model (goodness of fit)",
+		Long: `Test H0: the samples come from the model, against any other distribution.
+The samples are a CSV file as "dstein sample --out" writes it. Tests:
+
+  gfksd  gradient-free kernelized Stein discrepancy on the samples lifted
+         into the continuous parameterization (the paper's test)
+  dksd   discrete kernelized Stein discrepancy, Hamming kernel
+  mmd    two-sample test against a reference sample drawn from the model
+
+Prints the statistic, the p-value and the decision at level --alpha;
+--json writes the result.`,
+		Args: cobra.NoArgs,
+		RunE: func(cmd *cobra.Command, _ []string) error { return runGof(e, cmd, &f) },
+	}
+	fs := cmd.Flags()
+	fs.StringVar(&f.model, "model", "", "JSON model file (required)")
+	fs.StringVar(&f.samples, "samples", "", "samples CSV file, as dstein sample --out writes it (required)")
+	fs.StringVar(&f.test, "test", "gfksd", "test: "+strings.Join(gofTests, ", "))
+	fs.Float64Var(&f.alpha, "alpha", gof.DefaultAlpha, "level of the test, in (0, 1)")
+	fs.IntVar(&f.b, "bootstrap", gof.DefaultB, "number of bootstrap draws (permutations for mmd)")
+	fs.Uint64Var(&f.seed, "seed", 1, "random seed; the same seed gives the same output bytes")
+	fs.StringVar(&f.json, "json", "", "write the result as JSON to this file")
+	fs.StringVar(&f.kind, "bootstrap-kind", gof.Multinomial.String(), "gfksd, dksd: bootstrap, "+strings.Join(gof.Kinds, " or "))
+	fs.StringVar(&f.surrogate, "surrogate", "", "gfksd: surrogate ρ, relaxed or base (ρ = p0) (default: relaxed where the model has a relaxed form)")
+	fs.Float64Var(&f.temperature, "temperature", gof.DefaultTestTemperature, "gfksd: temperature τ of the relaxed surrogate")
+	fs.StringVar(&f.bandwidth, "bandwidth", gof.DefaultTestBandwidth.Rule.String(), "gfksd: RBF bandwidth rule: median (h = med²), svgd (med²/log(n+1)), paper (med²/(2 log(n+1))) or fixed (with --h)")
+	fs.Float64Var(&f.h, "h", 0, "gfksd: the bandwidth h for --bandwidth fixed (implies it)")
+	fs.Float64Var(&f.bwScale, "bandwidth-scale", 1, "gfksd: multiplier of the bandwidth")
+	fs.StringVar(&f.kernel, "kernel", gof.DefaultKernel, "gfksd: kernel, rbf (RBF on x) or soft (RBF on the soft bin memberships of x)")
+	fs.Float64Var(&f.kernelTemp, "kernel-temperature", gof.DefaultKernelTemp, "gfksd: temperature of the soft kernel's memberships")
+	fs.IntVar(&f.sweeps, "sweeps", gof.DefaultSweeps, "mmd: Gibbs sweeps behind the reference sample when the model has no exact sampler")
+	return cmd
+}
+
+// only returns a usage error for the first flag in names that the user set
+// although it does not apply to the chosen test.
+func (f *gofFlags) only(cmd *cobra.Command, test string, names ...string) error {
+	if f.test == test {
+		return nil
+	}
+	for _, n := range names {
+		if cmd.Flags().Changed(n) {
+			return usagef("--%s applies to --test %s only, not to --test %s", n, test, f.test)
+		}
+	}
+	return nil
+}
+
+// options checks the flags and returns the test's settings.
+func (f *gofFlags) options(cmd *cobra.Command) (gof.Options, gof.GFKSDSettings, error) {
+	var o gof.Options
+	var set gof.GFKSDSettings
+	fs := cmd.Flags()
+	if f.model == "" {
+		return o, set, usagef("--model is required: the JSON model file the samples are tested against")
+	}
+	if f.samples == "" {
+		return o, set, usagef("--samples is required: a CSV file as dstein sample --out writes it")
+	}
+	if !contains(gofTests, f.test) {
+		return o, set, usagef("unknown test %q; want one of %s", f.test, strings.Join(gofTests, ", "))
+	}
+	if !(f.alpha > 0 && f.alpha < 1) {
+		return o, set, usagef("--alpha must be in (0, 1), got %v", f.alpha)
+	}
+	if f.b < 1 {
+		return o, set, usagef("--bootstrap must be at least 1, got %d", f.b)
+	}
+	if f.test == "mmd" && fs.Changed("bootstrap-kind") {
+		return o, set, usagef("--bootstrap-kind applies to gfksd and dksd; mmd's null comes from permutations")
+	}
+	if err := f.only(cmd, "gfksd", "surrogate", "temperature", "bandwidth", "h", "bandwidth-scale", "kernel", "kernel-temperature"); err != nil {
+		return o, set, err
+	}
+	if err := f.only(cmd, "mmd", "sweeps"); err != nil {
+		return o, set, err
+	}
+	kind, err := gof.ParseKind(f.kind)
+	if err != nil {
+		return o, set, usageError{err}
+	}
+	o = gof.Options{Alpha: f.alpha, B: f.b, Bootstrap: kind, Seed: f.seed}
+	if f.sweeps < 1 {
+		return o, set, usagef("--sweeps must be at least 1, got %d", f.sweeps)
+	}
+	switch f.surrogate {
+	case "", "relaxed", "base":
+		set.Surrogate = f.surrogate
+	default:
+		return o, set, usagef("unknown surrogate %q; want relaxed or base", f.surrogate)
+	}
+	if !(f.temperature > 0) || math.IsInf(f.temperature, 0) {
+		return o, set, usagef("--temperature must be a finite number > 0, got %v", f.temperature)
+	}
+	if f.surrogate == "base" && fs.Changed("temperature") {
+		return o, set, usagef("--temperature applies to the relaxed surrogate, not to --surrogate base")
+	}
+	set.Temperature = f.temperature
+	switch f.kernel {
+	case "rbf", "soft":
+		set.Kernel = f.kernel
+	default:
+		return o, set, usagef("unknown kernel %q; want rbf or soft", f.kernel)
+	}
+	if f.kernel != "soft" && fs.Changed("kernel-temperature") {
+		return o, set, usagef("--kernel-temperature applies to --kernel soft only")
+	}
+	if !(f.kernelTemp > 0) || math.IsInf(f.kernelTemp, 0) {
+		return o, set, usagef("--kernel-temperature must be a finite number > 0, got %v", f.kernelTemp)
+	}
+	set.KernelTemp = f.kernelTemp
+	if fs.Changed("bandwidth") || fs.Changed("h") || fs.Changed("bandwidth-scale") {
+		bw := gof.DefaultTestBandwidth
+		if fs.Changed("bandwidth") {
+			if bw.Rule, err = kernel.ParseRule(f.bandwidth); err != nil {
+				return o, set, usageError{err}
+			}
+		}
+		if fs.Changed("h") {
+			if fs.Changed("bandwidth") && bw.Rule != kernel.RuleFixed {
+				return o, set, usagef("--h is the bandwidth of --bandwidth fixed; it does not go with --bandwidth %s", f.bandwidth)
+			}
+			bw.Rule, bw.H = kernel.RuleFixed, f.h
+		}
+		if bw.Rule == kernel.RuleFixed && (!(bw.H > 0) || math.IsInf(bw.H, 0)) {
+			return o, set, usagef("--bandwidth fixed needs --h, a finite number > 0")
+		}
+		if fs.Changed("bandwidth-scale") {
+			if !(f.bwScale > 0) || math.IsInf(f.bwScale, 0) {
+				return o, set, usagef("--bandwidth-scale must be a finite number > 0, got %v", f.bwScale)
+			}
+			bw.Scale = f.bwScale
+		}
+		set.Bandwidth = &bw
+	}
+	return o, set, nil
+}
+
+func runGof(e *env, cmd *cobra.Command, f *gofFlags) error {
+	o, set, err := f.options(cmd)
+	if err != nil {
+		return err
+	}
+	m, err := modelfile.Load(f.model)
+	if err != nil {
+		return err
+	}
+	s, err := report.LoadSamplesCSV(f.samples, m)
+	if err != nil {
+		return err
+	}
+	if s.N < 2 {
+		return fmt.Errorf("%s: %d sample; a test needs at least 2", f.samples, s.N)
+	}
+	var res *gof.Result
+	switch f.test {
+	case "gfksd":
+		res, err = gof.GFKSD(e.ctx, m, s, set, o)
+	case "dksd":
+		res, err = gof.DKSD(e.ctx, m, s, o)
+	case "mmd":
+		ref, src, rerr := gof.Reference(e.ctx, m, s.N, f.sweeps, f.seed)
+		if rerr != nil {
+			err = rerr
+			break
+		}
+		res, err = gof.MMD(e.ctx, s, ref, o)
+		if res != nil {
+			res.Reference = src
+		}
+	}
+	if err != nil {
+		if e.ctx.Err() != nil && errors.Is(err, e.ctx.Err()) {
+			return interrupted{"interrupted; nothing written"}
+		}
+		return err
+	}
+	printGof(e.stdout, f, m, set, res)
+	if f.json != "" {
+		if err := report.SaveJSON(f.json, nullNonFinite{res}); err != nil {
+			return err
+		}
+		fmt.Fprintf(e.stdout, "wrote %s\n", f.json)
+	}
+	return nil
+}
+
+// printGof prints the verdict line and the details of the test.
+func printGof(w io.Writer, f *gofFlags, m model.Model, set gof.GFKSDSettings, r *gof.Result) {
+	if r.Impossible > 0 {
+		fmt.Fprintf(w, "%s: %d of %d samples have probability zero under the model: reject H0 at any level (p-value 0, no bootstrap)\n",
+			r.Test, r.Impossible, r.N)
+	} else {
+		draws := fmt.Sprintf("%d %s bootstrap draws", r.Bootstrap, r.BootstrapKind)
+		if r.BootstrapKind == "permutation" {
+			draws = fmt.Sprintf("%d permutations", r.Bootstrap)
+		}
+		verdict := "do not reject H0"
+		if r.Reject {
+			verdict = "reject H0"
+		}
+		fmt.Fprintf(w, "%s: statistic %.4g, p-value %.3g (%s): %s at α = %g\n", r.Test, r.Statistic, r.PValue, draws, verdict, r.Alpha)
+	}
+	vars := "variables"
+	if m.Dim() == 1 {
+		vars = "variable"
+	}
+	fmt.Fprintf(w, "samples    %s: n = %d, %d %s; model %s\n", f.samples, r.N, m.Dim(), vars, f.model)
+	if r.Impossible == 0 {
+		if math.IsInf(r.CriticalValue, 1) {
+			fmt.Fprintf(w, "critical   none: with %d draws the p-value is at least %.3g > α; use --bootstrap ≥ %d\n",
+				r.Bootstrap, 1/float64(r.Bootstrap+1), int(math.Ceil(1/r.Alpha-1-1e-9)))
+		} else {
+			fmt.Fprintf(w, "critical   %.4g (H0 is rejected when the statistic exceeds it)\n", r.CriticalValue)
+		}
+	}
+	switch r.Test {
+	case "gfksd":
+		if r.Impossible > 0 {
+			break
+		}
+		sur := r.Surrogate
+		if sur == "relaxed" {
+			sur = fmt.Sprintf("relaxed, τ = %g", r.Temperature)
+		}
+		kern := "RBF on x"
+		if r.Kernel == "soft" {
+			kern = fmt.Sprintf("RBF on soft memberships (τ = %g)", set.KernelTemp)
+		}
+		fmt.Fprintf(w, "kernel     %s, h = %.4g (%s rule); surrogate %s; weight ESS %.1f of %d\n", kern, r.Bandwidth, r.BandwidthRule, sur, r.ESS, r.N)
+		if r.ESS < float64(r.N)/10 {
+			fmt.Fprintf(w, "warning    the weights ρ/p_c are degenerate (ESS below n/10): the bootstrap may reject a true model too often; try a sharper --temperature or dksd\n")
+		}
+	case "dksd":
+		fmt.Fprintf(w, "kernel     exp(−H(z, z')/d), d = %g\n", r.Bandwidth)
+	case "mmd":
+		fmt.Fprintf(w, "kernel     exp(−H(z, z')/d), d = %g\n", r.Bandwidth)
+		fmt.Fprintf(w, "reference  %d samples from the model: %s\n", r.N, r.Reference)
+	}
+}
+
+// nullNonFinite marshals a flat struct as encoding/json does, field by
+// field in order and honouring the json tags, except that float fields
+// holding ±Inf or NaN become null: JSON has no such numbers, and a test's
+// statistic is +Inf when samples are impossible, its critical value +Inf
+// when too few bootstrap draws can reach α.
+type nullNonFinite struct{ v any }
+
+func (n nullNonFinite) MarshalJSON() ([]byte, error) {
+	rv := reflect.Indirect(reflect.ValueOf(n.v))
+	rt := rv.Type()
+	var b bytes.Buffer
+	b.WriteByte('{')
+	for i := range rt.NumField() {
+		sf := rt.Field(i)
+		name, opts, _ := strings.Cut(sf.Tag.Get("json"), ",")
+		if !sf.IsExported() || name == "-" {
+			continue
+		}
+		if name == "" {
+			name = sf.Name
+		}
+		fv := rv.Field(i)
+		if strings.Contains(","+opts+",", ",omitempty,") && fv.IsZero() {
+			continue
+		}
+		val := []byte("null")
+		if k := fv.Kind(); !(k == reflect.Float64 || k == reflect.Float32) || !(math.IsNaN(fv.Float()) || math.IsInf(fv.Float(), 0)) {
+			var err error
+			if val, err = json.Marshal(fv.Interface()); err != nil {
+				return nil, err
+			}
+		}
+		if b.Len() > 1 {
+			b.WriteByte(',')
+		}
+		key, _ := json.Marshal(name)
+		b.Write(key)
+		b.WriteByte(':')
+		b.Write(val)
+	}
+	b.WriteByte('}')
+	return b.Bytes(), nil
+}

@@ -1,0 +1,258 @@
+package main
+
+import (
+	"bytes"
+	"context"
+	"encoding/json"
+	"os"
+	"path/filepath"
+	"runtime"
+	"strconv"
+	"strings"
+	"testing"
+)
+
+const gridModel = "../../examples/ising-grid.json"
+
+// exactSamples writes n exact samples of the 10×10 Ising grid to a CSV file
+// with dstein sample and returns its path.
+func exactSamples(t *testing.T, n int, seed string) string {
+	t.Helper()
+	p := filepath.Join(t.TempDir(), "s.csv")
+	code, _, errs := dstein(t, "sample", "--model", gridModel, "--method", "exact", "--n", strconv.Itoa(n), "--seed", seed, "--out", p)
+	if code != 0 {
+		t.Fatalf("dstein sample: exit %d: %s", code, errs)
+	}
+	return p
+}
+
+func readJSON(t *testing.T, path string) map[string]any {
+	t.Helper()
+	data, err := os.ReadFile(path)
+	if err != nil {
+		t.Fatal(err)
+	}
+	var m map[string]any
+	if err := json.Unmarshal(data, &m); err != nil {
+		t.Fatalf("%s: %v", path, err)
+	}
+	return m
+}
+
+func TestGofCommand(t *testing.T) {
+	samples := exactSamples(t, 200, "1")
+	// A grid with a field of 0.5 on every spin: far from the samples.
+	wrong := writeFile(t, "wrong.json", `{"type": "ising", "grid": {"rows": 10, "cols": 10, "periodic": false}, "coupling": 0.1, "field": 0.5}`)
+	for _, test := range []string{"gfksd", "dksd", "mmd"} {
+		for _, c := range []struct {
+			model  string
+			reject bool
+		}{{gridModel, false}, {wrong, true}} {
+			j := filepath.Join(t.TempDir(), "r.json")
+			code, out, errs := dstein(t, "gof", "--model", c.model, "--samples", samples, "--test", test,
+				"--alpha", "0.05", "--bootstrap", "200", "--seed", "1", "--json", j)
+			if code != 0 {
+				t.Fatalf("%s: exit %d: %s", test, code, errs)
+			}
+			draws := "(200 multinomial bootstrap draws)"
+			if test == "mmd" {
+				draws = "(200 permutations)"
+			}
+			verdict := "do not reject H0 at α = 0.05"
+			if c.reject {
+				verdict = ": reject H0 at α = 0.05"
+			}
+			first, _, _ := strings.Cut(out, "\n")
+			if !strings.HasPrefix(first, test+": statistic ") || !strings.Contains(first, ", p-value ") ||
+				!strings.Contains(first, draws) || !strings.HasSuffix(first, verdict) {
+				t.Errorf("%s on %s: verdict line %q; want %q … %s … %s", test, c.model, first, test+": statistic", draws, verdict)
+			}
+			for _, want := range []string{"samples    " + samples + ": n = 200, 100 variables", "critical   ", "kernel     ", "wrote " + j} {
+				if !strings.Contains(out, want) {
+					t.Errorf("%s: output lacks %q:\n%s", test, want, out)
+				}
+			}
+			r := readJSON(t, j)
+			for _, k := range []string{"test", "n", "statistic", "p_value", "critical_value", "alpha", "reject", "bootstrap", "bootstrap_kind", "bandwidth"} {
+				if _, ok := r[k]; !ok {
+					t.Errorf("%s: JSON lacks %q: %v", test, k, r)
+				}
+			}
+			p, _ := r["p_value"].(float64)
+			if r["test"] != test || r["n"] != 200.0 || r["alpha"] != 0.05 || r["bootstrap"] != 200.0 ||
+				!(p > 0 && p <= 1) || r["reject"] != (p <= 0.05) || r["reject"] != c.reject {
+				t.Errorf("%s on %s: JSON %v", test, c.model, r)
+			}
+			if bw, _ := r["bandwidth"].(float64); !(bw > 0) {
+				t.Errorf("%s: bandwidth %v", test, r["bandwidth"])
+			}
+			switch test {
+			case "gfksd":
+				if ess, _ := r["weight_ess"].(float64); !(ess > 0 && ess <= 200) || r["bootstrap_kind"] != "multinomial" {
+					t.Errorf("gfksd: JSON %v", r)
+				}
+				if !strings.Contains(out, "(median rule); surrogate relaxed, τ = 0.05; weight ESS") {
+					t.Errorf("gfksd: output does not describe the kernel and surrogate:\n%s", out)
+				}
+			case "mmd":
+				if r["reference"] != "exact" || r["bootstrap_kind"] != "permutation" || !strings.Contains(out, "reference  200 samples from the model: exact") {
+					t.Errorf("mmd: reference %v, output:\n%s", r["reference"], out)
+				}
+			}
+		}
+	}
+	// Settings reach the test.
+	j := filepath.Join(t.TempDir(), "r.json")
+	code, out, errs := dstein(t, "gof", "--model", gridModel, "--samples", samples, "--bootstrap", "50", "--bootstrap-kind", "rademacher",
+		"--surrogate", "base", "--h", "3", "--bandwidth-scale", "2", "--json", j)
+	if code != 0 {
+		t.Fatalf("exit %d: %s", code, errs)
+	}
+	if r := readJSON(t, j); r["bandwidth"] != 6.0 || r["bootstrap_kind"] != "rademacher" || !strings.Contains(out, "(fixed rule); surrogate base;") {
+		t.Errorf("settings: JSON %v, output:\n%s", r, out)
+	}
+}
+
+// Same seed, same JSON bytes, on one core and on two; another seed gives
+// another result.
+func TestGofSameSeedSameBytes(t *testing.T) {
+	samples := exactSamples(t, 100, "2")
+	dir := t.TempDir()
+	for _, test := range []string{"gfksd", "dksd", "mmd"} {
+		var got [3][]byte
+		for k, procs := range []int{1, 2, 2} {
+			seed := "5"
+			if k == 2 {
+				seed = "6"
+			}
+			old := runtime.GOMAXPROCS(procs)
+			j := filepath.Join(dir, test+strconv.Itoa(k)+".json")
+			code, _, errs := dstein(t, "gof", "--model", gridModel, "--samples", samples, "--test", test, "--bootstrap", "100", "--seed", seed, "--json", j)
+			runtime.GOMAXPROCS(old)
+			if code != 0 {
+				t.Fatalf("%s: exit %d: %s", test, code, errs)
+			}
+			got[k], _ = os.ReadFile(j)
+		}
+		if !bytes.Equal(got[0], got[1]) {
+			t.Errorf("%s: JSON differs between GOMAXPROCS 1 and 2:\n%s\n%s", test, got[0], got[1])
+		}
+		if bytes.Equal(got[0], got[2]) {
+			t.Errorf("%s: seeds 5 and 6 gave the same JSON", test)
+		}
+	}
+}
+
+// Samples the model cannot produce reject at once; the JSON holds null for
+// the infinite statistic.
+func TestGofImpossibleSamples(t *testing.T) {
+	m := writeFile(t, "m.json", `{"type":"categorical","variables":[{"states":[-1,-0.5,0],"probs":[0.5,0.5,0]}]}`)
+	s := writeFile(t, "s.csv", "z0\n-1\n0\n-0.5\n0\n")
+	for _, test := range []string{"gfksd", "dksd"} {
+		j := filepath.Join(t.TempDir(), "r.json")
+		code, out, errs := dstein(t, "gof", "--model", m, "--samples", s, "--test", test, "--json", j)
+		if code != 0 {
+			t.Fatalf("%s: exit %d: %s", test, code, errs)
+		}
+		if !strings.HasPrefix(out, test+": 2 of 4 samples have probability zero under the model: reject H0") {
+			t.Errorf("%s: output:\n%s", test, out)
+		}
+		r := readJSON(t, j)
+		if r["statistic"] != nil || r["reject"] != true || r["impossible"] != 2.0 || r["p_value"] != 0.0 {
+			t.Errorf("%s: JSON %v", test, r)
+		}
+	}
+}
+
+// Bad samples files and bad flags: one line naming the problem, a non-zero
+// exit code, no stack trace, nothing written.
+func TestGofBadInputGivesOneLine(t *testing.T) {
+	samples := exactSamples(t, 20, "1")
+	header := "z0"
+	for i := 1; i < 100; i++ {
+		header += ",z" + strconv.Itoa(i)
+	}
+	row := strings.TrimSuffix(strings.Repeat("1,", 100), ",")
+	csvWith := func(rows ...string) string {
+		return writeFile(t, "s.csv", header+"\n"+strings.Join(rows, "\n")+"\n")
+	}
+	badRow := func(i int, v string) string {
+		cells := strings.Split(row, ",")
+		cells[i] = v
+		return strings.Join(cells, ",")
+	}
+	g, s := gridModel, samples
+	cases := []struct {
+		name string
+		args []string
+		code int
+		want string
+	}{
+		{"no model", []string{"--samples", s}, 2, "--model is required"},
+		{"no samples", []string{"--model", g}, 2, "--samples is required"},
+		{"unknown test", []string{"--model", g, "--samples", s, "--test", "ks"}, 2, `unknown test "ks"`},
+		{"alpha 0", []string{"--model", g, "--samples", s, "--alpha", "0"}, 2, "--alpha must be in (0, 1)"},
+		{"alpha 1.5", []string{"--model", g, "--samples", s, "--alpha", "1.5"}, 2, "--alpha must be in (0, 1)"},
+		{"bootstrap 0", []string{"--model", g, "--samples", s, "--bootstrap", "0"}, 2, "--bootstrap must be at least 1"},
+		{"bootstrap kind", []string{"--model", g, "--samples", s, "--bootstrap-kind", "gaussian"}, 2, `unknown bootstrap "gaussian"`},
+		{"kind with mmd", []string{"--model", g, "--samples", s, "--test", "mmd", "--bootstrap-kind", "rademacher"}, 2, "permutations"},
+		{"surrogate", []string{"--model", g, "--samples", s, "--surrogate", "smooth"}, 2, `unknown surrogate "smooth"`},
+		{"surrogate with dksd", []string{"--model", g, "--samples", s, "--test", "dksd", "--surrogate", "base"}, 2, "--surrogate applies to --test gfksd only"},
+		{"sweeps with gfksd", []string{"--model", g, "--samples", s, "--sweeps", "10"}, 2, "--sweeps applies to --test mmd only"},
+		{"sweeps 0", []string{"--model", g, "--samples", s, "--test", "mmd", "--sweeps", "0"}, 2, "--sweeps must be at least 1"},
+		{"bandwidth", []string{"--model", g, "--samples", s, "--bandwidth", "wide"}, 2, `unknown bandwidth rule "wide"`},
+		{"fixed without h", []string{"--model", g, "--samples", s, "--bandwidth", "fixed"}, 2, "--bandwidth fixed needs --h"},
+		{"h with median", []string{"--model", g, "--samples", s, "--bandwidth", "median", "--h", "2"}, 2, "does not go with --bandwidth median"},
+		{"negative h", []string{"--model", g, "--samples", s, "--h", "-2"}, 2, "--bandwidth fixed needs --h"},
+		{"bandwidth scale", []string{"--model", g, "--samples", s, "--bandwidth-scale", "0"}, 2, "--bandwidth-scale must be"},
+		{"temperature", []string{"--model", g, "--samples", s, "--temperature", "0"}, 2, "--temperature must be"},
+		{"temperature with base", []string{"--model", g, "--samples", s, "--surrogate", "base", "--temperature", "0.5"}, 2, "--temperature applies to the relaxed surrogate"},
+		{"bad alpha", []string{"--model", g, "--samples", s, "--alpha", "x"}, 2, "invalid argument"},
+		{"argument", []string{"--model", g, "--samples", s, "extra"}, 2, "unknown command"},
+		{"bad model", []string{"--model", writeFile(t, "m.json", `{"type":"ising",`), "--samples", s}, 1, "invalid JSON"},
+		{"missing samples", []string{"--model", g, "--samples", "/no/such/file.csv"}, 1, "cannot read the samples file"},
+		{"empty samples", []string{"--model", g, "--samples", writeFile(t, "s.csv", "")}, 1, "s.csv: the samples file is empty"},
+		{"header only", []string{"--model", g, "--samples", csvWith()}, 1, "s.csv: no samples"},
+		{"one sample", []string{"--model", g, "--samples", csvWith(row)}, 1, "s.csv: 1 sample; a test needs at least 2"},
+		{"header width", []string{"--model", g, "--samples", writeFile(t, "s.csv", "z0,z1\n1,1\n")}, 1, "s.csv: line 1: the header has 2 columns, the model has 100 variables"},
+		{"row width", []string{"--model", g, "--samples", csvWith(row, row+",1")}, 1, "s.csv: line 3: 101 columns, want 100"},
+		{"unknown state", []string{"--model", g, "--samples", csvWith(row, badRow(7, "0"))}, 1, "s.csv: line 3, column 8 (z7): 0 is not a state of the model (states: -1, 1)"},
+		{"non-numeric", []string{"--model", g, "--samples", csvWith(badRow(0, "up"), row)}, 1, `s.csv: line 2, column 1 (z0): "up" is not a number`},
+		{"nan", []string{"--model", g, "--samples", csvWith(row, badRow(99, "NaN"))}, 1, `line 3, column 100 (z99): "NaN" is not a finite number`},
+		{"inf", []string{"--model", g, "--samples", csvWith(row, badRow(3, "+Inf"))}, 1, `line 3, column 4 (z3): "+Inf" is not a finite number`},
+		{"other model's samples", []string{"--model", "../../examples/categorical.json", "--samples", s}, 1, "line 1: the header has 100 columns, the model has 1 variable"},
+	}
+	for _, c := range cases {
+		out := filepath.Join(t.TempDir(), "r.json")
+		code, _, errs := dstein(t, append(append([]string{"gof"}, c.args...), "--json", out)...)
+		if code != c.code {
+			t.Errorf("%s: exit %d; want %d (stderr %q)", c.name, code, c.code, errs)
+		}
+		if strings.Count(errs, "\n") != 1 || !strings.HasPrefix(errs, "dstein: ") || !strings.Contains(errs, c.want) {
+			t.Errorf("%s: stderr %q; want one line containing %q", c.name, errs, c.want)
+		}
+		if strings.Contains(errs, "goroutine") || strings.Contains(errs, "panic") {
+			t.Errorf("%s: stack trace on stderr", c.name)
+		}
+		if _, err := os.Stat(out); err == nil {
+			t.Errorf("%s: result written despite the error", c.name)
+		}
+	}
+}
+
+func TestGofInterruptWritesNothing(t *testing.T) {
+	samples := exactSamples(t, 20, "1")
+	ctx, cancel := context.WithCancel(context.Background())
+	cancel()
+	for _, test := range []string{"gfksd", "dksd", "mmd"} {
+		out := filepath.Join(t.TempDir(), "r.json")
+		var o, e bytes.Buffer
+		code := run(ctx, []string{"gof", "--model", gridModel, "--samples", samples, "--test", test, "--json", out}, &o, &e)
+		if code != exitInterrupted || e.String() != "dstein: interrupted; nothing written\n" {
+			t.Errorf("%s: exit %d, stderr %q", test, code, e.String())
+		}
+		if _, err := os.Stat(out); err == nil {
+			t.Errorf("%s: an interrupted test wrote its result", test)
+		}
+	}
+}

@@ -1,0 +1,518 @@
+package experiment
+
+import (
+	"context"
+	"fmt"
+	"math"
+	"path/filepath"
+	"sort"
+
+	"github.com/dstein/dstein/exact"
+	"github.com/dstein/dstein/gof"
+	"github.com/dstein/dstein/model"
+	"github.com/dstein/dstein/model/ising"
+	"github.com/dstein/dstein/model/rbm"
+	"github.com/dstein/dstein/report"
+	"github.com/dstein/dstein/rng"
+	"github.com/dstein/dstein/sampler"
+	"github.com/dstein/dstein/sampler/gibbs"
+	"github.com/dstein/dstein/transform"
+)
+
+// gofMethod is one test of the goodness-of-fit experiments.
+type gofMethod struct {
+	name, label string
+	run         func(ctx context.Context, m model.Model, s, ref *sampler.Samples, o gof.Options) (*gof.Result, error)
+}
+
+// gofMethods are GF-KSD with dstein's defaults, GF-KSD with the paper's
+// surrogate (ρ as in the paper's sampling: p0 for Ising models, the relaxed
+// surrogate at τ = 1, the paper's σ, for RBMs), DKSD and MMD.
+func gofMethods(paperSurrogate string) []gofMethod {
+	paper := gof.GFKSDSettings{Surrogate: paperSurrogate, Temperature: 1}
+	label := "GF-KSD, ρ = p0 (paper)"
+	if paperSurrogate == "relaxed" {
+		label = "GF-KSD, relaxed ρ at τ = 1 (paper)"
+	}
+	return []gofMethod{
+		{"gfksd", fmt.Sprintf("GF-KSD (default: relaxed ρ, τ = %g)", gof.DefaultTestTemperature), func(ctx context.Context, m model.Model, s, _ *sampler.Samples, o gof.Options) (*gof.Result, error) {
+			return gof.GFKSD(ctx, m, s, gof.GFKSDSettings{}, o)
+		}},
+		{"gfksd-paper", label, func(ctx context.Context, m model.Model, s, _ *sampler.Samples, o gof.Options) (*gof.Result, error) {
+			return gof.GFKSD(ctx, m, s, paper, o)
+		}},
+		{"dksd", "DKSD", func(ctx context.Context, m model.Model, s, _ *sampler.Samples, o gof.Options) (*gof.Result, error) {
+			return gof.DKSD(ctx, m, s, o)
+		}},
+		{"mmd", "MMD", func(ctx context.Context, m model.Model, s, ref *sampler.Samples, o gof.Options) (*gof.Result, error) {
+			return gof.MMD(ctx, s, ref, o)
+		}},
+	}
+}
+
+// drawer draws n samples of a model for one trial.
+type drawer func(n int, seed uint64) (*sampler.Samples, error)
+
+// gofPoint is one setting of a goodness-of-fit experiment: the null model,
+// a drawer of the samples under test (from the alternative) and a drawer of
+// MMD's reference samples (from the null model).
+type gofPoint struct {
+	x        float64
+	null     model.Model
+	n        int
+	draw     func(trial int, seed uint64) (*sampler.Samples, error)
+	drawNull drawer
+}
+
+func bootstrapDraws(mode Mode) int {
+	switch mode {
+	case Tiny:
+		return 40
+	case Quick:
+		return 200
+	}
+	return gof.DefaultB
+}
+
+// runGOF runs every test at every point for every trial and returns the
+// summary rows (metrics reject, p_value, statistic).
+func runGOF(r *runner, pts []gofPoint, methods []gofMethod) ([]Row, error) {
+	b := bootstrapDraws(r.cfg.Mode)
+	for tr := range r.trials {
+		seed := trialSeed(r.cfg.Seed, tr)
+		for _, p := range pts {
+			var s, ref *sampler.Samples
+			need := false
+			for _, mt := range methods {
+				if _, ok := r.j.done[key{mt.name, p.x, tr}]; !ok {
+					need = true
+				}
+			}
+			if need {
+				var err error
+				if s, err = p.draw(tr, seed); err != nil {
+					return nil, err
+				}
+				if ref, err = p.drawNull(p.n, seed^0x5bd1e995); err != nil {
+					return nil, err
+				}
+			}
+			for _, mt := range methods {
+				_, err := r.trial(mt.name, p.x, tr, func() (map[string]float64, error) {
+					res, err := mt.run(r.ctx, p.null, s, ref, gof.Options{B: b, Seed: seed})
+					if err != nil {
+						return nil, err
+					}
+					rej := 0.0
+					if res.Reject {
+						rej = 1
+					}
+					out := map[string]float64{"reject": rej, "p_value": res.PValue}
+					if !math.IsInf(res.Statistic, 0) {
+						out["statistic"] = res.Statistic
+					}
+					if res.ESS > 0 {
+						out["weight_ess"] = res.ESS
+					}
+					return out, nil
+				})
+				if err != nil {
+					return nil, err
+				}
+			}
+		}
+		r.logf("%s: trial %d/%d done", r.name, tr+1, r.trials)
+	}
+	return r.summarize(), nil
+}
+
+// gofFigure plots the rejection rates with ±SE bars and the level α.
+func gofFigure(r *runner, rows []Row, methods []gofMethod, title, xlabel string, logX bool) error {
+	var names []string
+	labels := map[string]string{}
+	for _, mt := range methods {
+		names = append(names, mt.name)
+		labels[mt.name] = mt.label
+	}
+	ser := series(rows, "reject", names, labels, false)
+	if len(ser) > 0 {
+		lvl := report.Series{Name: "α = 0.05", Dashed: true, ColorIndex: len(names)}
+		for _, x := range ser[0].X {
+			lvl.X = append(lvl.X, x)
+			lvl.Y = append(lvl.Y, gof.DefaultAlpha)
+		}
+		ser = append(ser, lvl)
+	}
+	fig := report.Figure{SharedLegend: true, Cols: 1, Panels: []report.Panel{
+		{Title: title, XLabel: xlabel, YLabel: "rejection rate (mean ± SE over trials)", LogX: logX, Series: ser, YMin: -0.02, YMax: 1.02},
+	}}
+	return fig.Save(filepath.Join(r.cfg.Out, r.name))
+}
+
+// gibbsDrawer draws the final states of n Gibbs chains after sweeps sweeps.
+func gibbsDrawer(m model.Model, sweeps int) drawer {
+	return func(n int, seed uint64) (*sampler.Samples, error) {
+		t, err := transform.ForModel(transform.Normal{}, m)
+		if err != nil {
+			return nil, err
+		}
+		g, err := gibbs.New(m, t, n, gibbs.Settings{}, seed)
+		if err != nil {
+			return nil, err
+		}
+		for range sweeps {
+			if err := g.Step(); err != nil {
+				return nil, err
+			}
+		}
+		return g.Samples(), nil
+	}
+}
+
+// exactDrawer draws exact samples from a prepared exact sampler.
+func exactDrawer(truth exact.Truth, d int) drawer {
+	return func(n int, seed uint64) (*sampler.Samples, error) {
+		s := sampler.NewSamples(n, d)
+		truth.Sample(s.Z, rng.New(seed, rng.StreamSample))
+		return s, nil
+	}
+}
+
+func init() {
+	register(&Experiment{
+		Name:        "gof-level",
+		Title:       "level of the tests: 4×4 Ising grid, exact samples from the model itself",
+		Trials:      500,
+		QuickTrials: 40,
+		Setting:     "n",
+		body:        runGOFLevel,
+	})
+	register(&Experiment{
+		Name:        "gof-ising-temp",
+		Title:       "10×10 periodic Ising grid at T = 20: rejection rate against the samples' temperature T'",
+		Trials:      200,
+		QuickTrials: 20,
+		Setting:     "T_prime",
+		body:        runGOFIsingTemp,
+	})
+	register(&Experiment{
+		Name:        "gof-ising-n",
+		Title:       "10×10 periodic Ising grid, T = 20 against T' = 15: rejection rate against n",
+		Trials:      200,
+		QuickTrials: 20,
+		Setting:     "n",
+		body:        runGOFIsingN,
+	})
+	register(&Experiment{
+		Name:        "gof-rbm-sigma",
+		Title:       "RBM d = 50, M = 25, n = 100: rejection rate against the weight noise σ'",
+		Trials:      200,
+		QuickTrials: 20,
+		Setting:     "sigma_prime",
+		body:        runGOFRBMSigma,
+	})
+	register(&Experiment{
+		Name:        "gof-rbm-n",
+		Title:       "RBM d = 50, M = 25, σ' = 0.05: rejection rate against n",
+		Trials:      200,
+		QuickTrials: 20,
+		Setting:     "n",
+		Options:     map[string]float64{"sigma": 0.05},
+		body:        runGOFRBMN,
+	})
+}
+
+// levelModel is the 4×4 open grid, coupling 0.3, fields 0.05, of the level
+// check.
+func levelModel() (*ising.Ising, error) {
+	f := make([]float64, 16)
+	for i := range f {
+		f[i] = 0.05
+	}
+	return ising.Grid(4, 4, false, 0.3, f)
+}
+
+func runGOFLevel(r *runner) (*Result, error) {
+	m, err := levelModel()
+	if err != nil {
+		return nil, err
+	}
+	truth, err := exact.For(m)
+	if err != nil {
+		return nil, err
+	}
+	draw := exactDrawer(truth, m.Dim())
+	ns := []int{50, 100, 200, 500}
+	switch r.cfg.Mode {
+	case Quick:
+		ns = []int{100, 200}
+	case Tiny:
+		ns = []int{20}
+	}
+	methods := gofMethods("base")
+	methods = append(methods[:2:2], gofMethod{"gfksd-rademacher", "GF-KSD (default), Rademacher bootstrap", func(ctx context.Context, m model.Model, s, _ *sampler.Samples, o gof.Options) (*gof.Result, error) {
+		o.Bootstrap = gof.Rademacher
+		return gof.GFKSD(ctx, m, s, gof.GFKSDSettings{}, o)
+	}}, methods[2], methods[3])
+	var pts []gofPoint
+	for _, n := range ns {
+		pts = append(pts, gofPoint{x: float64(n), null: m, n: n, draw: func(_ int, seed uint64) (*sampler.Samples, error) { return draw(n, seed) }, drawNull: draw})
+	}
+	rows, err := runGOF(r, pts, methods)
+	if err != nil {
+		return nil, err
+	}
+	rows = append(rows, ksRows(r, methods, ns)...)
+	res := &Result{Rows: rows, Show: []string{"reject", "ks_uniform"}}
+	res.Notes = append(res.Notes,
+		fmt.Sprintf("4×4 open grid, coupling 0.3, fields 0.05; exact samples from the model itself; α = 0.05; %d bootstrap draws; a calibrated test rejects at rate 0.05 ± %.3f (3 SE over %d trials).", bootstrapDraws(r.cfg.Mode), 3*math.Sqrt(0.05*0.95/float64(r.trials)), r.trials),
+		fmt.Sprintf("ks_uniform is the Kolmogorov–Smirnov distance of the p-values from U(0, 1); its 1%% critical value over %d trials is %.3f.", r.trials, 1.63/math.Sqrt(float64(r.trials))))
+	return res, gofFigure(r, rows, methods, "rejection rate under the null (level)", "sample size n", true)
+}
+
+// ksRows computes, from the journal, the Kolmogorov–Smirnov distance of
+// each method's p-values from the uniform distribution at each n.
+func ksRows(r *runner, methods []gofMethod, ns []int) []Row {
+	var rows []Row
+	for _, mt := range methods {
+		for _, n := range ns {
+			var ps []float64
+			for tr := range r.trials {
+				if v, ok := r.j.done[key{mt.name, float64(n), tr}]; ok {
+					ps = append(ps, v["p_value"])
+				}
+			}
+			if len(ps) == 0 {
+				continue
+			}
+			sort.Float64s(ps)
+			var d float64
+			k := float64(len(ps))
+			for i, v := range ps {
+				d = max(d, float64(i+1)/k-v, v-float64(i)/k)
+			}
+			rows = append(rows, Row{Method: mt.name, Setting: "n", X: float64(n), Metric: "ks_uniform", Mean: d, Trials: len(ps)})
+		}
+	}
+	return rows
+}
+
+// isingTempSize returns the side of the periodic grid, n and the Gibbs
+// sweeps behind each sample.
+func isingTempSize(mode Mode) (side, n, sweeps int) {
+	switch mode {
+	case Quick:
+		return 10, 200, 100
+	case Tiny:
+		return 3, 30, 20
+	}
+	return 10, 1000, 200
+}
+
+func periodicIsing(side int, temp float64) (*ising.Ising, error) {
+	return ising.Grid(side, side, true, 1/temp, nil)
+}
+
+const isingNullT = 20.0
+
+func isingGOFPoints(side, sweeps int, temps []float64, ns []int, byN bool) ([]gofPoint, error) {
+	null, err := periodicIsing(side, isingNullT)
+	if err != nil {
+		return nil, err
+	}
+	drawNull := gibbsDrawer(null, sweeps)
+	var pts []gofPoint
+	for _, tp := range temps {
+		alt, err := periodicIsing(side, tp)
+		if err != nil {
+			return nil, err
+		}
+		da := gibbsDrawer(alt, sweeps)
+		for _, n := range ns {
+			x := tp
+			if byN {
+				x = float64(n)
+			}
+			pts = append(pts, gofPoint{x: x, null: null, n: n, draw: func(_ int, seed uint64) (*sampler.Samples, error) { return da(n, seed) }, drawNull: drawNull})
+		}
+	}
+	return pts, nil
+}
+
+func isingGOFNote(side, sweeps, b int) string {
+	return fmt.Sprintf("%d×%d periodic grid, log p*(z) = (1/T) Σ_edges z_i z_j, model T = 20; samples at T' (and MMD's reference at T) are the final states of independent Gibbs chains after %d sweeps (the periodic grid has no exact sampler in dstein); α = 0.05; %d bootstrap draws or permutations.", side, side, sweeps, b)
+}
+
+func runGOFIsingTemp(r *runner) (*Result, error) {
+	side, n, sweeps := isingTempSize(r.cfg.Mode)
+	temps := []float64{10, 15, 17.5, 20, 22.5, 25, 30}
+	switch r.cfg.Mode {
+	case Quick:
+		temps = []float64{10, 20}
+	case Tiny:
+		temps = []float64{5, 20}
+	}
+	pts, err := isingGOFPoints(side, sweeps, temps, []int{n}, false)
+	if err != nil {
+		return nil, err
+	}
+	methods := gofMethods("base")
+	rows, err := runGOF(r, pts, methods)
+	if err != nil {
+		return nil, err
+	}
+	res := &Result{Rows: rows, Show: []string{"reject"}}
+	res.Notes = append(res.Notes, isingGOFNote(side, sweeps, bootstrapDraws(r.cfg.Mode)), fmt.Sprintf("n = %d; T' = 20 is the null (the rejection rate there is the level).", n))
+	return res, gofFigure(r, rows, methods, fmt.Sprintf("model T = 20, samples at T' (n = %d)", n), "temperature T' of the samples", false)
+}
+
+func runGOFIsingN(r *runner) (*Result, error) {
+	side, _, sweeps := isingTempSize(r.cfg.Mode)
+	ns := []int{100, 200, 500, 1000}
+	switch r.cfg.Mode {
+	case Quick:
+		ns = []int{100, 300}
+	case Tiny:
+		ns = []int{20, 40}
+	}
+	tp := 15.0
+	if r.cfg.Mode == Tiny {
+		tp = 5
+	}
+	pts, err := isingGOFPoints(side, sweeps, []float64{tp}, ns, true)
+	if err != nil {
+		return nil, err
+	}
+	methods := gofMethods("base")
+	rows, err := runGOF(r, pts, methods)
+	if err != nil {
+		return nil, err
+	}
+	res := &Result{Rows: rows, Show: []string{"reject"}}
+	res.Notes = append(res.Notes, isingGOFNote(side, sweeps, bootstrapDraws(r.cfg.Mode)), fmt.Sprintf("samples at T' = %g.", tp))
+	return res, gofFigure(r, rows, methods, fmt.Sprintf("model T = 20, samples at T' = %g", tp), "sample size n", true)
+}
+
+// gofRBMSize returns d, M and n of the RBM experiments.
+func gofRBMSize(mode Mode) (d, hidden, n int) {
+	switch mode {
+	case Quick:
+		return 50, 12, 100
+	case Tiny:
+		return 10, 4, 20
+	}
+	return 50, 25, 100
+}
+
+// perturbed returns the RBM with weights W + ε, ε of independent N(0, σ²)
+// entries drawn from (seed, σ), and the same biases.
+func perturbed(m *rbm.RBM, sigma float64, seed uint64) (*rbm.RBM, error) {
+	if sigma == 0 {
+		return m, nil
+	}
+	g := rng.New(seed^math.Float64bits(sigma), rng.StreamModel)
+	d, h := m.Dim(), m.Hidden()
+	w := make([][]float64, d)
+	for i := range w {
+		w[i] = make([]float64, h)
+		for k := range w[i] {
+			w[i][k] = m.Weight(i, k) + sigma*g.NormFloat64()
+		}
+	}
+	return rbm.New(w, m.VisibleBias(), m.HiddenBias())
+}
+
+// rbmAltDraw draws n exact samples from W + ε with ε fresh for each trial
+// (the same ε for every point of one trial and noise level), caching the
+// exact sampler of the current trial.
+func rbmAltDraw(null *rbm.RBM, nullTruth exact.Truth, sigma float64) func(trial int, n int, seed uint64) (*sampler.Samples, error) {
+	cached, cachedTrial := exact.Truth(nil), -1
+	return func(trial int, n int, seed uint64) (*sampler.Samples, error) {
+		if sigma == 0 {
+			return exactDrawer(nullTruth, null.Dim())(n, seed)
+		}
+		if cachedTrial != trial {
+			alt, err := perturbed(null, sigma, seed)
+			if err != nil {
+				return nil, err
+			}
+			t, err := exact.For(alt)
+			if err != nil {
+				return nil, err
+			}
+			cached, cachedTrial = t, trial
+		}
+		return exactDrawer(cached, null.Dim())(n, seed)
+	}
+}
+
+func gofRBMNull(r *runner) (*rbm.RBM, exact.Truth, int, error) {
+	d, hidden, n := gofRBMSize(r.cfg.Mode)
+	null, err := rbm.Random(d, hidden, 1/math.Sqrt(float64(hidden)), 1, r.cfg.Seed)
+	if err != nil {
+		return nil, nil, 0, err
+	}
+	r.logf("%s: exact sampler of the RBM with d = %d, M = %d …", r.name, d, hidden)
+	truth, err := exact.For(null)
+	return null, truth, n, err
+}
+
+func rbmGOFNote(null *rbm.RBM, b int) string {
+	return fmt.Sprintf("RBM d = %d, M = %d, W entries N(0, 1/M), b, c ~ N(0, 1) from the seed (rbm.Random); each trial's samples are exact draws from W + ε with fresh ε of N(0, σ'²) entries, MMD's reference exact draws from W; α = 0.05; %d bootstrap draws or permutations.", null.Dim(), null.Hidden(), b)
+}
+
+func runGOFRBMSigma(r *runner) (*Result, error) {
+	null, truth, n, err := gofRBMNull(r)
+	if err != nil {
+		return nil, err
+	}
+	sigmas := []float64{0, 0.025, 0.05, 0.1, 0.15, 0.2}
+	switch r.cfg.Mode {
+	case Quick:
+		sigmas = []float64{0, 0.2}
+	case Tiny:
+		sigmas = []float64{0, 0.5}
+	}
+	var pts []gofPoint
+	for _, sg := range sigmas {
+		draw := rbmAltDraw(null, truth, sg)
+		pts = append(pts, gofPoint{x: sg, null: null, n: n, draw: func(tr int, seed uint64) (*sampler.Samples, error) { return draw(tr, n, seed) }, drawNull: exactDrawer(truth, null.Dim())})
+	}
+	methods := gofMethods("relaxed")
+	rows, err := runGOF(r, pts, methods)
+	if err != nil {
+		return nil, err
+	}
+	res := &Result{Rows: rows, Show: []string{"reject"}}
+	res.Notes = append(res.Notes, rbmGOFNote(null, bootstrapDraws(r.cfg.Mode)), fmt.Sprintf("n = %d; σ' = 0 is the null (the rejection rate there is the level).", n))
+	return res, gofFigure(r, rows, methods, fmt.Sprintf("model W, samples from W + ε, ε ~ N(0, σ'²) (n = %d)", n), "weight noise σ'", false)
+}
+
+func runGOFRBMN(r *runner) (*Result, error) {
+	null, truth, _, err := gofRBMNull(r)
+	if err != nil {
+		return nil, err
+	}
+	sigma := r.cfg.Options["sigma"]
+	ns := []int{50, 100, 200, 500, 1000}
+	switch r.cfg.Mode {
+	case Quick:
+		ns = []int{50, 200}
+	case Tiny:
+		ns = []int{20, 40}
+		sigma = 0.5
+	}
+	draw := rbmAltDraw(null, truth, sigma)
+	var pts []gofPoint
+	for _, n := range ns {
+		pts = append(pts, gofPoint{x: float64(n), null: null, n: n, draw: func(tr int, seed uint64) (*sampler.Samples, error) { return draw(tr, n, seed) }, drawNull: exactDrawer(truth, null.Dim())})
+	}
+	methods := gofMethods("relaxed")
+	rows, err := runGOF(r, pts, methods)
+	if err != nil {
+		return nil, err
+	}
+	res := &Result{Rows: rows, Show: []string{"reject"}}
+	res.Notes = append(res.Notes, rbmGOFNote(null, bootstrapDraws(r.cfg.Mode)), fmt.Sprintf("σ' = %g.", sigma))
+	return res, gofFigure(r, rows, methods, fmt.Sprintf("model W, samples from W + ε, σ' = %g", sigma), "sample size n", true)
+}

@@ -1,0 +1,263 @@
+package gof
+
+import (
+	"context"
+	"fmt"
+	"math"
+	"math/rand/v2"
+	"sort"
+
+	"github.com/dstein/dstein/internal/gemm"
+	"github.com/dstein/dstein/internal/parallel"
+)
+
+// Kind is the bootstrap of the Stein discrepancy tests.
+type Kind int
+
+const (
+	// Multinomial is the paper's bootstrap: u ~ Multinomial(n; 1/n, …)/n.
+	Multinomial Kind = iota
+	// Rademacher is the wild bootstrap with independent ±1 signs.
+	Rademacher
+)
+
+// Kinds lists the bootstrap names ParseKind accepts.
+var Kinds = []string{"multinomial", "rademacher"}
+
+func (k Kind) String() string {
+	if k == Rademacher {
+		return "rademacher"
+	}
+	return "multinomial"
+}
+
+// ParseKind returns the bootstrap named s.
+func ParseKind(s string) (Kind, error) {
+	switch s {
+	case "multinomial", "":
+		return Multinomial, nil
+	case "rademacher":
+		return Rademacher, nil
+	}
+	return 0, fmt.Errorf("unknown bootstrap %q; want multinomial or rademacher", s)
+}
+
+// Options are the settings every test shares.
+type Options struct {
+	// Alpha is the level; default 0.05.
+	Alpha float64
+	// B is the number of bootstrap draws (permutations for MMD); default
+	// 1000.
+	B int
+	// Bootstrap picks the bootstrap of GF-KSD and DKSD.
+	Bootstrap Kind
+	// Seed seeds the test's randomness: the continuous points of GF-KSD
+	// and the bootstrap draws or permutations.
+	Seed uint64
+}
+
+// DefaultAlpha and DefaultB are the defaults of Options.
+const (
+	DefaultAlpha = 0.05
+	DefaultB     = 1000
+)
+
+func (o Options) withDefaults() (Options, error) {
+	if o.Alpha == 0 {
+		o.Alpha = DefaultAlpha
+	}
+	if o.B == 0 {
+		o.B = DefaultB
+	}
+	if !(o.Alpha > 0 && o.Alpha < 1) {
+		return o, fmt.Errorf("alpha %v: want a level in (0, 1)", o.Alpha)
+	}
+	if o.B < 1 {
+		return o, fmt.Errorf("bootstrap draws %d: want at least 1", o.B)
+	}
+	if o.Bootstrap != Multinomial && o.Bootstrap != Rademacher {
+		return o, fmt.Errorf("unknown bootstrap kind %d", o.Bootstrap)
+	}
+	return o, nil
+}
+
+// Result is the outcome of one test.
+type Result struct {
+	Test          string  `json:"test"`
+	N             int     `json:"n"`
+	Statistic     float64 `json:"statistic"`
+	PValue        float64 `json:"p_value"`
+	CriticalValue float64 `json:"critical_value"`
+	Alpha         float64 `json:"alpha"`
+	Reject        bool    `json:"reject"`
+	Bootstrap     int     `json:"bootstrap"`
+	// BootstrapKind is "multinomial", "rademacher" or, for MMD,
+	// "permutation".
+	BootstrapKind string `json:"bootstrap_kind"`
+	// Bandwidth is GF-KSD's RBF bandwidth h; for DKSD and MMD, whose
+	// kernel is exp(−H/d), it is d.
+	Bandwidth float64 `json:"bandwidth"`
+	// Impossible counts samples to which the model gives probability 0.
+	// Any such sample rejects the model outright (p-value 0) without a
+	// bootstrap.
+	Impossible int `json:"impossible,omitempty"`
+	// ESS is GF-KSD's effective sample size of the weights w = ρ/p_c
+	// (n when ρ = p_c); low values mean a weak test.
+	ESS float64 `json:"weight_ess,omitempty"`
+	// Reference says where MMD's reference sample came from.
+	Reference string `json:"reference,omitempty"`
+	// Surrogate, Temperature, Kernel and BandwidthRule record GF-KSD's
+	// resolved settings.
+	Surrogate     string  `json:"surrogate,omitempty"`
+	Temperature   float64 `json:"temperature,omitempty"`
+	Kernel        string  `json:"kernel,omitempty"`
+	BandwidthRule string  `json:"bandwidth_rule,omitempty"`
+}
+
+// rejectImpossible is the result for samples the model cannot produce.
+func rejectImpossible(test string, n, bad int, o Options) *Result {
+	return &Result{Test: test, N: n, Statistic: math.Inf(1), PValue: 0, CriticalValue: math.NaN(),
+		Alpha: o.Alpha, Reject: true, Bootstrap: 0, BootstrapKind: "none", Impossible: bad}
+}
+
+// decide turns a statistic and its bootstrap draws into the p-value
+// (1 + #{S* ≥ S})/(B + 1), the critical value and the decision p ≤ α. The
+// critical value is the bootstrap draw c with S > c exactly when p ≤ α
+// (+Inf when no S can reach p ≤ α with B draws). boot is sorted in place.
+func decide(stat float64, boot []float64, alpha float64) (p, crit float64, reject bool) {
+	sort.Float64s(boot)
+	b := len(boot)
+	// #{S* ≥ S} = b − (number of draws < S).
+	below := sort.SearchFloat64s(boot, stat)
+	p = float64(1+b-below) / float64(b+1)
+	// p ≤ α ⇔ #{S* ≥ S} ≤ k for the largest k with (1+k)/(B+1) ≤ α (the
+	// same comparison as for p) ⇔ S > the (k+1)-th largest draw.
+	k := -1
+	for k+1 < b && float64(1+k+1)/float64(b+1) <= alpha {
+		k++
+	}
+	if k < 0 {
+		crit = math.Inf(1)
+	} else {
+		crit = boot[b-1-k]
+	}
+	return p, crit, p <= alpha
+}
+
+// blockRows is the number of bootstrap vectors evaluated by one matrix
+// product.
+const blockRows = 64
+
+// quadBatch evaluates Q_b = Σ_{i≠j} v_bi H_ij v_bj for blocks of vectors,
+// with H a symmetric N×N matrix (row-major, diagonal included).
+type quadBatch struct {
+	h    []float64
+	n    int
+	v, c []float64
+	prod gemm.ABt
+	out  []float64
+	rows int
+}
+
+func newQuadBatch(h []float64, n int) *quadBatch {
+	q := &quadBatch{h: h, n: n, v: make([]float64, blockRows*n), c: make([]float64, blockRows*n), out: make([]float64, blockRows)}
+	q.prod = gemm.ABt{C: q.c, A: q.v, B: h, N: n, K: n, Ldc: n, Lda: n, Ldb: n}
+	return q
+}
+
+// eval computes the forms of the first rows vectors stored in q.v.
+func (q *quadBatch) eval(rows int) []float64 {
+	q.prod.M = rows
+	q.prod.Mul()
+	q.rows = rows
+	parallel.For(rows, 1, q)
+	return q.out[:rows]
+}
+
+// Do sums each row's form (a parallel task).
+func (q *quadBatch) Do(lo, hi int) {
+	n := q.n
+	for b := lo; b < hi; b++ {
+		v := q.v[b*n : (b+1)*n]
+		c := q.c[b*n : (b+1)*n]
+		var s, diag float64
+		for i, vi := range v {
+			s += vi * c[i]
+			diag += vi * vi * q.h[i*n+i]
+		}
+		q.out[b] = s - diag
+	}
+}
+
+// steinBootstrap draws o.B bootstrap statistics of the degenerate
+// U-statistic with kernel matrix h (n×n).
+func steinBootstrap(ctx context.Context, h []float64, n int, o Options, r *rand.Rand) ([]float64, error) {
+	q := newQuadBatch(h, n)
+	boot := make([]float64, 0, o.B)
+	counts := make([]int, n)
+	fn := float64(n)
+	rad := 1 / math.Sqrt(fn*(fn-1))
+	for len(boot) < o.B {
+		if err := ctx.Err(); err != nil {
+			return nil, err
+		}
+		rows := min(blockRows, o.B-len(boot))
+		for b := range rows {
+			v := q.v[b*n : (b+1)*n]
+			switch o.Bootstrap {
+			case Multinomial:
+				clear(counts)
+				for range n {
+					counts[r.IntN(n)]++
+				}
+				for i, c := range counts {
+					v[i] = float64(c-1) / fn
+				}
+			case Rademacher:
+				for i := range v {
+					if r.Uint64()&1 == 1 {
+						v[i] = rad
+					} else {
+						v[i] = -rad
+					}
+				}
+			}
+		}
+		boot = append(boot, q.eval(rows)...)
+	}
+	return boot, nil
+}
+
+// uStatistic returns Σ_{i≠j} H_ij/(n(n−1)).
+func uStatistic(h []float64, n int) float64 {
+	var s float64
+	for i := range n {
+		row := h[i*n : (i+1)*n]
+		for j, v := range row {
+			if j != i {
+				s += v
+			}
+		}
+	}
+	return s / (float64(n) * float64(n-1))
+}
+
+// steinTest finishes a Stein discrepancy test from its kernel matrix.
+func steinTest(ctx context.Context, test string, h []float64, n int, o Options) (*Result, error) {
+	stat := uStatistic(h, n)
+	if math.IsNaN(stat) || math.IsInf(stat, 0) {
+		return nil, fmt.Errorf("%s: the statistic is %v; the model's log-probabilities or the surrogate overflow on these samples", test, stat)
+	}
+	boot, err := steinBootstrap(ctx, h, n, o, newTestRand(o.Seed))
+	if err != nil {
+		return nil, err
+	}
+	for _, v := range boot {
+		if math.IsNaN(v) || math.IsInf(v, 0) {
+			return nil, fmt.Errorf("%s: a bootstrap statistic is %v; the Stein kernel overflows on these samples", test, v)
+		}
+	}
+	p, crit, rej := decide(stat, boot, o.Alpha)
+	return &Result{Test: test, N: n, Statistic: stat, PValue: p, CriticalValue: crit, Alpha: o.Alpha,
+		Reject: rej, Bootstrap: o.B, BootstrapKind: o.Bootstrap.String()}, nil
+}

@@ -1,0 +1,36 @@
+// Package gof tests whether discrete samples come from a model whose
+// normaliser is unknown (H0: q = p against H1: q ≠ p).
+//
+// Three tests share one bootstrap machinery:
+//
+//   - GF-KSD (the paper's Algorithm 2): each sample z is turned into a
+//     continuous x drawn from the base density inside z's bins, so that x
+//     follows p_c exactly when z follows p. The gradient-free kernelized Stein
+//     discrepancy of x against p_c uses a differentiable surrogate ρ (its
+//     score) and the weights w = ρ/p_c, which need p* only up to its constant.
+//   - DKSD (Yang et al. 2018): the discrete Stein discrepancy with the kernel
+//     exp(−H(z, z')/d), H the Hamming distance, and the difference score
+//     s_l(z) = 1 − p(¬_l z)/p(z), where ¬_l moves coordinate l to its next
+//     state cyclically (a flip for two states).
+//   - MMD: the two-sample test of Gretton et al. (2012) with the same Hamming
+//     kernel between the samples and a reference sample of the same size drawn
+//     from the model (exactly where dstein has an exact sampler, by Gibbs
+//     chains otherwise), with a permutation null.
+//
+// Both Stein discrepancies are degenerate U-statistics
+//
+//	S = 1/(n(n−1)) Σ_{i≠j} H_ij
+//
+// whose null distribution is approximated by the paper's multinomial bootstrap
+//
+//	S* = Σ_{i≠j} (u_i − 1/n) H_ij (u_j − 1/n),  u = Multinomial(n; 1/n, …, 1/n)/n,
+//
+// (u sums to one; reading u as raw counts is a known bug of public code) or,
+// as an option, the Rademacher wild bootstrap S* = Σ_{i≠j} ε_i H_ij ε_j/(n(n−1)).
+// The p-value is (1 + #{S* ≥ S})/(B + 1); the test rejects when it is at most α,
+// which is the same as S exceeding the reported critical value.
+//
+// All three are computed from n×n matrices (O(n² + nd) memory): the bootstrap
+// draws are evaluated in blocks as quadratic forms with one matrix product
+// per block.
+package gof

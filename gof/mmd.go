@@ -1,0 +1,160 @@
+package gof
+
+import (
+	"context"
+	"fmt"
+	"math"
+
+	"github.com/dstein/dstein/exact"
+	"github.com/dstein/dstein/internal/parallel"
+	"github.com/dstein/dstein/metrics"
+	"github.com/dstein/dstein/model"
+	"github.com/dstein/dstein/rng"
+	"github.com/dstein/dstein/sampler"
+	"github.com/dstein/dstein/sampler/gibbs"
+	"github.com/dstein/dstein/transform"
+)
+
+// DefaultSweeps is the number of Gibbs sweeps behind MMD's reference sample
+// when the model has no exact sampler.
+const DefaultSweeps = 1000
+
+// Reference draws n samples from m for the MMD test: exact i.i.d. draws when
+// dstein has an exact sampler for m (enumeration, the Ising grid transfer,
+// the RBM's hidden enumeration), otherwise the final states of n independent
+// Gibbs chains after the given number of sweeps, started from Γ of N(0, I)
+// draws. It also describes where the sample came from.
+func Reference(ctx context.Context, m model.Model, n, sweeps int, seed uint64) (*sampler.Samples, string, error) {
+	if n < 1 {
+		return nil, "", fmt.Errorf("reference size %d: want at least 1", n)
+	}
+	if truth, err := exact.For(m); err == nil {
+		s := sampler.NewSamples(n, m.Dim())
+		truth.Sample(s.Z, rng.New(seed, rng.Trial(rng.StreamTest, 1)))
+		return s, "exact", nil
+	}
+	if sweeps < 1 {
+		return nil, "", fmt.Errorf("this model has no exact sampler and Gibbs sweeps is %d; want at least 1", sweeps)
+	}
+	t, err := transform.ForModel(transform.Normal{}, m)
+	if err != nil {
+		return nil, "", err
+	}
+	g, err := gibbs.New(m, t, n, gibbs.Settings{}, rng.Trial(rng.StreamTest, 2)^seed)
+	if err != nil {
+		return nil, "", err
+	}
+	for range sweeps {
+		if err := ctx.Err(); err != nil {
+			return nil, "", err
+		}
+		if err := g.Step(); err != nil {
+			return nil, "", err
+		}
+	}
+	return g.Samples(), fmt.Sprintf("gibbs (%d sweeps)", sweeps), nil
+}
+
+// MMD runs the two-sample test of s against the reference sample ref with
+// the kernel exp(−H(z, z')/d): the unbiased MMD² and a null from o.B random
+// relabellings of the pooled samples.
+func MMD(ctx context.Context, s, ref *sampler.Samples, o Options) (*Result, error) {
+	o, err := o.withDefaults()
+	if err != nil {
+		return nil, err
+	}
+	if s == nil || ref == nil || s.N < 2 || ref.N < 2 {
+		return nil, fmt.Errorf("mmd needs at least 2 samples and 2 reference samples")
+	}
+	if s.D != ref.D {
+		return nil, fmt.Errorf("samples have %d variables, the reference %d", s.D, ref.D)
+	}
+	n, m, d := s.N, ref.N, s.D
+	pool := sampler.NewSamples(n+m, d)
+	copy(pool.Z, s.Z)
+	copy(pool.Z[n*d:], ref.Z)
+	N := n + m
+	k := hammingMatrix(metrics.Pack(pool), d)
+	// Row sums and the total of the off-diagonal kernel.
+	rows := make([]float64, N)
+	var total float64
+	for i := range N {
+		var r float64
+		for j, v := range k[i*N : (i+1)*N] {
+			if j != i {
+				r += v
+			}
+		}
+		rows[i] = r
+		total += r
+	}
+	fn, fm := float64(n), float64(m)
+	// With a the indicator of the first group: Σ_XX = aᵀK'a, Σ_XY = a·r − aᵀK'a,
+	// Σ_YY = T − 2a·r + aᵀK'a (K' the kernel without its diagonal).
+	stat := func(quad, ar float64) float64 {
+		return quad/(fn*(fn-1)) + (total-2*ar+quad)/(fm*(fm-1)) - 2*(ar-quad)/(fn*fm)
+	}
+	q := newQuadBatch(k, N)
+	// The observed labelling.
+	a := q.v[:N]
+	var ar float64
+	for i := range N {
+		a[i] = 0
+		if i < n {
+			a[i] = 1
+			ar += rows[i]
+		}
+	}
+	observed := stat(q.eval(1)[0], ar)
+	r := newTestRand(o.Seed)
+	perm := make([]int, N)
+	boot := make([]float64, 0, o.B)
+	arb := make([]float64, blockRows)
+	for len(boot) < o.B {
+		if err := ctx.Err(); err != nil {
+			return nil, err
+		}
+		nb := min(blockRows, o.B-len(boot))
+		for b := range nb {
+			v := q.v[b*N : (b+1)*N]
+			clear(v)
+			for i := range perm {
+				perm[i] = i
+			}
+			// The first n entries of a partial Fisher–Yates shuffle.
+			arb[b] = 0
+			for i := range n {
+				j := i + r.IntN(N-i)
+				perm[i], perm[j] = perm[j], perm[i]
+				v[perm[i]] = 1
+				arb[b] += rows[perm[i]]
+			}
+		}
+		for b, quad := range q.eval(nb) {
+			boot = append(boot, stat(quad, arb[b]))
+		}
+	}
+	p, crit, rej := decide(observed, boot, o.Alpha)
+	return &Result{Test: "mmd", N: n, Statistic: observed, PValue: p, CriticalValue: crit, Alpha: o.Alpha,
+		Reject: rej, Bootstrap: o.B, BootstrapKind: "permutation", Bandwidth: float64(d)}, nil
+}
+
+// hammingMatrix returns the N×N matrix exp(−H(z_i, z_j)/d).
+func hammingMatrix(p *metrics.Packed, d int) []float64 {
+	N := p.N
+	table := make([]float64, d+1)
+	for h := range table {
+		table[h] = math.Exp(-float64(h) / float64(d))
+	}
+	k := make([]float64, N*N)
+	parallel.For(N, 16, parallel.Func(func(lo, hi int) {
+		for i := lo; i < hi; i++ {
+			for j := 0; j <= i; j++ {
+				v := table[metrics.Hamming(p, i, p, j)]
+				k[i*N+j] = v
+				k[j*N+i] = v
+			}
+		}
+	}))
+	return k
+}

@@ -1,0 +1,154 @@
+package report
+
+import (
+	"encoding/csv"
+	"errors"
+	"fmt"
+	"io"
+	"math"
+	"os"
+	"strconv"
+	"strings"
+
+	"github.com/dstein/dstein/model"
+	"github.com/dstein/dstein/sampler"
+)
+
+// LoadSamplesCSV reads the samples CSV file at path (see ReadSamplesCSV);
+// errors name the file.
+func LoadSamplesCSV(path string, m model.Model) (*sampler.Samples, error) {
+	f, err := os.Open(path)
+	if err != nil {
+		return nil, fmt.Errorf("cannot read the samples file: %w", err)
+	}
+	defer f.Close()
+	s, err := ReadSamplesCSV(f, m)
+	if err != nil {
+		return nil, fmt.Errorf("%s: %w", path, err)
+	}
+	return s, nil
+}
+
+// ReadSamplesCSV reads samples in the form WriteSamplesCSV writes: a header
+// z0,z1,…,z(d−1) for the model's d variables, then one row per sample with
+// each variable's state value. A cell matches a state when it is the
+// state's value as WriteSamplesCSV formats it or when it parses as the same
+// number ("1.0" for 1). Blank lines are skipped. Errors name the line and
+// the column (1-based) of the problem.
+func ReadSamplesCSV(r io.Reader, m model.Model) (*sampler.Samples, error) {
+	d := m.Dim()
+	cr := csv.NewReader(r)
+	cr.FieldsPerRecord = -1 // widths are checked below, with our own message
+	cr.ReuseRecord = true
+	head, err := cr.Read()
+	if err == io.EOF {
+		return nil, fmt.Errorf("the samples file is empty; want a header z0,…,z%d and one row per sample", d-1)
+	}
+	if err != nil {
+		return nil, csvError(err)
+	}
+	line, _ := cr.FieldPos(0)
+	if len(head) != d {
+		vars := "variables"
+		if d == 1 {
+			vars = "variable"
+		}
+		return nil, fmt.Errorf("line %d: the header has %d columns, the model has %d %s", line, len(head), d, vars)
+	}
+	for i, c := range head {
+		if i == 0 {
+			c = strings.TrimPrefix(c, "\ufeff") // a byte-order mark
+		}
+		if want := "z" + strconv.Itoa(i); strings.TrimSpace(c) != want {
+			return nil, fmt.Errorf("line %d, column %d: header %q, want %s (the header z0,z1,… that dstein sample writes)", line, i+1, c, want)
+		}
+	}
+	// Each variable's states by their formatted value, for the exact match.
+	index := make([]map[string]int, d)
+	for i := range d {
+		st := m.States(i)
+		index[i] = make(map[string]int, len(st))
+		for s, v := range st {
+			index[i][FormatValue(v)] = s
+		}
+	}
+	var z []int
+	n := 0
+	for {
+		row, err := cr.Read()
+		if err == io.EOF {
+			break
+		}
+		if err != nil {
+			return nil, csvError(err)
+		}
+		line, _ := cr.FieldPos(0)
+		if len(row) != d {
+			return nil, fmt.Errorf("line %d: %d columns, want %d (one per variable)", line, len(row), d)
+		}
+		for i, c := range row {
+			s, err := stateOf(m, i, index[i], c)
+			if err != nil {
+				return nil, fmt.Errorf("line %d, column %d (z%d): %w", line, i+1, i, err)
+			}
+			z = append(z, s)
+		}
+		n++
+	}
+	if n == 0 {
+		return nil, fmt.Errorf("no samples: the file has a header but no data rows")
+	}
+	return &sampler.Samples{N: n, D: d, Z: z}, nil
+}
+
+// stateOf returns the index of cell c among variable i's states.
+func stateOf(m model.Model, i int, index map[string]int, c string) (int, error) {
+	if s, ok := index[c]; ok {
+		return s, nil
+	}
+	t := strings.TrimSpace(c)
+	if s, ok := index[t]; ok {
+		return s, nil
+	}
+	if t == "" {
+		return 0, errors.New("empty cell; want a state value")
+	}
+	v, err := strconv.ParseFloat(t, 64)
+	if err != nil && !errors.Is(err, strconv.ErrRange) {
+		return 0, fmt.Errorf("%q is not a number", c)
+	}
+	if math.IsNaN(v) || math.IsInf(v, 0) {
+		return 0, fmt.Errorf("%q is not a finite number", c)
+	}
+	for s, sv := range m.States(i) {
+		if sv == v {
+			return s, nil
+		}
+	}
+	return 0, fmt.Errorf("%s is not a state of the model (states: %s)", t, listStates(m.States(i)))
+}
+
+// listStates formats up to 10 state values.
+func listStates(st []float64) string {
+	const most = 10
+	parts := make([]string, 0, min(len(st), most)+1)
+	for s, v := range st {
+		if s == most {
+			parts = append(parts, fmt.Sprintf("… %d in all", len(st)))
+			break
+		}
+		parts = append(parts, FormatValue(v))
+	}
+	return strings.Join(parts, ", ")
+}
+
+// csvError rewords encoding/csv's errors ("parse error on line 3, column
+// 5: …", the column counted in bytes) in our form, where a column is a
+// field.
+func csvError(err error) error {
+	var pe *csv.ParseError
+	if errors.As(err, &pe) {
+		return fmt.Errorf("line %d, byte %d: %v", pe.Line, pe.Column, pe.Err)
+	}
+	return err
+}

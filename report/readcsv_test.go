@@ -1,0 +1,130 @@
+package report
+
+import (
+	"bufio"
+	"bytes"
+	"os"
+	"path/filepath"
+	"slices"
+	"strings"
+	"testing"
+
+	"github.com/dstein/dstein/model"
+	"github.com/dstein/dstein/model/categorical"
+	"github.com/dstein/dstein/model/ising"
+	"github.com/dstein/dstein/rng"
+	"github.com/dstein/dstein/sampler"
+)
+
+func testModels(t *testing.T) map[string]model.Model {
+	t.Helper()
+	cat, err := categorical.New([]categorical.Variable{
+		{States: []float64{-1, -0.5, 0, 0.5, 1}, Probs: []float64{0.1, 0.2, 0.3, 0.1, 0.3}},
+		{States: []float64{0.1, 1e-7, 2.5e21}, Probs: []float64{0.2, 0.3, 0.5}},
+		{States: []float64{3}, Probs: []float64{1}},
+	})
+	if err != nil {
+		t.Fatal(err)
+	}
+	is, err := ising.Grid(3, 4, false, 0.2, nil)
+	if err != nil {
+		t.Fatal(err)
+	}
+	return map[string]model.Model{"categorical": cat, "ising": is}
+}
+
+// randomSamples draws n uniform state indices for m.
+func randomSamples(m model.Model, n int, seed uint64) *sampler.Samples {
+	r := rng.New(seed, 99)
+	s := sampler.NewSamples(n, m.Dim())
+	for i := range n {
+		for l := range s.Row(i) {
+			s.Row(i)[l] = r.IntN(len(m.States(l)))
+		}
+	}
+	return s
+}
+
+func TestSamplesCSVRoundTrip(t *testing.T) {
+	for name, m := range testModels(t) {
+		s := randomSamples(m, 57, 3)
+		var buf bytes.Buffer
+		w := bufio.NewWriter(&buf)
+		if err := WriteSamplesCSV(w, m, s); err != nil {
+			t.Fatal(err)
+		}
+		w.Flush()
+		got, err := ReadSamplesCSV(bytes.NewReader(buf.Bytes()), m)
+		if err != nil {
+			t.Fatalf("%s: %v", name, err)
+		}
+		if got.N != s.N || got.D != s.D || !slices.Equal(got.Z, s.Z) {
+			t.Errorf("%s: read back %d×%d samples that differ from the %d×%d written", name, got.N, got.D, s.N, s.D)
+		}
+	}
+	// Through a file, as the CLI does.
+	m := testModels(t)["ising"]
+	s := randomSamples(m, 10, 4)
+	p := filepath.Join(t.TempDir(), "s.csv")
+	if err := SaveSamplesCSV(p, m, s); err != nil {
+		t.Fatal(err)
+	}
+	got, err := LoadSamplesCSV(p, m)
+	if err != nil || !slices.Equal(got.Z, s.Z) {
+		t.Errorf("LoadSamplesCSV: %v", err)
+	}
+}
+
+// Numbers written differently from WriteSamplesCSV still match their state.
+func TestReadSamplesCSVTolerant(t *testing.T) {
+	m := testModels(t)["categorical"]
+	in := "\ufeffz0, z1 ,z2\r\n1.0,0.10,3\n\n-.5,1E-7,3.00\n\"0\",2.5e+21, 3 \n-0,25e20,3e0\n"
+	s, err := ReadSamplesCSV(strings.NewReader(in), m)
+	if err != nil {
+		t.Fatal(err)
+	}
+	want := []int{4, 0, 0, 1, 1, 0, 2, 2, 0, 2, 2, 0}
+	if s.N != 4 || s.D != 3 || !slices.Equal(s.Z, want) {
+		t.Errorf("read %d×%d %v; want 4×3 %v", s.N, s.D, s.Z, want)
+	}
+}
+
+func TestReadSamplesCSVErrors(t *testing.T) {
+	m := testModels(t)["categorical"] // z0 ∈ {-1, -0.5, 0, 0.5, 1}, z1 ∈ {0.1, 1e-07, 2.5e+21}, z2 = 3
+	cases := []struct{ name, in, want string }{
+		{"empty", "", "the samples file is empty"},
+		{"blank", "\n\n", "the samples file is empty"},
+		{"header only", "z0,z1,z2\n", "no data rows"},
+		{"header width", "z0,z1\n1,0.1\n", "line 1: the header has 2 columns, the model has 3 variables"},
+		{"header name", "z0,z2,z1\n", `line 1, column 2: header "z2", want z1`},
+		{"no header", "1,0.1,3\n", `line 1, column 1: header "1", want z0`},
+		{"short row", "z0,z1,z2\n1,0.1,3\n1,0.1\n", "line 3: 2 columns, want 3"},
+		{"long row", "z0,z1,z2\n\n1,0.1,3,4\n", "line 3: 4 columns, want 3"},
+		{"unknown state", "z0,z1,z2\n1,0.1,3\n0.25,0.1,3\n", "line 3, column 1 (z0): 0.25 is not a state of the model (states: -1, -0.5, 0, 0.5, 1)"},
+		{"non-numeric", "z0,z1,z2\n1,abc,3\n", `line 2, column 2 (z1): "abc" is not a number`},
+		{"nan", "z0,z1,z2\n1,0.1,NaN\n", `line 2, column 3 (z2): "NaN" is not a finite number`},
+		{"inf", "z0,z1,z2\n-Inf,0.1,3\n", `line 2, column 1 (z0): "-Inf" is not a finite number`},
+		{"overflow", "z0,z1,z2\n1e400,0.1,3\n", `"1e400" is not a finite number`},
+		{"empty cell", "z0,z1,z2\n1,,3\n", "line 2, column 2 (z1): empty cell"},
+		{"bad quote", "z0,z1,z2\n1,0\"1,3\n", "line 2, byte 4: bare \" in non-quoted"},
+	}
+	for _, c := range cases {
+		_, err := ReadSamplesCSV(strings.NewReader(c.in), m)
+		if err == nil {
+			t.Errorf("%s: no error", c.name)
+			continue
+		}
+		if !strings.Contains(err.Error(), c.want) || strings.Contains(err.Error(), "\n") {
+			t.Errorf("%s: error %q; want one line containing %q", c.name, err, c.want)
+		}
+	}
+	// The file's name leads the message.
+	p := filepath.Join(t.TempDir(), "bad.csv")
+	os.WriteFile(p, []byte("z0,z1,z2\n1,0.1,4\n"), 0o644)
+	if _, err := LoadSamplesCSV(p, m); err == nil || !strings.HasPrefix(err.Error(), p+": line 2, column 3 (z2): 4 is not a state") {
+		t.Errorf("LoadSamplesCSV: %v", err)
+	}
+	if _, err := LoadSamplesCSV(filepath.Join(t.TempDir(), "none.csv"), m); err == nil || !strings.Contains(err.Error(), "cannot read the samples file") {
+		t.Errorf("missing file: %v", err)
+	}
+}
