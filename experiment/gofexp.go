@@ -128,6 +128,10 @@ func runGOF(r *runner, pts []gofPoint, methods []gofMethod) ([]Row, error) {
 
 // gofFigure plots the rejection rates with ±SE bars and the level α.
 func gofFigure(r *runner, rows []Row, methods []gofMethod, title, xlabel string, logX bool) error {
+	return gofFigureRange(r, rows, methods, title, xlabel, logX, -0.02, 1.02)
+}
+
+func gofFigureRange(r *runner, rows []Row, methods []gofMethod, title, xlabel string, logX bool, ymin, ymax float64) error {
 	var names []string
 	labels := map[string]string{}
 	for _, mt := range methods {
@@ -144,7 +148,7 @@ func gofFigure(r *runner, rows []Row, methods []gofMethod, title, xlabel string,
 		ser = append(ser, lvl)
 	}
 	fig := report.Figure{SharedLegend: true, Cols: 1, Panels: []report.Panel{
-		{Title: title, XLabel: xlabel, YLabel: "rejection rate (mean ± SE over trials)", LogX: logX, Series: ser, YMin: -0.02, YMax: 1.02},
+		{Title: title, XLabel: xlabel, YLabel: "rejection rate (mean ± SE over trials)", LogX: logX, Series: ser, YMin: ymin, YMax: ymax},
 	}}
 	return fig.Save(filepath.Join(r.cfg.Out, r.name))
 }
@@ -267,7 +271,7 @@ func runGOFLevel(r *runner) (*Result, error) {
 	res.Notes = append(res.Notes,
 		fmt.Sprintf("4×4 open grid, coupling 0.3, fields 0.05; exact samples from the model itself; α = 0.05; %d bootstrap draws; a calibrated test rejects at rate 0.05 ± %.3f (3 SE over %d trials).", bootstrapDraws(r.cfg.Mode), 3*math.Sqrt(0.05*0.95/float64(r.trials)), r.trials),
 		fmt.Sprintf("ks_uniform is the Kolmogorov–Smirnov distance of the p-values from U(0, 1); its 1%% critical value over %d trials is %.3f.", r.trials, 1.63/math.Sqrt(float64(r.trials))))
-	return res, gofFigure(r, rows, methods, "rejection rate under the null (level)", "sample size n", true)
+	return res, gofFigureRange(r, rows, methods, "rejection rate under the null (level)", "sample size n", true, 0, 0.15)
 }
 
 // ksRows computes, from the journal, the Kolmogorov–Smirnov distance of

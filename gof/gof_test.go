@@ -12,6 +12,7 @@ import (
 	"github.com/dstein/dstein/model"
 	"github.com/dstein/dstein/model/categorical"
 	"github.com/dstein/dstein/model/ising"
+	"github.com/dstein/dstein/model/rbm"
 	"github.com/dstein/dstein/rng"
 	"github.com/dstein/dstein/sampler"
 	"github.com/dstein/dstein/transform"
@@ -174,7 +175,15 @@ func TestDKSDSteinIdentity(t *testing.T) {
 	if err != nil {
 		t.Fatal(err)
 	}
-	for _, m := range []model.Model{newTableModel(rand.New(rand.NewPCG(3, 4))), zeros} {
+	r, err := rbm.Random(8, 3, 0.7, 1, 5)
+	if err != nil {
+		t.Fatal(err)
+	}
+	ism, err := ising.Grid(3, 3, true, 0.4, []float64{0.3, -0.2, 0.1, 0, 0.5, -0.4, 0.2, 0.1, -0.3})
+	if err != nil {
+		t.Fatal(err)
+	}
+	for _, m := range []model.Model{newTableModel(rand.New(rand.NewPCG(3, 4))), zeros, r, ism} {
 		steinIdentity(t, m)
 	}
 }

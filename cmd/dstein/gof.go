@@ -15,7 +15,6 @@ import (
 	"github.com/dstein/dstein/gof"
 	"github.com/dstein/dstein/kernel"
 	"github.com/dstein/dstein/model"
-	"github.com/dstein/dstein/model/modelfile"
 	"github.com/dstein/dstein/report"
 )
 
@@ -179,10 +178,11 @@ func runGof(e *env, cmd *cobra.Command, f *gofFlags) error {
 	if err != nil {
 		return err
 	}
-	m, err := modelfile.Load(f.model)
+	lm, err := loadModel(f.model, "")
 	if err != nil {
 		return err
 	}
+	m := lm.m
 	s, err := report.LoadSamplesCSV(f.samples, m)
 	if err != nil {
 		return err

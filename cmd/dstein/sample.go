@@ -12,7 +12,6 @@ import (
 	"github.com/dstein/dstein/infer"
 	"github.com/dstein/dstein/kernel"
 	"github.com/dstein/dstein/model"
-	"github.com/dstein/dstein/model/modelfile"
 	"github.com/dstein/dstein/report"
 	"github.com/dstein/dstein/sampler"
 	"github.com/dstein/dstein/sampler/dhmc"
@@ -163,6 +162,7 @@ func (g *gfsvgdFlags) record(set gfsvgd.Settings) *report.Settings {
 type sampleFlags struct {
 	model, method    string
 	out, json, trace string
+	evidence, mar    string
 	n, iters, show   int
 	seed             uint64
 	gf               gfsvgdFlags
@@ -191,6 +191,8 @@ with every mean and marginal, --trace the per-iteration diagnostics.`,
 	fs.Uint64Var(&f.seed, "seed", 1, "random seed; the same seed gives the same output bytes")
 	fs.StringVar(&f.out, "out", "", "write the samples to this CSV file")
 	fs.StringVar(&f.json, "json", "", "write a JSON summary to this file")
+	fs.StringVar(&f.evidence, "evidence", "", "UAI evidence file (.evid) for a .uai network: sample the free variables given it")
+	fs.StringVar(&f.mar, "mar", "", "write the estimated marginals of every variable in the UAI competition's MAR format")
 	fs.StringVar(&f.trace, "trace", "", "write per-iteration diagnostics to this CSV file")
 	fs.IntVar(&f.show, "show", 10, "number of variables to print (the JSON has all)")
 	f.gf.register(fs)
@@ -223,7 +225,7 @@ func (f *sampleFlags) chainSettings() (gibbs.Settings, dhmc.Settings, error) {
 
 func runSample(e *env, cmd *cobra.Command, f *sampleFlags) error {
 	if f.model == "" {
-		return usagef("--model is required: a JSON model file such as examples/ising-grid.json")
+		return usagef("--model is required: a JSON model file such as examples/ising-grid.json, or a UAI network (.uai)")
 	}
 	if f.n < 1 {
 		return usagef("--n must be at least 1, got %d", f.n)
@@ -248,10 +250,11 @@ func runSample(e *env, cmd *cobra.Command, f *sampleFlags) error {
 	if f.trace != "" && f.method != "gfsvgd" {
 		return usagef("--trace records GF-SVGD's diagnostics; it does not apply to --method %s", f.method)
 	}
-	m, err := modelfile.Load(f.model)
+	lm, err := loadModel(f.model, f.evidence)
 	if err != nil {
 		return err
 	}
+	m := lm.m
 	iters := f.iters
 	if f.method == "exact" {
 		iters = 0
@@ -269,7 +272,12 @@ func runSample(e *env, cmd *cobra.Command, f *sampleFlags) error {
 	}
 	printSummary(e.stdout, f, m, out)
 	if f.out != "" {
-		if err := report.SaveSamplesCSV(f.out, m, out.Samples); err != nil {
+		if err := report.SaveSamplesCSV(f.out, lm.file, lm.expandSamples(out.Samples)); err != nil {
+			return err
+		}
+	}
+	if f.mar != "" {
+		if err := saveMAR(f.mar, lm.expandMarginals(out.Marginals)); err != nil {
 			return err
 		}
 	}
@@ -284,7 +292,7 @@ func runSample(e *env, cmd *cobra.Command, f *sampleFlags) error {
 		}
 	}
 	var wrote []string
-	for _, p := range []string{f.out, f.json, f.trace} {
+	for _, p := range []string{f.out, f.mar, f.json, f.trace} {
 		if p != "" {
 			wrote = append(wrote, p)
 		}

@@ -1,0 +1,235 @@
+package main
+
+import (
+	"fmt"
+	"io"
+	"math"
+	"time"
+
+	"github.com/spf13/cobra"
+
+	"github.com/dstein/dstein/exact"
+	"github.com/dstein/dstein/model/factorgraph"
+	"github.com/dstein/dstein/model/uai"
+	"github.com/dstein/dstein/report"
+)
+
+// exactSummary is what dstein exact --json writes.
+type exactSummary struct {
+	Model     string      `json:"model"`
+	Evidence  string      `json:"evidence,omitempty"`
+	Variables int         `json:"variables"`
+	Free      int         `json:"free_variables"`
+	Method    string      `json:"method"`
+	Width     int         `json:"elimination_width,omitempty"`
+	LogZ      float64     `json:"log_z"`
+	Log10Z    float64     `json:"log10_z"`
+	Seconds   float64     `json:"seconds"`
+	Marginals [][]float64 `json:"marginals"`
+	Means     []float64   `json:"means"`
+}
+
+func newExactCmd(e *env) *cobra.Command {
+	var model, evidence, mar, jsonOut string
+	var maxWidth int
+	cmd := &cobra.Command{
+		Use:   "exact --model FILE [--evidence FILE.evid] [--mar OUT.MAR] [--json OUT.json]",
+		Short: "Exact log Z and marginals (enumeration, Ising transfer, RBM hidden enumeration, variable elimination)",
+		Long: `Compute the exact log normaliser and every marginal of a model: a JSON model
+file or a UAI network (.uai), the latter optionally given evidence. With
+evidence, log Z is the log of the unnormalised probability of the evidence
+(for a Bayesian network, the probability of the evidence itself). --mar writes
+the marginals of every variable of the file in the MAR format (evidence
+variables as point masses); --json writes log Z in natural log and log10 (as
+the competitions' PR files give it), the marginals and the means.`,
+		Args: cobra.NoArgs,
+		RunE: func(cmd *cobra.Command, _ []string) error {
+			if model == "" {
+				return usagef("--model is required: a JSON model file or a UAI network (.uai)")
+			}
+			if cmd.Flags().Changed("max-width") && maxWidth < 1 {
+				return usagef("--max-width must be at least 1, got %d", maxWidth)
+			}
+			lm, err := loadModel(model, evidence)
+			if err != nil {
+				return err
+			}
+			start := time.Now()
+			var truth exact.Truth
+			method, width := "", 0
+			if g, ok := lm.m.(*factorgraph.Graph); ok {
+				ve, err := exact.ForFactorGraph(g, maxWidth)
+				if err != nil {
+					return err
+				}
+				truth, method, width = ve, "variable elimination (min-fill order)", ve.Width()
+			} else {
+				if truth, err = exact.For(lm.m); err != nil {
+					return err
+				}
+				method = fmt.Sprintf("%T", truth)
+			}
+			res := truth.Result()
+			sum := exactSummary{Model: model, Evidence: evidence, Variables: lm.file.Dim(), Free: lm.m.Dim(),
+				Method: method, Width: width, LogZ: res.LogZ, Log10Z: res.LogZ / math.Ln10,
+				Seconds: time.Since(start).Seconds(), Marginals: lm.expandMarginals(res.Marginals)}
+			sum.Means = make([]float64, len(sum.Marginals))
+			for i, p := range sum.Marginals {
+				for s, v := range lm.file.States(i) {
+					sum.Means[i] += p[s] * v
+				}
+			}
+			printExact(e.stdout, &sum)
+			var wrote []string
+			if mar != "" {
+				if err := saveMAR(mar, sum.Marginals); err != nil {
+					return err
+				}
+				wrote = append(wrote, mar)
+			}
+			if jsonOut != "" {
+				if err := report.SaveJSON(jsonOut, &sum); err != nil {
+					return err
+				}
+				wrote = append(wrote, jsonOut)
+			}
+			if len(wrote) > 0 {
+				fmt.Fprintf(e.stdout, "wrote %s\n", joinComma(wrote))
+			}
+			return nil
+		},
+	}
+	fs := cmd.Flags()
+	fs.StringVar(&model, "model", "", "JSON model file or UAI network (.uai) (required)")
+	fs.StringVar(&evidence, "evidence", "", "UAI evidence file for a .uai network")
+	fs.StringVar(&mar, "mar", "", "write every variable's marginal in the MAR format")
+	fs.StringVar(&jsonOut, "json", "", "write log Z, the marginals and the means as JSON")
+	fs.IntVar(&maxWidth, "max-width", exact.DefaultMaxWidth, "largest elimination width (variables in one intermediate table) to accept")
+	return cmd
+}
+
+func printExact(w io.Writer, s *exactSummary) {
+	fmt.Fprintf(w, "exact: %s, %d variables (%d free)\n", s.Method, s.Variables, s.Free)
+	if s.Width > 0 {
+		fmt.Fprintf(w, "elimination width %d\n", s.Width)
+	}
+	fmt.Fprintf(w, "log Z   %.10g (log10 Z %.10g)\n", s.LogZ, s.Log10Z)
+	show := min(len(s.Marginals), 10)
+	for i := range show {
+		fmt.Fprintf(w, "z%-4d  P = %s\n", i, formatProbs(s.Marginals[i]))
+	}
+	if show < len(s.Marginals) {
+		fmt.Fprintf(w, "(showing %d of %d variables; --mar or --json for all)\n", show, len(s.Marginals))
+	}
+	fmt.Fprintf(w, "%.3g s\n", s.Seconds)
+}
+
+func formatProbs(p []float64) string {
+	out := ""
+	for k, v := range p {
+		if k > 0 {
+			out += " "
+		}
+		out += fmt.Sprintf("%.6f", v)
+	}
+	return out
+}
+
+func joinComma(s []string) string {
+	out := ""
+	for k, v := range s {
+		if k > 0 {
+			out += ", "
+		}
+		out += v
+	}
+	return out
+}
+
+// marComparison is what dstein compare-mar --json writes.
+type marComparison struct {
+	A, B           string  `json:"-"`
+	Variables      int     `json:"variables"`
+	MeanAbsError   float64 `json:"mean_abs_error"`
+	MaxAbsError    float64 `json:"max_abs_error"`
+	MaxErrVariable int     `json:"max_error_variable"`
+	MeanHellinger  float64 `json:"mean_hellinger"`
+	FileA          string  `json:"a"`
+	FileB          string  `json:"b"`
+}
+
+func newCompareMARCmd(e *env) *cobra.Command {
+	var jsonOut string
+	cmd := &cobra.Command{
+		Use:   "compare-mar A.MAR B.MAR [--json OUT.json]",
+		Short: "Compare two MAR files: mean and maximum absolute marginal error, mean Hellinger distance",
+		Long: `Compare the marginals of two MAR files variable by variable. The mean
+absolute error averages |P_A(z_i = s) − P_B(z_i = s)| over every variable and
+state; the maximum is over the same entries; the Hellinger distance of a
+variable is sqrt(1 − Σ_s sqrt(P_A P_B)) (0 for equal marginals, 1 for
+disjoint ones), averaged over variables.`,
+		Args: func(cmd *cobra.Command, args []string) error {
+			if len(args) != 2 {
+				return usagef("compare-mar needs two MAR files, got %d arguments", len(args))
+			}
+			return nil
+		},
+		RunE: func(cmd *cobra.Command, args []string) error {
+			a, err := uai.ReadMARFile(args[0])
+			if err != nil {
+				return err
+			}
+			b, err := uai.ReadMARFile(args[1])
+			if err != nil {
+				return err
+			}
+			c, err := compareMAR(a, b)
+			if err != nil {
+				return fmt.Errorf("%s and %s: %w", args[0], args[1], err)
+			}
+			c.FileA, c.FileB = args[0], args[1]
+			fmt.Fprintf(e.stdout, "%d variables: mean absolute error %.3g, max %.3g (variable %d), mean Hellinger %.3g\n",
+				c.Variables, c.MeanAbsError, c.MaxAbsError, c.MaxErrVariable, c.MeanHellinger)
+			if jsonOut != "" {
+				if err := report.SaveJSON(jsonOut, c); err != nil {
+					return err
+				}
+				fmt.Fprintf(e.stdout, "wrote %s\n", jsonOut)
+			}
+			return nil
+		},
+	}
+	cmd.Flags().StringVar(&jsonOut, "json", "", "write the comparison as JSON")
+	return cmd
+}
+
+func compareMAR(a, b [][]float64) (*marComparison, error) {
+	if len(a) != len(b) {
+		return nil, fmt.Errorf("%d variables against %d", len(a), len(b))
+	}
+	c := &marComparison{Variables: len(a)}
+	entries := 0
+	for i := range a {
+		if len(a[i]) != len(b[i]) {
+			return nil, fmt.Errorf("variable %d has %d states against %d", i, len(a[i]), len(b[i]))
+		}
+		var bc float64
+		for s := range a[i] {
+			d := math.Abs(a[i][s] - b[i][s])
+			c.MeanAbsError += d
+			entries++
+			if d > c.MaxAbsError {
+				c.MaxAbsError, c.MaxErrVariable = d, i
+			}
+			bc += math.Sqrt(a[i][s] * b[i][s])
+		}
+		c.MeanHellinger += math.Sqrt(math.Max(0, 1-bc))
+	}
+	if entries > 0 {
+		c.MeanAbsError /= float64(entries)
+	}
+	if len(a) > 0 {
+		c.MeanHellinger /= float64(len(a))
+	}
+	return c, nil
+}

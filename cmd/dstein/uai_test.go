@@ -1,0 +1,174 @@
+package main
+
+import (
+	"encoding/csv"
+	"encoding/json"
+	"math"
+	"os"
+	"path/filepath"
+	"strings"
+	"testing"
+
+	"github.com/dstein/dstein/exact"
+	"github.com/dstein/dstein/model/uai"
+)
+
+// A small Markov network: variables of 2, 3 and 2 states, a unary factor,
+// two pairwise factors (one with a zero entry).
+const tinyUAI = `MARKOV
+3
+2 3 2
+3
+1 0
+2 0 1
+2 1 2
+2
+ 0.3 0.7
+6
+ 1.0 2.0 0.5
+ 0.5 1.5 3.0
+6
+ 1.0 0.0
+ 2.0 1.0
+ 0.5 2.5
+`
+
+func writeTestFile(t *testing.T, dir, name, body string) string {
+	t.Helper()
+	p := filepath.Join(dir, name)
+	if err := os.WriteFile(p, []byte(body), 0o644); err != nil {
+		t.Fatal(err)
+	}
+	return p
+}
+
+func TestExactOnUAI(t *testing.T) {
+	dir := t.TempDir()
+	net := writeTestFile(t, dir, "tiny.uai", tinyUAI)
+	mar, js := filepath.Join(dir, "out.MAR"), filepath.Join(dir, "out.json")
+	code, out, errs := dstein(t, "exact", "--model", net, "--mar", mar, "--json", js)
+	if code != 0 {
+		t.Fatalf("exit %d: %s", code, errs)
+	}
+	if !strings.Contains(out, "variable elimination") || !strings.Contains(out, "log Z") {
+		t.Errorf("output:\n%s", out)
+	}
+	g, err := uai.ReadFile(net)
+	if err != nil {
+		t.Fatal(err)
+	}
+	brute, err := exact.Enumerate(g, 100)
+	if err != nil {
+		t.Fatal(err)
+	}
+	var sum struct{ LogZ, Log10Z float64 }
+	raw, _ := os.ReadFile(js)
+	var m map[string]any
+	if err := json.Unmarshal(raw, &m); err != nil {
+		t.Fatal(err)
+	}
+	sum.LogZ, sum.Log10Z = m["log_z"].(float64), m["log10_z"].(float64)
+	if math.Abs(sum.LogZ-brute.LogZ) > 1e-12 || math.Abs(sum.Log10Z-brute.LogZ/math.Ln10) > 1e-12 {
+		t.Errorf("log Z %v (log10 %v), brute force %v", sum.LogZ, sum.Log10Z, brute.LogZ)
+	}
+	got, err := uai.ReadMARFile(mar)
+	if err != nil {
+		t.Fatal(err)
+	}
+	for i, p := range brute.Marginals {
+		for s := range p {
+			if math.Abs(got[i][s]-p[s]) > 1e-12 {
+				t.Fatalf("MAR P(z%d = %d) = %v, brute force %v", i, s, got[i][s], p[s])
+			}
+		}
+	}
+}
+
+func TestEvidenceClampsAndExpands(t *testing.T) {
+	dir := t.TempDir()
+	net := writeTestFile(t, dir, "tiny.uai", tinyUAI)
+	ev := writeTestFile(t, dir, "tiny.uai.evid", "1\n1 1 2\n")
+	mar, samples := filepath.Join(dir, "e.MAR"), filepath.Join(dir, "s.csv")
+	if code, _, errs := dstein(t, "exact", "--model", net, "--evidence", ev, "--mar", mar); code != 0 {
+		t.Fatalf("exit %d: %s", code, errs)
+	}
+	got, err := uai.ReadMARFile(mar)
+	if err != nil {
+		t.Fatal(err)
+	}
+	if len(got) != 3 || got[1][2] != 1 || got[1][0] != 0 {
+		t.Fatalf("MAR with evidence z1 = 2: %v", got)
+	}
+	// P(z0 | z1 = 2) ∝ 0.3·0.5, 0.7·3.0 summed over z2 with the third factor's row z1 = 2: (0.5 + 2.5).
+	w0, w1 := 0.3*0.5, 0.7*3.0
+	if want := w0 / (w0 + w1); math.Abs(got[0][0]-want) > 1e-12 {
+		t.Errorf("P(z0 = 0 | z1 = 2) = %v, want %v", got[0][0], want)
+	}
+	if want := 0.5 / 3.0; math.Abs(got[2][0]-want) > 1e-12 {
+		t.Errorf("P(z2 = 0 | z1 = 2) = %v, want %v", got[2][0], want)
+	}
+	code, _, errs := dstein(t, "sample", "--model", net, "--evidence", ev, "--method", "gibbs", "--n", "30", "--iters", "20", "--out", samples, "--mar", filepath.Join(dir, "g.MAR"))
+	if code != 0 {
+		t.Fatalf("exit %d: %s", code, errs)
+	}
+	f, _ := os.Open(samples)
+	rows, err := csv.NewReader(f).ReadAll()
+	f.Close()
+	if err != nil {
+		t.Fatal(err)
+	}
+	if len(rows) != 31 || strings.Join(rows[0], ",") != "z0,z1,z2" {
+		t.Fatalf("samples CSV: %d rows, header %v", len(rows), rows[0])
+	}
+	for _, r := range rows[1:] {
+		if r[1] != "2" {
+			t.Fatalf("evidence variable z1 is %q in a sample, want 2", r[1])
+		}
+	}
+}
+
+func TestCompareMAR(t *testing.T) {
+	dir := t.TempDir()
+	a := writeTestFile(t, dir, "a.MAR", "MAR\n2 2 0.5 0.5 3 1 0 0\n")
+	b := writeTestFile(t, dir, "b.MAR", "MAR\n2 2 0.4 0.6 3 0.5 0.5 0\n")
+	js := filepath.Join(dir, "c.json")
+	code, out, errs := dstein(t, "compare-mar", a, b, "--json", js)
+	if code != 0 {
+		t.Fatalf("exit %d: %s", code, errs)
+	}
+	raw, _ := os.ReadFile(js)
+	var c map[string]any
+	if err := json.Unmarshal(raw, &c); err != nil {
+		t.Fatal(err)
+	}
+	// Entries |0.1|, |0.1|, |0.5|, |0.5|, 0 over 5: mean 0.24, max 0.5 at variable 1.
+	// Hellinger: sqrt(1 − (√0.2 + √0.3)) and sqrt(1 − √0.5), averaged.
+	hel := (math.Sqrt(1-(math.Sqrt(0.2)+math.Sqrt(0.3))) + math.Sqrt(1-math.Sqrt(0.5))) / 2
+	if math.Abs(c["mean_abs_error"].(float64)-0.24) > 1e-12 || c["max_abs_error"].(float64) != 0.5 ||
+		c["max_error_variable"].(float64) != 1 || math.Abs(c["mean_hellinger"].(float64)-hel) > 1e-12 {
+		t.Errorf("comparison %v (output %q)", c, out)
+	}
+	c3 := writeTestFile(t, dir, "c.MAR", "MAR\n1 2 0.5 0.5\n")
+	if code, _, errs := dstein(t, "compare-mar", a, c3); code == 0 || !strings.Contains(errs, "variables") {
+		t.Errorf("mismatched MAR files: exit %d, %q", code, errs)
+	}
+}
+
+func TestUAIBadInput(t *testing.T) {
+	dir := t.TempDir()
+	net := writeTestFile(t, dir, "tiny.uai", tinyUAI)
+	for _, c := range []struct {
+		args []string
+		want string
+	}{
+		{[]string{"exact", "--model", "../../examples/ising-grid.json", "--evidence", net}, "UAI network"},
+		{[]string{"exact", "--model", writeTestFile(t, dir, "bad.uai", "MARKOV\n2\n2 2\n1\n2 0 5\n4 1 1 1 1\n")}, "variable"},
+		{[]string{"exact", "--model", net, "--evidence", writeTestFile(t, dir, "bad.evid", "1 1 7\n")}, "evid"},
+		{[]string{"compare-mar", net}, "two MAR files"},
+	} {
+		code, _, errs := dstein(t, c.args...)
+		if code == 0 || !strings.Contains(errs, c.want) || strings.Contains(errs, "goroutine") || strings.Count(strings.TrimSpace(errs), "\n") > 0 {
+			t.Errorf("%v: exit %d, stderr %q; want one line mentioning %q", c.args, code, errs, c.want)
+		}
+	}
+}

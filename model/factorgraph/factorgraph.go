@@ -1,0 +1,258 @@
+package factorgraph
+
+import (
+	"errors"
+	"fmt"
+	"math"
+	"sync"
+
+	"github.com/dstein/dstein/model"
+)
+
+// Limits of New, which bound the memory a graph takes whatever its input:
+// MaxCardinality is the largest number of states of one variable and
+// MaxStates the largest total number of states Σ_i K_i (the length of a
+// membership vector).
+const (
+	MaxCardinality = 1 << 16
+	MaxStates      = 1 << 24
+)
+
+// Factor is one non-negative function of the variables in Scope, stored as
+// the logarithms of its values.
+//
+// LogTable has one entry per assignment (a_0, …, a_{r−1}) of the scope
+// variables, in UAI order: row-major with the last scope variable changing
+// fastest, so that the entry of the assignment is at
+// Σ_j a_j · Π_{k>j} K_{Scope[k]}. Entries are finite or −Inf (a zero value),
+// never NaN or +Inf. Scope may be empty: the factor is then a constant with a
+// single entry.
+type Factor struct {
+	Scope    []int
+	LogTable []float64
+}
+
+// factor is a Factor with its layout precomputed.
+type factor struct {
+	scope  []int
+	card   []int // cardinality of each scope variable
+	stride []int // table stride of each scope variable
+	moff   []int // start of each scope variable's block of memberships
+	table  []float64
+}
+
+// index returns the table index of the assignment that z gives the scope.
+func (f *factor) index(z []int) int {
+	idx := 0
+	for j, v := range f.scope {
+		idx += z[v] * f.stride[j]
+	}
+	return idx
+}
+
+// Graph is a discrete factor graph. It is immutable and safe for concurrent
+// use.
+type Graph struct {
+	card    []int
+	off     []int // start of each variable's block of per-state entries
+	states  []float64
+	factors []Factor
+	fac     []factor
+	// The factors adjacent to variable i are adjF[adjStart[i]:adjStart[i+1]],
+	// with the position of i in each one's scope in adjPos.
+	adjStart, adjF, adjPos []int
+	possible               []bool // per state, laid out by off
+	maxTable, maxScope     int
+	pool                   sync.Pool // *scratch for RelaxedLogProb
+}
+
+var (
+	_ model.Model       = (*Graph)(nil)
+	_ model.Conditional = (*Graph)(nil)
+	_ model.Delta       = (*Graph)(nil)
+	_ model.Relaxed     = (*Graph)(nil)
+	_ model.Support     = (*Graph)(nil)
+)
+
+// New checks the cardinalities and factors and returns the graph. It needs
+// at least one variable; every cardinality in [1, MaxCardinality], and at
+// most MaxStates states in all; every
+// factor's scope naming distinct variables in [0, len(card)); one table entry
+// per assignment of the scope (see Factor); entries finite or −Inf. It
+// rejects a factor that is zero everywhere, and a variable all of whose
+// states are ruled out by the factors' zeros (see Possible), since either
+// gives every configuration probability zero. New copies its arguments.
+func New(card []int, factors []Factor) (*Graph, error) {
+	n := len(card)
+	if n == 0 {
+		return nil, errors.New("factor graph has no variables")
+	}
+	total := 0
+	for i, k := range card {
+		if k < 1 || k > MaxCardinality {
+			return nil, fmt.Errorf("variable %d has %d states; want 1 to %d", i, k, MaxCardinality)
+		}
+		total += k
+		if total > MaxStates {
+			return nil, fmt.Errorf("the variables have more than %d states in all", MaxStates)
+		}
+	}
+	g := &Graph{
+		card:     append([]int(nil), card...),
+		off:      make([]int, n+1),
+		adjStart: make([]int, n+1),
+	}
+	maxK := 0
+	for i, k := range card {
+		g.off[i+1] = g.off[i] + k
+		maxK = max(maxK, k)
+	}
+	g.states = make([]float64, maxK)
+	for s := range g.states {
+		g.states[s] = float64(s)
+	}
+
+	stamp := make([]int, n) // stamp[v] == k+1 when factor k names v
+	deg := make([]int, n)
+	g.factors = make([]Factor, len(factors))
+	g.fac = make([]factor, len(factors))
+	for k, f := range factors {
+		r := len(f.Scope)
+		size := 1
+		for _, v := range f.Scope {
+			if v < 0 || v >= n {
+				return nil, fmt.Errorf("factor %d: scope names variable %d; the graph has %d variables", k, v, n)
+			}
+			if stamp[v] == k+1 {
+				return nil, fmt.Errorf("factor %d: scope names variable %d twice", k, v)
+			}
+			stamp[v] = k + 1
+			if size > math.MaxInt/card[v] {
+				return nil, fmt.Errorf("factor %d: the table of scope %v would have more than %d entries", k, f.Scope, math.MaxInt)
+			}
+			size *= card[v]
+		}
+		if len(f.LogTable) != size {
+			return nil, fmt.Errorf("factor %d has %d table entries; its scope %v wants %d", k, len(f.LogTable), f.Scope, size)
+		}
+		someNonZero := false
+		for a, x := range f.LogTable {
+			if math.IsNaN(x) || math.IsInf(x, 1) {
+				return nil, fmt.Errorf("factor %d: log-table entry %d is %v; want a finite number or −Inf", k, a, x)
+			}
+			if !math.IsInf(x, -1) {
+				someNonZero = true
+			}
+		}
+		if !someNonZero {
+			return nil, fmt.Errorf("factor %d is zero for every assignment of its scope %v, so every configuration has probability zero", k, f.Scope)
+		}
+		scope := append([]int(nil), f.Scope...)
+		table := append([]float64(nil), f.LogTable...)
+		g.factors[k] = Factor{Scope: scope, LogTable: table}
+		fc := factor{scope: scope, card: make([]int, r), stride: make([]int, r), moff: make([]int, r), table: table}
+		st := 1
+		for j := r - 1; j >= 0; j-- {
+			fc.card[j] = card[scope[j]]
+			fc.moff[j] = g.off[scope[j]]
+			fc.stride[j] = st
+			st *= fc.card[j]
+		}
+		g.fac[k] = fc
+		g.maxTable = max(g.maxTable, size)
+		g.maxScope = max(g.maxScope, r)
+		for _, v := range scope {
+			deg[v]++
+		}
+	}
+
+	for i := range n {
+		g.adjStart[i+1] = g.adjStart[i] + deg[i]
+	}
+	g.adjF = make([]int, g.adjStart[n])
+	g.adjPos = make([]int, g.adjStart[n])
+	fill := append([]int(nil), g.adjStart[:n]...)
+	for k, f := range g.fac {
+		for j, v := range f.scope {
+			g.adjF[fill[v]], g.adjPos[fill[v]] = k, j
+			fill[v]++
+		}
+	}
+
+	if err := g.prune(); err != nil {
+		return nil, err
+	}
+	g.pool.New = func() any { return g.newScratch() }
+	return g, nil
+}
+
+// Dim returns the number of variables.
+func (g *Graph) Dim() int { return len(g.card) }
+
+// States returns the state values of variable i: 0, 1, …, K_i−1.
+func (g *Graph) States(i int) []float64 { return g.states[:g.card[i]:g.card[i]] }
+
+// Cards returns the number of states of each variable. The caller must not
+// modify the slice.
+func (g *Graph) Cards() []int { return g.card }
+
+// Factors returns the factors, in the order given to New (for a graph made
+// by Clamp, see Clamp). The caller must not modify them.
+func (g *Graph) Factors() []Factor { return g.factors }
+
+// Possible reports whether state s of variable i survives the arc-consistency
+// pruning described in the package documentation. A state reported
+// impossible has probability zero whatever the other variables are.
+func (g *Graph) Possible(i, s int) bool { return g.possible[g.off[i]+s] }
+
+// LogProb returns Σ_f log φ_f(z), −Inf when some factor is zero at z.
+func (g *Graph) LogProb(z []int) float64 {
+	var lp float64
+	for k := range g.fac {
+		f := &g.fac[k]
+		lp += f.table[f.index(z)]
+	}
+	return lp
+}
+
+// LogConditional writes, for each state s of variable i, the sum of the
+// log-values of the factors adjacent to i at z with z_i = s. It reads only
+// those factors.
+func (g *Graph) LogConditional(dst []float64, z []int, i int) []float64 {
+	k := g.card[i]
+	if cap(dst) < k {
+		dst = make([]float64, k)
+	}
+	dst = dst[:k]
+	clear(dst)
+	for a := g.adjStart[i]; a < g.adjStart[i+1]; a++ {
+		f := &g.fac[g.adjF[a]]
+		pos := g.adjPos[a]
+		base := f.index(z) - z[i]*f.stride[pos]
+		st := f.stride[pos]
+		for s := range dst {
+			dst[s] += f.table[base+s*st]
+		}
+	}
+	return dst
+}
+
+// DeltaLogProb returns log p*(z') − log p*(z), z' being z with z_i = s,
+// from the factors adjacent to i: +Inf when only those at z are zero, −Inf
+// when only those at z' are, and 0 when both are (or s = z_i).
+func (g *Graph) DeltaLogProb(z []int, i, s int) float64 {
+	if s == z[i] {
+		return 0
+	}
+	var before, after float64
+	for a := g.adjStart[i]; a < g.adjStart[i+1]; a++ {
+		f := &g.fac[g.adjF[a]]
+		idx := f.index(z)
+		before += f.table[idx]
+		after += f.table[idx+(s-z[i])*f.stride[g.adjPos[a]]]
+	}
+	if math.IsInf(before, -1) && math.IsInf(after, -1) {
+		return 0
+	}
+	return after - before
+}
