@@ -44,10 +44,10 @@ const (
 )
 
 // DefaultTestTemperature is the default τ of GF-KSD's relaxed surrogate.
-// It is sharper than the sampler's: measured on a d = 50 RBM at n = 100,
-// τ = 0.25 rejected a true model in 9% of 100 trials at α = 0.05 (weight ESS
-// 5 of 100) and ρ = p0 in 91% (ESS 2.8), while τ = 0.05 rejected in 4% (ESS
-// 30) with the same power against W + N(0, 0.1²) noise (EXPERIMENTS.md).
+// It is sharper than the sampler's: on a d = 50 RBM at n = 100, τ = 0.25
+// rejected a true model in 13% of 100 trials at α = 0.05 (weight ESS 5.6 of
+// 100) and ρ = p0 in 80% (ESS 2.8), while τ = 0.05 rejected in 2% (ESS 32)
+// (TestLevelRBMSurrogates, build tag long; EXPERIMENTS.md).
 const DefaultTestTemperature = 0.05
 
 // DefaultTestBandwidth is GF-KSD's default bandwidth: h = med², the median
