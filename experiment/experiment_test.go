@@ -26,7 +26,7 @@ func readCSV(t *testing.T, path string) [][]string {
 	return rows
 }
 
-var gofNames = []string{"gfksd", "gfksd-paper", "dksd", "mmd"}
+var gofNames = []string{"gfksd", "gfksd-0.05", "gfksd-paper", "dksd", "mmd"}
 
 // Every experiment runs in tiny mode, writes its files, and its CSV holds
 // the expected methods and metrics with finite means, standard errors ≥ 0
@@ -42,7 +42,7 @@ func TestTinyRunsWriteCheckedCSV(t *testing.T) {
 		"ising-sigma":    {[]string{"gfsvgd-paper", "gfsvgd", "gibbs", "dhmc", "exact"}, []string{"mse"}},
 		"rbm-n":          {[]string{"gfsvgd-paper", "gfsvgd", "gibbs", "dhmc", "exact"}, []string{"mse", "mmd2"}},
 		"rbm-d":          {[]string{"gfsvgd-paper", "gfsvgd", "gibbs", "dhmc", "exact"}, []string{"mse", "mmd2"}},
-		"gof-level":      {[]string{"gfksd", "gfksd-paper", "gfksd-rademacher", "dksd", "mmd"}, []string{"reject", "p_value", "ks_uniform"}},
+		"gof-level":      {[]string{"gfksd", "gfksd-0.05", "gfksd-paper", "gfksd-rademacher", "dksd", "mmd"}, []string{"reject", "p_value", "ks_uniform"}},
 		"gof-ising-temp": {gofNames, []string{"reject", "p_value"}},
 		"gof-ising-n":    {gofNames, []string{"reject", "p_value"}},
 		"gof-rbm-sigma":  {gofNames, []string{"reject", "p_value"}},

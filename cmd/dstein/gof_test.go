@@ -91,7 +91,7 @@ func TestGofCommand(t *testing.T) {
 				if ess, _ := r["weight_ess"].(float64); !(ess > 0 && ess <= 200) || r["bootstrap_kind"] != "multinomial" {
 					t.Errorf("gfksd: JSON %v", r)
 				}
-				if !strings.Contains(out, "(median rule); surrogate relaxed, τ = 0.05; weight ESS") {
+				if !strings.Contains(out, "(median rule); surrogate relaxed, τ = 0.02; weight ESS") {
 					t.Errorf("gfksd: output does not describe the kernel and surrogate:\n%s", out)
 				}
 			case "mmd":
