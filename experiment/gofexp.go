@@ -366,14 +366,20 @@ func runGOFIsingTemp(r *runner) (*Result, error) {
 	if err != nil {
 		return nil, err
 	}
-	methods := gofMethods("base")
+	return gofResult(r, pts, gofMethods("base"), isingGOFNote(side, sweeps, bootstrapDraws(r.cfg.Mode)),
+		fmt.Sprintf("n = %d; T' = 20 is the null (the rejection rate there is the level).", n),
+		fmt.Sprintf("model T = 20, samples at T' (n = %d)", n), "temperature T' of the samples", false)
+}
+
+// gofResult runs the tests at the points and returns the summary with its
+// notes and figure.
+func gofResult(r *runner, pts []gofPoint, methods []gofMethod, note, note2, title, xlabel string, logX bool) (*Result, error) {
 	rows, err := runGOF(r, pts, methods)
 	if err != nil {
 		return nil, err
 	}
-	res := &Result{Rows: rows, Show: []string{"reject"}}
-	res.Notes = append(res.Notes, isingGOFNote(side, sweeps, bootstrapDraws(r.cfg.Mode)), fmt.Sprintf("n = %d; T' = 20 is the null (the rejection rate there is the level).", n))
-	return res, gofFigure(r, rows, methods, fmt.Sprintf("model T = 20, samples at T' (n = %d)", n), "temperature T' of the samples", false)
+	res := &Result{Rows: rows, Show: []string{"reject"}, Notes: []string{note, note2}}
+	return res, gofFigure(r, rows, methods, title, xlabel, logX)
 }
 
 func runGOFIsingN(r *runner) (*Result, error) {
@@ -393,14 +399,8 @@ func runGOFIsingN(r *runner) (*Result, error) {
 	if err != nil {
 		return nil, err
 	}
-	methods := gofMethods("base")
-	rows, err := runGOF(r, pts, methods)
-	if err != nil {
-		return nil, err
-	}
-	res := &Result{Rows: rows, Show: []string{"reject"}}
-	res.Notes = append(res.Notes, isingGOFNote(side, sweeps, bootstrapDraws(r.cfg.Mode)), fmt.Sprintf("samples at T' = %g.", tp))
-	return res, gofFigure(r, rows, methods, fmt.Sprintf("model T = 20, samples at T' = %g", tp), "sample size n", true)
+	return gofResult(r, pts, gofMethods("base"), isingGOFNote(side, sweeps, bootstrapDraws(r.cfg.Mode)),
+		fmt.Sprintf("samples at T' = %g.", tp), fmt.Sprintf("model T = 20, samples at T' = %g", tp), "sample size n", true)
 }
 
 // gofRBMSize returns d, M and n of the RBM experiments.
@@ -488,14 +488,9 @@ func runGOFRBMSigma(r *runner) (*Result, error) {
 		draw := rbmAltDraw(null, truth, sg)
 		pts = append(pts, gofPoint{x: sg, null: null, n: n, draw: func(tr int, seed uint64) (*sampler.Samples, error) { return draw(tr, n, seed) }, drawNull: exactDrawer(truth, null.Dim())})
 	}
-	methods := gofMethods("relaxed")
-	rows, err := runGOF(r, pts, methods)
-	if err != nil {
-		return nil, err
-	}
-	res := &Result{Rows: rows, Show: []string{"reject"}}
-	res.Notes = append(res.Notes, rbmGOFNote(null, bootstrapDraws(r.cfg.Mode)), fmt.Sprintf("n = %d; σ' = 0 is the null (the rejection rate there is the level).", n))
-	return res, gofFigure(r, rows, methods, fmt.Sprintf("model W, samples from W + ε, ε ~ N(0, σ'²) (n = %d)", n), "weight noise σ'", false)
+	return gofResult(r, pts, gofMethods("relaxed"), rbmGOFNote(null, bootstrapDraws(r.cfg.Mode)),
+		fmt.Sprintf("n = %d; σ' = 0 is the null (the rejection rate there is the level).", n),
+		fmt.Sprintf("model W, samples from W + ε, ε ~ N(0, σ'²) (n = %d)", n), "weight noise σ'", false)
 }
 
 func runGOFRBMN(r *runner) (*Result, error) {
@@ -517,12 +512,6 @@ func runGOFRBMN(r *runner) (*Result, error) {
 	for _, n := range ns {
 		pts = append(pts, gofPoint{x: float64(n), null: null, n: n, draw: func(tr int, seed uint64) (*sampler.Samples, error) { return draw(tr, n, seed) }, drawNull: exactDrawer(truth, null.Dim())})
 	}
-	methods := gofMethods("relaxed")
-	rows, err := runGOF(r, pts, methods)
-	if err != nil {
-		return nil, err
-	}
-	res := &Result{Rows: rows, Show: []string{"reject"}}
-	res.Notes = append(res.Notes, rbmGOFNote(null, bootstrapDraws(r.cfg.Mode)), fmt.Sprintf("σ' = %g.", sigma))
-	return res, gofFigure(r, rows, methods, fmt.Sprintf("model W, samples from W + ε, σ' = %g", sigma), "sample size n", true)
+	return gofResult(r, pts, gofMethods("relaxed"), rbmGOFNote(null, bootstrapDraws(r.cfg.Mode)),
+		fmt.Sprintf("σ' = %g.", sigma), fmt.Sprintf("model W, samples from W + ε, σ' = %g", sigma), "sample size n", true)
 }

@@ -90,17 +90,7 @@ func (set GFKSDSettings) resolve(m model.Model) (GFKSDSettings, error) {
 }
 
 func buildSurrogate(name string, m model.Model, t *transform.Transform, tau float64) (transform.Surrogate, error) {
-	switch name {
-	case "base":
-		return transform.BaseSurrogate{T: t}, nil
-	case "relaxed":
-		r, ok := m.(model.Relaxed)
-		if !ok {
-			return nil, fmt.Errorf("this model has no relaxed form; use the base surrogate")
-		}
-		return transform.NewRelaxed(t, r, tau)
-	}
-	return nil, fmt.Errorf("unknown surrogate %q; want relaxed or base", name)
+	return transform.ByName(name, m, t, tau)
 }
 
 // checkSamples validates the shape and the state indices of s against m.

@@ -117,17 +117,7 @@ func contains(list []string, s string) bool {
 
 // Surrogate builds the named surrogate of m over t.
 func Surrogate(name string, m model.Model, t *transform.Transform, tau float64) (transform.Surrogate, error) {
-	switch name {
-	case "base":
-		return transform.BaseSurrogate{T: t}, nil
-	case "relaxed":
-		r, ok := m.(model.Relaxed)
-		if !ok {
-			return nil, fmt.Errorf("this model has no relaxed form; use the base surrogate")
-		}
-		return transform.NewRelaxed(t, r, tau)
-	}
-	return nil, fmt.Errorf("unknown surrogate %q; want one of %s", name, strings.Join(Surrogates, ", "))
+	return transform.ByName(name, m, t, tau)
 }
 
 // Sample runs the sampler on m. When ctx is canceled it returns the output

@@ -160,3 +160,20 @@ func (s *RelaxedSurrogate) LogProbScore(score, x []float64) float64 {
 	s.pool.Put(bp)
 	return f
 }
+
+// ByName builds the surrogate named "base" (ρ = p0) or "relaxed" (the
+// model's relaxation at temperature tau; 0 means DefaultTemperature) for m
+// over t.
+func ByName(name string, m model.Model, t *Transform, tau float64) (Surrogate, error) {
+	switch name {
+	case "base":
+		return BaseSurrogate{T: t}, nil
+	case "relaxed":
+		r, ok := m.(model.Relaxed)
+		if !ok {
+			return nil, fmt.Errorf("this model has no relaxed form; use the base surrogate")
+		}
+		return NewRelaxed(t, r, tau)
+	}
+	return nil, fmt.Errorf("unknown surrogate %q; want base or relaxed", name)
+}

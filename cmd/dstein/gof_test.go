@@ -225,18 +225,7 @@ func TestGofBadInputGivesOneLine(t *testing.T) {
 	for _, c := range cases {
 		out := filepath.Join(t.TempDir(), "r.json")
 		code, _, errs := dstein(t, append(append([]string{"gof"}, c.args...), "--json", out)...)
-		if code != c.code {
-			t.Errorf("%s: exit %d; want %d (stderr %q)", c.name, code, c.code, errs)
-		}
-		if strings.Count(errs, "\n") != 1 || !strings.HasPrefix(errs, "dstein: ") || !strings.Contains(errs, c.want) {
-			t.Errorf("%s: stderr %q; want one line containing %q", c.name, errs, c.want)
-		}
-		if strings.Contains(errs, "goroutine") || strings.Contains(errs, "panic") {
-			t.Errorf("%s: stack trace on stderr", c.name)
-		}
-		if _, err := os.Stat(out); err == nil {
-			t.Errorf("%s: result written despite the error", c.name)
-		}
+		checkCLIError(t, c.name, code, c.code, errs, c.want, out)
 	}
 }
 

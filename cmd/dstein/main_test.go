@@ -166,18 +166,7 @@ func TestBadInputGivesOneLine(t *testing.T) {
 			args = append(args, "--iters", "1")
 		}
 		code, _, errs := dstein(t, append(args, "--out", out)...)
-		if code != c.code {
-			t.Errorf("%s: exit %d; want %d (stderr %q)", c.name, code, c.code, errs)
-		}
-		if strings.Count(errs, "\n") != 1 || !strings.HasPrefix(errs, "dstein: ") || !strings.Contains(errs, c.want) {
-			t.Errorf("%s: stderr %q; want one line containing %q", c.name, errs, c.want)
-		}
-		if strings.Contains(errs, "goroutine") || strings.Contains(errs, "panic") {
-			t.Errorf("%s: stack trace on stderr", c.name)
-		}
-		if _, err := os.Stat(out); err == nil {
-			t.Errorf("%s: output written despite the error", c.name)
-		}
+		checkCLIError(t, c.name, code, c.code, errs, c.want, out)
 	}
 	if code, _, errs := dstein(t, "bogus"); code != 2 || strings.Count(errs, "\n") != 1 {
 		t.Errorf("unknown command: exit %d, stderr %q", code, errs)
@@ -249,5 +238,24 @@ func TestExperimentCommand(t *testing.T) {
 	}
 	if code, _, errs := dstein(t, "experiment", "ising-n"); code != 2 || !strings.Contains(errs, "--out") {
 		t.Errorf("missing --out: exit %d, %q", code, errs)
+	}
+}
+
+// checkCLIError checks a failed command: the exit code, one line on stderr
+// that starts with "dstein: " and names the problem, no stack trace, and no
+// output file at out.
+func checkCLIError(t *testing.T, name string, code, wantCode int, errs, want, out string) {
+	t.Helper()
+	if code != wantCode {
+		t.Errorf("%s: exit %d; want %d (stderr %q)", name, code, wantCode, errs)
+	}
+	if strings.Count(errs, "\n") != 1 || !strings.HasPrefix(errs, "dstein: ") || !strings.Contains(errs, want) {
+		t.Errorf("%s: stderr %q; want one line containing %q", name, errs, want)
+	}
+	if strings.Contains(errs, "goroutine") || strings.Contains(errs, "panic") {
+		t.Errorf("%s: stack trace on stderr", name)
+	}
+	if _, err := os.Stat(out); err == nil {
+		t.Errorf("%s: output written despite the error", name)
 	}
 }
