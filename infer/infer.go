@@ -14,12 +14,14 @@ import (
 	"github.com/dstein/dstein/sampler/dhmc"
 	"github.com/dstein/dstein/sampler/gfsvgd"
 	"github.com/dstein/dstein/sampler/gibbs"
+	"github.com/dstein/dstein/sampler/gwg"
 	"github.com/dstein/dstein/transform"
 )
 
 // Methods lists the sampling methods Sample knows: GF-SVGD, Gibbs sampling
-// (n chains), discontinuous HMC (n chains) and exact i.i.d. sampling.
-var Methods = []string{"gfsvgd", "gibbs", "dhmc", "exact"}
+// (n chains), Gibbs-with-Gradients (n chains, models with a relaxed form),
+// discontinuous HMC (n chains) and exact i.i.d. sampling.
+var Methods = []string{"gfsvgd", "gibbs", "gwg", "dhmc", "exact"}
 
 // Surrogates lists the surrogate names of GF-SVGD.
 var Surrogates = []string{"base", "relaxed"}
@@ -72,8 +74,9 @@ type Output struct {
 	// Evaluations counts evaluations of the model: for GF-SVGD, log p* and
 	// (with the relaxed surrogate) its relaxation once per particle and
 	// iteration; for Gibbs, one conditional distribution per site update or
-	// unit draw; for DHMC, one log p* change per coordinate move that
-	// crosses a bin; 0 for exact sampling.
+	// unit draw; for Gibbs-with-Gradients, one relaxed log p* with its
+	// gradient and one log p* change per proposal; for DHMC, one log p*
+	// change per coordinate move that crosses a bin; 0 for exact sampling.
 	Evaluations int64
 	// GF-SVGD diagnostics at the final particles.
 	WeightESS  float64
@@ -137,7 +140,7 @@ func Sample(ctx context.Context, m model.Model, o Options) (*Output, error) {
 		err = sampleExact(m, o, out)
 	case "gfsvgd":
 		err = sampleGFSVGD(ctx, m, o, out)
-	case "gibbs", "dhmc":
+	case "gibbs", "gwg", "dhmc":
 		err = sampleChains(ctx, m, o, out)
 	}
 	if err != nil {
@@ -223,11 +226,14 @@ func sampleChains(ctx context.Context, m model.Model, o Options, out *Output) er
 		return err
 	}
 	var s chainSampler
-	if o.Method == "gibbs" {
+	switch o.Method {
+	case "gibbs":
 		set := o.Gibbs
 		set.InitMean, set.InitStd = o.InitMean, o.InitStd
 		s, err = gibbs.New(m, t, o.N, set, o.Seed)
-	} else {
+	case "gwg":
+		s, err = gwg.New(m, t, o.N, gwg.Settings{InitMean: o.InitMean, InitStd: o.InitStd}, o.Seed)
+	default:
 		set := o.DHMC
 		set.InitMean, set.InitStd = o.InitMean, o.InitStd
 		s, err = dhmc.New(m, t, o.N, set, o.Seed)

@@ -189,7 +189,7 @@ func TestInterruptWritesNothing(t *testing.T) {
 
 // Every method runs from the command line and writes the same outputs.
 func TestSampleMethods(t *testing.T) {
-	for _, method := range []string{"gibbs", "dhmc", "exact"} {
+	for _, method := range []string{"gibbs", "gwg", "dhmc", "exact"} {
 		dir := t.TempDir()
 		c, j := filepath.Join(dir, "s.csv"), filepath.Join(dir, "s.json")
 		code, out, errs := dstein(t, "sample", "--model", "../../examples/ising-grid.json", "--method", method, "--n", "30", "--iters", "20", "--out", c, "--json", j)

@@ -126,6 +126,8 @@ func (f *sampleFlags) record(set gfsvgd.Settings, gs gibbs.Settings, ds dhmc.Set
 		return nil
 	case "gibbs":
 		return &report.Settings{InitMean: set.InitMean, InitStd: std, Scan: f.scan}
+	case "gwg":
+		return &report.Settings{InitMean: set.InitMean, InitStd: std}
 	case "dhmc":
 		return &report.Settings{InitMean: set.InitMean, InitStd: std, StepSize: ds.StepSize, Steps: ds.Steps}
 	}
@@ -341,6 +343,8 @@ func printSummary(w io.Writer, f *sampleFlags, m model.Model, out *infer.Output)
 		fmt.Fprintf(w, "method     gfsvgd, preset %s, surrogate %s\n", f.gf.preset, sur)
 	case "gibbs":
 		fmt.Fprintf(w, "method     gibbs, %d chains, scan %s\n", out.N, f.scan)
+	case "gwg":
+		fmt.Fprintf(w, "method     gwg (Gibbs-with-Gradients), %d chains, %d proposals per chain and iteration\n", out.N, out.Dim)
 	case "dhmc":
 		fmt.Fprintf(w, "method     dhmc, %d chains, step size %g, %d integration steps per iteration\n", out.N, f.stepSize, f.steps)
 	case "exact":

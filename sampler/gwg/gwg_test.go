@@ -1,0 +1,111 @@
+package gwg
+
+import (
+	"math"
+	"testing"
+
+	"github.com/dstein/dstein/exact"
+	"github.com/dstein/dstein/model"
+	"github.com/dstein/dstein/model/categorical"
+	"github.com/dstein/dstein/model/factorgraph"
+	"github.com/dstein/dstein/model/ising"
+	"github.com/dstein/dstein/model/rbm"
+	"github.com/dstein/dstein/sampler"
+	"github.com/dstein/dstein/transform"
+)
+
+// The chains' marginals after enough sweeps match exact enumeration within
+// 5 standard errors, sqrt(p(1−p)/n) over n independent chains (final states
+// of independent chains are independent draws once the chains have mixed).
+func TestMarginalsMatchExact(t *testing.T) {
+	ism, err := ising.Grid(3, 3, false, 0.4, []float64{0.3, -0.2, 0.1, 0, 0.5, -0.4, 0.2, 0.1, -0.3})
+	if err != nil {
+		t.Fatal(err)
+	}
+	r, err := rbm.Random(8, 3, 0.7, 1, 5)
+	if err != nil {
+		t.Fatal(err)
+	}
+	cat, err := categorical.New([]categorical.Variable{
+		{States: []float64{-1, -0.5, 0, 0.5, 1}, Probs: []float64{0.1, 0.2, 0.3, 0.1, 0.3}},
+		{States: []float64{0, 1, 2}, Probs: []float64{0.5, 0, 0.5}},
+	})
+	if err != nil {
+		t.Fatal(err)
+	}
+	fg, err := factorgraph.New([]int{3, 2, 4}, []factorgraph.Factor{
+		{Scope: []int{0, 1}, LogTable: []float64{0.3, -0.5, 1.2, 0, -0.7, 0.4}},
+		{Scope: []int{1, 2}, LogTable: []float64{0.1, 0.9, -0.3, 0.5, -1, 0.2, 0.6, math.Inf(-1)}},
+		{Scope: []int{2}, LogTable: []float64{0.5, -0.5, 0, 1}},
+	})
+	if err != nil {
+		t.Fatal(err)
+	}
+	for name, m := range map[string]model.Model{"ising": ism, "rbm": r, "categorical": cat, "factorgraph": fg} {
+		res, err := exact.Enumerate(m, 1<<12)
+		if err != nil {
+			t.Fatal(err)
+		}
+		tr, err := transform.ForModel(transform.Normal{}, m)
+		if err != nil {
+			t.Fatal(err)
+		}
+		const n = 4000
+		s, err := New(m, tr, n, Settings{}, 3)
+		if err != nil {
+			t.Fatal(err)
+		}
+		for range 30 {
+			if err := s.Step(); err != nil {
+				t.Fatal(err)
+			}
+		}
+		marg := sampler.Marginals(m, s.Samples())
+		for i, p := range res.Marginals {
+			for st, want := range p {
+				se := math.Sqrt(want*(1-want)/n) + 1e-12
+				if got := marg[i][st]; math.Abs(got-want) > 5*se {
+					t.Errorf("%s: P(z%d = %d) = %.4f, exact %.4f (SE %.4f)", name, i, st, got, want, se)
+				}
+			}
+		}
+		t.Logf("%s: acceptance rate %.2f", name, s.AcceptanceRate())
+	}
+}
+
+func TestSameSeedSameSamples(t *testing.T) {
+	m, err := ising.Grid(3, 3, true, 0.3, nil)
+	if err != nil {
+		t.Fatal(err)
+	}
+	tr, _ := transform.ForModel(transform.Normal{}, m)
+	run := func() []int {
+		s, err := New(m, tr, 50, Settings{}, 9)
+		if err != nil {
+			t.Fatal(err)
+		}
+		for range 5 {
+			if err := s.Step(); err != nil {
+				t.Fatal(err)
+			}
+		}
+		return s.Samples().Z
+	}
+	a, b := run(), run()
+	for k := range a {
+		if a[k] != b[k] {
+			t.Fatal("the same seed gave different samples")
+		}
+	}
+}
+
+// plain hides the relaxed form.
+type plain struct{ model.Model }
+
+func TestNeedsRelaxedForm(t *testing.T) {
+	m, _ := ising.Grid(2, 2, false, 0.3, nil)
+	tr, _ := transform.ForModel(transform.Normal{}, m)
+	if _, err := New(plain{m}, tr, 10, Settings{}, 1); err == nil {
+		t.Error("a model without a relaxed form was accepted")
+	}
+}
