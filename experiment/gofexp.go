@@ -223,7 +223,7 @@ func init() {
 	})
 	register(&Experiment{
 		Name:        "gof-rbm-n",
-		Title:       "RBM d = 50, M = 25, σ' = 0.05: rejection rate against n",
+		Title:       "RBM d = 50, M = 25: rejection rate against n at a fixed weight noise σ' (--sigma, default 0.05)",
 		Trials:      200,
 		QuickTrials: 20,
 		Setting:     "n",
@@ -505,7 +505,6 @@ func runGOFRBMN(r *runner) (*Result, error) {
 		ns = []int{50, 200}
 	case Tiny:
 		ns = []int{20, 40}
-		sigma = 0.5
 	}
 	draw := rbmAltDraw(null, truth, sigma)
 	var pts []gofPoint

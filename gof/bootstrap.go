@@ -2,6 +2,7 @@ package gof
 
 import (
 	"context"
+	"encoding/json"
 	"fmt"
 	"math"
 	"math/rand/v2"
@@ -112,6 +113,25 @@ type Result struct {
 	Temperature   float64 `json:"temperature,omitempty"`
 	Kernel        string  `json:"kernel,omitempty"`
 	BandwidthRule string  `json:"bandwidth_rule,omitempty"`
+}
+
+// MarshalJSON writes the result as JSON with an infinite statistic
+// (impossible samples) or an infinite or undefined critical value (too few
+// bootstrap draws to reach α, or no bootstrap) as null, since JSON has no
+// such numbers.
+func (r Result) MarshalJSON() ([]byte, error) {
+	type plain Result
+	orNull := func(v float64) *float64 {
+		if math.IsNaN(v) || math.IsInf(v, 0) {
+			return nil
+		}
+		return &v
+	}
+	return json.Marshal(struct {
+		plain
+		Statistic     *float64 `json:"statistic"`
+		CriticalValue *float64 `json:"critical_value"`
+	}{plain(r), orNull(r.Statistic), orNull(r.CriticalValue)})
 }
 
 // rejectImpossible is the result for samples the model cannot produce.

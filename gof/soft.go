@@ -15,15 +15,8 @@ type features struct {
 	phi, dp []float64
 }
 
-// membershipsOnly lends a model the Relaxed interface so that the transform
-// package can compute soft memberships for it; its relaxed log-probability
-// is never evaluated.
-type membershipsOnly struct{ model.Model }
-
-func (membershipsOnly) RelaxedLogProb(grad, m []float64) float64 { panic("gof: not used") }
-
 func softFeatures(m model.Model, t *transform.Transform, x []float64, n int, tau float64) (*features, error) {
-	rs, err := transform.NewRelaxed(t, membershipsOnly{m}, tau)
+	rs, err := transform.NewSoftBins(t, tau)
 	if err != nil {
 		return nil, err
 	}

@@ -8,7 +8,7 @@ count=${1:-5}
 echo "## go test -bench (count $count)"
 go test -run '^$' -bench 'StepRBM|StepCategorical1D|ReferenceProducts' -benchmem -count "$count" ./sampler/gfsvgd/
 go test -run '^$' -bench 'ABt' -count "$count" ./internal/gemm/
-go test -run '^$' -bench . -benchmem -count "$count" ./sampler/gibbs/ ./sampler/dhmc/ ./metrics/
+go test -run '^$' -bench . -benchmem -count "$count" ./sampler/gibbs/ ./sampler/gwg/ ./sampler/dhmc/ ./metrics/
 go test -run '^$' -bench 'NewIsingGrid|IsingGridSample' -benchmem -count "$count" ./exact/
 go test -run '^$' -bench 'RBMTruth' -benchtime 1x -count 3 ./exact/
 go test -run '^$' -bench . -benchtime 3x -count "$count" ./gof/

@@ -54,11 +54,30 @@ const MinMembership = 1e-300
 // memberships are positive, sum to one and tend to the bin indicators as
 // τ → 0. For ±1 variables the soft spin m_i+ − m_i− is tanh(x_i/(2τ)).
 type RelaxedSurrogate struct {
-	t    *Transform
+	*SoftBins
 	m    model.Relaxed
-	tau  float64
 	off  []int
 	pool sync.Pool
+}
+
+// SoftBins computes the soft bin memberships of a transform at temperature
+// τ, the smoothing behind RelaxedSurrogate, for any use that needs them
+// without a model relaxation (such as a kernel on memberships).
+type SoftBins struct {
+	t   *Transform
+	tau float64
+}
+
+// NewSoftBins returns the soft memberships of t at temperature tau
+// (DefaultTemperature when tau is 0).
+func NewSoftBins(t *Transform, tau float64) (*SoftBins, error) {
+	if tau == 0 {
+		tau = DefaultTemperature
+	}
+	if !(tau > 0) || math.IsInf(tau, 1) {
+		return nil, fmt.Errorf("surrogate temperature is %v; want a finite number > 0", tau)
+	}
+	return &SoftBins{t: t, tau: tau}, nil
 }
 
 var _ Surrogate = (*RelaxedSurrogate)(nil)
@@ -66,11 +85,9 @@ var _ Surrogate = (*RelaxedSurrogate)(nil)
 // NewRelaxed returns the relaxed surrogate of m over transform t with
 // temperature tau (DefaultTemperature when tau is 0).
 func NewRelaxed(t *Transform, m model.Relaxed, tau float64) (*RelaxedSurrogate, error) {
-	if tau == 0 {
-		tau = DefaultTemperature
-	}
-	if !(tau > 0) || math.IsInf(tau, 1) {
-		return nil, fmt.Errorf("surrogate temperature is %v; want a finite number > 0", tau)
+	sb, err := NewSoftBins(t, tau)
+	if err != nil {
+		return nil, err
 	}
 	if m.Dim() != t.Dim() {
 		return nil, fmt.Errorf("model has %d variables but the transform has %d", m.Dim(), t.Dim())
@@ -81,18 +98,18 @@ func NewRelaxed(t *Transform, m model.Relaxed, tau float64) (*RelaxedSurrogate, 
 		}
 	}
 	off := model.Offsets(m)
-	s := &RelaxedSurrogate{t: t, m: m, tau: tau, off: off}
+	s := &RelaxedSurrogate{SoftBins: sb, m: m, off: off}
 	n := off[len(off)-1]
 	s.pool.New = func() any { b := make([]float64, 3*n); return &b }
 	return s, nil
 }
 
 // Temperature returns τ.
-func (s *RelaxedSurrogate) Temperature() float64 { return s.tau }
+func (s *SoftBins) Temperature() float64 { return s.tau }
 
 // step returns L(u) = 1/(1+e^(−u/τ)), 1 − L(u) and L'(u), with each of the
 // first two accurate when small.
-func (s *RelaxedSurrogate) step(u float64) (l, lc, dl float64) {
+func (s *SoftBins) step(u float64) (l, lc, dl float64) {
 	a := u / s.tau
 	l = numeric.Sigmoid(a)
 	lc = numeric.Sigmoid(-a)
@@ -102,7 +119,7 @@ func (s *RelaxedSurrogate) step(u float64) (l, lc, dl float64) {
 // Memberships writes the soft memberships of coordinate i at x into mem and
 // their derivatives with respect to x into dmem (both length K_i, in the
 // model's state order). States without a bin have membership 0.
-func (s *RelaxedSurrogate) Memberships(mem, dmem []float64, i int, x float64) {
+func (s *SoftBins) Memberships(mem, dmem []float64, i int, x float64) {
 	cuts := s.t.cuts[i]
 	K := len(cuts) + 1
 	if s.t.binState[i] != nil {

@@ -1,13 +1,10 @@
 package main
 
 import (
-	"bytes"
-	"encoding/json"
 	"errors"
 	"fmt"
 	"io"
 	"math"
-	"reflect"
 	"strings"
 
 	"github.com/spf13/cobra"
@@ -215,7 +212,7 @@ func runGof(e *env, cmd *cobra.Command, f *gofFlags) error {
 	}
 	printGof(e.stdout, f, m, set, res)
 	if f.json != "" {
-		if err := report.SaveJSON(f.json, nullNonFinite{res}); err != nil {
+		if err := report.SaveJSON(f.json, res); err != nil {
 			return err
 		}
 		fmt.Fprintf(e.stdout, "wrote %s\n", f.json)
@@ -275,48 +272,4 @@ func printGof(w io.Writer, f *gofFlags, m model.Model, set gof.GFKSDSettings, r 
 		fmt.Fprintf(w, "kernel     exp(−H(z, z')/d), d = %g\n", r.Bandwidth)
 		fmt.Fprintf(w, "reference  %d samples from the model: %s\n", r.N, r.Reference)
 	}
-}
-
-// nullNonFinite marshals a flat struct as encoding/json does, field by
-// field in order and honouring the json tags, except that float fields
-// holding ±Inf or NaN become null: JSON has no such numbers, and a test's
-// statistic is +Inf when samples are impossible, its critical value +Inf
-// when too few bootstrap draws can reach α.
-type nullNonFinite struct{ v any }
-
-func (n nullNonFinite) MarshalJSON() ([]byte, error) {
-	rv := reflect.Indirect(reflect.ValueOf(n.v))
-	rt := rv.Type()
-	var b bytes.Buffer
-	b.WriteByte('{')
-	for i := range rt.NumField() {
-		sf := rt.Field(i)
-		name, opts, _ := strings.Cut(sf.Tag.Get("json"), ",")
-		if !sf.IsExported() || name == "-" {
-			continue
-		}
-		if name == "" {
-			name = sf.Name
-		}
-		fv := rv.Field(i)
-		if strings.Contains(","+opts+",", ",omitempty,") && fv.IsZero() {
-			continue
-		}
-		val := []byte("null")
-		if k := fv.Kind(); !(k == reflect.Float64 || k == reflect.Float32) || !(math.IsNaN(fv.Float()) || math.IsInf(fv.Float(), 0)) {
-			var err error
-			if val, err = json.Marshal(fv.Interface()); err != nil {
-				return nil, err
-			}
-		}
-		if b.Len() > 1 {
-			b.WriteByte(',')
-		}
-		key, _ := json.Marshal(name)
-		b.Write(key)
-		b.WriteByte(':')
-		b.Write(val)
-	}
-	b.WriteByte('}')
-	return b.Bytes(), nil
 }

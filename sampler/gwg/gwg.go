@@ -53,7 +53,9 @@ type chain struct {
 	z        []int
 	mem, g   []float64 // one-hot memberships and the gradient at z
 	mem2, g2 []float64 // the same at the proposed state
-	logits   []float64 // per membership entry; −Inf for the current states
+	logits   []float64 // Δ̃/2 of every move from z; −Inf for the current states
+	logits2  []float64 // the same from the proposed state
+	lse      float64   // log normaliser of logits
 	r        *rand.Rand
 	accepted int64
 	evals    int64
@@ -89,12 +91,13 @@ func New(m model.Model, t *transform.Transform, n int, set Settings, seed uint64
 		ch.z = t.Gamma(nil, x[c*d:(c+1)*d])
 		ch.mem, ch.g = make([]float64, f), make([]float64, f)
 		ch.mem2, ch.g2 = make([]float64, f), make([]float64, f)
-		ch.logits = make([]float64, f)
+		ch.logits, ch.logits2 = make([]float64, f), make([]float64, f)
 		ch.r = rng.New(seed, rng.Trial(rng.StreamSample, c))
 		for i, st := range ch.z {
 			ch.mem[s.off[i]+st] = 1
 		}
 		s.m.RelaxedLogProb(ch.g, ch.mem)
+		ch.lse = s.fill(ch.logits, ch.g, ch.z)
 		ch.evals++
 	}
 	return s, nil
@@ -130,7 +133,7 @@ func (s *Sampler) Do(lo, hi int) {
 }
 
 // fill writes the proposal logits Δ̃/2 of every move from the state z with
-// gradient g into ch.logits and returns their log normaliser.
+// gradient g into logits and returns their log normaliser.
 func (s *Sampler) fill(logits, g []float64, z []int) float64 {
 	for i := range s.d {
 		a, b := s.off[i], s.off[i+1]
@@ -146,8 +149,11 @@ func (s *Sampler) fill(logits, g []float64, z []int) float64 {
 	return numeric.LogSumExp(logits)
 }
 
+// propose makes one Metropolis–Hastings move. The forward logits of the
+// current state are kept between proposals: a rejection leaves them valid,
+// an acceptance replaces them by the reverse logits it has computed.
 func (s *Sampler) propose(ch *chain) {
-	lse := s.fill(ch.logits, ch.g, ch.z)
+	lse := ch.lse
 	if math.IsInf(lse, -1) {
 		return // no move has positive proposal probability (all variables have one state)
 	}
@@ -197,8 +203,8 @@ func (s *Sampler) propose(ch *chain) {
 	s.m.RelaxedLogProb(ch.g2, ch.mem2)
 	ch.evals++
 	ch.z[i] = next
-	lseRev := s.fill(ch.logits, ch.g2, ch.z)
-	logRev := ch.logits[s.off[i]+old] - lseRev
+	lseRev := s.fill(ch.logits2, ch.g2, ch.z)
+	logRev := ch.logits2[s.off[i]+old] - lseRev
 	logA := dlp + logRev - logFwd
 	if math.IsNaN(logA) {
 		ch.z[i] = old
@@ -208,6 +214,8 @@ func (s *Sampler) propose(ch *chain) {
 	if logA >= 0 || math.Log(ch.r.Float64()) < logA {
 		ch.mem, ch.mem2 = ch.mem2, ch.mem
 		ch.g, ch.g2 = ch.g2, ch.g
+		ch.logits, ch.logits2 = ch.logits2, ch.logits
+		ch.lse = lseRev
 		ch.accepted++
 		return
 	}
