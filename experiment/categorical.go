@@ -36,7 +36,7 @@ type gfVariant struct {
 func categoricalVariants() []gfVariant {
 	return []gfVariant{
 		{"gfsvgd-paper", "paper", "base", "GF-SVGD, paper preset, ρ = p0"},
-		{"gfsvgd", "default", "relaxed", "GF-SVGD, default preset, relaxed ρ"},
+		{"gfsvgd", "transport", "relaxed", "GF-SVGD, transport preset, relaxed ρ"},
 	}
 }
 
@@ -143,7 +143,7 @@ func runCategorical(r *runner) (*Result, error) {
 	rows := r.summarize()
 	res := &Result{Rows: rows, Show: []string{"tv", "max_error"}}
 	res.Notes = append(res.Notes, fmt.Sprintf("n = %d particles; %s: %s; %s: %s.", n,
-		variants[0].name, gfsvgd.PresetDescription("paper"), variants[1].name, gfsvgd.PresetDescription("default")))
+		variants[0].name, gfsvgd.PresetDescription("paper"), variants[1].name, gfsvgd.PresetDescription("transport")))
 
 	// Figure: frequencies at each snapshot, TV over iterations, and the
 	// particles of trial 0 (paper preset) at iteration 100 on p_c.

@@ -10,6 +10,9 @@ import (
 	"strconv"
 	"strings"
 	"testing"
+
+	"github.com/dstein/dstein/exact"
+	"github.com/dstein/dstein/model/categorical"
 )
 
 func readCSV(t *testing.T, path string) [][]string {
@@ -38,15 +41,16 @@ func TestTinyRunsWriteCheckedCSV(t *testing.T) {
 	}{
 		"categorical":    {[]string{"gfsvgd-paper", "gfsvgd"}, []string{"tv", "max_error", "freq:-1"}},
 		"transform":      {[]string{"gfsvgd-paper", "gfsvgd", "exact"}, []string{"tv"}},
-		"ising-n":        {[]string{"gfsvgd-paper", "gfsvgd", "gibbs", "dhmc", "exact"}, []string{"mse", "seconds", "evaluations"}},
+		"ising-n":        {[]string{"gfsvgd-paper", "gfsvgd", "gibbs", "gwg", "dmala", "dhmc", "exact"}, []string{"mse", "seconds", "evaluations", "eff_n", "ess_per_s"}},
 		"ising-sigma":    {[]string{"gfsvgd-paper", "gfsvgd", "gibbs", "dhmc", "exact"}, []string{"mse"}},
-		"rbm-n":          {[]string{"gfsvgd-paper", "gfsvgd", "gibbs", "dhmc", "exact"}, []string{"mse", "mmd2"}},
-		"rbm-d":          {[]string{"gfsvgd-paper", "gfsvgd", "gibbs", "dhmc", "exact"}, []string{"mse", "mmd2"}},
+		"rbm-n":          {[]string{"gfsvgd-paper", "gfsvgd", "gibbs", "gwg", "dmala", "dhmc", "exact"}, []string{"mse", "mmd2", "seconds", "evaluations", "eff_n", "ess_per_s"}},
+		"rbm-d":          {[]string{"gfsvgd-paper", "gfsvgd", "gibbs", "gwg", "dmala", "dhmc", "exact"}, []string{"mse", "mmd2", "seconds", "evaluations", "eff_n", "ess_per_s"}},
 		"gof-level":      {[]string{"gfksd", "gfksd-0.05", "gfksd-paper", "gfksd-rademacher", "dksd", "mmd"}, []string{"reject", "p_value", "ks_uniform"}},
 		"gof-ising-temp": {gofNames, []string{"reject", "p_value"}},
 		"gof-ising-n":    {gofNames, []string{"reject", "p_value"}},
 		"gof-rbm-sigma":  {gofNames, []string{"reject", "p_value"}},
 		"gof-rbm-n":      {gofNames, []string{"reject", "p_value"}},
+		"bnn":            {[]string{"gfsvgd", "bagging", "benn", "ste", "bnnplus"}, []string{"accuracy", "seconds"}},
 	}
 	if len(want) != len(Names()) {
 		t.Fatalf("experiments %v; the test knows %d", Names(), len(want))
@@ -87,6 +91,9 @@ func TestTinyRunsWriteCheckedCSV(t *testing.T) {
 				if mean < 0 || mean > 4 {
 					t.Errorf("%s: %s = %v out of range in %v", name, r[5], mean, r)
 				}
+			}
+			if (r[5] == "eff_n" || r[5] == "ess_per_s" || r[5] == "seconds") && !(mean > 0) {
+				t.Errorf("%s: %s = %v is not positive in %v", name, r[5], mean, r)
 			}
 			seen[r[1]+"/"+r[5]] = true
 		}
@@ -155,13 +162,35 @@ func TestTrialSeedsDiffer(t *testing.T) {
 	}
 }
 
-// withoutTiming drops the wall-time rows, which differ between runs.
+// withoutTiming drops the rows that depend on wall time, which differ
+// between runs.
 func withoutTiming(csv []byte) string {
 	var keep []string
 	for _, l := range strings.Split(string(csv), "\n") {
-		if !strings.Contains(l, ",seconds,") {
+		if !strings.Contains(l, ",seconds,") && !strings.Contains(l, ",ess_per_s,") {
 			keep = append(keep, l)
 		}
 	}
 	return strings.Join(keep, "\n")
+}
+
+// The i.i.d. variance behind eff_n is the mean of the marginal variances:
+// for spins 1 − E[z_i]², for a categorical variable E[z²] − E[z]².
+func TestEffectiveSizeVariance(t *testing.T) {
+	m, err := categorical.New([]categorical.Variable{
+		{States: []float64{-1, 1}, Probs: []float64{0.2, 0.8}},
+		{States: []float64{0, 1, 2}, Probs: []float64{0.5, 0.25, 0.25}},
+	})
+	if err != nil {
+		t.Fatal(err)
+	}
+	truth, err := exact.For(m)
+	if err != nil {
+		t.Fatal(err)
+	}
+	p := newPoint(7, m, 10, truth)
+	// Variances 1 − 0.6² = 0.64 and (0.25 + 1) − 0.75² = 0.6875.
+	if want := (0.64 + 0.6875) / 2; math.Abs(p.iidVar-want) > 1e-12 {
+		t.Errorf("iidVar = %v, want %v", p.iidVar, want)
+	}
 }

@@ -16,6 +16,7 @@ import (
 	"github.com/dstein/dstein/rng"
 	"github.com/dstein/dstein/sampler"
 	"github.com/dstein/dstein/sampler/dhmc"
+	"github.com/dstein/dstein/sampler/dmala"
 	"github.com/dstein/dstein/sampler/gfsvgd"
 )
 
@@ -24,20 +25,57 @@ type sampleMethod struct {
 	name, label, preset string
 	method              string // infer method
 	surrogate           string // for gfsvgd
+	// iters, when not 0, replaces the experiment's iteration count (−1: no
+	// iteration at all).
+	iters int
 }
 
 // samplingMethods are the methods of the Ising and RBM experiments. The
 // paper protocol starts every method but dstein's default GF-SVGD from
-// N(−2, 1) (Gibbs from Γ of that draw); the default GF-SVGD starts from its
-// preset's N(0, 1).
-func samplingMethods(paperSurrogate string) []sampleMethod {
-	return []sampleMethod{
-		{"gfsvgd-paper", "GF-SVGD (paper preset)", "paper", "gfsvgd", paperSurrogate},
-		{"gfsvgd", "GF-SVGD (default preset, relaxed)", "default", "gfsvgd", "relaxed"},
-		{"gibbs", "Gibbs", "", "gibbs", ""},
-		{"dhmc", "DHMC", "", "dhmc", ""},
-		{"exact", "exact i.i.d. (MC)", "", "exact", ""},
+// N(−2, 1) (the chain samplers from Γ of that draw); the default GF-SVGD
+// starts from its preset's N(0, 1). withGradient adds the gradient-guided
+// chain samplers Gibbs-with-Gradients and DMALA.
+//
+// The method named "gfsvgd" is the transport preset (dstein's default before
+// the hybrid), so that trial journals written before the change stay valid;
+// "gfsvgd-hybrid" is today's default preset (100 iterations of that
+// transport, then 30 stratified Gibbs sweeps), and "strat-sweeps" the same
+// 30 sweeps from the initial draw with no transport, the ablation that says
+// what the transport adds. withGradient adds the hybrid, its ablation and
+// the gradient-guided chain samplers Gibbs-with-Gradients and DMALA.
+func samplingMethods(paperSurrogate string, withGradient bool) []sampleMethod {
+	ms := []sampleMethod{
+		{name: "gfsvgd-paper", label: "GF-SVGD (paper preset)", preset: "paper", method: "gfsvgd", surrogate: paperSurrogate},
+		{name: "gfsvgd", label: "GF-SVGD (transport preset)", preset: "transport", method: "gfsvgd", surrogate: "relaxed"},
 	}
+	if withGradient {
+		ms = append(ms,
+			sampleMethod{name: "gfsvgd-hybrid", label: "GF-SVGD default: transport + 30 stratified sweeps", preset: "default", method: "gfsvgd", surrogate: "relaxed", iters: gfsvgd.HybridIters},
+			sampleMethod{name: "strat-sweeps", label: "30 stratified sweeps alone", preset: "default", method: "gfsvgd", surrogate: "relaxed", iters: -1})
+	}
+	ms = append(ms, sampleMethod{name: "gibbs", label: "Gibbs", method: "gibbs"})
+	if withGradient {
+		ms = append(ms,
+			sampleMethod{name: "gwg", label: "Gibbs-with-Gradients", method: "gwg"},
+			sampleMethod{name: "dmala", label: "DMALA", method: "dmala"})
+	}
+	return append(ms,
+		sampleMethod{name: "dhmc", label: "DHMC", method: "dhmc"},
+		sampleMethod{name: "exact", label: "exact i.i.d. (MC)", method: "exact"})
+}
+
+// limitN keeps the sample sizes ≤ nmax (all when nmax ≤ 0).
+func limitN(ns []int, nmax float64) []int {
+	if nmax <= 0 {
+		return ns
+	}
+	var out []int
+	for _, n := range ns {
+		if float64(n) <= nmax {
+			out = append(out, n)
+		}
+	}
+	return out
 }
 
 // point is one setting of a sampling experiment.
@@ -47,7 +85,42 @@ type point struct {
 	n     int
 	truth exact.Truth
 	ref   *metrics.Reference // nil when MMD is not measured
+	// iidVar is Σ_i Var_p(z_i) / d from the exact marginals: n times the
+	// expected MSE of the means of n independent exact draws.
+	iidVar float64
 }
+
+// newPoint is the setting x of model m with n samples and its exact answers.
+func newPoint(x float64, m model.Model, n int, truth exact.Truth) point {
+	res := truth.Result()
+	var v float64
+	for i, p := range res.Marginals {
+		var e2 float64
+		for k, val := range m.States(i) {
+			e2 += p[k] * val * val
+		}
+		v += max(e2-res.Means[i]*res.Means[i], 0)
+	}
+	return point{x: x, m: m, n: n, truth: truth, iidVar: v / float64(m.Dim())}
+}
+
+// Equal-compute metrics. For a run whose n samples estimate the d means
+// with mean squared error MSE, the effective sample size is
+//
+//	eff_n = (Σ_i Var_p(z_i) / d) / MSE,
+//
+// the number of independent exact draws whose means would have that MSE on
+// average (their expected MSE is Σ_i Var_p(z_i) / (n·d)), computed from the
+// exact marginals; ess_per_s = eff_n / seconds, the run's wall time. Both
+// are per trial and then averaged over trials. They need no
+// autocorrelation estimate, so they apply to every method alike (GF-SVGD
+// and exact sampling included), and they charge a chain method for its
+// burn-in bias as well as its autocorrelation. One trial's MSE is noisy:
+// for independent draws d·MSE·n/Σ Var is close to χ²_d/d, whose inverse has
+// mean d/(d−2), so the mean of eff_n over trials overstates n by about that
+// factor (2% at d = 100, 14% at d = 16). The exact sampler's seconds exclude
+// building the exact answers.
+const effNote = "eff_n = (Σ_i Var_p(z_i)/d) / MSE with Var_p from the exact marginals: the number of i.i.d. exact draws whose means have that expected MSE (per trial, so its mean over trials is biased up by about d/(d−2) even for exact draws); ess_per_s = eff_n / wall seconds of the run (exact: sampling only, the exact answers are built once per setting)."
 
 // runSampling runs every method at every point for every trial and returns
 // the summary rows.
@@ -73,6 +146,12 @@ func runSampling(r *runner, pts []point, methods []sampleMethod, iters int) ([]R
 }
 
 func sampleOnce(r *runner, p point, mt sampleMethod, iters int, seed uint64) (map[string]float64, error) {
+	switch {
+	case mt.iters > 0:
+		iters = min(iters, mt.iters)
+	case mt.iters < 0:
+		iters = 0
+	}
 	o := infer.Options{Method: mt.method, N: p.n, Iters: iters, Seed: seed, Surrogate: mt.surrogate, Truth: p.truth,
 		InitMean: -2, InitStd: 1}
 	if mt.method == "gfsvgd" {
@@ -94,10 +173,18 @@ func sampleOnce(r *runner, p point, mt sampleMethod, iters int, seed uint64) (ma
 	if err := r.ctx.Err(); err != nil {
 		return nil, err
 	}
+	mse := metrics.MSE(out.Means, p.truth.Result().Means)
+	secs := time.Since(start).Seconds()
 	res := map[string]float64{
-		"mse":         metrics.MSE(out.Means, p.truth.Result().Means),
-		"seconds":     time.Since(start).Seconds(),
+		"mse":         mse,
+		"seconds":     secs,
 		"evaluations": float64(out.Evaluations),
+	}
+	if mse > 0 {
+		res["eff_n"] = p.iidVar / mse
+		if secs > 0 {
+			res["ess_per_s"] = p.iidVar / mse / secs
+		}
 	}
 	if p.ref != nil {
 		res["mmd2"] = p.ref.MMD2(out.Samples)
@@ -191,7 +278,7 @@ func init() {
 		Trials:      200,
 		QuickTrials: 3,
 		Setting:     "n",
-		Options:     map[string]float64{"field": 0},
+		Options:     map[string]float64{"field": 0, "nmax": 0},
 		body:        runIsingN,
 	})
 	register(&Experiment{
@@ -209,6 +296,7 @@ func init() {
 		Trials:      50,
 		QuickTrials: 2,
 		Setting:     "n",
+		Options:     map[string]float64{"nmax": 0},
 		body:        runRBMN,
 	})
 	register(&Experiment{
@@ -238,7 +326,7 @@ func runIsingN(r *runner) (*Result, error) {
 	if err != nil {
 		return nil, err
 	}
-	ns := []int{10, 20, 50, 100, 200, 500}
+	ns := limitN([]int{10, 20, 50, 100, 200, 500}, r.cfg.Options["nmax"])
 	switch r.cfg.Mode {
 	case Quick:
 		ns = []int{10, 50, 200}
@@ -247,21 +335,26 @@ func runIsingN(r *runner) (*Result, error) {
 	}
 	var pts []point
 	for _, n := range ns {
-		pts = append(pts, point{x: float64(n), m: m, n: n, truth: truth})
+		pts = append(pts, newPoint(float64(n), m, n, truth))
 	}
-	methods := samplingMethods("base")
+	methods := samplingMethods("base", true)
 	rows, err := runSampling(r, pts, methods, iters)
 	if err != nil {
 		return nil, err
 	}
 	names, labels := methodLabels(methods)
-	res := &Result{Rows: rows, Show: []string{"mse"}}
+	res := &Result{Rows: rows, Show: []string{"mse", "eff_n", "ess_per_s"}}
 	res.Notes = append(res.Notes, slopes(rows, "mse", methods),
-		fmt.Sprintf("%d×%d open grid, coupling 0.1, %s; %d iterations or sweeps; DHMC: %s; init N(−2, 1) except gfsvgd (its preset's N(0, 1)).",
-			side, side, fieldNote(r.cfg.Options["field"]), iters, dhmcNote()))
+		fmt.Sprintf("%d×%d open grid, coupling 0.1, %s; %d iterations or sweeps; %s; DHMC: %s; init N(−2, 1) except gfsvgd (its preset's N(0, 1)).",
+			side, side, fieldNote(r.cfg.Options["field"]), iters, gradientNote(iters), dhmcNote()),
+		effNote, evalNote)
 	fig := report.Figure{SharedLegend: true, Panels: []report.Panel{
 		{Title: "MSE of E[z] (mean ± SE over trials)", XLabel: "sample size n", YLabel: "log10 MSE", LogX: true, Series: series(rows, "mse", names, labels, true)},
 		{Title: "cost", XLabel: "sample size n", YLabel: "log10 seconds per run", LogX: true, Series: series(rows, "seconds", names, labels, true)},
+		{Title: "MSE against wall time (points: n)", XLabel: "log10 mean seconds per run", YLabel: "log10 MSE", Series: costSeries(rows, "mse", "seconds", names, labels)},
+		{Title: "MSE against model evaluations (points: n)", XLabel: "log10 mean evaluations per run", YLabel: "log10 MSE", Series: costSeries(rows, "mse", "evaluations", names, labels)},
+		{Title: "effective sample size per second", XLabel: "sample size n", YLabel: "log10 eff_n / seconds", LogX: true, Series: series(rows, "ess_per_s", names, labels, true)},
+		{Title: "effective sample size eff_n", XLabel: "sample size n", YLabel: "log10 eff_n", LogX: true, Series: series(rows, "eff_n", names, labels, true)},
 	}}
 	return res, fig.Save(filepath.Join(r.cfg.Out, r.name))
 }
@@ -282,9 +375,11 @@ func runIsingSigma(r *runner) (*Result, error) {
 		if err != nil {
 			return nil, err
 		}
-		pts = append(pts, point{x: s, m: m, n: 20, truth: truth})
+		pts = append(pts, newPoint(s, m, 20, truth))
 	}
-	methods := samplingMethods("base")
+	// GWG and DMALA are left out here: GWG's sweeps would cost about an
+	// hour of a full run, for a figure about the coupling.
+	methods := samplingMethods("base", false)
 	rows, err := runSampling(r, pts, methods, iters)
 	if err != nil {
 		return nil, err
@@ -317,7 +412,9 @@ func rbmPoint(r *runner, x float64, d, hidden, n int) (point, error) {
 	refS := make([]int, referenceSize(r.cfg.Mode)*d)
 	truth.Sample(refS, rng.New(r.cfg.Seed, rng.Trial(rng.StreamSample, 1<<20)))
 	ref := metrics.NewReference(samplesOf(refS, d))
-	return point{x: x, m: m, n: n, truth: truth, ref: ref}, nil
+	p := newPoint(x, m, n, truth)
+	p.ref = ref
+	return p, nil
 }
 
 func rbmSize(mode Mode) (hidden, iters int) {
@@ -333,7 +430,7 @@ func rbmSize(mode Mode) (hidden, iters int) {
 func runRBMN(r *runner) (*Result, error) {
 	hidden, iters := rbmSize(r.cfg.Mode)
 	d := 100
-	ns := []int{20, 50, 100, 200, 500}
+	ns := limitN([]int{20, 50, 100, 200, 500}, r.cfg.Options["nmax"])
 	switch r.cfg.Mode {
 	case Quick:
 		ns = []int{20, 100}
@@ -380,22 +477,81 @@ func runRBMD(r *runner) (*Result, error) {
 
 func rbmResult(r *runner, pts []point, iters int, what, xlabel string, fitSlope bool) (*Result, error) {
 	logX := true
-	methods := samplingMethods("relaxed")
+	methods := samplingMethods("relaxed", true)
 	rows, err := runSampling(r, pts, methods, iters)
 	if err != nil {
 		return nil, err
 	}
 	names, labels := methodLabels(methods)
-	res := &Result{Rows: rows, Show: []string{"mmd2", "mse"}}
-	res.Notes = append(res.Notes, fmt.Sprintf("RBM %s, W ~ N(0, 0.05), b, c ~ N(0, 1) from the seed; MMD² (V-statistic, kernel exp(−Hamming/d)) against %d exact draws (the CSV also has the unbiased form, mmd2_unbiased); %d iterations or sweeps; Gibbs is block Gibbs; DHMC: %s.", what, referenceSize(r.cfg.Mode), iters, dhmcNote()))
+	res := &Result{Rows: rows, Show: []string{"mmd2", "mse", "ess_per_s"}}
+	res.Notes = append(res.Notes, fmt.Sprintf("RBM %s, W ~ N(0, 0.05), b, c ~ N(0, 1) from the seed; MMD² (V-statistic, kernel exp(−Hamming/d)) against %d exact draws (the CSV also has the unbiased form, mmd2_unbiased); %d iterations or sweeps; Gibbs is block Gibbs; %s; DHMC: %s.", what, referenceSize(r.cfg.Mode), iters, gradientNote(iters), dhmcNote()))
 	if fitSlope {
 		res.Notes = append(res.Notes, slopes(rows, "mmd2", methods))
 	}
+	res.Notes = append(res.Notes, effNote, evalNote)
+	pts2 := "points: " + xlabel
 	fig := report.Figure{SharedLegend: true, Panels: []report.Panel{
 		{Title: "MMD² to p (mean ± SE over trials)", XLabel: xlabel, YLabel: "log10 MMD²", LogX: logX, Series: series(rows, "mmd2", names, labels, true)},
 		{Title: "MSE of E[z] (mean ± SE over trials)", XLabel: xlabel, YLabel: "log10 MSE", LogX: logX, Series: series(rows, "mse", names, labels, true)},
+		{Title: "MMD² against wall time (" + pts2 + ")", XLabel: "log10 mean seconds per run", YLabel: "log10 MMD²", Series: costSeries(rows, "mmd2", "seconds", names, labels)},
+		{Title: "MSE against wall time (" + pts2 + ")", XLabel: "log10 mean seconds per run", YLabel: "log10 MSE", Series: costSeries(rows, "mse", "seconds", names, labels)},
+		{Title: "MMD² against model evaluations (" + pts2 + ")", XLabel: "log10 mean evaluations per run", YLabel: "log10 MMD²", Series: costSeries(rows, "mmd2", "evaluations", names, labels)},
+		{Title: "MSE against model evaluations (" + pts2 + ")", XLabel: "log10 mean evaluations per run", YLabel: "log10 MSE", Series: costSeries(rows, "mse", "evaluations", names, labels)},
+		{Title: "effective sample size per second", XLabel: xlabel, YLabel: "log10 eff_n / seconds", LogX: logX, Series: series(rows, "ess_per_s", names, labels, true)},
+		{Title: "cost", XLabel: xlabel, YLabel: "log10 seconds per run", LogX: logX, Series: series(rows, "seconds", names, labels, true)},
 	}}
 	return res, fig.Save(filepath.Join(r.cfg.Out, r.name))
+}
+
+// gradientNote describes the budgets of the gradient-guided samplers.
+func gradientNote(iters int) string {
+	return fmt.Sprintf("GWG: %d sweeps of d proposals; DMALA: %d steps of one proposal that moves all d variables at once (a step evaluates one full log p* and one relaxed gradient, O(d·degree) work like one Gibbs sweep but slower than dstein's Gibbs kernel), step size α = %g", iters, iters, dmala.DefaultStepSize)
+}
+
+// evalNote says what the evaluation counts compare.
+const evalNote = "evaluations count calls of different cost: a Gibbs site update or a GWG log p* change is local (O(degree)), a full log p* or relaxed gradient (GF-SVGD, GWG and DMALA proposals) is O(d·degree), and exact sampling counts none (left out of the log-scale panels); wall seconds are the fair axis."
+
+// costSeries builds plot series of log10(mean metric) against log10(mean
+// cost), where cost is another metric of the same trials such as seconds
+// or evaluations: one point per setting, one series per method (coloured as
+// in series), with ±SE bars on the metric. Settings whose mean cost is not
+// positive are left out.
+func costSeries(rows []Row, metric, cost string, methods []string, labels map[string]string) []report.Series {
+	type at struct {
+		method string
+		x      float64
+	}
+	costs := map[at]float64{}
+	for _, r := range rows {
+		if r.Metric == cost {
+			costs[at{r.Method, r.X}] = r.Mean
+		}
+	}
+	var out []report.Series
+	for k, m := range methods {
+		s := report.Series{Name: labels[m], ColorIndex: k}
+		if s.Name == "" {
+			s.Name = m
+		}
+		for _, r := range rows {
+			c, ok := costs[at{m, r.X}]
+			if r.Metric != metric || r.Method != m || !ok || !(c > 0) || !(r.Mean > 0) {
+				continue
+			}
+			lo := math.Log10(r.Mean) - 1 // the bar reaches 0: show a decade
+			if r.Mean-r.SE > 0 {
+				lo = math.Log10(r.Mean - r.SE)
+			}
+			s.X = append(s.X, math.Log10(c))
+			s.Y = append(s.Y, math.Log10(r.Mean))
+			s.Lo = append(s.Lo, lo)
+			s.Hi = append(s.Hi, math.Log10(r.Mean+r.SE))
+		}
+		if len(s.X) > 0 {
+			out = append(out, s)
+		}
+	}
+	return out
 }
 
 func dhmcNote() string {

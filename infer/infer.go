@@ -12,6 +12,7 @@ import (
 	"github.com/dstein/dstein/rng"
 	"github.com/dstein/dstein/sampler"
 	"github.com/dstein/dstein/sampler/dhmc"
+	"github.com/dstein/dstein/sampler/dmala"
 	"github.com/dstein/dstein/sampler/gfsvgd"
 	"github.com/dstein/dstein/sampler/gibbs"
 	"github.com/dstein/dstein/sampler/gwg"
@@ -19,9 +20,10 @@ import (
 )
 
 // Methods lists the sampling methods Sample knows: GF-SVGD, Gibbs sampling
-// (n chains), Gibbs-with-Gradients (n chains, models with a relaxed form),
+// (n chains), Gibbs-with-Gradients and the discrete Metropolis-adjusted
+// Langevin sampler (n chains each, models with a relaxed form),
 // discontinuous HMC (n chains) and exact i.i.d. sampling.
-var Methods = []string{"gfsvgd", "gibbs", "gwg", "dhmc", "exact"}
+var Methods = []string{"gfsvgd", "gibbs", "gwg", "dmala", "dhmc", "exact"}
 
 // Surrogates lists the surrogate names of GF-SVGD.
 var Surrogates = []string{"base", "relaxed"}
@@ -41,8 +43,10 @@ type Options struct {
 	InitMean, InitStd float64
 	// GFSVGD are the settings of GF-SVGD, a preset with overrides applied.
 	GFSVGD gfsvgd.Settings
-	// Gibbs and DHMC are the settings of those samplers.
+	// Gibbs, DMALA and DHMC are the settings of those samplers (their
+	// initial draws are overridden by InitMean and InitStd).
 	Gibbs gibbs.Settings
+	DMALA dmala.Settings
 	DHMC  dhmc.Settings
 	// Truth, when not nil, is the exact sampler for "exact" (otherwise
 	// exact.For builds one).
@@ -75,9 +79,14 @@ type Output struct {
 	// (with the relaxed surrogate) its relaxation once per particle and
 	// iteration; for Gibbs, one conditional distribution per site update or
 	// unit draw; for Gibbs-with-Gradients, one relaxed log p* with its
-	// gradient and one log p* change per proposal; for DHMC, one log p*
+	// gradient and one log p* change per proposal; for DMALA, one log p*
+	// and one relaxed log p* with its gradient per proposal (each a full
+	// evaluation, a proposal moves every variable); for DHMC, one log p*
 	// change per coordinate move that crosses a bin; 0 for exact sampling.
 	Evaluations int64
+	// Acceptance is the fraction of accepted proposals of the
+	// Metropolis–Hastings chain samplers (gwg, dmala); 0 for the others.
+	Acceptance float64
 	// GF-SVGD diagnostics at the final particles.
 	WeightESS  float64
 	Bandwidth  float64
@@ -102,6 +111,9 @@ func (o *Options) Check() error {
 	}
 	if o.InitStd < 0 || math.IsNaN(o.InitStd) || math.IsInf(o.InitStd, 0) || math.IsNaN(o.InitMean) || math.IsInf(o.InitMean, 0) {
 		return fmt.Errorf("the initial draw N(%v, %v²) is not valid", o.InitMean, o.InitStd)
+	}
+	if a := o.DMALA.StepSize; a < 0 || math.IsNaN(a) || math.IsInf(a, 0) {
+		return fmt.Errorf("the DMALA step size must be 0 (the default) or a finite number > 0, got %v", a)
 	}
 	if err := o.DHMC.Validate(); err != nil {
 		return err
@@ -140,7 +152,7 @@ func Sample(ctx context.Context, m model.Model, o Options) (*Output, error) {
 		err = sampleExact(m, o, out)
 	case "gfsvgd":
 		err = sampleGFSVGD(ctx, m, o, out)
-	case "gibbs", "gwg", "dhmc":
+	case "gibbs", "gwg", "dmala", "dhmc":
 		err = sampleChains(ctx, m, o, out)
 	}
 	if err != nil {
@@ -213,7 +225,8 @@ func sampleGFSVGD(ctx context.Context, m model.Model, o Options, out *Output) er
 	return nil
 }
 
-// chainSampler is what Gibbs and DHMC have in common.
+// chainSampler is what the chain samplers (Gibbs, GWG, DMALA, DHMC) have
+// in common.
 type chainSampler interface {
 	sampler.Stepper
 	Samples() *sampler.Samples
@@ -233,6 +246,10 @@ func sampleChains(ctx context.Context, m model.Model, o Options, out *Output) er
 		s, err = gibbs.New(m, t, o.N, set, o.Seed)
 	case "gwg":
 		s, err = gwg.New(m, t, o.N, gwg.Settings{InitMean: o.InitMean, InitStd: o.InitStd}, o.Seed)
+	case "dmala":
+		set := o.DMALA
+		set.InitMean, set.InitStd = o.InitMean, o.InitStd
+		s, err = dmala.New(m, t, o.N, set, o.Seed)
 	default:
 		set := o.DHMC
 		set.InitMean, set.InitStd = o.InitMean, o.InitStd
@@ -248,6 +265,9 @@ func sampleChains(ctx context.Context, m model.Model, o Options, out *Output) er
 	}
 	out.Samples = s.Samples()
 	out.Evaluations = s.Evaluations()
+	if a, ok := s.(interface{ AcceptanceRate() float64 }); ok {
+		out.Acceptance = a.AcceptanceRate()
+	}
 	for r := range out.Samples.N {
 		if math.IsInf(m.LogProb(out.Samples.Row(r)), -1) {
 			out.Impossible++

@@ -91,6 +91,9 @@ samples have on average is shown for scale.`,
 					if mt.method == "exact" {
 						opts.Iters = 0
 					}
+					if mt.method == "gfsvgd" {
+						opts.Iters = f.gf.iters(cmd.Flags(), f.iters)
+					}
 					out, err := sampleWithBar(e, m, opts)
 					if err != nil {
 						return err
@@ -119,7 +122,7 @@ samples have on average is shown for scale.`,
 	}
 	fs := cmd.Flags()
 	fs.IntVar(&f.n, "n", 200, "number of particles, chains and exact samples")
-	fs.IntVar(&f.iters, "iters", 500, "number of iterations (GF-SVGD) and sweeps (Gibbs)")
+	fs.IntVar(&f.iters, "iters", 500, "number of sweeps (Gibbs) and of GF-SVGD iterations (default for GF-SVGD: the preset's)")
 	fs.Uint64Var(&f.seed, "seed", 1, "seed of the samplers")
 	fs.Uint64Var(&modelSeed, "model-seed", 1, "seed of the built-in models' random parameters")
 	fs.IntVar(&f.show, "show", 8, "number of variables to print")

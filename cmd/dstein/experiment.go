@@ -15,7 +15,8 @@ func newExperimentCmd(e *env) *cobra.Command {
 	var trials int
 	var seed uint64
 	var quick, tiny bool
-	var field, sigma float64
+	var field, sigma, nmax, epochs float64
+	var fashion bool
 	cmd := &cobra.Command{
 		Use:   "experiment NAME --out DIR",
 		Short: "Reproduce an experiment of the paper: a table, DIR/NAME.csv, .png and .svg",
@@ -56,6 +57,15 @@ Experiments: ` + strings.Join(experiment.Names(), ", ") + `.`,
 			if cmd.Flags().Changed("field") {
 				cfg.Options["field"] = field
 			}
+			if cmd.Flags().Changed("nmax") {
+				cfg.Options["nmax"] = nmax
+			}
+			if cmd.Flags().Changed("epochs") {
+				cfg.Options["epochs"] = epochs
+			}
+			if fashion {
+				cfg.Options["fashion"] = 1
+			}
 			if cmd.Flags().Changed("sigma") {
 				cfg.Options["sigma"] = sigma
 			}
@@ -79,6 +89,9 @@ Experiments: ` + strings.Join(experiment.Names(), ", ") + `.`,
 	fs.BoolVar(&quick, "quick", false, "a reduced run that finishes in under a minute")
 	fs.BoolVar(&tiny, "tiny", false, "a run of a few seconds, for testing the pipeline")
 	fs.Float64Var(&field, "field", 0, "Ising experiments: fields drawn once from U(−A, A) with the seed")
+	fs.Float64Var(&nmax, "nmax", 0, "ising-n, rbm-n: only sample sizes n ≤ NMAX (0: all)")
+	fs.Float64Var(&epochs, "epochs", 0, "bnn: epochs per network (default: the mode's)")
+	fs.BoolVar(&fashion, "fashion", false, "bnn: Fashion-MNIST instead of MNIST")
 	fs.Float64Var(&sigma, "sigma", 0.05, "gof-rbm-n: standard deviation σ' of the noise added to the RBM's weights")
 	return cmd
 }

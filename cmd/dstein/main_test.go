@@ -5,12 +5,15 @@ import (
 	"context"
 	"encoding/csv"
 	"encoding/json"
+	"fmt"
 	"os"
 	"path/filepath"
 	"runtime"
 	"strconv"
 	"strings"
 	"testing"
+
+	"github.com/dstein/dstein/sampler/dmala"
 )
 
 // dstein runs the command line in-process and returns exit code, stdout
@@ -157,6 +160,8 @@ func TestBadInputGivesOneLine(t *testing.T) {
 		{"lr", []string{"--model", good, "--lr", "-1"}, 2, "--lr must be"},
 		{"fixed h", []string{"--model", good, "--bandwidth", "fixed"}, 2, "needs --fixed-h"},
 		{"temperature", []string{"--model", good, "--temperature", "0"}, 2, "--temperature must be"},
+		{"alpha", []string{"--model", good, "--method", "dmala", "--alpha", "0"}, 2, "--alpha must be"},
+		{"alpha inf", []string{"--model", good, "--method", "dmala", "--alpha", "+Inf"}, 2, "--alpha must be"},
 		{"unknown flag", []string{"--model", good, "--nope"}, 2, "unknown flag"},
 	}
 	for _, c := range cases {
@@ -179,7 +184,7 @@ func TestInterruptWritesNothing(t *testing.T) {
 	out := filepath.Join(t.TempDir(), "s.csv")
 	var o, e bytes.Buffer
 	code := run(ctx, []string{"sample", "--model", "../../examples/ising-edges.json", "--out", out}, &o, &e)
-	if code != exitInterrupted || !strings.Contains(e.String(), "interrupted after 0 of 500 iterations") {
+	if code != exitInterrupted || !strings.Contains(e.String(), "interrupted after 0 of 100 iterations") {
 		t.Fatalf("exit %d, stderr %q", code, e.String())
 	}
 	if _, err := os.Stat(out); err == nil {
@@ -189,7 +194,7 @@ func TestInterruptWritesNothing(t *testing.T) {
 
 // Every method runs from the command line and writes the same outputs.
 func TestSampleMethods(t *testing.T) {
-	for _, method := range []string{"gibbs", "gwg", "dhmc", "exact"} {
+	for _, method := range []string{"gibbs", "gwg", "dmala", "dhmc", "exact"} {
 		dir := t.TempDir()
 		c, j := filepath.Join(dir, "s.csv"), filepath.Join(dir, "s.json")
 		code, out, errs := dstein(t, "sample", "--model", "../../examples/ising-grid.json", "--method", method, "--n", "30", "--iters", "20", "--out", c, "--json", j)
@@ -198,6 +203,9 @@ func TestSampleMethods(t *testing.T) {
 		}
 		if !strings.Contains(out, "method     "+method) {
 			t.Errorf("%s: output does not name the method:\n%s", method, out)
+		}
+		if mh := method == "gwg" || method == "dmala"; mh != strings.Contains(out, "accepted ") {
+			t.Errorf("%s: acceptance line present = %v:\n%s", method, !mh, out)
 		}
 		rows, _ := os.ReadFile(c)
 		if strings.Count(string(rows), "\n") != 31 {
@@ -214,6 +222,50 @@ func TestSampleMethods(t *testing.T) {
 	code, _, errs := dstein(t, "sample", "--model", p, "--method", "exact")
 	if code != 1 || !strings.Contains(errs, "no exact method for this model") || strings.Count(errs, "\n") != 1 {
 		t.Errorf("exact on a big RBM: exit %d, stderr %q", code, errs)
+	}
+}
+
+// DMALA from the command line on a variable with 5 states:
+// the step size reaches the sampler and the summary, the run reports its
+// acceptance, and the samples do not depend on the number of cores.
+func TestSampleDMALA(t *testing.T) {
+	dir := t.TempDir()
+	var csvs [2][]byte
+	for k, procs := range []int{1, 2} {
+		old := runtime.GOMAXPROCS(procs)
+		c, j := filepath.Join(dir, "s"+strconv.Itoa(k)+".csv"), filepath.Join(dir, "s"+strconv.Itoa(k)+".json")
+		code, out, errs := dstein(t, "sample", "--model", "../../examples/categorical.json", "--method", "dmala", "--alpha", "1.5",
+			"--n", "40", "--iters", "30", "--seed", "4", "--out", c, "--json", j)
+		runtime.GOMAXPROCS(old)
+		if code != 0 {
+			t.Fatalf("exit %d: %s", code, errs)
+		}
+		for _, want := range []string{"method     dmala", "step size α = 1.5", "accepted   ", "2480 model evaluations"} {
+			if !strings.Contains(out, want) {
+				t.Errorf("output lacks %q:\n%s", want, out)
+			}
+		}
+		var sum struct {
+			Method   string
+			Iters    int
+			Settings map[string]any
+		}
+		raw, _ := os.ReadFile(j)
+		if err := json.Unmarshal(raw, &sum); err != nil {
+			t.Fatal(err)
+		}
+		if sum.Method != "dmala" || sum.Iters != 30 || sum.Settings["step_size"] != 1.5 || sum.Settings["init_std"] != 1.0 {
+			t.Errorf("summary %+v", sum)
+		}
+		csvs[k], _ = os.ReadFile(c)
+	}
+	if !bytes.Equal(csvs[0], csvs[1]) {
+		t.Error("DMALA samples differ between GOMAXPROCS 1 and 2")
+	}
+	// The default step size is the package's.
+	_, out, _ := dstein(t, "sample", "--model", "../../examples/ising-edges.json", "--method", "dmala", "--n", "5", "--iters", "2")
+	if !strings.Contains(out, fmt.Sprintf("step size α = %g,", dmala.DefaultStepSize)) {
+		t.Errorf("default step size not shown:\n%s", out)
 	}
 }
 

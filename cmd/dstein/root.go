@@ -100,6 +100,6 @@ Start with "dstein demo", then "dstein sample --model examples/ising-grid.json".
 	root.SetErr(e.stderr)
 	root.SetFlagErrorFunc(func(_ *cobra.Command, err error) error { return usageError{err} })
 	root.CompletionOptions.DisableDefaultCmd = true
-	root.AddCommand(newSampleCmd(e), newGofCmd(e), newExactCmd(e), newCompareMARCmd(e), newDemoCmd(e), newExperimentCmd(e))
+	root.AddCommand(newSampleCmd(e), newGofCmd(e), newExactCmd(e), newCompareMARCmd(e), newDemoCmd(e), newExperimentCmd(e), newBNNCmd(e))
 	return root
 }

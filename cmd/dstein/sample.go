@@ -15,6 +15,7 @@ import (
 	"github.com/dstein/dstein/report"
 	"github.com/dstein/dstein/sampler"
 	"github.com/dstein/dstein/sampler/dhmc"
+	"github.com/dstein/dstein/sampler/dmala"
 	"github.com/dstein/dstein/sampler/gfsvgd"
 	"github.com/dstein/dstein/sampler/gibbs"
 	"github.com/dstein/dstein/transform"
@@ -25,7 +26,8 @@ import (
 type gfsvgdFlags struct {
 	preset, surrogate, bandwidth, weights, optimizer string
 	lr, temperature, initMean, initStd, bwScale, h   float64
-	medianAll                                        bool
+	medianAll, stratified                            bool
+	sweeps                                           int
 }
 
 func (g *gfsvgdFlags) register(fs *pflag.FlagSet) {
@@ -41,6 +43,17 @@ func (g *gfsvgdFlags) register(fs *pflag.FlagSet) {
 	fs.Float64Var(&g.h, "fixed-h", 0, "the bandwidth h for --bandwidth fixed")
 	fs.BoolVar(&g.medianAll, "median-all-pairs", false, "take the median over all n² pairs, zeros included, not the distinct pairs")
 	fs.StringVar(&g.weights, "weights", "", "importance weights: self (self-normalised) or rank (the paper's BNN appendix) (default: the preset's)")
+	fs.IntVar(&g.sweeps, "sweeps", 0, "Gibbs sweeps of the particles after the transport (default: the preset's; 30 for default, 0 for paper and transport)")
+	fs.BoolVar(&g.stratified, "stratified", false, "couple the sweeps' uniforms across particles by systematic sampling (default: the preset's)")
+}
+
+// iters returns the number of GF-SVGD iterations: --iters when given, else
+// the preset's.
+func (g *gfsvgdFlags) iters(fs *pflag.FlagSet, given int) int {
+	if fs.Changed("iters") {
+		return given
+	}
+	return gfsvgd.PresetIters(g.preset)
 }
 
 // settings applies the preset and then the flags the user set.
@@ -96,6 +109,18 @@ func (g *gfsvgdFlags) settings(fs *pflag.FlagSet) (gfsvgd.Settings, error) {
 	if fs.Changed("median-all-pairs") {
 		set.Bandwidth.IncludeDiagonal = g.medianAll
 	}
+	if fs.Changed("sweeps") {
+		if g.sweeps < 0 {
+			return set, usagef("--sweeps must be ≥ 0, got %d", g.sweeps)
+		}
+		set.Sweeps = g.sweeps
+		if g.sweeps == 0 {
+			set.Stratified = false
+		}
+	}
+	if fs.Changed("stratified") {
+		set.Stratified = g.stratified
+	}
 	if fs.Changed("weights") {
 		switch g.weights {
 		case "self":
@@ -116,7 +141,7 @@ func (g *gfsvgdFlags) settings(fs *pflag.FlagSet) (gfsvgd.Settings, error) {
 }
 
 // record describes the settings of the run for the summary JSON.
-func (f *sampleFlags) record(set gfsvgd.Settings, gs gibbs.Settings, ds dhmc.Settings) *report.Settings {
+func (f *sampleFlags) record(set gfsvgd.Settings, gs gibbs.Settings, ds dhmc.Settings, ms dmala.Settings) *report.Settings {
 	std := set.InitStd
 	if std == 0 {
 		std = 1
@@ -128,6 +153,8 @@ func (f *sampleFlags) record(set gfsvgd.Settings, gs gibbs.Settings, ds dhmc.Set
 		return &report.Settings{InitMean: set.InitMean, InitStd: std, Scan: f.scan}
 	case "gwg":
 		return &report.Settings{InitMean: set.InitMean, InitStd: std}
+	case "dmala":
+		return &report.Settings{InitMean: set.InitMean, InitStd: std, StepSize: ms.StepSize}
 	case "dhmc":
 		return &report.Settings{InitMean: set.InitMean, InitStd: std, StepSize: ds.StepSize, Steps: ds.Steps}
 	}
@@ -171,6 +198,7 @@ type sampleFlags struct {
 	scan             string  // Gibbs
 	stepSize         float64 // DHMC
 	steps            int     // DHMC
+	alpha            float64 // DMALA
 }
 
 func newSampleCmd(e *env) *cobra.Command {
@@ -189,7 +217,7 @@ with every mean and marginal, --trace the per-iteration diagnostics.`,
 	fs.StringVar(&f.model, "model", "", "JSON model file (required)")
 	fs.StringVar(&f.method, "method", "gfsvgd", "sampler: "+strings.Join(infer.Methods, ", "))
 	fs.IntVar(&f.n, "n", 100, "number of samples (particles)")
-	fs.IntVar(&f.iters, "iters", 500, "number of iterations")
+	fs.IntVar(&f.iters, "iters", 500, "number of iterations (GF-SVGD: default the preset's, 100 for default, 500 for paper and transport)")
 	fs.Uint64Var(&f.seed, "seed", 1, "random seed; the same seed gives the same output bytes")
 	fs.StringVar(&f.out, "out", "", "write the samples to this CSV file")
 	fs.StringVar(&f.json, "json", "", "write a JSON summary to this file")
@@ -201,6 +229,7 @@ with every mean and marginal, --trace the per-iteration diagnostics.`,
 	fs.StringVar(&f.scan, "scan", "auto", "Gibbs: auto (block for RBMs, else systematic), systematic or block")
 	fs.Float64Var(&f.stepSize, "step-size", dhmc.DefaultStepSize, "DHMC: integration step size ε")
 	fs.IntVar(&f.steps, "steps", dhmc.DefaultSteps, "DHMC: integration steps per iteration")
+	fs.Float64Var(&f.alpha, "alpha", dmala.DefaultStepSize, "DMALA: proposal step size α (larger moves more variables per proposal and is accepted less often)")
 	return cmd
 }
 
@@ -223,6 +252,14 @@ func (f *sampleFlags) chainSettings() (gibbs.Settings, dhmc.Settings, error) {
 		return g, dhmc.Settings{}, usagef("--steps must be at least 1, got %d", f.steps)
 	}
 	return g, dhmc.Settings{StepSize: f.stepSize, Steps: f.steps}, nil
+}
+
+// dmalaSettings reads the DMALA flags.
+func (f *sampleFlags) dmalaSettings() (dmala.Settings, error) {
+	if !(f.alpha > 0) || math.IsInf(f.alpha, 0) {
+		return dmala.Settings{}, usagef("--alpha must be a finite number > 0, got %v", f.alpha)
+	}
+	return dmala.Settings{StepSize: f.alpha}, nil
 }
 
 func runSample(e *env, cmd *cobra.Command, f *sampleFlags) error {
@@ -249,6 +286,10 @@ func runSample(e *env, cmd *cobra.Command, f *sampleFlags) error {
 	if err != nil {
 		return err
 	}
+	ms, err := f.dmalaSettings()
+	if err != nil {
+		return err
+	}
 	if f.trace != "" && f.method != "gfsvgd" {
 		return usagef("--trace records GF-SVGD's diagnostics; it does not apply to --method %s", f.method)
 	}
@@ -258,6 +299,9 @@ func runSample(e *env, cmd *cobra.Command, f *sampleFlags) error {
 	}
 	m := lm.m
 	iters := f.iters
+	if f.method == "gfsvgd" {
+		iters = f.gf.iters(cmd.Flags(), f.iters)
+	}
 	if f.method == "exact" {
 		iters = 0
 	}
@@ -265,7 +309,7 @@ func runSample(e *env, cmd *cobra.Command, f *sampleFlags) error {
 	if initStd == 0 {
 		initStd = 1
 	}
-	opts := infer.Options{Method: f.method, N: f.n, Iters: iters, Seed: f.seed, GFSVGD: set, Gibbs: gs, DHMC: ds,
+	opts := infer.Options{Method: f.method, N: f.n, Iters: iters, Seed: f.seed, GFSVGD: set, Gibbs: gs, DHMC: ds, DMALA: ms,
 		InitMean: set.InitMean, InitStd: initStd,
 		Surrogate: f.gf.surrogate, Temperature: f.gf.temperature, Trace: f.trace != ""}
 	out, err := sampleWithBar(e, m, opts)
@@ -284,7 +328,7 @@ func runSample(e *env, cmd *cobra.Command, f *sampleFlags) error {
 		}
 	}
 	if f.json != "" {
-		if err := report.SaveJSON(f.json, report.NewSummary(f.model, m, out, f.record(set, gs, ds))); err != nil {
+		if err := report.SaveJSON(f.json, report.NewSummary(f.model, m, out, f.record(set, gs, ds, ms))); err != nil {
 			return err
 		}
 	}
@@ -345,12 +389,17 @@ func printSummary(w io.Writer, f *sampleFlags, m model.Model, out *infer.Output)
 		fmt.Fprintf(w, "method     gibbs, %d chains, scan %s\n", out.N, f.scan)
 	case "gwg":
 		fmt.Fprintf(w, "method     gwg (Gibbs-with-Gradients), %d chains, %d proposals per chain and iteration\n", out.N, out.Dim)
+	case "dmala":
+		fmt.Fprintf(w, "method     dmala (discrete Langevin MH), %d chains, step size α = %g, one proposal of all %d variables per chain and iteration\n", out.N, f.alpha, out.Dim)
 	case "dhmc":
 		fmt.Fprintf(w, "method     dhmc, %d chains, step size %g, %d integration steps per iteration\n", out.N, f.stepSize, f.steps)
 	case "exact":
 		fmt.Fprintf(w, "method     exact: %d independent exact samples\n", out.N)
 	}
 	fmt.Fprintf(w, "run        n = %d, %d iterations, seed %d, %.2f s, %d model evaluations\n", out.N, out.Iters, out.Seed, out.Seconds, out.Evaluations)
+	if out.Method == "gwg" || out.Method == "dmala" {
+		fmt.Fprintf(w, "accepted   %.1f%% of proposals\n", 100*out.Acceptance)
+	}
 	if out.Method == "gfsvgd" {
 		fmt.Fprintf(w, "weights    ESS %.1f of %d at the final particles; bandwidth h = %.4g\n", out.WeightESS, out.N, out.Bandwidth)
 	}

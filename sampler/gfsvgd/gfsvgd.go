@@ -61,6 +61,7 @@ type Sampler struct {
 	m2    []float64 // Adam second moment
 	steps []float64 // per-particle sum of |step|
 	rbf   *kernel.RBF
+	coord *coordState // workspace of the Coordinatewise kernel
 
 	iter  int
 	last  Diagnostics
@@ -87,6 +88,9 @@ func New(m model.Model, t *transform.Transform, rho transform.Surrogate, n int, 
 		return nil, fmt.Errorf("gfsvgd: need at least one particle, got %d", n)
 	}
 	x := sampler.InitialParticles(nil, n, m.Dim(), set.InitMean, set.InitStd, r)
+	if set.Sweeps > 0 && set.SweepSeed == 0 {
+		set.SweepSeed = r.Uint64()
+	}
 	return NewFrom(m, t, rho, x, n, set)
 }
 
@@ -135,7 +139,11 @@ func NewFrom(m model.Model, t *transform.Transform, rho transform.Surrogate, x [
 		xprev:  make([]float64, n*d),
 		wasImp: make([]bool, n),
 		imp:    make([]bool, n),
-		rbf:    kernel.NewRBF(n, d),
+	}
+	if set.Kernel == Coordinatewise {
+		s.coord = newCoordState(n, d)
+	} else {
+		s.rbf = kernel.NewRBF(n, d)
 	}
 	if set.Weights == Rank {
 		s.rank = make([]int, n)
@@ -239,6 +247,13 @@ func (s *Sampler) check() error {
 func (s *Sampler) weights() float64 {
 	copy(s.w, s.logw)
 	if s.set.Weights == SelfNormalized {
+		if b := s.weightPower(); b != 1 {
+			for j, v := range s.w {
+				if !math.IsInf(v, 0) {
+					s.w[j] = b * v
+				}
+			}
+		}
 		return numeric.NormalizeLogWeights(s.w)
 	}
 	for _, v := range s.logw {
@@ -284,6 +299,19 @@ func (s *Sampler) weights() float64 {
 		s2 += s.w[j] * s.w[j]
 	}
 	return 1 / s2
+}
+
+// weightPower returns the tempering exponent β of the weights at the
+// current iteration.
+func (s *Sampler) weightPower() float64 {
+	b := s.set.WeightPower
+	if b == 0 || b == 1 {
+		return 1
+	}
+	if a := s.set.WeightAnneal; a > 0 {
+		b += (1 - b) * math.Min(1, float64(s.iter)/float64(a))
+	}
+	return b
 }
 
 // aTask fills row i of a with k(x_i, x_j) w_j over the active particles j,
@@ -388,20 +416,12 @@ func (s *Sampler) step() error {
 			impossible++
 		}
 	}
-	na := len(s.act)
-	h := s.rbf.Compute(s.x, s.set.Bandwidth)
-	// Scores and positions of the active particles, transposed.
-	for a, j := range s.act {
-		for q := range d {
-			s.sxt[q*na+a] = s.score[j*d+q]
-			s.sxt[(d+q)*na+a] = s.x[j*d+q]
-		}
+	var h float64
+	if s.coord != nil {
+		h = s.coordDirection()
+	} else {
+		h = s.rbfDirection()
 	}
-	parallel.For(n, parallel.Grain(n, 1), &s.aT)
-	s.mul = gemm.ABt{C: s.prod, A: s.a, B: s.sxt, M: n, N: 2 * d, K: na, Ldc: 2 * d, Lda: na, Ldb: na}
-	s.mul.Mul()
-	s.dirT.h = h
-	parallel.For(n, parallel.Grain(n, 1), &s.dirT)
 
 	s.iter++
 	if s.set.Optimizer == Adam {
@@ -446,9 +466,30 @@ func (s *Sampler) step() error {
 	return nil
 }
 
+// rbfDirection fills s.grad with the direction of the RBF kernel and
+// returns its bandwidth.
+func (s *Sampler) rbfDirection() float64 {
+	n, d, na := s.n, s.d, len(s.act)
+	h := s.rbf.Compute(s.x, s.set.Bandwidth)
+	// Scores and positions of the active particles, transposed.
+	for a, j := range s.act {
+		for q := range d {
+			s.sxt[q*na+a] = s.score[j*d+q]
+			s.sxt[(d+q)*na+a] = s.x[j*d+q]
+		}
+	}
+	parallel.For(n, parallel.Grain(n, 1), &s.aT)
+	s.mul = gemm.ABt{C: s.prod, A: s.a, B: s.sxt, M: n, N: 2 * d, K: na, Ldc: 2 * d, Lda: na, Ldb: na}
+	s.mul.Mul()
+	s.dirT.h = h
+	parallel.For(n, parallel.Grain(n, 1), &s.dirT)
+	return h
+}
+
 // Result is the state of the particles after the last iteration.
 type Result struct {
-	// Samples are Γ of the particles.
+	// Samples are Γ of the particles, after Settings.Sweeps Gibbs sweeps
+	// when that is set.
 	Samples *sampler.Samples
 	// WeightESS is the effective sample size of the weights at the final
 	// particles.
@@ -471,5 +512,14 @@ func (s *Sampler) Result() (*Result, error) {
 		}
 	}
 	z := append([]int(nil), s.z...)
+	if s.set.Sweeps > 0 {
+		s.sweep(z)
+		imp = 0
+		for j := range s.n {
+			if math.IsInf(s.m.LogProb(z[j*s.d:(j+1)*s.d]), -1) {
+				imp++
+			}
+		}
+	}
 	return &Result{Samples: &sampler.Samples{N: s.n, D: s.d, Z: z}, WeightESS: ess, Impossible: imp}, nil
 }

@@ -1,0 +1,188 @@
+package main
+
+import (
+	"errors"
+	"fmt"
+	"os"
+	"path/filepath"
+	"slices"
+	"strings"
+
+	"github.com/schollz/progressbar/v3"
+	"github.com/spf13/cobra"
+
+	"github.com/dstein/dstein/bnn"
+	"github.com/dstein/dstein/dataset"
+	"github.com/dstein/dstein/ensemble"
+	"github.com/dstein/dstein/report"
+)
+
+func newBNNCmd(e *env) *cobra.Command {
+	cmd := &cobra.Command{
+		Use:   "bnn",
+		Short: "Binarized neural networks: train ensembles with GF-SVGD and the paper's baselines",
+	}
+	cmd.AddCommand(newBNNTrainCmd(e))
+	return cmd
+}
+
+func newBNNTrainCmd(e *env) *cobra.Command {
+	var cfg ensemble.Config
+	var out, jsonPath, dataDir string
+	var resume bool
+	cmd := &cobra.Command{
+		Use:   "train --out DIR",
+		Short: "Train an ensemble of binarized networks and report its test accuracy",
+		Long: `Train an ensemble of binarized networks on MNIST, Fashion-MNIST or CIFAR-10
+and report the ensemble's test accuracy (softmax outputs averaged; weighted by
+the boosting coefficients for benn) and each member's.
+
+Methods: gfsvgd (the networks are GF-SVGD particles, the paper's appendix
+algorithm), ste (independent networks trained with the straight-through
+estimator; --ensemble 1 is a single BNN), bnnplus (the same with BNN+'s
+SignSwish derivative and regulariser), bagging (STE networks on bootstrap
+resamples) and benn (SAMME boosting of STE networks).
+
+Architectures: mlp and cnn for 28×28 inputs, alexnet (adapted to 32×32) for
+CIFAR-10. Every weight layer and every hidden activation is binary; the pixels
+and the logits are real.
+
+A checkpoint is written atomically to DIR after every epoch (of every member,
+for the methods that train members one after another); --resume continues an
+interrupted run from it and ends with the same result as an uninterrupted run.`,
+		Args: cobra.NoArgs,
+		RunE: func(cmd *cobra.Command, args []string) error {
+			return runBNNTrain(e, cfg, out, jsonPath, dataDir, resume)
+		},
+	}
+	fs := cmd.Flags()
+	fs.StringVar(&cfg.Data, "data", "mnist", "data set: "+strings.Join(dataset.Names, ", "))
+	fs.StringVar(&dataDir, "data-dir", "", "folder with the data files (default: the GoMNIST module for mnist, "+dataset.FashionDir+" for fashion; required for cifar10)")
+	fs.StringVar(&cfg.Arch, "arch", "cnn", "architecture: "+strings.Join(bnn.Archs, ", "))
+	fs.StringVar(&cfg.Method, "method", "gfsvgd", "training method: "+strings.Join(ensemble.Methods, ", "))
+	fs.IntVar(&cfg.Ensemble, "ensemble", 5, "number of networks")
+	fs.IntVar(&cfg.Epochs, "epochs", 2, "passes over the training data per network")
+	fs.IntVar(&cfg.Batch, "batch", 64, "minibatch size")
+	fs.Uint64Var(&cfg.Seed, "seed", 1, "random seed")
+	fs.Float64Var(&cfg.LearningRate, "lr", ensemble.DefaultLearningRate, "Adam's initial step size (cosine decay to 1/100 of it)")
+	fs.IntVar(&cfg.TrainLimit, "train-limit", 0, "use only the first N training examples (0: all)")
+	fs.IntVar(&cfg.TestLimit, "test-limit", 0, "use only the first N test examples (0: all)")
+	fs.StringVar(&cfg.Weights, "weights", "rank", "GF-SVGD particle weights: rank (the paper's γ = 1/H(μ)) or self (self-normalised ρ/p_c)")
+	fs.StringVar(&cfg.Bandwidth, "bandwidth", "paper", "GF-SVGD kernel bandwidth rule: paper (med²/(2 log(n+1))), svgd (med²/log(n+1)) or median (med²)")
+	fs.Float64Var(&cfg.Temperature, "temperature", ensemble.DefaultTemperature, "GF-SVGD surrogate: temperature τ of the relaxation σ(x/τ) of sign (1 is the paper's σ)")
+	fs.Float64Var(&cfg.TemperatureEnd, "temperature-end", ensemble.DefaultTemperatureEnd, "GF-SVGD surrogate: anneal the temperature geometrically to this value by the last step (0: no annealing)")
+	fs.StringVar(&cfg.Init, "init", "glorot", "initial latent weights: glorot (U(−a, a), Glorot's a) or uniform (U(−1, 1))")
+	fs.Float64Var(&cfg.SwishBeta, "swish-beta", 5, "BNN+: slope β of the SignSwish derivative")
+	fs.Float64Var(&cfg.Regularizer, "regularizer", 1e-6, "BNN+: weight λ of Σ(1 − |w|)² in the mean loss")
+	fs.StringVar(&out, "out", "", "folder for the checkpoint and result.json (required)")
+	fs.BoolVar(&resume, "resume", false, "continue from the checkpoint in --out")
+	fs.StringVar(&jsonPath, "json", "", "also write the result as JSON to this file")
+	return cmd
+}
+
+func runBNNTrain(e *env, cfg ensemble.Config, out, jsonPath, dataDir string, resume bool) error {
+	if out == "" {
+		return usagef("--out DIR is required (the checkpoint and result.json go there)")
+	}
+	if !slices.Contains(dataset.Names, cfg.Data) {
+		return usagef("unknown data set %q; want one of %s", cfg.Data, strings.Join(dataset.Names, ", "))
+	}
+	if !slices.Contains(bnn.Archs, cfg.Arch) {
+		return usagef("unknown architecture %q; want one of %s", cfg.Arch, strings.Join(bnn.Archs, ", "))
+	}
+	if err := cfg.Validate(); err != nil {
+		return usageError{err}
+	}
+	cfg = cfg.WithDefaults()
+	if err := os.MkdirAll(out, 0o755); err != nil {
+		return err
+	}
+	if !resume {
+		if _, err := os.Stat(filepath.Join(out, ensemble.CheckpointName)); err == nil {
+			return usagef("%s already holds a checkpoint: add --resume to continue that run, or choose another --out", out)
+		}
+	}
+	train, test, err := dataset.Load(cfg.Data, dataDir)
+	if err != nil {
+		return err
+	}
+	net, err := bnn.New(cfg.Arch, bnn.Shape{H: train.H, W: train.W, C: train.C}, train.Classes)
+	if err != nil {
+		return err
+	}
+	fmt.Fprintf(e.stderr, "%s: %d training and %d test images of %d×%d×%d\n", cfg.Data, train.N, test.N, train.H, train.W, train.C)
+	fmt.Fprint(e.stderr, net.Describe())
+	var pb *progressbar.ProgressBar
+	opt := ensemble.Options{Dir: out, Resume: resume, Log: func(s string) {
+		if pb != nil {
+			pb.Clear()
+		}
+		fmt.Fprintln(e.stderr, s)
+	}}
+	if e.terminal {
+		opt.Progress = func(ev ensemble.Event) {
+			if pb == nil || ev.Step == 1 {
+				if pb != nil {
+					pb.Finish()
+				}
+				pb = progressbar.NewOptions(ev.Steps, progressbar.OptionSetWriter(e.stderr), progressbar.OptionSetDescription(pbDesc(ev)),
+					progressbar.OptionShowCount(), progressbar.OptionSetWidth(25), progressbar.OptionThrottle(200_000_000), progressbar.OptionClearOnFinish())
+			}
+			pb.Describe(fmt.Sprintf("%s  loss %.3f  accuracy %.3f", pbDesc(ev), ev.Loss, ev.Accuracy))
+			pb.Set(ev.Step)
+		}
+	}
+	res, err := ensemble.Train(e.ctx, cfg, train, test, opt)
+	if pb != nil {
+		pb.Finish()
+	}
+	if err != nil {
+		if errors.Is(err, e.ctx.Err()) && e.ctx.Err() != nil {
+			return interrupted{fmt.Sprintf("interrupted; the last completed epoch is in %s: rerun with --resume to continue", filepath.Join(out, ensemble.CheckpointName))}
+		}
+		return err
+	}
+	w := e.stdout
+	fmt.Fprintf(w, "method     %s, %d × %s on %s, %d epochs, batch %d, seed %d\n", cfg.Method, cfg.Ensemble, cfg.Arch, cfg.Data, cfg.Epochs, cfg.Batch, cfg.Seed)
+	fmt.Fprintf(w, "ensemble   test accuracy %.4f\n", res.EnsembleAccuracy)
+	fmt.Fprintf(w, "members    %s\n", fmtAcc(res.MemberAccuracy))
+	if len(res.PrefixAccuracy) > 1 {
+		fmt.Fprintf(w, "first k    %s\n", fmtAcc(res.PrefixAccuracy))
+	}
+	if res.Alphas != nil {
+		fmt.Fprintf(w, "boosting α %s\n", fmtAcc(res.Alphas))
+	}
+	if cfg.Method == "gfsvgd" && len(res.History) > 0 {
+		fmt.Fprintf(w, "GF-SVGD    per epoch: repulsive/driving term, mean off-diagonal kernel, ESS of ρ/p_c (of %d)\n", cfg.Ensemble)
+		for _, h := range res.History {
+			fmt.Fprintf(w, "           epoch %d: %.3g, %.3g, %.2f\n", h.Epoch, h.Repulsion, h.KernelOffDiagonal, h.ImportanceESS)
+		}
+	}
+	fmt.Fprintf(w, "time       %.1f s training, %.0f training examples/s over all networks\n", res.Seconds, res.ExamplesPerSecond)
+	if err := report.SaveJSON(filepath.Join(out, "result.json"), res); err != nil {
+		return err
+	}
+	fmt.Fprintf(w, "wrote %s\n", filepath.Join(out, "result.json"))
+	if jsonPath != "" {
+		if err := report.SaveJSON(jsonPath, res); err != nil {
+			return err
+		}
+		fmt.Fprintf(w, "wrote %s\n", jsonPath)
+	}
+	return nil
+}
+
+func pbDesc(ev ensemble.Event) string {
+	if ev.Member >= 0 {
+		return fmt.Sprintf("member %d/%d epoch %d/%d", ev.Member+1, ev.Members, ev.Epoch+1, ev.Epochs)
+	}
+	return fmt.Sprintf("epoch %d/%d", ev.Epoch+1, ev.Epochs)
+}
+
+func fmtAcc(a []float64) string {
+	s := make([]string, len(a))
+	for i, v := range a {
+		s[i] = fmt.Sprintf("%.4f", v)
+	}
+	return strings.Join(s, " ")
+}

@@ -1,0 +1,82 @@
+package main
+
+import (
+	"encoding/json"
+	"os"
+	"path/filepath"
+	"strings"
+	"testing"
+)
+
+func TestBNNTrain(t *testing.T) {
+	dir := t.TempDir()
+	js := filepath.Join(dir, "r.json")
+	args := []string{"bnn", "train", "--data", "mnist", "--arch", "mlp", "--method", "gfsvgd", "--ensemble", "2", "--epochs", "1",
+		"--train-limit", "512", "--test-limit", "300", "--out", filepath.Join(dir, "run"), "--json", js}
+	code, out, errs := dstein(t, args...)
+	if code != 0 {
+		t.Fatalf("exit %d: %s", code, errs)
+	}
+	for _, want := range []string{"ensemble   test accuracy", "members", "repulsive/driving", "examples/s over all networks", "wrote"} {
+		if !strings.Contains(out, want) {
+			t.Errorf("output lacks %q:\n%s", want, out)
+		}
+	}
+	var res struct {
+		Ensemble float64   `json:"ensemble_test_accuracy"`
+		Members  []float64 `json:"member_test_accuracy"`
+	}
+	b, err := os.ReadFile(js)
+	if err != nil {
+		t.Fatal(err)
+	}
+	if err := json.Unmarshal(b, &res); err != nil {
+		t.Fatal(err)
+	}
+	// Chance is 0.1; 300 test examples give a standard error ≤ 0.03, and
+	// even 512 training examples take a binarized MLP far above 0.4.
+	if res.Ensemble < 0.4 || len(res.Members) != 2 {
+		t.Errorf("result %+v", res)
+	}
+	// A second run into the same folder needs --resume; with it, the
+	// finished run is reported again without training.
+	code, _, errs = dstein(t, args...)
+	checkCLIError(t, "rerun without --resume", code, exitUsage, errs, "--resume", "")
+	code, out2, errs := dstein(t, append(args, "--resume")...)
+	if code != 0 {
+		t.Fatalf("resume: exit %d: %s", code, errs)
+	}
+	if !strings.Contains(errs, "resuming from") || firstLine(out2, "ensemble") != firstLine(out, "ensemble") {
+		t.Errorf("resumed run: stderr %q\nstdout %q", errs, out2)
+	}
+}
+
+func firstLine(s, prefix string) string {
+	for _, l := range strings.Split(s, "\n") {
+		if strings.HasPrefix(l, prefix) {
+			return l
+		}
+	}
+	return ""
+}
+
+func TestBNNTrainBadInput(t *testing.T) {
+	dir := t.TempDir()
+	cases := []struct {
+		args     []string
+		code     int
+		contains string
+	}{
+		{[]string{"bnn", "train"}, exitUsage, "--out"},
+		{[]string{"bnn", "train", "--out", dir, "--method", "adaboost"}, exitUsage, "unknown method"},
+		{[]string{"bnn", "train", "--out", dir, "--arch", "vgg"}, exitUsage, "unknown architecture"},
+		{[]string{"bnn", "train", "--out", dir, "--data", "svhn"}, exitUsage, "unknown data set"},
+		{[]string{"bnn", "train", "--out", dir, "--batch", "1"}, exitUsage, "batch size"},
+		{[]string{"bnn", "train", "--out", dir, "--data", "cifar10"}, exitError, "--data-dir"},
+		{[]string{"bnn", "train", "--out", dir, "--data", "fashion", "--data-dir", dir}, exitError, "install-fashion-mnist.sh"},
+	}
+	for _, c := range cases {
+		code, _, errs := dstein(t, c.args...)
+		checkCLIError(t, strings.Join(c.args, " "), code, c.code, errs, c.contains, "")
+	}
+}

@@ -1,0 +1,171 @@
+// Package ensemble trains ensembles of binarized networks: GF-SVGD with the
+// networks as particles (the paper's appendix algorithm), and the baselines
+// of its BNN experiment — a single network trained with the straight-through
+// estimator (STE), BNN+, bagging and BENN-style boosting (SAMME).
+//
+// Every method maximises, for each member, the minibatch log-likelihood
+// scaled by N/B plus a log prior; members see the same number of examples
+// (epochs × N) whatever the method. Training is deterministic for a seed, on
+// any number of cores, and can stop after any epoch and resume from its
+// checkpoint with the same final weights.
+package ensemble
+
+import (
+	"fmt"
+	"math"
+	"slices"
+	"strings"
+
+	"github.com/dstein/dstein/kernel"
+)
+
+// Defaults of the GF-SVGD surrogate's temperature schedule and of the
+// learning rate (see EXPERIMENTS.md, "Binarized networks", for the
+// measurements that chose them).
+const (
+	DefaultTemperature    float64 = 0.3
+	DefaultTemperatureEnd float64 = 0.01
+	DefaultLearningRate   float64 = 0.01
+)
+
+// Methods lists the training methods.
+var Methods = []string{"gfsvgd", "ste", "bnnplus", "bagging", "benn"}
+
+// Config describes a training run. Zero fields take the documented defaults
+// (see WithDefaults).
+type Config struct {
+	Data   string `json:"data"`
+	Arch   string `json:"arch"`
+	Method string `json:"method"`
+	// Ensemble is the number of networks (particles, or members).
+	Ensemble int    `json:"ensemble"`
+	Epochs   int    `json:"epochs"`
+	Batch    int    `json:"batch"`
+	Seed     uint64 `json:"seed"`
+	// LearningRate is Adam's initial step size; it decays by a cosine
+	// schedule to LearningRate/100 over the run. Default
+	// DefaultLearningRate.
+	LearningRate float64 `json:"learning_rate"`
+	// Init is how latent weights start: "glorot" (U(−a, a) with Glorot's a,
+	// default) or "uniform" (U(−1, 1), the whole clipping range).
+	Init string `json:"init,omitempty"`
+	// TrainLimit, when > 0, uses only the first TrainLimit training
+	// examples (for quick runs); TestLimit likewise for the test set.
+	TrainLimit int `json:"train_limit,omitempty"`
+	TestLimit  int `json:"test_limit,omitempty"`
+	// Weights is "rank" (the paper's γ_j = 1/H(μ_j), default) or "self"
+	// (self-normalised ρ/p_c), for GF-SVGD.
+	Weights string `json:"weights,omitempty"`
+	// Bandwidth is the kernel's bandwidth rule for GF-SVGD: "paper"
+	// (default, h = med²/(2 log(n+1)), the paper's appendix), "svgd" or
+	// "median".
+	Bandwidth string `json:"bandwidth,omitempty"`
+	// Temperature τ of the relaxation σ(x/τ) of sign in GF-SVGD's
+	// surrogate, for weights and activations (1 is the paper's σ). Default
+	// (0): DefaultTemperature annealed to DefaultTemperatureEnd.
+	Temperature float64 `json:"temperature,omitempty"`
+	// TemperatureEnd, when > 0, anneals the temperature geometrically from
+	// Temperature at the first step to TemperatureEnd at the last, so that
+	// the surrogate approaches the binarized network as training ends.
+	TemperatureEnd float64 `json:"temperature_end,omitempty"`
+	// SwishBeta is BNN+'s SignSwish slope (default 5).
+	SwishBeta float64 `json:"swish_beta,omitempty"`
+	// Regularizer is BNN+'s weight λ of Σ(1 − |w|)² added to the mean
+	// loss (default 1e-6).
+	Regularizer float64 `json:"regularizer,omitempty"`
+}
+
+// WithDefaults returns c with its zero fields set.
+func (c Config) WithDefaults() Config {
+	if c.Data == "" {
+		c.Data = "mnist"
+	}
+	if c.Arch == "" {
+		c.Arch = "cnn"
+	}
+	if c.Method == "" {
+		c.Method = "gfsvgd"
+	}
+	if c.Ensemble == 0 {
+		c.Ensemble = 5
+	}
+	if c.Epochs == 0 {
+		c.Epochs = 2
+	}
+	if c.Batch == 0 {
+		c.Batch = 64
+	}
+	if c.LearningRate == 0 {
+		c.LearningRate = DefaultLearningRate
+	}
+	if c.Init == "" {
+		c.Init = "glorot"
+	}
+	if c.Weights == "" {
+		c.Weights = "rank"
+	}
+	if c.Bandwidth == "" {
+		c.Bandwidth = "paper"
+	}
+	if c.Temperature == 0 {
+		c.Temperature = DefaultTemperature
+		if c.TemperatureEnd == 0 {
+			c.TemperatureEnd = DefaultTemperatureEnd
+		}
+	}
+	if c.SwishBeta == 0 {
+		c.SwishBeta = 5
+	}
+	if c.Regularizer == 0 {
+		c.Regularizer = 1e-6
+	}
+	return c
+}
+
+// Validate reports the first setting that cannot be used.
+func (c Config) Validate() error {
+	c = c.WithDefaults()
+	bad := func(x float64) bool { return math.IsNaN(x) || math.IsInf(x, 0) }
+	switch {
+	case !slices.Contains(Methods, c.Method):
+		return fmt.Errorf("unknown method %q; want one of %s", c.Method, strings.Join(Methods, ", "))
+	case c.Ensemble < 1 || c.Ensemble > 64:
+		return fmt.Errorf("ensemble size %d; want 1 to 64", c.Ensemble)
+	case c.Epochs < 1:
+		return fmt.Errorf("epochs %d; want at least 1", c.Epochs)
+	case c.Batch < 2:
+		return fmt.Errorf("batch size %d; want at least 2 (batch normalisation needs two examples)", c.Batch)
+	case bad(c.LearningRate) || c.LearningRate <= 0:
+		return fmt.Errorf("learning rate %v; want a finite number > 0", c.LearningRate)
+	case c.TrainLimit < 0 || c.TestLimit < 0:
+		return fmt.Errorf("train/test limits %d/%d; want ≥ 0", c.TrainLimit, c.TestLimit)
+	case c.Init != "glorot" && c.Init != "uniform":
+		return fmt.Errorf("init %q; want glorot or uniform", c.Init)
+	case c.Weights != "rank" && c.Weights != "self":
+		return fmt.Errorf("weights %q; want rank or self", c.Weights)
+	case bad(c.Temperature) || c.Temperature <= 0:
+		return fmt.Errorf("relaxation temperature %v; want a finite number > 0", c.Temperature)
+	case bad(c.TemperatureEnd) || c.TemperatureEnd < 0:
+		return fmt.Errorf("final relaxation temperature %v; want a finite number ≥ 0 (0: no annealing)", c.TemperatureEnd)
+	case bad(c.SwishBeta) || c.SwishBeta <= 0:
+		return fmt.Errorf("SignSwish β %v; want a finite number > 0", c.SwishBeta)
+	case bad(c.Regularizer) || c.Regularizer < 0:
+		return fmt.Errorf("regulariser %v; want a finite number ≥ 0", c.Regularizer)
+	}
+	_, err := c.bandwidth()
+	return err
+}
+
+func (c Config) bandwidth() (kernel.Bandwidth, error) {
+	r, err := kernel.ParseRule(c.Bandwidth)
+	if err != nil {
+		return kernel.Bandwidth{}, err
+	}
+	if r == kernel.RuleFixed {
+		return kernel.Bandwidth{}, fmt.Errorf("bandwidth rule fixed needs a value; use paper, svgd or median")
+	}
+	return kernel.Bandwidth{Rule: r}, nil
+}
+
+// sequential reports whether the members are trained one after another.
+func (c Config) sequential() bool { return c.Method != "gfsvgd" }

@@ -1,0 +1,209 @@
+package experiment
+
+import (
+	"fmt"
+	"path/filepath"
+	"slices"
+	"strconv"
+	"strings"
+
+	"github.com/dstein/dstein/dataset"
+	"github.com/dstein/dstein/ensemble"
+	"github.com/dstein/dstein/report"
+)
+
+func init() {
+	register(&Experiment{
+		Name:        "bnn",
+		Title:       "Binarized CNN ensembles on MNIST: test accuracy against ensemble size for GF-SVGD, bagging, BENN, STE and BNN+",
+		Trials:      1,
+		QuickTrials: 1,
+		Setting:     "ensemble size",
+		Options:     map[string]float64{"fashion": 0, "epochs": 0},
+		body:        runBNN,
+	})
+}
+
+// bnnPlan is the budget of one mode of the bnn experiment.
+type bnnPlan struct {
+	arch                  string
+	epochs                int
+	trainLimit, testLimit int
+	sizes                 []int
+}
+
+func bnnPlanFor(mode Mode) bnnPlan {
+	switch mode {
+	case Quick:
+		return bnnPlan{arch: "mlp", epochs: 1, trainLimit: 3000, testLimit: 2000, sizes: []int{1, 2, 3}}
+	case Tiny:
+		return bnnPlan{arch: "mlp", epochs: 1, trainLimit: 256, testLimit: 200, sizes: []int{1, 2}}
+	}
+	return bnnPlan{arch: "cnn", epochs: 2, sizes: []int{1, 2, 3, 5, 8}}
+}
+
+var bnnLabels = map[string]string{
+	"gfsvgd":  "GF-SVGD (rank weights)",
+	"bagging": "bagging (STE members)",
+	"benn":    "BENN (SAMME boosting)",
+	"ste":     "single BNN (STE)",
+	"bnnplus": "single BNN+",
+}
+
+// runBNN trains, per trial: a GF-SVGD ensemble of every size (the particles
+// interact, so each size is its own run), bagging and BENN once at the
+// largest size (their first k members are the size-k ensemble), and one
+// STE and one BNN+ network. Every network sees epochs × N examples.
+func runBNN(r *runner) (*Result, error) {
+	plan := bnnPlanFor(r.cfg.Mode)
+	if e := r.cfg.Options["epochs"]; e > 0 {
+		plan.epochs = int(e)
+	}
+	data := "mnist"
+	if r.cfg.Options["fashion"] != 0 {
+		data = "fashion"
+	}
+	train, test, err := dataset.Load(data, "")
+	if err != nil {
+		return nil, err
+	}
+	maxSize := slices.Max(plan.sizes)
+	for tr := range r.trials {
+		seed := trialSeed(r.cfg.Seed, tr)
+		cfgFor := func(method string, n int) ensemble.Config {
+			return ensemble.Config{Data: data, Arch: plan.arch, Method: method, Ensemble: n, Epochs: plan.epochs, Seed: seed,
+				TrainLimit: plan.trainLimit, TestLimit: plan.testLimit}
+		}
+		fit := func(method string, n int) (*ensemble.Result, error) {
+			r.logf("bnn: trial %d: %s with %d network(s) …", tr+1, method, n)
+			return ensemble.Train(r.ctx, cfgFor(method, n), train, test, ensemble.Options{})
+		}
+		for _, n := range plan.sizes {
+			_, err := r.trial("gfsvgd", float64(n), tr, func() (map[string]float64, error) {
+				res, err := fit("gfsvgd", n)
+				if err != nil {
+					return nil, err
+				}
+				m := map[string]float64{"accuracy": res.EnsembleAccuracy, "member_accuracy": mean(res.MemberAccuracy), "seconds": res.Seconds}
+				if n > 1 {
+					var rep, ess float64
+					for _, h := range res.History {
+						rep += h.Repulsion / float64(len(res.History))
+						ess += h.ImportanceESS / float64(len(res.History))
+					}
+					m["repulsion"], m["importance_ess"] = rep, ess
+				}
+				return m, nil
+			})
+			if err != nil {
+				return nil, err
+			}
+		}
+		for _, method := range []string{"bagging", "benn"} {
+			_, err := r.trial(method, float64(maxSize), tr, func() (map[string]float64, error) {
+				res, err := fit(method, maxSize)
+				if err != nil {
+					return nil, err
+				}
+				m := map[string]float64{"seconds": res.Seconds}
+				for k, a := range res.PrefixAccuracy {
+					m["accuracy@"+strconv.Itoa(k+1)] = a
+				}
+				return m, nil
+			})
+			if err != nil {
+				return nil, err
+			}
+		}
+		for _, method := range []string{"ste", "bnnplus"} {
+			_, err := r.trial(method, 1, tr, func() (map[string]float64, error) {
+				res, err := fit(method, 1)
+				if err != nil {
+					return nil, err
+				}
+				return map[string]float64{"accuracy": res.EnsembleAccuracy, "seconds": res.Seconds}, nil
+			})
+			if err != nil {
+				return nil, err
+			}
+		}
+		r.logf("bnn: trial %d/%d done", tr+1, r.trials)
+	}
+	rows := bnnRows(r.summarize(), plan.sizes)
+	methods := []string{"gfsvgd", "bagging", "benn", "ste", "bnnplus"}
+	res := &Result{Rows: rows, Show: []string{"accuracy"}}
+	res.Notes = append(res.Notes, fmt.Sprintf("%s, %s architecture (binary weights and activations), %d epoch(s) per network, batch 64, Adam %g with cosine decay%s; GF-SVGD: rank weights, h = med²/(2 log(n+1)), relaxation temperature %g annealed to %g; bagging and BENN members are STE networks, their size-k rows are the first k members of one run of %d; STE and BNN+ are single networks (size 1).",
+		data, plan.arch, plan.epochs, ensemble.DefaultLearningRate, limitNote(plan), ensemble.DefaultTemperature, ensemble.DefaultTemperatureEnd, maxSize))
+	var series []report.Series
+	for k, m := range methods {
+		s := report.Series{Name: bnnLabels[m], ColorIndex: k}
+		for _, row := range rows {
+			if row.Method == m && row.Metric == "accuracy" {
+				s.X = append(s.X, row.X)
+				s.Y = append(s.Y, 100*row.Mean)
+				s.Lo = append(s.Lo, 100*(row.Mean-row.SE))
+				s.Hi = append(s.Hi, 100*(row.Mean+row.SE))
+			}
+		}
+		if len(s.X) == 1 {
+			// A single network: a dashed level across the sizes.
+			s.X = []float64{float64(plan.sizes[0]), float64(maxSize)}
+			s.Y = []float64{s.Y[0], s.Y[0]}
+			s.Lo, s.Hi = nil, nil
+			s.Dashed = true
+		}
+		if len(s.X) > 0 {
+			series = append(series, s)
+		}
+	}
+	fig := report.Figure{SharedLegend: true, Cols: 1, Panels: []report.Panel{{
+		Title: fmt.Sprintf("%s test accuracy (%s, %d epoch(s) per network)", data, plan.arch, plan.epochs), XLabel: "ensemble size", YLabel: "test accuracy (%)", Series: series}}}
+	return res, fig.Save(filepath.Join(r.cfg.Out, r.name))
+}
+
+func limitNote(p bnnPlan) string {
+	if p.trainLimit == 0 {
+		return ""
+	}
+	return fmt.Sprintf(", first %d training and %d test examples only", p.trainLimit, p.testLimit)
+}
+
+// bnnRows turns the prefix metrics "accuracy@k" of bagging and BENN into
+// accuracy rows at x = k for the experiment's sizes.
+func bnnRows(rows []Row, sizes []int) []Row {
+	var out []Row
+	for _, r := range rows {
+		if k, ok := strings.CutPrefix(r.Metric, "accuracy@"); ok {
+			n, err := strconv.Atoi(k)
+			if err != nil || !slices.Contains(sizes, n) {
+				continue
+			}
+			r.X, r.Metric = float64(n), "accuracy"
+		}
+		out = append(out, r)
+	}
+	slices.SortStableFunc(out, func(a, b Row) int {
+		if c := strings.Compare(a.Metric, b.Metric); c != 0 {
+			return c
+		}
+		if c := strings.Compare(a.Method, b.Method); c != 0 {
+			return c
+		}
+		switch {
+		case a.X < b.X:
+			return -1
+		case a.X > b.X:
+			return 1
+		}
+		return 0
+	})
+	return out
+}
+
+func mean(v []float64) float64 {
+	var s float64
+	for _, x := range v {
+		s += x
+	}
+	return s / float64(len(v))
+}

@@ -1,0 +1,366 @@
+// Package dmala implements the discrete Metropolis-adjusted Langevin
+// algorithm (DMALA) of Zhang, Liu and Liu, "A Langevin-like sampler for
+// discrete distributions" (ICML 2022), for models with a relaxed form: n
+// independent Metropolis–Hastings chains whose proposals move every
+// variable at once.
+//
+// # Proposal
+//
+// Let g be the gradient of the model's relaxed log-probability with respect
+// to the one-hot memberships at the current state z (model.Relaxed). The
+// proposal factorises over the variables; variable i moves to state s with
+// probability
+//
+//	q_i(s | z) ∝ exp( ½ (g[i, s] − g[i, z_i]) − [s ≠ z_i] / α ),
+//
+// independently of the others. This is the paper's Langevin-like proposal
+// exp(½ ∇f(x)ᵀ(x' − x) − ‖x' − x‖² / (2α)) written in one-hot coding:
+// the first-order term is the gradient's inner product with the change of
+// memberships, and moving a one-hot vector to another state changes it by a
+// vector of squared length 2, so the distance term is 2/(2α) = 1/α for a
+// move and 0 for staying. For a binary variable this is the paper's
+// proposal in {0, 1} coding with its step size α_paper = α/2 (there
+// ‖x' − x‖² = 1, here 2, and the gradient terms agree). Variables may have
+// any number of states (model.Offsets gives the layout); for ±1 variables
+// the proposal flips spin i with probability σ(½(g[i, −z_i] − g[i, z_i]) −
+// 1/α).
+//
+// The proposal is accepted with probability
+//
+//	min(1, p*(z') q(z | z') / (p*(z) q(z' | z))),
+//
+// where log p*(z') − log p*(z) comes from model.LogProb of both states (a
+// proposal into a state of probability zero is rejected) and q(z | z') uses
+// the gradient at the proposed state, so the chains leave p* invariant
+// whatever the step size and the quality of the relaxation.
+//
+// # Cost
+//
+// A Step is one proposal per chain: one relaxed log-probability with its
+// gradient (at the proposed state) and one log p* evaluation, each about as
+// costly as one sweep of single-site Gibbs updates on a sparse model, so a
+// Step costs about as much as one Gibbs sweep (a Gibbs-with-Gradients sweep
+// makes d proposals, each with a full gradient, and costs about d times
+// more). The forward proposal of the current state is kept between steps,
+// so a rejection costs nothing more.
+//
+// Chains run in parallel, each with its own random stream, so results do
+// not depend on the number of cores.
+package dmala
+
+import (
+	"fmt"
+	"math"
+	"math/rand/v2"
+
+	"github.com/dstein/dstein/internal/parallel"
+	"github.com/dstein/dstein/model"
+	"github.com/dstein/dstein/rng"
+	"github.com/dstein/dstein/sampler"
+	"github.com/dstein/dstein/transform"
+)
+
+// DefaultStepSize is the step size α used when Settings.StepSize is 0.
+//
+// It was chosen by a sweep of α on the two models of the sampling
+// experiments with their protocol: 100 chains started from Γ of N(−2, 1),
+// 8 seeds; "acc" is the acceptance rate over steps 101–500 and "MSE@k" the
+// mean squared error of the 100 chains' means after k steps (MSE@500 was at
+// the i.i.d. level, ≈ 0.0097 and ≈ 0.0045, for every α in 0.4–1.0 and does
+// not discriminate):
+//
+//	α                     0.3    0.4    0.5    0.6    0.7    0.8    1.0    1.2
+//	10×10 Ising σ = 0.1
+//	  acc                 0.98   0.94   0.89   0.83   0.78   0.72   0.57   0.34
+//	  MSE@25              0.106  0.021  0.013  0.020  0.090  0.277  0.644  0.806
+//	  MSE@50              0.022  0.010  0.011  0.011  0.012  0.061  0.433  0.696
+//	RBM d = 100, M = 25
+//	  acc                 0.95   0.83   0.70   0.58   0.47   0.39   0.28   0.21
+//	  MSE@25              0.242  0.155  0.111  0.095  0.091  0.082  0.085  0.086
+//	  MSE@50              0.145  0.068  0.042  0.034  0.037  0.036  0.039  0.042
+//
+// α = 0.6 puts the RBM in the 0.5–0.6 acceptance band recommended for
+// Langevin-type proposals, where its burn-in is about as fast as it gets.
+// On the Ising grid that band (α ≈ 1) burns in very slowly from the
+// all-but-aligned start, so the default does not aim for it there; at
+// α = 0.6 the grid accepts 83% and is burnt in after 50 steps. In the
+// paper's {0, 1} coding the default is α_paper = 0.3.
+const DefaultStepSize = 0.6
+
+// Settings configure the sampler. The zero value is valid.
+type Settings struct {
+	// StepSize is α > 0 of the proposal; 0 means DefaultStepSize. Larger
+	// steps propose more moves and are accepted less often.
+	StepSize float64
+	// InitMean and InitStd give the initial draw x ~ N(InitMean, InitStd²)
+	// whose Γ(x) starts the chains, as for Gibbs. Defaults 0 and 1.
+	InitMean, InitStd float64
+}
+
+// Sampler is the state of n chains. It is not safe for concurrent use.
+type Sampler struct {
+	m      model.Relaxed
+	off    []int
+	n, d   int
+	alpha  float64
+	invA   float64 // 1/α
+	chains []chain
+	steps  int
+	err    error
+}
+
+type chain struct {
+	z, z2    []int     // current and proposed states
+	mem      []float64 // one-hot memberships of z
+	g, g2    []float64 // the relaxed gradient at z and at the proposed state
+	logq, q  []float64 // log q_i(s | z) and q_i(s | z) of every variable and state
+	logq2    []float64 // the same at the proposed state
+	q2       []float64 // the same at the proposed state
+	lp       float64   // log p*(z)
+	r        *rand.Rand
+	accepted int64
+	evals    int64
+	err      error
+}
+
+// New starts n chains on m at Γ of the initial draw of seed (the draw
+// GF-SVGD, Gibbs and Gibbs-with-Gradients make from the same seed).
+func New(m model.Model, t *transform.Transform, n int, set Settings, seed uint64) (*Sampler, error) {
+	rm, ok := m.(model.Relaxed)
+	if !ok {
+		return nil, fmt.Errorf("dmala: the model has no relaxed form, so there is no gradient to guide the proposals")
+	}
+	if n < 1 {
+		return nil, fmt.Errorf("dmala: need at least one chain, got %d", n)
+	}
+	if t.Dim() != m.Dim() {
+		return nil, fmt.Errorf("dmala: model has %d variables but the transform has %d", m.Dim(), t.Dim())
+	}
+	if set.StepSize == 0 {
+		set.StepSize = DefaultStepSize
+	}
+	if !(set.StepSize > 0) || math.IsInf(set.StepSize, 0) {
+		return nil, fmt.Errorf("dmala: step size must be a finite number > 0, got %v", set.StepSize)
+	}
+	if set.InitStd == 0 {
+		set.InitStd = 1
+	}
+	if math.IsNaN(set.InitMean) || math.IsInf(set.InitMean, 0) || !(set.InitStd > 0) || math.IsInf(set.InitStd, 0) {
+		return nil, fmt.Errorf("dmala: initial draw N(%v, %v²) is not valid", set.InitMean, set.InitStd)
+	}
+	d := m.Dim()
+	x := sampler.InitialParticles(nil, n, d, set.InitMean, set.InitStd, rng.New(seed, rng.StreamInit))
+	s := &Sampler{m: rm, off: model.Offsets(m), n: n, d: d, alpha: set.StepSize, invA: 1 / set.StepSize, chains: make([]chain, n)}
+	f := s.off[d]
+	for c := range s.chains {
+		ch := &s.chains[c]
+		ch.z = t.Gamma(nil, x[c*d:(c+1)*d])
+		ch.z2 = make([]int, d)
+		ch.mem, ch.g, ch.g2 = make([]float64, f), make([]float64, f), make([]float64, f)
+		ch.logq, ch.logq2 = make([]float64, f), make([]float64, f)
+		ch.q, ch.q2 = make([]float64, f), make([]float64, f)
+		ch.r = rng.New(seed, rng.Trial(rng.StreamSample, c))
+		for i, st := range ch.z {
+			ch.mem[s.off[i]+st] = 1
+		}
+		s.m.RelaxedLogProb(ch.g, ch.mem)
+		ch.lp = m.LogProb(ch.z)
+		ch.evals += 2
+		if err := s.fill(ch.logq, ch.q, ch.g, ch.z); err != nil {
+			return nil, fmt.Errorf("dmala: chain %d at its initial state: %w", c, err)
+		}
+	}
+	return s, nil
+}
+
+// StepSize returns α.
+func (s *Sampler) StepSize() float64 { return s.alpha }
+
+// Step makes one proposal in every chain.
+func (s *Sampler) Step() error {
+	if s.err != nil {
+		return s.err
+	}
+	parallel.For(s.n, 1, s)
+	for c := range s.chains {
+		if err := s.chains[c].err; err != nil {
+			s.err = fmt.Errorf("dmala: chain %d: %w", c, err)
+			return s.err
+		}
+	}
+	s.steps++
+	return nil
+}
+
+// Do advances chains [lo, hi) by one proposal (a parallel task).
+func (s *Sampler) Do(lo, hi int) {
+	for c := lo; c < hi; c++ {
+		if s.chains[c].err == nil {
+			s.propose(&s.chains[c])
+		}
+	}
+}
+
+// fill writes log q_i(s | z) and q_i(s | z) of every variable and state
+// into logq and q, for the state z with gradient g. It fails when a
+// proposal weight is not finite.
+func (s *Sampler) fill(logq, q, g []float64, z []int) error {
+	for i := range s.d {
+		a, b := s.off[i], s.off[i+1]
+		cur := a + z[i]
+		if b-a == 2 {
+			// Two states: the move's logit l against 0 for staying, so
+			// log q(move) = −log(1 + e^−l) and log q(stay) = −log(1 + e^l).
+			o := a + b - 1 - cur
+			l := (g[o]-g[cur])/2 - s.invA
+			if math.IsNaN(l) || math.IsInf(l, 0) {
+				return fmt.Errorf("proposal logit of variable %d is %v", i, l)
+			}
+			e := math.Exp(-math.Abs(l))
+			sp := math.Log1p(e) // log(1 + e^−|l|)
+			if l > 0 {
+				logq[o], logq[cur] = -sp, -l-sp
+				q[o] = 1 / (1 + e)
+				q[cur] = 1 - q[o]
+			} else {
+				logq[o], logq[cur] = l-sp, -sp
+				q[cur] = 1 / (1 + e)
+				q[o] = 1 - q[cur]
+			}
+			continue
+		}
+		top := 0.0 // staying has logit 0
+		for k := a; k < b; k++ {
+			l := 0.0
+			if k != cur {
+				l = (g[k]-g[cur])/2 - s.invA
+			}
+			if math.IsNaN(l) || math.IsInf(l, 0) {
+				return fmt.Errorf("proposal logit of variable %d, state %d, is %v", i, k-a, l)
+			}
+			logq[k] = l
+			top = max(top, l)
+		}
+		var sum float64
+		for k := a; k < b; k++ {
+			q[k] = math.Exp(logq[k] - top)
+			sum += q[k]
+		}
+		lse, inv := top+math.Log(sum), 1/sum
+		for k := a; k < b; k++ {
+			logq[k] -= lse
+			q[k] *= inv
+		}
+	}
+	return nil
+}
+
+// propose makes one Metropolis–Hastings move of every variable at once.
+func (s *Sampler) propose(ch *chain) {
+	// Draw z' from the cached forward proposal, one variable at a time by
+	// inverting its cumulative probabilities.
+	var logFwd float64
+	for i := range s.d {
+		a, b := s.off[i], s.off[i+1]
+		u := ch.r.Float64()
+		k, acc := b-1, 0.0
+		for j := a; j < b-1; j++ {
+			acc += ch.q[j]
+			if u < acc {
+				k = j
+				break
+			}
+		}
+		ch.z2[i] = k - a
+		logFwd += ch.logq[k]
+	}
+	lp2 := s.m.LogProb(ch.z2)
+	ch.evals++
+	if math.IsNaN(lp2) {
+		ch.err = fmt.Errorf("log p* of the proposed state is NaN")
+		return
+	}
+	if math.IsInf(lp2, -1) {
+		return // into an impossible state: rejected
+	}
+	// The reverse proposal from z': mem becomes z''s one-hot vector and is
+	// set back to z's when the proposal is not taken.
+	for i := range s.d {
+		ch.mem[s.off[i]+ch.z[i]] = 0
+		ch.mem[s.off[i]+ch.z2[i]] = 1
+	}
+	s.m.RelaxedLogProb(ch.g2, ch.mem)
+	ch.evals++
+	if err := s.fill(ch.logq2, ch.q2, ch.g2, ch.z2); err != nil {
+		s.restore(ch)
+		ch.err = fmt.Errorf("at the proposed state: %w", err)
+		return
+	}
+	var logRev float64
+	for i := range s.d {
+		logRev += ch.logq2[s.off[i]+ch.z[i]]
+	}
+	// A chain in an impossible state (possible only at the start) accepts
+	// any possible proposal: lp = −Inf makes logA = +Inf.
+	logA := lp2 - ch.lp + logRev - logFwd
+	if math.IsNaN(logA) {
+		s.restore(ch)
+		ch.err = fmt.Errorf("acceptance ratio is NaN")
+		return
+	}
+	if logA >= 0 || math.Log(ch.r.Float64()) < logA {
+		ch.z, ch.z2 = ch.z2, ch.z
+		ch.g, ch.g2 = ch.g2, ch.g
+		ch.logq, ch.logq2 = ch.logq2, ch.logq
+		ch.q, ch.q2 = ch.q2, ch.q
+		ch.lp = lp2
+		ch.accepted++
+		return
+	}
+	s.restore(ch)
+}
+
+// restore sets the memberships back from the proposed state to the current
+// one.
+func (s *Sampler) restore(ch *chain) {
+	for i := range s.d {
+		ch.mem[s.off[i]+ch.z2[i]] = 0
+		ch.mem[s.off[i]+ch.z[i]] = 1
+	}
+}
+
+// Samples returns a copy of the chains' current states.
+func (s *Sampler) Samples() *sampler.Samples {
+	out := sampler.NewSamples(s.n, s.d)
+	for c := range s.chains {
+		copy(out.Row(c), s.chains[c].z)
+	}
+	return out
+}
+
+// Sweeps returns the number of completed steps (one proposal per chain
+// each).
+func (s *Sampler) Sweeps() int { return s.steps }
+
+// Evaluations returns the number of model evaluations so far: per proposal
+// one log p* of the proposed state and, unless that is −Inf, one relaxed
+// log-probability with its gradient there; two more per chain at the start.
+func (s *Sampler) Evaluations() int64 {
+	var e int64
+	for c := range s.chains {
+		e += s.chains[c].evals
+	}
+	return e
+}
+
+// AcceptanceRate returns the fraction of accepted proposals so far.
+func (s *Sampler) AcceptanceRate() float64 {
+	var a int64
+	for c := range s.chains {
+		a += s.chains[c].accepted
+	}
+	if s.steps == 0 {
+		return 0
+	}
+	return float64(a) / float64(int64(s.steps)*int64(s.n))
+}

@@ -1,0 +1,180 @@
+package dmala
+
+import (
+	"math"
+	"runtime"
+	"slices"
+	"testing"
+
+	"github.com/dstein/dstein/exact"
+	"github.com/dstein/dstein/model"
+	"github.com/dstein/dstein/model/categorical"
+	"github.com/dstein/dstein/model/factorgraph"
+	"github.com/dstein/dstein/model/ising"
+	"github.com/dstein/dstein/model/rbm"
+	"github.com/dstein/dstein/sampler"
+	"github.com/dstein/dstein/transform"
+)
+
+// testModels are small models with exact answers: ±1 spins (Ising, RBM),
+// categorical variables with 3 and 5 states (one of probability zero), and
+// a factor graph with 2, 3 and 4 states and a zero entry.
+func testModels(t *testing.T) map[string]model.Model {
+	t.Helper()
+	ism, err := ising.Grid(3, 3, false, 0.4, []float64{0.3, -0.2, 0.1, 0, 0.5, -0.4, 0.2, 0.1, -0.3})
+	if err != nil {
+		t.Fatal(err)
+	}
+	r, err := rbm.Random(8, 3, 0.7, 1, 5)
+	if err != nil {
+		t.Fatal(err)
+	}
+	cat, err := categorical.New([]categorical.Variable{
+		{States: []float64{-1, -0.5, 0, 0.5, 1}, Probs: []float64{0.1, 0.2, 0.3, 0.1, 0.3}},
+		{States: []float64{0, 1, 2}, Probs: []float64{0.5, 0, 0.5}},
+	})
+	if err != nil {
+		t.Fatal(err)
+	}
+	fg, err := factorgraph.New([]int{3, 2, 4}, []factorgraph.Factor{
+		{Scope: []int{0, 1}, LogTable: []float64{0.3, -0.5, 1.2, 0, -0.7, 0.4}},
+		{Scope: []int{1, 2}, LogTable: []float64{0.1, 0.9, -0.3, 0.5, -1, 0.2, 0.6, math.Inf(-1)}},
+		{Scope: []int{2}, LogTable: []float64{0.5, -0.5, 0, 1}},
+	})
+	if err != nil {
+		t.Fatal(err)
+	}
+	return map[string]model.Model{"ising": ism, "rbm": r, "categorical": cat, "factorgraph": fg}
+}
+
+// The chains' marginals match exact enumeration, at the default step size
+// and at a large one. Each of n = 4000 chains contributes one sample, its
+// state after the burn-in from the N(0, 1) start (300 steps, or 100 at
+// α = 2 where more variables move per step), so the samples are
+// independent and the chains' autocorrelation does not enter the standard
+// error: the count of a state is binomial, with standard error
+// sqrt(p(1−p)/n) ≤ 0.0079. The test allows 5 such errors plus 0.002 for
+// what may be left of the start, so that a correct sampler fails one of the
+// ~80 checks with probability below 1e-4.
+func TestMarginalsMatchExact(t *testing.T) {
+	for name, m := range testModels(t) {
+		res, err := exact.Enumerate(m, 1<<12)
+		if err != nil {
+			t.Fatal(err)
+		}
+		tr, err := transform.ForModel(transform.Normal{}, m)
+		if err != nil {
+			t.Fatal(err)
+		}
+		for _, c := range []struct {
+			alpha float64
+			steps int
+		}{{0, 300}, {2, 100}} {
+			const n = 4000
+			s, err := New(m, tr, n, Settings{StepSize: c.alpha}, 3)
+			if err != nil {
+				t.Fatal(err)
+			}
+			for range c.steps {
+				if err := s.Step(); err != nil {
+					t.Fatal(err)
+				}
+			}
+			marg := sampler.Marginals(m, s.Samples())
+			worst := 0.0
+			for i, p := range res.Marginals {
+				for st, want := range p {
+					se := math.Sqrt(want*(1-want)/n) + 1e-12
+					worst = max(worst, math.Abs(marg[i][st]-want)/se)
+					if got := marg[i][st]; math.Abs(got-want) > 5*se+0.002 {
+						t.Errorf("%s, α = %g: P(z%d = %d) = %.4f, exact %.4f (SE %.4f)", name, s.StepSize(), i, st, got, want, se)
+					}
+				}
+			}
+			if a := s.AcceptanceRate(); !(a > 0.05) {
+				t.Errorf("%s, α = %g: acceptance rate %.3f", name, s.StepSize(), a)
+			}
+			t.Logf("%s, α = %g: acceptance rate %.2f, largest error %.1f SE", name, s.StepSize(), s.AcceptanceRate(), worst)
+		}
+	}
+}
+
+// The cached proposal is a distribution per variable and for spins it is
+// the logistic flip probability of the package comment.
+func TestProposal(t *testing.T) {
+	for name, m := range testModels(t) {
+		tr, _ := transform.ForModel(transform.Normal{}, m)
+		s, err := New(m, tr, 3, Settings{StepSize: 0.7}, 2)
+		if err != nil {
+			t.Fatal(err)
+		}
+		ch := &s.chains[1]
+		for i := range s.d {
+			a, b := s.off[i], s.off[i+1]
+			var sum float64
+			for k := a; k < b; k++ {
+				sum += math.Exp(ch.logq[k])
+			}
+			if math.Abs(sum-1) > 1e-12 {
+				t.Errorf("%s: variable %d: proposal sums to %v", name, i, sum)
+			}
+			for k := a; k < b; k++ {
+				if k == a+ch.z[i] {
+					continue
+				}
+				// Relative to staying, a move has weight exp(½Δg − 1/α).
+				want := (ch.g[k]-ch.g[a+ch.z[i]])/2 - 1/0.7
+				if got := ch.logq[k] - ch.logq[a+ch.z[i]]; math.Abs(got-want) > 1e-9 {
+					t.Errorf("%s: variable %d state %d: log odds %v, want %v", name, i, k-a, got, want)
+				}
+			}
+		}
+	}
+}
+
+func TestSameSeedSameSamplesOnAnyCores(t *testing.T) {
+	m, err := ising.Grid(4, 4, true, 0.3, nil)
+	if err != nil {
+		t.Fatal(err)
+	}
+	tr, _ := transform.ForModel(transform.Normal{}, m)
+	run := func(procs int) []int {
+		defer runtime.GOMAXPROCS(runtime.GOMAXPROCS(procs))
+		s, err := New(m, tr, 50, Settings{}, 9)
+		if err != nil {
+			t.Fatal(err)
+		}
+		for range 20 {
+			if err := s.Step(); err != nil {
+				t.Fatal(err)
+			}
+		}
+		return s.Samples().Z
+	}
+	a, b, c := run(1), run(2), run(2)
+	if !slices.Equal(a, b) || !slices.Equal(b, c) {
+		t.Fatal("the same seed gave different samples")
+	}
+	if d := run(1); !slices.Equal(a, d) {
+		t.Fatal("the same seed gave different samples on one core")
+	}
+}
+
+// plain hides the relaxed form.
+type plain struct{ model.Model }
+
+func TestBadInput(t *testing.T) {
+	m, _ := ising.Grid(2, 2, false, 0.3, nil)
+	tr, _ := transform.ForModel(transform.Normal{}, m)
+	if _, err := New(plain{m}, tr, 10, Settings{}, 1); err == nil {
+		t.Error("a model without a relaxed form was accepted")
+	}
+	for _, a := range []float64{-1, math.Inf(1), math.NaN()} {
+		if _, err := New(m, tr, 10, Settings{StepSize: a}, 1); err == nil {
+			t.Errorf("step size %v was accepted", a)
+		}
+	}
+	if _, err := New(m, tr, 0, Settings{}, 1); err == nil {
+		t.Error("zero chains were accepted")
+	}
+}

@@ -1,0 +1,115 @@
+package gfsvgd
+
+import (
+	"math"
+
+	"github.com/dstein/dstein/internal/parallel"
+	"github.com/dstein/dstein/kernel"
+)
+
+// coordState is the workspace of the coordinatewise kernel.
+type coordState struct {
+	xt    []float64 // d×n positions, coordinate by coordinate
+	st    []float64 // d×|act| scores of the active particles, transposed
+	wa    []float64 // weights of the active particles
+	h     []float64 // bandwidth of each coordinate
+	pairs []float64 // the n(n−1)/2 squared distances of one coordinate
+	task  coordTask
+}
+
+func newCoordState(n, d int) *coordState {
+	c := &coordState{xt: make([]float64, d*n), st: make([]float64, d*n), wa: make([]float64, n), h: make([]float64, d)}
+	if n > 1 {
+		c.pairs = make([]float64, n*(n-1)/2)
+	}
+	return c
+}
+
+// median2 returns the median squared distance over the distinct pairs of
+// the n values v.
+func (c *coordState) median2(v []float64) float64 {
+	n := len(v)
+	if n < 2 {
+		return 0
+	}
+	k := 0
+	for i := 1; i < n; i++ {
+		for j := range i {
+			e := v[i] - v[j]
+			c.pairs[k] = e * e
+			k++
+		}
+	}
+	m := len(c.pairs)
+	a, b := (m-1)/2, m/2
+	vb := kernel.Select(c.pairs, b)
+	va := vb
+	if a != b {
+		va = c.pairs[0]
+		for _, x := range c.pairs[:b] {
+			va = max(va, x)
+		}
+	}
+	return (va + vb) / 2
+}
+
+// coordTask computes the coordinatewise direction of coordinates [lo, hi):
+// Δx_iq = Σ_j w_j e_ijq [s_jq + (2/h_q)(x_iq − x_jq)], e_ijq =
+// exp(−(x_iq − x_jq)²/h_q), over the active particles j.
+type coordTask struct{ s *Sampler }
+
+func (t *coordTask) Do(lo, hi int) {
+	s := t.s
+	c := s.coord
+	n, d, na := s.n, s.d, len(s.act)
+	for q := lo; q < hi; q++ {
+		xq := c.xt[q*n : (q+1)*n]
+		sq := c.st[q*na : (q+1)*na]
+		h := c.h[q]
+		inv := 1 / h
+		two := 2 / h
+		for i := range n {
+			xi := xq[i]
+			var g float64
+			for a, j := range s.act {
+				e := xi - xq[j]
+				u := e * e * inv
+				if u > 700 {
+					continue
+				}
+				g += c.wa[a] * math.Exp(-u) * (sq[a] + two*e)
+			}
+			s.grad[i*d+q] = g
+		}
+	}
+}
+
+// coordDirection fills s.grad with the coordinatewise direction and
+// returns the mean bandwidth.
+func (s *Sampler) coordDirection() float64 {
+	c := s.coord
+	n, d, na := s.n, s.d, len(s.act)
+	for j := range n {
+		for q := range d {
+			c.xt[q*n+j] = s.x[j*d+q]
+		}
+	}
+	for a, j := range s.act {
+		c.wa[a] = s.w[j]
+		for q := range d {
+			c.st[q*na+a] = s.score[j*d+q]
+		}
+	}
+	var hs float64
+	for q := range d {
+		med2 := 0.0
+		if s.set.Bandwidth.NeedsMedian() {
+			med2 = c.median2(c.xt[q*n : (q+1)*n])
+		}
+		c.h[q] = s.set.Bandwidth.FromMedian(med2, n)
+		hs += c.h[q]
+	}
+	c.task.s = s
+	parallel.For(d, 1, &c.task)
+	return hs / float64(d)
+}
