@@ -104,6 +104,9 @@ func TestResume(t *testing.T) {
 		if got.EnsembleAccuracy != want.EnsembleAccuracy || !reflect.DeepEqual(got.MemberAccuracy, want.MemberAccuracy) {
 			t.Errorf("%s: resumed accuracy %v %v, uninterrupted %v %v", m, got.EnsembleAccuracy, got.MemberAccuracy, want.EnsembleAccuracy, want.MemberAccuracy)
 		}
+		if got.WeightsSHA256 != want.WeightsSHA256 || len(want.WeightsSHA256) != 64 {
+			t.Errorf("%s: weight digests %s and %s", m, got.WeightsSHA256, want.WeightsSHA256)
+		}
 		if !reflect.DeepEqual(readStates(t, dir), wantState) {
 			t.Errorf("%s: resumed run's final weights differ from the uninterrupted run's", m)
 		}

@@ -3,7 +3,10 @@ package ensemble
 import (
 	"bufio"
 	"context"
+	"crypto/sha256"
+	"encoding/binary"
 	"encoding/gob"
+	"encoding/hex"
 	"errors"
 	"fmt"
 	"math"
@@ -73,6 +76,9 @@ type Result struct {
 	// step using both cores, so a single network trains at about this rate.
 	ExamplesPerSecond float64 `json:"examples_per_second"`
 	ResumedFrom       int     `json:"resumed_from_unit,omitempty"`
+	// WeightsSHA256 is a digest of every network's parameters and running
+	// statistics: equal digests mean bit-identical trained networks.
+	WeightsSHA256 string `json:"weights_sha256"`
 }
 
 // Options configure Train.
@@ -86,6 +92,10 @@ type Options struct {
 	// Log, when not nil, receives one line per epoch and on resume.
 	Log func(string)
 }
+
+// evalBatch is the batch size of evaluation passes: small enough that the
+// activations of several networks stay within tens of megabytes.
+const evalBatch = 100
 
 // CheckpointName is the checkpoint file inside Options.Dir.
 const CheckpointName = "checkpoint.gob"
@@ -293,18 +303,22 @@ func paramGrads(n *bnn.Net) [][]float32 {
 	return g
 }
 
-// batchLoss returns the mean cross-entropy and the accuracy of logits.
+// argmax returns the index of the largest entry (the first of equals).
+func argmax[T float32 | float64](row []T) int {
+	best := 0
+	for k := range row {
+		if row[k] > row[best] {
+			best = k
+		}
+	}
+	return best
+}
+
+// batchStats returns the mean cross-entropy and the accuracy of logits.
 func batchStats(logits []float32, y []uint8, classes int, ll float64) (float64, float64) {
 	correct := 0
 	for b, lab := range y {
-		row := logits[b*classes : (b+1)*classes]
-		best := 0
-		for k := range row {
-			if row[k] > row[best] {
-				best = k
-			}
-		}
-		if best == int(lab) {
+		if argmax(logits[b*classes:(b+1)*classes]) == int(lab) {
 			correct++
 		}
 	}
@@ -413,7 +427,7 @@ func (t *trainer) boost(k int) error {
 	net := t.nets[k]
 	classes := t.train.Classes
 	miss := make([]bool, t.nTrain)
-	const eb = 500
+	const eb = evalBatch
 	idx := make([]int, 0, eb)
 	x := make([]float32, eb*t.train.Size())
 	y := make([]uint8, eb)
@@ -426,14 +440,7 @@ func (t *trainer) boost(k int) error {
 		t.train.Batch(idx, x, y)
 		logits := net.Forward(x, len(idx), bnn.PassOptions{Mode: bnn.STE})
 		for b := range idx {
-			row := logits[b*classes : (b+1)*classes]
-			best := 0
-			for c := range row {
-				if row[c] > row[best] {
-					best = c
-				}
-			}
-			miss[lo+b] = best != int(y[b])
+			miss[lo+b] = argmax(logits[b*classes:(b+1)*classes]) != int(y[b])
 		}
 	}
 	var errW, tot float64
@@ -700,7 +707,7 @@ func (t *trainer) memberTestProbs(k int) []float64 {
 	classes := t.test.Classes
 	nt := t.nTest()
 	probs := make([]float64, nt*classes)
-	const eb = 500
+	const eb = evalBatch
 	idx := make([]int, 0, eb)
 	x := make([]float32, eb*t.test.Size())
 	y := make([]uint8, eb)
@@ -744,14 +751,7 @@ func (t *trainer) averageProbs(m int, alphas []float64) []float64 {
 func accuracy(probs []float64, labels []uint8, classes int) float64 {
 	correct := 0
 	for b, y := range labels {
-		row := probs[b*classes : (b+1)*classes]
-		best := 0
-		for k := range row {
-			if row[k] > row[best] {
-				best = k
-			}
-		}
-		if best == int(y) {
+		if argmax(probs[b*classes:(b+1)*classes]) == int(y) {
 			correct++
 		}
 	}
@@ -777,6 +777,18 @@ func (t *trainer) result() *Result {
 		res.PrefixAccuracy = append(res.PrefixAccuracy, accuracy(t.averageProbs(m, alphas), labels, t.test.Classes))
 	}
 	res.EnsembleAccuracy = res.PrefixAccuracy[cfg.Ensemble-1]
+	h := sha256.New()
+	for _, n := range t.nets {
+		st := n.State()
+		for _, p := range st.Params {
+			binary.Write(h, binary.LittleEndian, p)
+		}
+		for i := range st.Mean {
+			binary.Write(h, binary.LittleEndian, st.Mean[i])
+			binary.Write(h, binary.LittleEndian, st.Var[i])
+		}
+	}
+	res.WeightsSHA256 = hex.EncodeToString(h.Sum(nil))
 	if res.Seconds > 0 {
 		res.ExamplesPerSecond = float64(cfg.Epochs*t.steps*cfg.Batch) * float64(cfg.Ensemble) / res.Seconds
 	}

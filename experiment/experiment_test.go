@@ -41,10 +41,10 @@ func TestTinyRunsWriteCheckedCSV(t *testing.T) {
 	}{
 		"categorical":    {[]string{"gfsvgd-paper", "gfsvgd"}, []string{"tv", "max_error", "freq:-1"}},
 		"transform":      {[]string{"gfsvgd-paper", "gfsvgd", "exact"}, []string{"tv"}},
-		"ising-n":        {[]string{"gfsvgd-paper", "gfsvgd", "gibbs", "gwg", "dmala", "dhmc", "exact"}, []string{"mse", "seconds", "evaluations", "eff_n", "ess_per_s"}},
+		"ising-n":        {[]string{"gfsvgd-paper", "gfsvgd", "gfsvgd-hybrid", "strat-sweeps", "gibbs", "gwg", "dmala", "dhmc", "exact"}, []string{"mse", "seconds", "evaluations", "eff_n", "ess_per_s"}},
 		"ising-sigma":    {[]string{"gfsvgd-paper", "gfsvgd", "gibbs", "dhmc", "exact"}, []string{"mse"}},
-		"rbm-n":          {[]string{"gfsvgd-paper", "gfsvgd", "gibbs", "gwg", "dmala", "dhmc", "exact"}, []string{"mse", "mmd2", "seconds", "evaluations", "eff_n", "ess_per_s"}},
-		"rbm-d":          {[]string{"gfsvgd-paper", "gfsvgd", "gibbs", "gwg", "dmala", "dhmc", "exact"}, []string{"mse", "mmd2", "seconds", "evaluations", "eff_n", "ess_per_s"}},
+		"rbm-n":          {[]string{"gfsvgd-paper", "gfsvgd", "gfsvgd-hybrid", "strat-sweeps", "gibbs", "gwg-100", "dmala", "dhmc", "exact"}, []string{"mse", "mmd2", "seconds", "evaluations", "eff_n", "ess_per_s"}},
+		"rbm-d":          {[]string{"gfsvgd-paper", "gfsvgd", "gfsvgd-hybrid", "strat-sweeps", "gibbs", "gwg-100", "dmala", "dhmc", "exact"}, []string{"mse", "mmd2", "seconds", "evaluations", "eff_n", "ess_per_s"}},
 		"gof-level":      {[]string{"gfksd", "gfksd-0.05", "gfksd-paper", "gfksd-rademacher", "dksd", "mmd"}, []string{"reject", "p_value", "ks_uniform"}},
 		"gof-ising-temp": {gofNames, []string{"reject", "p_value"}},
 		"gof-ising-n":    {gofNames, []string{"reject", "p_value"}},

@@ -43,7 +43,12 @@ type sampleMethod struct {
 // 30 sweeps from the initial draw with no transport, the ablation that says
 // what the transport adds. withGradient adds the hybrid, its ablation and
 // the gradient-guided chain samplers Gibbs-with-Gradients and DMALA.
-func samplingMethods(paperSurrogate string, withGradient bool) []sampleMethod {
+//
+// gwgSweeps, when > 0, caps Gibbs-with-Gradients at that many sweeps (the
+// method is then named gwg-N): on the RBM one GWG sweep costs d proposals,
+// each with a full gradient of the relaxation, about 100 times a block-Gibbs
+// sweep, so 500 sweeps would dominate the whole experiment.
+func samplingMethods(paperSurrogate string, withGradient bool, gwgSweeps int) []sampleMethod {
 	ms := []sampleMethod{
 		{name: "gfsvgd-paper", label: "GF-SVGD (paper preset)", preset: "paper", method: "gfsvgd", surrogate: paperSurrogate},
 		{name: "gfsvgd", label: "GF-SVGD (transport preset)", preset: "transport", method: "gfsvgd", surrogate: "relaxed"},
@@ -55,9 +60,11 @@ func samplingMethods(paperSurrogate string, withGradient bool) []sampleMethod {
 	}
 	ms = append(ms, sampleMethod{name: "gibbs", label: "Gibbs", method: "gibbs"})
 	if withGradient {
-		ms = append(ms,
-			sampleMethod{name: "gwg", label: "Gibbs-with-Gradients", method: "gwg"},
-			sampleMethod{name: "dmala", label: "DMALA", method: "dmala"})
+		gwg := sampleMethod{name: "gwg", label: "Gibbs-with-Gradients", method: "gwg"}
+		if gwgSweeps > 0 {
+			gwg = sampleMethod{name: fmt.Sprintf("gwg-%d", gwgSweeps), label: fmt.Sprintf("Gibbs-with-Gradients (%d sweeps)", gwgSweeps), method: "gwg", iters: gwgSweeps}
+		}
+		ms = append(ms, gwg, sampleMethod{name: "dmala", label: "DMALA", method: "dmala"})
 	}
 	return append(ms,
 		sampleMethod{name: "dhmc", label: "DHMC", method: "dhmc"},
@@ -337,7 +344,7 @@ func runIsingN(r *runner) (*Result, error) {
 	for _, n := range ns {
 		pts = append(pts, newPoint(float64(n), m, n, truth))
 	}
-	methods := samplingMethods("base", true)
+	methods := samplingMethods("base", true, 0)
 	rows, err := runSampling(r, pts, methods, iters)
 	if err != nil {
 		return nil, err
@@ -346,7 +353,7 @@ func runIsingN(r *runner) (*Result, error) {
 	res := &Result{Rows: rows, Show: []string{"mse", "eff_n", "ess_per_s"}}
 	res.Notes = append(res.Notes, slopes(rows, "mse", methods),
 		fmt.Sprintf("%d×%d open grid, coupling 0.1, %s; %d iterations or sweeps; %s; DHMC: %s; init N(−2, 1) except gfsvgd (its preset's N(0, 1)).",
-			side, side, fieldNote(r.cfg.Options["field"]), iters, gradientNote(iters), dhmcNote()),
+			side, side, fieldNote(r.cfg.Options["field"]), iters, gradientNote(iters, iters), dhmcNote()),
 		effNote, evalNote)
 	fig := report.Figure{SharedLegend: true, Panels: []report.Panel{
 		{Title: "MSE of E[z] (mean ± SE over trials)", XLabel: "sample size n", YLabel: "log10 MSE", LogX: true, Series: series(rows, "mse", names, labels, true)},
@@ -379,7 +386,7 @@ func runIsingSigma(r *runner) (*Result, error) {
 	}
 	// GWG and DMALA are left out here: GWG's sweeps would cost about an
 	// hour of a full run, for a figure about the coupling.
-	methods := samplingMethods("base", false)
+	methods := samplingMethods("base", false, 0)
 	rows, err := runSampling(r, pts, methods, iters)
 	if err != nil {
 		return nil, err
@@ -416,6 +423,10 @@ func rbmPoint(r *runner, x float64, d, hidden, n int) (point, error) {
 	p.ref = ref
 	return p, nil
 }
+
+// rbmGWGSweeps is the number of Gibbs-with-Gradients sweeps in the RBM
+// experiments (100 proposals per chain and sweep at d = 100).
+const rbmGWGSweeps = 100
 
 func rbmSize(mode Mode) (hidden, iters int) {
 	switch mode {
@@ -477,14 +488,14 @@ func runRBMD(r *runner) (*Result, error) {
 
 func rbmResult(r *runner, pts []point, iters int, what, xlabel string, fitSlope bool) (*Result, error) {
 	logX := true
-	methods := samplingMethods("relaxed", true)
+	methods := samplingMethods("relaxed", true, rbmGWGSweeps)
 	rows, err := runSampling(r, pts, methods, iters)
 	if err != nil {
 		return nil, err
 	}
 	names, labels := methodLabels(methods)
 	res := &Result{Rows: rows, Show: []string{"mmd2", "mse", "ess_per_s"}}
-	res.Notes = append(res.Notes, fmt.Sprintf("RBM %s, W ~ N(0, 0.05), b, c ~ N(0, 1) from the seed; MMD² (V-statistic, kernel exp(−Hamming/d)) against %d exact draws (the CSV also has the unbiased form, mmd2_unbiased); %d iterations or sweeps; Gibbs is block Gibbs; %s; DHMC: %s.", what, referenceSize(r.cfg.Mode), iters, gradientNote(iters), dhmcNote()))
+	res.Notes = append(res.Notes, fmt.Sprintf("RBM %s, W ~ N(0, 0.05), b, c ~ N(0, 1) from the seed; MMD² (V-statistic, kernel exp(−Hamming/d)) against %d exact draws (the CSV also has the unbiased form, mmd2_unbiased); %d iterations or sweeps; Gibbs is block Gibbs; %s; DHMC: %s.", what, referenceSize(r.cfg.Mode), iters, gradientNote(min(iters, rbmGWGSweeps), iters), dhmcNote()))
 	if fitSlope {
 		res.Notes = append(res.Notes, slopes(rows, "mmd2", methods))
 	}
@@ -504,9 +515,12 @@ func rbmResult(r *runner, pts []point, iters int, what, xlabel string, fitSlope 
 }
 
 // gradientNote describes the budgets of the gradient-guided samplers.
-func gradientNote(iters int) string {
-	return fmt.Sprintf("GWG: %d sweeps of d proposals; DMALA: %d steps of one proposal that moves all d variables at once (a step evaluates one full log p* and one relaxed gradient, O(d·degree) work like one Gibbs sweep but slower than dstein's Gibbs kernel), step size α = %g", iters, iters, dmala.DefaultStepSize)
+func gradientNote(gwgSweeps, iters int) string {
+	return fmt.Sprintf("GWG: %d sweeps of d proposals; DMALA: %d steps of one proposal that moves all d variables at once (a step evaluates one full log p* and one relaxed gradient, O(d·degree) work like one Gibbs sweep but slower than dstein's Gibbs kernel), step size α = %g", gwgSweeps, iters, dmala.DefaultStepSize) + hybridNote
 }
+
+// hybridNote describes the GF-SVGD hybrid and its ablation.
+var hybridNote = fmt.Sprintf("; gfsvgd-hybrid: %d iterations of the transport preset, then %d stratified Gibbs sweeps of the particles; strat-sweeps: the same sweeps from Γ of the initial draw, no transport", gfsvgd.HybridIters, gfsvgd.HybridSweeps)
 
 // evalNote says what the evaluation counts compare.
 const evalNote = "evaluations count calls of different cost: a Gibbs site update or a GWG log p* change is local (O(degree)), a full log p* or relaxed gradient (GF-SVGD, GWG and DMALA proposals) is O(d·degree), and exact sampling counts none (left out of the log-scale panels); wall seconds are the fair axis."

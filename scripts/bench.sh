@@ -8,7 +8,9 @@ count=${1:-5}
 echo "## go test -bench (count $count)"
 go test -run '^$' -bench 'StepRBM|StepCategorical1D|ReferenceProducts' -benchmem -count "$count" ./sampler/gfsvgd/
 go test -run '^$' -bench 'ABt' -count "$count" ./internal/gemm/
-go test -run '^$' -bench . -benchmem -count "$count" ./sampler/gibbs/ ./sampler/gwg/ ./sampler/dhmc/ ./metrics/
+go test -run '^$' -bench . -benchmem -count "$count" ./sampler/gibbs/ ./sampler/gwg/ ./sampler/dmala/ ./sampler/dhmc/ ./metrics/
+go test -run '^$' -bench 'TrainStep' -benchmem -benchtime 40x -count "$count" ./bnn/
+go test -run '^$' -bench 'Train' -benchtime 2x -count 3 ./ensemble/
 go test -run '^$' -bench 'NewIsingGrid|IsingGridSample' -benchmem -count "$count" ./exact/
 go test -run '^$' -bench 'RBMTruth' -benchtime 1x -count 3 ./exact/
 go test -run '^$' -bench . -benchtime 3x -count "$count" ./gof/
@@ -33,3 +35,6 @@ measure sample --model examples/rbm-random.json --method exact --n 1000 --out "$
 for t in gfksd dksd mmd; do
 	measure gof --model examples/ising-grid.json --samples "$tmp/g.csv" --test $t --bootstrap 1000
 done
+measure sample --model examples/ising-grid.json --method dmala --n 100 --iters 500 --out "$tmp/s.csv"
+measure bnn train --arch cnn --method ste --ensemble 1 --epochs 1 --train-limit 12800 --out "$tmp/ste"
+measure bnn train --arch cnn --method gfsvgd --ensemble 5 --epochs 1 --train-limit 6400 --out "$tmp/gf5"

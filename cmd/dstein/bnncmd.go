@@ -158,6 +158,7 @@ func runBNNTrain(e *env, cfg ensemble.Config, out, jsonPath, dataDir string, res
 			fmt.Fprintf(w, "           epoch %d: %.3g, %.3g, %.2f\n", h.Epoch, h.Repulsion, h.KernelOffDiagonal, h.ImportanceESS)
 		}
 	}
+	fmt.Fprintf(w, "weights    sha256 %s\n", res.WeightsSHA256)
 	fmt.Fprintf(w, "time       %.1f s training, %.0f training examples/s over all networks\n", res.Seconds, res.ExamplesPerSecond)
 	if err := report.SaveJSON(filepath.Join(out, "result.json"), res); err != nil {
 		return err

@@ -8,44 +8,11 @@ import (
 
 	"github.com/dstein/dstein/exact"
 	"github.com/dstein/dstein/model"
-	"github.com/dstein/dstein/model/categorical"
-	"github.com/dstein/dstein/model/factorgraph"
 	"github.com/dstein/dstein/model/ising"
-	"github.com/dstein/dstein/model/rbm"
 	"github.com/dstein/dstein/sampler"
+	"github.com/dstein/dstein/sampler/samplertest"
 	"github.com/dstein/dstein/transform"
 )
-
-// testModels are small models with exact answers: ±1 spins (Ising, RBM),
-// categorical variables with 3 and 5 states (one of probability zero), and
-// a factor graph with 2, 3 and 4 states and a zero entry.
-func testModels(t *testing.T) map[string]model.Model {
-	t.Helper()
-	ism, err := ising.Grid(3, 3, false, 0.4, []float64{0.3, -0.2, 0.1, 0, 0.5, -0.4, 0.2, 0.1, -0.3})
-	if err != nil {
-		t.Fatal(err)
-	}
-	r, err := rbm.Random(8, 3, 0.7, 1, 5)
-	if err != nil {
-		t.Fatal(err)
-	}
-	cat, err := categorical.New([]categorical.Variable{
-		{States: []float64{-1, -0.5, 0, 0.5, 1}, Probs: []float64{0.1, 0.2, 0.3, 0.1, 0.3}},
-		{States: []float64{0, 1, 2}, Probs: []float64{0.5, 0, 0.5}},
-	})
-	if err != nil {
-		t.Fatal(err)
-	}
-	fg, err := factorgraph.New([]int{3, 2, 4}, []factorgraph.Factor{
-		{Scope: []int{0, 1}, LogTable: []float64{0.3, -0.5, 1.2, 0, -0.7, 0.4}},
-		{Scope: []int{1, 2}, LogTable: []float64{0.1, 0.9, -0.3, 0.5, -1, 0.2, 0.6, math.Inf(-1)}},
-		{Scope: []int{2}, LogTable: []float64{0.5, -0.5, 0, 1}},
-	})
-	if err != nil {
-		t.Fatal(err)
-	}
-	return map[string]model.Model{"ising": ism, "rbm": r, "categorical": cat, "factorgraph": fg}
-}
 
 // The chains' marginals match exact enumeration, at the default step size
 // and at a large one. Each of n = 4000 chains contributes one sample, its
@@ -57,7 +24,7 @@ func testModels(t *testing.T) map[string]model.Model {
 // what may be left of the start, so that a correct sampler fails one of the
 // ~80 checks with probability below 1e-4.
 func TestMarginalsMatchExact(t *testing.T) {
-	for name, m := range testModels(t) {
+	for name, m := range samplertest.SmallModels(t) {
 		res, err := exact.Enumerate(m, 1<<12)
 		if err != nil {
 			t.Fatal(err)
@@ -102,7 +69,7 @@ func TestMarginalsMatchExact(t *testing.T) {
 // The cached proposal is a distribution per variable and for spins it is
 // the logistic flip probability of the package comment.
 func TestProposal(t *testing.T) {
-	for name, m := range testModels(t) {
+	for name, m := range samplertest.SmallModels(t) {
 		tr, _ := transform.ForModel(transform.Normal{}, m)
 		s, err := New(m, tr, 3, Settings{StepSize: 0.7}, 2)
 		if err != nil {

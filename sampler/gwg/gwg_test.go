@@ -6,11 +6,9 @@ import (
 
 	"github.com/dstein/dstein/exact"
 	"github.com/dstein/dstein/model"
-	"github.com/dstein/dstein/model/categorical"
-	"github.com/dstein/dstein/model/factorgraph"
 	"github.com/dstein/dstein/model/ising"
-	"github.com/dstein/dstein/model/rbm"
 	"github.com/dstein/dstein/sampler"
+	"github.com/dstein/dstein/sampler/samplertest"
 	"github.com/dstein/dstein/transform"
 )
 
@@ -18,30 +16,7 @@ import (
 // 5 standard errors, sqrt(p(1−p)/n) over n independent chains (final states
 // of independent chains are independent draws once the chains have mixed).
 func TestMarginalsMatchExact(t *testing.T) {
-	ism, err := ising.Grid(3, 3, false, 0.4, []float64{0.3, -0.2, 0.1, 0, 0.5, -0.4, 0.2, 0.1, -0.3})
-	if err != nil {
-		t.Fatal(err)
-	}
-	r, err := rbm.Random(8, 3, 0.7, 1, 5)
-	if err != nil {
-		t.Fatal(err)
-	}
-	cat, err := categorical.New([]categorical.Variable{
-		{States: []float64{-1, -0.5, 0, 0.5, 1}, Probs: []float64{0.1, 0.2, 0.3, 0.1, 0.3}},
-		{States: []float64{0, 1, 2}, Probs: []float64{0.5, 0, 0.5}},
-	})
-	if err != nil {
-		t.Fatal(err)
-	}
-	fg, err := factorgraph.New([]int{3, 2, 4}, []factorgraph.Factor{
-		{Scope: []int{0, 1}, LogTable: []float64{0.3, -0.5, 1.2, 0, -0.7, 0.4}},
-		{Scope: []int{1, 2}, LogTable: []float64{0.1, 0.9, -0.3, 0.5, -1, 0.2, 0.6, math.Inf(-1)}},
-		{Scope: []int{2}, LogTable: []float64{0.5, -0.5, 0, 1}},
-	})
-	if err != nil {
-		t.Fatal(err)
-	}
-	for name, m := range map[string]model.Model{"ising": ism, "rbm": r, "categorical": cat, "factorgraph": fg} {
+	for name, m := range samplertest.SmallModels(t) {
 		res, err := exact.Enumerate(m, 1<<12)
 		if err != nil {
 			t.Fatal(err)
