@@ -303,3 +303,84 @@ func TestCoresDoNotChangeGradients(t *testing.T) {
 		t.Fatal("logits or gradients differ between 1 and 2 cores")
 	}
 }
+
+// TestConvAndPoolAgainstDirect compares the convolution (im2col, both the
+// stride-1 fast path and the general one) and max-pooling (the 2×2 fast
+// path and the general one, with ties) with direct loops.
+func TestConvAndPoolAgainstDirect(t *testing.T) {
+	r := rand.New(rand.NewPCG(5, 6))
+	in := Shape{7, 6, 3}
+	const batch = 2
+	x := make([]float32, batch*in.Size()) // planar (C, B, H, W)
+	for i := range x {
+		x[i] = float32(r.IntN(5)) - 2 // small integers: exact sums, many ties
+	}
+	at := func(c, b, h, w int) float32 {
+		if h < 0 || h >= in.H || w < 0 || w >= in.W {
+			return 0
+		}
+		return x[((c*batch+b)*in.H+h)*in.W+w]
+	}
+	for _, cs := range [][3]int{{3, 1, 1}, {3, 2, 1}, {2, 1, 0}, {5, 1, 2}} {
+		k, stride, pad := cs[0], cs[1], cs[2]
+		l, err := newConv(in, 4, k, stride, pad, false)
+		if err != nil {
+			t.Fatal(err)
+		}
+		for i := range l.w.W {
+			l.w.W[i] = float32(r.IntN(3)) - 1
+		}
+		o := l.out()
+		y := make([]float32, batch*o.Size())
+		l.forward(&pass{batch: batch, mode: STE}, x, y)
+		for co := range o.C {
+			for b := range batch {
+				for oy := range o.H {
+					for ox := range o.W {
+						var want float32
+						for ci := range in.C {
+							for ky := range k {
+								for kx := range k {
+									w := l.w.W[co*k*k*in.C+(ci*k+ky)*k+kx]
+									want += w * at(ci, b, oy*stride-pad+ky, ox*stride-pad+kx)
+								}
+							}
+						}
+						if got := y[((co*batch+b)*o.H+oy)*o.W+ox]; got != want {
+							t.Fatalf("conv k=%d stride=%d pad=%d: out[%d,%d,%d,%d] = %v, want %v", k, stride, pad, co, b, oy, ox, got, want)
+						}
+					}
+				}
+			}
+		}
+	}
+	for _, ps := range [][2]int{{2, 2}, {3, 2}, {2, 1}} {
+		k, stride := ps[0], ps[1]
+		l, err := newMaxPool(in, k, stride)
+		if err != nil {
+			t.Fatal(err)
+		}
+		o := l.out()
+		y := make([]float32, batch*o.Size())
+		l.forward(&pass{batch: batch}, x, y)
+		for pl := range in.C * batch {
+			for oy := range o.H {
+				for ox := range o.W {
+					best, arg := float32(math.Inf(-1)), -1
+					for ky := range k {
+						for kx := range k {
+							idx := (oy*stride+ky)*in.W + ox*stride + kx
+							if v := x[pl*in.H*in.W+idx]; v > best {
+								best, arg = v, idx
+							}
+						}
+					}
+					i := pl*o.Size()/in.C + oy*o.W + ox
+					if y[i] != best || int(l.arg[i]) != arg {
+						t.Fatalf("pool %d/%d: plane %d (%d,%d) = %v at %d, want %v at %d", k, stride, pl, oy, ox, y[i], l.arg[i], best, arg)
+					}
+				}
+			}
+		}
+	}
+}

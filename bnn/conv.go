@@ -112,6 +112,10 @@ func (t *convTask) row(ci, ky, kx int, row []float32) {
 	l := t.l
 	in, o := l.inS, l.outS
 	plane := in.H * in.W
+	if l.stride == 1 {
+		t.row1(ci, ky, kx, row)
+		return
+	}
 	j := 0
 	for b := range t.batch {
 		img := t.x[(ci*t.batch+b)*plane:][:plane]
@@ -140,6 +144,41 @@ func (t *convTask) row(ci, ky, kx int, row []float32) {
 					out[ox] = line[ix]
 				}
 			}
+		}
+	}
+}
+
+// row1 is row for stride 1, where each output line is one contiguous run
+// of an input line: a copy (or an add) between zero borders.
+func (t *convTask) row1(ci, ky, kx int, row []float32) {
+	l := t.l
+	in, o := l.inS, l.outS
+	plane := in.H * in.W
+	shift := kx - l.pd // ix = ox + shift
+	lo, hi := max(0, -shift), min(o.W, in.W-shift)
+	j := 0
+	for b := range t.batch {
+		img := t.x[(ci*t.batch+b)*plane:][:plane]
+		for oy := range o.H {
+			iy := oy - l.pd + ky
+			out := row[j : j+o.W]
+			j += o.W
+			if iy < 0 || iy >= in.H || lo >= hi {
+				if !t.back {
+					clear(out)
+				}
+				continue
+			}
+			src := img[iy*in.W+lo+shift : iy*in.W+hi+shift]
+			if t.back {
+				for k, v := range out[lo:hi] {
+					src[k] += v
+				}
+				continue
+			}
+			clear(out[:lo])
+			copy(out[lo:hi], src)
+			clear(out[hi:])
 		}
 	}
 }
@@ -206,6 +245,10 @@ func (t *poolTask) Do(lo, hi int) {
 			}
 			continue
 		}
+		if l.k == 2 && l.stride == 2 {
+			pool2(xb, yb, ab, in.W, o.H, o.W)
+			continue
+		}
 		for oy := range o.H {
 			for ox := range o.W {
 				best := float32(math.Inf(-1))
@@ -220,6 +263,30 @@ func (t *poolTask) Do(lo, hi int) {
 				}
 				yb[oy*o.W+ox], ab[oy*o.W+ox] = best, arg
 			}
+		}
+	}
+}
+
+// pool2 is the 2×2, stride-2 max-pool of one plane of width w: the same
+// result as the general loop (the first maximum in row-major window order
+// wins).
+func pool2(x, y []float32, arg []int32, w, oh, ow int) {
+	for oy := range oh {
+		r0 := (2 * oy) * w
+		r1 := r0 + w
+		for ox := range ow {
+			i := r0 + 2*ox
+			best, a := x[i], i
+			if v := x[i+1]; v > best {
+				best, a = v, i+1
+			}
+			if v := x[r1+2*ox]; v > best {
+				best, a = v, r1+2*ox
+			}
+			if v := x[r1+2*ox+1]; v > best {
+				best, a = v, r1+2*ox+1
+			}
+			y[oy*ow+ox], arg[oy*ow+ox] = best, int32(a)
 		}
 	}
 }

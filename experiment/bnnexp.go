@@ -19,7 +19,7 @@ func init() {
 		Trials:      1,
 		QuickTrials: 1,
 		Setting:     "ensemble size",
-		Options:     map[string]float64{"fashion": 0, "epochs": 0},
+		Options:     map[string]float64{"fashion": 0, "epochs": 0, "train": 0},
 		body:        runBNN,
 	})
 }
@@ -58,6 +58,9 @@ func runBNN(r *runner) (*Result, error) {
 	plan := bnnPlanFor(r.cfg.Mode)
 	if e := r.cfg.Options["epochs"]; e > 0 {
 		plan.epochs = int(e)
+	}
+	if n := r.cfg.Options["train"]; n > 0 {
+		plan.trainLimit = int(n)
 	}
 	data := "mnist"
 	if r.cfg.Options["fashion"] != 0 {
@@ -157,15 +160,28 @@ func runBNN(r *runner) (*Result, error) {
 		}
 	}
 	fig := report.Figure{SharedLegend: true, Cols: 1, Panels: []report.Panel{{
-		Title: fmt.Sprintf("%s test accuracy (%s, %d epoch(s) per network)", data, plan.arch, plan.epochs), XLabel: "ensemble size", YLabel: "test accuracy (%)", Series: series}}}
+		Title: fmt.Sprintf("%s test accuracy (%s, %s per network)", data, plan.arch, budgetNote(plan)), XLabel: "ensemble size", YLabel: "test accuracy (%)", Series: series}}}
 	return res, fig.Save(filepath.Join(r.cfg.Out, r.name))
 }
 
-func limitNote(p bnnPlan) string {
-	if p.trainLimit == 0 {
-		return ""
+// budgetNote says how many examples each network saw.
+func budgetNote(p bnnPlan) string {
+	s := fmt.Sprintf("%d epoch(s)", p.epochs)
+	if p.trainLimit > 0 {
+		s += fmt.Sprintf(" of %d examples", p.trainLimit)
 	}
-	return fmt.Sprintf(", first %d training and %d test examples only", p.trainLimit, p.testLimit)
+	return s
+}
+
+func limitNote(p bnnPlan) string {
+	s := ""
+	if p.trainLimit > 0 {
+		s += fmt.Sprintf(", first %d training examples only", p.trainLimit)
+	}
+	if p.testLimit > 0 {
+		s += fmt.Sprintf(", first %d test examples only", p.testLimit)
+	}
+	return s
 }
 
 // bnnRows turns the prefix metrics "accuracy@k" of bagging and BENN into

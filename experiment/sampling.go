@@ -344,7 +344,11 @@ func runIsingN(r *runner) (*Result, error) {
 	for _, n := range ns {
 		pts = append(pts, newPoint(float64(n), m, n, truth))
 	}
-	methods := samplingMethods("base", true, 0)
+	gwgCap := 0
+	if r.cfg.Mode == Quick {
+		gwgCap = quickGWGSweeps
+	}
+	methods := samplingMethods("base", true, gwgCap)
 	rows, err := runSampling(r, pts, methods, iters)
 	if err != nil {
 		return nil, err
@@ -353,7 +357,7 @@ func runIsingN(r *runner) (*Result, error) {
 	res := &Result{Rows: rows, Show: []string{"mse", "eff_n", "ess_per_s"}}
 	res.Notes = append(res.Notes, slopes(rows, "mse", methods),
 		fmt.Sprintf("%d×%d open grid, coupling 0.1, %s; %d iterations or sweeps; %s; DHMC: %s; init N(−2, 1) except gfsvgd (its preset's N(0, 1)).",
-			side, side, fieldNote(r.cfg.Options["field"]), iters, gradientNote(iters, iters), dhmcNote()),
+			side, side, fieldNote(r.cfg.Options["field"]), iters, gradientNote(gwgSweepsOf(gwgCap, iters), iters), dhmcNote()),
 		effNote, evalNote)
 	fig := report.Figure{SharedLegend: true, Panels: []report.Panel{
 		{Title: "MSE of E[z] (mean ± SE over trials)", XLabel: "sample size n", YLabel: "log10 MSE", LogX: true, Series: series(rows, "mse", names, labels, true)},
@@ -424,6 +428,18 @@ func rbmPoint(r *runner, x float64, d, hidden, n int) (point, error) {
 	return p, nil
 }
 
+// quickGWGSweeps caps Gibbs-with-Gradients in --quick runs, which must
+// finish in under a minute.
+const quickGWGSweeps = 50
+
+// gwgSweepsOf is the number of GWG sweeps a run makes under the cap.
+func gwgSweepsOf(cap, iters int) int {
+	if cap > 0 {
+		return min(cap, iters)
+	}
+	return iters
+}
+
 // rbmGWGSweeps is the number of Gibbs-with-Gradients sweeps in the RBM
 // experiments (100 proposals per chain and sweep at d = 100).
 const rbmGWGSweeps = 100
@@ -488,14 +504,18 @@ func runRBMD(r *runner) (*Result, error) {
 
 func rbmResult(r *runner, pts []point, iters int, what, xlabel string, fitSlope bool) (*Result, error) {
 	logX := true
-	methods := samplingMethods("relaxed", true, rbmGWGSweeps)
+	gwgCap := rbmGWGSweeps
+	if r.cfg.Mode == Quick {
+		gwgCap = quickGWGSweeps
+	}
+	methods := samplingMethods("relaxed", true, gwgCap)
 	rows, err := runSampling(r, pts, methods, iters)
 	if err != nil {
 		return nil, err
 	}
 	names, labels := methodLabels(methods)
 	res := &Result{Rows: rows, Show: []string{"mmd2", "mse", "ess_per_s"}}
-	res.Notes = append(res.Notes, fmt.Sprintf("RBM %s, W ~ N(0, 0.05), b, c ~ N(0, 1) from the seed; MMD² (V-statistic, kernel exp(−Hamming/d)) against %d exact draws (the CSV also has the unbiased form, mmd2_unbiased); %d iterations or sweeps; Gibbs is block Gibbs; %s; DHMC: %s.", what, referenceSize(r.cfg.Mode), iters, gradientNote(min(iters, rbmGWGSweeps), iters), dhmcNote()))
+	res.Notes = append(res.Notes, fmt.Sprintf("RBM %s, W ~ N(0, 0.05), b, c ~ N(0, 1) from the seed; MMD² (V-statistic, kernel exp(−Hamming/d)) against %d exact draws (the CSV also has the unbiased form, mmd2_unbiased); %d iterations or sweeps; Gibbs is block Gibbs; %s; DHMC: %s.", what, referenceSize(r.cfg.Mode), iters, gradientNote(gwgSweepsOf(gwgCap, iters), iters), dhmcNote()))
 	if fitSlope {
 		res.Notes = append(res.Notes, slopes(rows, "mmd2", methods))
 	}

@@ -77,7 +77,8 @@ type Output struct {
 	Means     []float64
 	// Evaluations counts evaluations of the model: for GF-SVGD, log p* and
 	// (with the relaxed surrogate) its relaxation once per particle and
-	// iteration; for Gibbs, one conditional distribution per site update or
+	// iteration, plus one conditional per particle and variable in each
+	// sweep after the transport; for Gibbs, one conditional distribution per site update or
 	// unit draw; for Gibbs-with-Gradients, one relaxed log p* with its
 	// gradient and one log p* change per proposal; for DMALA, one log p*
 	// and one relaxed log p* with its gradient per proposal (each a full
@@ -218,7 +219,9 @@ func sampleGFSVGD(ctx context.Context, m model.Model, o Options, out *Output) er
 	if err != nil {
 		return err
 	}
-	out.Evaluations = perIter * int64(res.Iters+1)
+	// The sweeps after the transport evaluate one conditional per particle
+	// and variable, as Gibbs sweeps do.
+	out.Evaluations = perIter*int64(res.Iters+1) + int64(o.GFSVGD.Sweeps)*int64(o.N)*int64(m.Dim())
 	out.Samples = r.Samples
 	out.WeightESS, out.Impossible = r.WeightESS, r.Impossible
 	out.Bandwidth = s.Last().Bandwidth

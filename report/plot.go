@@ -30,6 +30,22 @@ type Series struct {
 	ColorIndex int // index into the palette; series with the same index share a colour
 }
 
+// palette has ten colours that stay apart from each other (the
+// "Tableau 10" set), so that figures with up to ten methods never give two
+// methods the same colour.
+var palette = []color.RGBA{
+	{0x4E, 0x79, 0xA7, 0xFF}, {0xF2, 0x8E, 0x2B, 0xFF}, {0xE1, 0x57, 0x59, 0xFF}, {0x76, 0xB7, 0xB2, 0xFF},
+	{0x59, 0xA1, 0x4F, 0xFF}, {0xED, 0xC9, 0x48, 0xFF}, {0xB0, 0x7A, 0xA1, 0xFF}, {0xFF, 0x9D, 0xA7, 0xFF},
+	{0x9C, 0x75, 0x5F, 0xFF}, {0x79, 0x70, 0x6E, 0xFF},
+}
+
+func seriesColor(i int) color.Color {
+	if i < 0 {
+		i = -i
+	}
+	return palette[i%len(palette)]
+}
+
 // Bars is a group of bars at categorical positions.
 type Bars struct {
 	Name       string
@@ -99,7 +115,7 @@ func (p *Panel) build() (*plot.Plot, error) {
 		if len(pts) == 0 {
 			continue
 		}
-		c := plotutil.Color(s.ColorIndex)
+		c := seriesColor(s.ColorIndex)
 		sc, err := plotter.NewScatter(pts)
 		if err != nil {
 			return nil, err
@@ -139,7 +155,7 @@ func (p *Panel) build() (*plot.Plot, error) {
 			if err != nil {
 				return nil, err
 			}
-			bc.Color = plotutil.Color(b.ColorIndex)
+			bc.Color = seriesColor(b.ColorIndex)
 			bc.LineStyle.Width = 0
 			bc.Offset = vg.Length(float64(k)-float64(len(p.Bars)-1)/2) * w
 			pl.Add(bc)

@@ -15,7 +15,7 @@ func newExperimentCmd(e *env) *cobra.Command {
 	var trials int
 	var seed uint64
 	var quick, tiny bool
-	var field, sigma, nmax, epochs float64
+	var field, sigma, nmax, epochs, trainN float64
 	var fashion bool
 	cmd := &cobra.Command{
 		Use:   "experiment NAME --out DIR",
@@ -63,6 +63,9 @@ Experiments: ` + strings.Join(experiment.Names(), ", ") + `.`,
 			if cmd.Flags().Changed("epochs") {
 				cfg.Options["epochs"] = epochs
 			}
+			if cmd.Flags().Changed("train-limit") {
+				cfg.Options["train"] = trainN
+			}
 			if fashion {
 				cfg.Options["fashion"] = 1
 			}
@@ -91,6 +94,7 @@ Experiments: ` + strings.Join(experiment.Names(), ", ") + `.`,
 	fs.Float64Var(&field, "field", 0, "Ising experiments: fields drawn once from U(−A, A) with the seed")
 	fs.Float64Var(&nmax, "nmax", 0, "ising-n, rbm-n: only sample sizes n ≤ NMAX (0: all)")
 	fs.Float64Var(&epochs, "epochs", 0, "bnn: epochs per network (default: the mode's)")
+	fs.Float64Var(&trainN, "train-limit", 0, "bnn: train on the first N training examples only (0: all)")
 	fs.BoolVar(&fashion, "fashion", false, "bnn: Fashion-MNIST instead of MNIST")
 	fs.Float64Var(&sigma, "sigma", 0.05, "gof-rbm-n: standard deviation σ' of the noise added to the RBM's weights")
 	return cmd
