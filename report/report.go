@@ -67,6 +67,8 @@ type Settings struct {
 	Scan            string  `json:"scan,omitempty"`
 	StepSize        float64 `json:"step_size,omitempty"`
 	Steps           int     `json:"steps,omitempty"`
+	Sweeps          int     `json:"sweeps,omitempty"`
+	Stratified      bool    `json:"stratified,omitempty"`
 }
 
 // Summary is the JSON summary of a sampling run.

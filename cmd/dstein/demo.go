@@ -79,7 +79,7 @@ samples have on average is shown for scale.`,
 				}
 				ex := truth.Result()
 				methods := []struct{ method, label string }{
-					{"gfsvgd", fmt.Sprintf("GF-SVGD (preset %s, %s surrogate)", f.gf.preset, f.gf.surrogate)},
+					{"gfsvgd", gfLabel(f.gf.preset, f.gf.surrogate, set.Sweeps, set.Stratified)},
 					{"gibbs", "Gibbs (n chains)"},
 					{"exact", "exact i.i.d. sampling"},
 				}
@@ -164,4 +164,16 @@ func printMeanColumns(w io.Writer, exactMeans []float64, outs []*infer.Output, s
 	if show < d {
 		fmt.Fprintf(w, "(showing %d of %d variables; --show N for more)\n", show, d)
 	}
+}
+
+// gfLabel names the GF-SVGD run of the demo, with its sweeps.
+func gfLabel(preset, surrogate string, sweeps int, stratified bool) string {
+	l := fmt.Sprintf("GF-SVGD (preset %s, %s surrogate", preset, surrogate)
+	switch {
+	case sweeps > 0 && stratified:
+		l += fmt.Sprintf(", then %d stratified sweeps", sweeps)
+	case sweeps > 0:
+		l += fmt.Sprintf(", then %d Gibbs sweeps", sweeps)
+	}
+	return l + ")"
 }

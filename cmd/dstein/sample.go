@@ -177,7 +177,7 @@ func (g *gfsvgdFlags) record(set gfsvgd.Settings) *report.Settings {
 	r := &report.Settings{
 		Preset: g.preset, Surrogate: g.surrogate, LearningRate: s.LearningRate, Optimizer: s.Optimizer.String(),
 		BandwidthRule: s.Bandwidth.Rule.String(), BandwidthScale: scale, MedianWithZeros: s.Bandwidth.IncludeDiagonal,
-		Weights: s.Weights.String(), InitMean: s.InitMean, InitStd: s.InitStd,
+		Weights: s.Weights.String(), InitMean: s.InitMean, InitStd: s.InitStd, Sweeps: s.Sweeps, Stratified: s.Stratified,
 	}
 	if s.Bandwidth.Rule == kernel.RuleFixed {
 		r.FixedBandwidth = s.Bandwidth.H
@@ -316,7 +316,7 @@ func runSample(e *env, cmd *cobra.Command, f *sampleFlags) error {
 	if err != nil {
 		return err
 	}
-	printSummary(e.stdout, f, m, out)
+	printSummary(e.stdout, f, set, m, out)
 	if f.out != "" {
 		if err := report.SaveSamplesCSV(f.out, lm.file, lm.expandSamples(out.Samples)); err != nil {
 			return err
@@ -376,7 +376,7 @@ func contains(list []string, s string) bool {
 	return false
 }
 
-func printSummary(w io.Writer, f *sampleFlags, m model.Model, out *infer.Output) {
+func printSummary(w io.Writer, f *sampleFlags, set gfsvgd.Settings, m model.Model, out *infer.Output) {
 	fmt.Fprintf(w, "model      %s (%d variables)\n", f.model, m.Dim())
 	switch out.Method {
 	case "gfsvgd":
@@ -384,7 +384,7 @@ func printSummary(w io.Writer, f *sampleFlags, m model.Model, out *infer.Output)
 		if sur == "relaxed" {
 			sur = fmt.Sprintf("relaxed, τ = %g", f.gf.temperature)
 		}
-		fmt.Fprintf(w, "method     gfsvgd, preset %s, surrogate %s\n", f.gf.preset, sur)
+		fmt.Fprintf(w, "method     gfsvgd, preset %s, surrogate %s%s\n", f.gf.preset, sur, sweepNote(set))
 	case "gibbs":
 		fmt.Fprintf(w, "method     gibbs, %d chains, scan %s\n", out.N, f.scan)
 	case "gwg":
@@ -435,4 +435,15 @@ func printMeans(w io.Writer, m model.Model, mean []float64, marg [][]float64, ex
 	if show < d {
 		fmt.Fprintf(w, "(showing %d of %d variables; --show N or --json for more)\n", show, d)
 	}
+}
+
+// sweepNote describes the Gibbs sweeps that follow the transport.
+func sweepNote(set gfsvgd.Settings) string {
+	switch {
+	case set.Sweeps > 0 && set.Stratified:
+		return fmt.Sprintf(", then %d stratified Gibbs sweeps", set.Sweeps)
+	case set.Sweeps > 0:
+		return fmt.Sprintf(", then %d Gibbs sweeps", set.Sweeps)
+	}
+	return ""
 }
