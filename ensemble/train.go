@@ -491,6 +491,8 @@ func (t *trainer) runGFSVGD(ctx context.Context) error {
 	sq := make([]float64, n*n)
 	pairs := make([]float64, 0, n*n)
 	rep := make([]float64, D)
+	maskSrc := rand.NewPCG(0, 0)
+	maskRand := rand.New(maskSrc)
 	for ep := t.cp.Units; ep < cfg.Epochs; ep++ {
 		start := time.Now()
 		ords := make([][]int, n)
@@ -508,15 +510,20 @@ func (t *trainer) runGFSVGD(ctx context.Context) error {
 			for j, net := range t.nets {
 				copy(t.idx, ords[j][s*cfg.Batch:(s+1)*cfg.Batch])
 				t.train.Batch(t.idx, t.x, t.y)
+				// Both passes use the same dropout masks: the stream is
+				// reset to one seed per step before each.
+				maskSeed := drops[j].Uint64()
+				maskSrc.Seed(maskSeed, 0)
 				// log p_c up to p0 and a constant: the binarized network.
-				logits := net.Forward(t.x, cfg.Batch, bnn.PassOptions{Mode: bnn.STE, Train: true, Rand: drops[j]})
+				logits := net.Forward(t.x, cfg.Batch, bnn.PassOptions{Mode: bnn.STE, Train: true, Rand: maskRand})
 				llBin := bnn.LogLik(logits, t.y, t.train.Classes, 0, nil)
 				loss, acc := batchStats(logits, t.y, t.train.Classes, llBin)
 				lossSum += loss / float64(n)
 				accSum += acc / float64(n)
 				// log ρ and its gradient: the relaxed network on the same
-				// batch (same dropout mask stream position is not needed).
-				logits = net.Forward(t.x, cfg.Batch, bnn.PassOptions{Mode: bnn.Relaxed, Temperature: float32(tau), Train: true, KeepStats: true, Rand: drops[j]})
+				// batch with the same masks.
+				maskSrc.Seed(maskSeed, 0)
+				logits = net.Forward(t.x, cfg.Batch, bnn.PassOptions{Mode: bnn.Relaxed, Temperature: float32(tau), Train: true, KeepStats: true, Rand: maskRand})
 				llRel := bnn.LogLik(logits, t.y, t.train.Classes, scale, t.dl)
 				net.Backward(t.dl)
 				logMu[j] = scale * (llRel - llBin)
