@@ -491,6 +491,19 @@ func (t *trainer) runGFSVGD(ctx context.Context) error {
 	sq := make([]float64, n*n)
 	pairs := make([]float64, 0, n*n)
 	rep := make([]float64, D)
+	// Binary weights move along Δw; the batch-normalisation parameters
+	// along their own gradient of log ρ.
+	dirs := make([][][]float32, n)
+	for j, net := range t.nets {
+		dirs[j] = paramGrads(net)
+		o := 0
+		for pi, p := range net.Params() {
+			if p.Binary {
+				dirs[j][pi] = Dl[j][o : o+len(p.W)]
+				o += len(p.W)
+			}
+		}
+	}
 	maskSrc := rand.NewPCG(0, 0)
 	maskRand := rand.New(maskSrc)
 	for ep := t.cp.Units; ep < cfg.Epochs; ep++ {
@@ -607,17 +620,7 @@ func (t *trainer) runGFSVGD(ctx context.Context) error {
 			gs := ep*t.steps + s
 			lr := t.lr(gs, cfg.Epochs*t.steps)
 			for j, net := range t.nets {
-				// Binary weights move along Δw; the batch-normalisation
-				// parameters along their own gradient of log ρ.
-				dirs := paramGrads(net)
-				o := 0
-				for pi, p := range net.Params() {
-					if p.Binary {
-						dirs[pi] = Dl[j][o : o+len(p.W)]
-						o += len(p.W)
-					}
-				}
-				t.adamStep(j, dirs, lr, gs+1)
+				t.adamStep(j, dirs[j], lr, gs+1)
 				if err := checkFinite(net); err != nil {
 					return fmt.Errorf("particle %d, epoch %d, step %d: %w", j+1, ep+1, s+1, err)
 				}

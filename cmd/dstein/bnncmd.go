@@ -143,7 +143,7 @@ func runBNNTrain(e *env, cfg ensemble.Config, out, jsonPath, dataDir string, res
 		return err
 	}
 	w := e.stdout
-	fmt.Fprintf(w, "method     %s, %d × %s on %s, %d epochs, batch %d, seed %d\n", cfg.Method, cfg.Ensemble, cfg.Arch, cfg.Data, cfg.Epochs, cfg.Batch, cfg.Seed)
+	fmt.Fprintf(w, "method     %s, %d × %s on %s, %d epoch(s), batch %d, seed %d\n", cfg.Method, cfg.Ensemble, cfg.Arch, cfg.Data, cfg.Epochs, cfg.Batch, cfg.Seed)
 	fmt.Fprintf(w, "ensemble   test accuracy %.4f\n", res.EnsembleAccuracy)
 	fmt.Fprintf(w, "members    %s\n", fmtAcc(res.MemberAccuracy))
 	if len(res.PrefixAccuracy) > 1 {

@@ -51,11 +51,10 @@ package dmala
 import (
 	"fmt"
 	"math"
-	"math/rand/v2"
 
+	"github.com/dstein/dstein/internal/mhchain"
 	"github.com/dstein/dstein/internal/parallel"
 	"github.com/dstein/dstein/model"
-	"github.com/dstein/dstein/rng"
 	"github.com/dstein/dstein/sampler"
 	"github.com/dstein/dstein/transform"
 )
@@ -105,68 +104,49 @@ type Sampler struct {
 	alpha  float64
 	invA   float64 // 1/α
 	chains []chain
+	set    mhchain.Set
 	steps  int
 	err    error
 }
 
 type chain struct {
-	z, z2    []int     // current and proposed states
-	mem      []float64 // one-hot memberships of z
-	g, g2    []float64 // the relaxed gradient at z and at the proposed state
-	logq, q  []float64 // log q_i(s | z) and q_i(s | z) of every variable and state
-	logq2    []float64 // the same at the proposed state
-	q2       []float64 // the same at the proposed state
-	lp       float64   // log p*(z)
-	r        *rand.Rand
-	accepted int64
-	evals    int64
-	err      error
+	mhchain.Chain           // the state Z, its memberships Mem, stream, counters
+	z2            []int     // the proposed state
+	g, g2         []float64 // the relaxed gradient at Z and at the proposed state
+	logq, q       []float64 // log q_i(s | Z) and q_i(s | Z) of every variable and state
+	logq2         []float64 // the same at the proposed state
+	q2            []float64 // the same at the proposed state
+	lp            float64   // log p*(Z)
 }
 
 // New starts n chains on m at Γ of the initial draw of seed (the draw
 // GF-SVGD, Gibbs and Gibbs-with-Gradients make from the same seed).
 func New(m model.Model, t *transform.Transform, n int, set Settings, seed uint64) (*Sampler, error) {
-	rm, ok := m.(model.Relaxed)
-	if !ok {
-		return nil, fmt.Errorf("dmala: the model has no relaxed form, so there is no gradient to guide the proposals")
-	}
-	if n < 1 {
-		return nil, fmt.Errorf("dmala: need at least one chain, got %d", n)
-	}
-	if t.Dim() != m.Dim() {
-		return nil, fmt.Errorf("dmala: model has %d variables but the transform has %d", m.Dim(), t.Dim())
-	}
 	if set.StepSize == 0 {
 		set.StepSize = DefaultStepSize
 	}
 	if !(set.StepSize > 0) || math.IsInf(set.StepSize, 0) {
 		return nil, fmt.Errorf("dmala: step size must be a finite number > 0, got %v", set.StepSize)
 	}
-	if set.InitStd == 0 {
-		set.InitStd = 1
-	}
-	if math.IsNaN(set.InitMean) || math.IsInf(set.InitMean, 0) || !(set.InitStd > 0) || math.IsInf(set.InitStd, 0) {
-		return nil, fmt.Errorf("dmala: initial draw N(%v, %v²) is not valid", set.InitMean, set.InitStd)
+	rm, off, base, err := mhchain.Start("dmala", m, t, n, set.InitMean, set.InitStd, seed)
+	if err != nil {
+		return nil, err
 	}
 	d := m.Dim()
-	x := sampler.InitialParticles(nil, n, d, set.InitMean, set.InitStd, rng.New(seed, rng.StreamInit))
-	s := &Sampler{m: rm, off: model.Offsets(m), n: n, d: d, alpha: set.StepSize, invA: 1 / set.StepSize, chains: make([]chain, n)}
-	f := s.off[d]
+	s := &Sampler{m: rm, off: off, n: n, d: d, alpha: set.StepSize, invA: 1 / set.StepSize, chains: make([]chain, n), set: make(mhchain.Set, n)}
+	f := off[d]
 	for c := range s.chains {
 		ch := &s.chains[c]
-		ch.z = t.Gamma(nil, x[c*d:(c+1)*d])
+		ch.Chain = base[c]
+		s.set[c] = &ch.Chain
 		ch.z2 = make([]int, d)
-		ch.mem, ch.g, ch.g2 = make([]float64, f), make([]float64, f), make([]float64, f)
+		ch.g, ch.g2 = make([]float64, f), make([]float64, f)
 		ch.logq, ch.logq2 = make([]float64, f), make([]float64, f)
 		ch.q, ch.q2 = make([]float64, f), make([]float64, f)
-		ch.r = rng.New(seed, rng.Trial(rng.StreamSample, c))
-		for i, st := range ch.z {
-			ch.mem[s.off[i]+st] = 1
-		}
-		s.m.RelaxedLogProb(ch.g, ch.mem)
-		ch.lp = m.LogProb(ch.z)
-		ch.evals += 2
-		if err := s.fill(ch.logq, ch.q, ch.g, ch.z); err != nil {
+		s.m.RelaxedLogProb(ch.g, ch.Mem)
+		ch.lp = m.LogProb(ch.Z)
+		ch.Evals += 2
+		if err := s.fill(ch.logq, ch.q, ch.g, ch.Z); err != nil {
 			return nil, fmt.Errorf("dmala: chain %d at its initial state: %w", c, err)
 		}
 	}
@@ -182,11 +162,8 @@ func (s *Sampler) Step() error {
 		return s.err
 	}
 	parallel.For(s.n, 1, s)
-	for c := range s.chains {
-		if err := s.chains[c].err; err != nil {
-			s.err = fmt.Errorf("dmala: chain %d: %w", c, err)
-			return s.err
-		}
+	if s.err = s.set.Err("dmala"); s.err != nil {
+		return s.err
 	}
 	s.steps++
 	return nil
@@ -195,7 +172,7 @@ func (s *Sampler) Step() error {
 // Do advances chains [lo, hi) by one proposal (a parallel task).
 func (s *Sampler) Do(lo, hi int) {
 	for c := lo; c < hi; c++ {
-		if s.chains[c].err == nil {
+		if s.chains[c].Err == nil {
 			s.propose(&s.chains[c])
 		}
 	}
@@ -262,7 +239,7 @@ func (s *Sampler) propose(ch *chain) {
 	var logFwd float64
 	for i := range s.d {
 		a, b := s.off[i], s.off[i+1]
-		u := ch.r.Float64()
+		u := ch.R.Float64()
 		k, acc := b-1, 0.0
 		for j := a; j < b-1; j++ {
 			acc += ch.q[j]
@@ -275,9 +252,9 @@ func (s *Sampler) propose(ch *chain) {
 		logFwd += ch.logq[k]
 	}
 	lp2 := s.m.LogProb(ch.z2)
-	ch.evals++
+	ch.Evals++
 	if math.IsNaN(lp2) {
-		ch.err = fmt.Errorf("log p* of the proposed state is NaN")
+		ch.Err = fmt.Errorf("log p* of the proposed state is NaN")
 		return
 	}
 	if math.IsInf(lp2, -1) {
@@ -286,35 +263,35 @@ func (s *Sampler) propose(ch *chain) {
 	// The reverse proposal from z': mem becomes z''s one-hot vector and is
 	// set back to z's when the proposal is not taken.
 	for i := range s.d {
-		ch.mem[s.off[i]+ch.z[i]] = 0
-		ch.mem[s.off[i]+ch.z2[i]] = 1
+		ch.Mem[s.off[i]+ch.Z[i]] = 0
+		ch.Mem[s.off[i]+ch.z2[i]] = 1
 	}
-	s.m.RelaxedLogProb(ch.g2, ch.mem)
-	ch.evals++
+	s.m.RelaxedLogProb(ch.g2, ch.Mem)
+	ch.Evals++
 	if err := s.fill(ch.logq2, ch.q2, ch.g2, ch.z2); err != nil {
 		s.restore(ch)
-		ch.err = fmt.Errorf("at the proposed state: %w", err)
+		ch.Err = fmt.Errorf("at the proposed state: %w", err)
 		return
 	}
 	var logRev float64
 	for i := range s.d {
-		logRev += ch.logq2[s.off[i]+ch.z[i]]
+		logRev += ch.logq2[s.off[i]+ch.Z[i]]
 	}
 	// A chain in an impossible state (possible only at the start) accepts
 	// any possible proposal: lp = −Inf makes logA = +Inf.
 	logA := lp2 - ch.lp + logRev - logFwd
 	if math.IsNaN(logA) {
 		s.restore(ch)
-		ch.err = fmt.Errorf("acceptance ratio is NaN")
+		ch.Err = fmt.Errorf("acceptance ratio is NaN")
 		return
 	}
-	if logA >= 0 || math.Log(ch.r.Float64()) < logA {
-		ch.z, ch.z2 = ch.z2, ch.z
+	if logA >= 0 || math.Log(ch.R.Float64()) < logA {
+		ch.Z, ch.z2 = ch.z2, ch.Z
 		ch.g, ch.g2 = ch.g2, ch.g
 		ch.logq, ch.logq2 = ch.logq2, ch.logq
 		ch.q, ch.q2 = ch.q2, ch.q
 		ch.lp = lp2
-		ch.accepted++
+		ch.Accepted++
 		return
 	}
 	s.restore(ch)
@@ -324,19 +301,13 @@ func (s *Sampler) propose(ch *chain) {
 // one.
 func (s *Sampler) restore(ch *chain) {
 	for i := range s.d {
-		ch.mem[s.off[i]+ch.z2[i]] = 0
-		ch.mem[s.off[i]+ch.z[i]] = 1
+		ch.Mem[s.off[i]+ch.z2[i]] = 0
+		ch.Mem[s.off[i]+ch.Z[i]] = 1
 	}
 }
 
 // Samples returns a copy of the chains' current states.
-func (s *Sampler) Samples() *sampler.Samples {
-	out := sampler.NewSamples(s.n, s.d)
-	for c := range s.chains {
-		copy(out.Row(c), s.chains[c].z)
-	}
-	return out
-}
+func (s *Sampler) Samples() *sampler.Samples { return s.set.Samples(s.d) }
 
 // Sweeps returns the number of completed steps (one proposal per chain
 // each).
@@ -345,22 +316,7 @@ func (s *Sampler) Sweeps() int { return s.steps }
 // Evaluations returns the number of model evaluations so far: per proposal
 // one log p* of the proposed state and, unless that is −Inf, one relaxed
 // log-probability with its gradient there; two more per chain at the start.
-func (s *Sampler) Evaluations() int64 {
-	var e int64
-	for c := range s.chains {
-		e += s.chains[c].evals
-	}
-	return e
-}
+func (s *Sampler) Evaluations() int64 { return s.set.Evaluations() }
 
 // AcceptanceRate returns the fraction of accepted proposals so far.
-func (s *Sampler) AcceptanceRate() float64 {
-	var a int64
-	for c := range s.chains {
-		a += s.chains[c].accepted
-	}
-	if s.steps == 0 {
-		return 0
-	}
-	return float64(a) / float64(int64(s.steps)*int64(s.n))
-}
+func (s *Sampler) AcceptanceRate() float64 { return s.set.AcceptanceRate(int64(s.steps)) }

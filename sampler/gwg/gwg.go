@@ -21,12 +21,11 @@ package gwg
 import (
 	"fmt"
 	"math"
-	"math/rand/v2"
 
+	"github.com/dstein/dstein/internal/mhchain"
 	"github.com/dstein/dstein/internal/numeric"
 	"github.com/dstein/dstein/internal/parallel"
 	"github.com/dstein/dstein/model"
-	"github.com/dstein/dstein/rng"
 	"github.com/dstein/dstein/sampler"
 	"github.com/dstein/dstein/transform"
 )
@@ -45,60 +44,41 @@ type Sampler struct {
 	off    []int
 	n, d   int
 	chains []chain
+	set    mhchain.Set
 	sweeps int
 	err    error
 }
 
 type chain struct {
-	z        []int
-	mem, g   []float64 // one-hot memberships and the gradient at z
-	mem2, g2 []float64 // the same at the proposed state
-	logits   []float64 // Δ̃/2 of every move from z; −Inf for the current states
-	logits2  []float64 // the same from the proposed state
-	lse      float64   // log normaliser of logits
-	r        *rand.Rand
-	accepted int64
-	evals    int64
-	err      error
+	mhchain.Chain           // the state Z, its memberships Mem, stream, counters
+	g             []float64 // the gradient at Z
+	mem2, g2      []float64 // memberships and gradient at the proposed state
+	logits        []float64 // Δ̃/2 of every move from Z; −Inf for the current states
+	logits2       []float64 // the same from the proposed state
+	lse           float64   // log normaliser of logits
 }
 
 // New starts n chains on m at Γ of the initial draw of seed (the draw
 // GF-SVGD and Gibbs make from the same seed).
 func New(m model.Model, t *transform.Transform, n int, set Settings, seed uint64) (*Sampler, error) {
-	rm, ok := m.(model.Relaxed)
-	if !ok {
-		return nil, fmt.Errorf("gwg: the model has no relaxed form, so there is no gradient to guide the proposals")
-	}
-	if n < 1 {
-		return nil, fmt.Errorf("gwg: need at least one chain, got %d", n)
-	}
-	if t.Dim() != m.Dim() {
-		return nil, fmt.Errorf("gwg: model has %d variables but the transform has %d", m.Dim(), t.Dim())
-	}
-	if set.InitStd == 0 {
-		set.InitStd = 1
-	}
-	if math.IsNaN(set.InitMean) || math.IsInf(set.InitMean, 0) || !(set.InitStd > 0) || math.IsInf(set.InitStd, 0) {
-		return nil, fmt.Errorf("gwg: initial draw N(%v, %v²) is not valid", set.InitMean, set.InitStd)
+	rm, off, base, err := mhchain.Start("gwg", m, t, n, set.InitMean, set.InitStd, seed)
+	if err != nil {
+		return nil, err
 	}
 	d := m.Dim()
-	x := sampler.InitialParticles(nil, n, d, set.InitMean, set.InitStd, rng.New(seed, rng.StreamInit))
-	s := &Sampler{m: rm, off: model.Offsets(m), n: n, d: d, chains: make([]chain, n)}
+	s := &Sampler{m: rm, off: off, n: n, d: d, chains: make([]chain, n), set: make(mhchain.Set, n)}
 	s.delta, _ = m.(model.Delta)
-	f := s.off[d]
+	f := off[d]
 	for c := range s.chains {
 		ch := &s.chains[c]
-		ch.z = t.Gamma(nil, x[c*d:(c+1)*d])
-		ch.mem, ch.g = make([]float64, f), make([]float64, f)
+		ch.Chain = base[c]
+		s.set[c] = &ch.Chain
+		ch.g = make([]float64, f)
 		ch.mem2, ch.g2 = make([]float64, f), make([]float64, f)
 		ch.logits, ch.logits2 = make([]float64, f), make([]float64, f)
-		ch.r = rng.New(seed, rng.Trial(rng.StreamSample, c))
-		for i, st := range ch.z {
-			ch.mem[s.off[i]+st] = 1
-		}
-		s.m.RelaxedLogProb(ch.g, ch.mem)
-		ch.lse = s.fill(ch.logits, ch.g, ch.z)
-		ch.evals++
+		s.m.RelaxedLogProb(ch.g, ch.Mem)
+		ch.lse = s.fill(ch.logits, ch.g, ch.Z)
+		ch.Evals++
 	}
 	return s, nil
 }
@@ -109,11 +89,8 @@ func (s *Sampler) Step() error {
 		return s.err
 	}
 	parallel.For(s.n, 1, s)
-	for c := range s.chains {
-		if err := s.chains[c].err; err != nil {
-			s.err = fmt.Errorf("gwg: chain %d: %w", c, err)
-			return s.err
-		}
+	if s.err = s.set.Err("gwg"); s.err != nil {
+		return s.err
 	}
 	s.sweeps++
 	return nil
@@ -124,7 +101,7 @@ func (s *Sampler) Do(lo, hi int) {
 	for c := lo; c < hi; c++ {
 		ch := &s.chains[c]
 		for range s.d {
-			if ch.err != nil {
+			if ch.Err != nil {
 				break
 			}
 			s.propose(ch)
@@ -158,11 +135,11 @@ func (s *Sampler) propose(ch *chain) {
 		return // no move has positive proposal probability (all variables have one state)
 	}
 	if math.IsNaN(lse) || math.IsInf(lse, 1) {
-		ch.err = fmt.Errorf("proposal weights are %v", lse)
+		ch.Err = fmt.Errorf("proposal weights are %v", lse)
 		return
 	}
 	// Draw a move by inverting the cumulative weights.
-	u := ch.r.Float64()
+	u := ch.R.Float64()
 	k, acc := -1, 0.0
 	for j, l := range ch.logits {
 		if math.IsInf(l, -1) {
@@ -178,58 +155,52 @@ func (s *Sampler) propose(ch *chain) {
 	for s.off[i+1] <= k {
 		i++
 	}
-	old, next := ch.z[i], k-s.off[i]
+	old, next := ch.Z[i], k-s.off[i]
 	logFwd := ch.logits[k] - lse
 	var dlp float64
 	if s.delta != nil {
-		dlp = s.delta.DeltaLogProb(ch.z, i, next)
+		dlp = s.delta.DeltaLogProb(ch.Z, i, next)
 	} else {
-		before := s.m.LogProb(ch.z)
-		ch.z[i] = next
-		dlp = s.m.LogProb(ch.z) - before
-		ch.z[i] = old
+		before := s.m.LogProb(ch.Z)
+		ch.Z[i] = next
+		dlp = s.m.LogProb(ch.Z) - before
+		ch.Z[i] = old
 	}
-	ch.evals++
+	ch.Evals++
 	if math.IsNaN(dlp) {
-		ch.err = fmt.Errorf("log p* change is NaN")
+		ch.Err = fmt.Errorf("log p* change is NaN")
 		return
 	}
 	if math.IsInf(dlp, -1) {
 		return // into an impossible state: rejected
 	}
 	// The reverse move from the proposed state.
-	copy(ch.mem2, ch.mem)
+	copy(ch.mem2, ch.Mem)
 	ch.mem2[s.off[i]+old], ch.mem2[k] = 0, 1
 	s.m.RelaxedLogProb(ch.g2, ch.mem2)
-	ch.evals++
-	ch.z[i] = next
-	lseRev := s.fill(ch.logits2, ch.g2, ch.z)
+	ch.Evals++
+	ch.Z[i] = next
+	lseRev := s.fill(ch.logits2, ch.g2, ch.Z)
 	logRev := ch.logits2[s.off[i]+old] - lseRev
 	logA := dlp + logRev - logFwd
 	if math.IsNaN(logA) {
-		ch.z[i] = old
-		ch.err = fmt.Errorf("acceptance ratio is NaN")
+		ch.Z[i] = old
+		ch.Err = fmt.Errorf("acceptance ratio is NaN")
 		return
 	}
-	if logA >= 0 || math.Log(ch.r.Float64()) < logA {
-		ch.mem, ch.mem2 = ch.mem2, ch.mem
+	if logA >= 0 || math.Log(ch.R.Float64()) < logA {
+		ch.Mem, ch.mem2 = ch.mem2, ch.Mem
 		ch.g, ch.g2 = ch.g2, ch.g
 		ch.logits, ch.logits2 = ch.logits2, ch.logits
 		ch.lse = lseRev
-		ch.accepted++
+		ch.Accepted++
 		return
 	}
-	ch.z[i] = old
+	ch.Z[i] = old
 }
 
 // Samples returns a copy of the chains' current states.
-func (s *Sampler) Samples() *sampler.Samples {
-	out := sampler.NewSamples(s.n, s.d)
-	for c := range s.chains {
-		copy(out.Row(c), s.chains[c].z)
-	}
-	return out
-}
+func (s *Sampler) Samples() *sampler.Samples { return s.set.Samples(s.d) }
 
 // Sweeps returns the number of completed sweeps.
 func (s *Sampler) Sweeps() int { return s.sweeps }
@@ -237,22 +208,9 @@ func (s *Sampler) Sweeps() int { return s.sweeps }
 // Evaluations returns the number of model evaluations so far: one relaxed
 // log-probability with its gradient and one exact log p* change per
 // proposal.
-func (s *Sampler) Evaluations() int64 {
-	var e int64
-	for c := range s.chains {
-		e += s.chains[c].evals
-	}
-	return e
-}
+func (s *Sampler) Evaluations() int64 { return s.set.Evaluations() }
 
 // AcceptanceRate returns the fraction of accepted proposals so far.
 func (s *Sampler) AcceptanceRate() float64 {
-	var a int64
-	for c := range s.chains {
-		a += s.chains[c].accepted
-	}
-	if s.sweeps == 0 {
-		return 0
-	}
-	return float64(a) / float64(int64(s.sweeps)*int64(s.n)*int64(s.d))
+	return s.set.AcceptanceRate(int64(s.sweeps) * int64(s.d))
 }

@@ -1,16 +1,19 @@
 // Package samplertest holds the small models on which the Markov chain
-// samplers are checked against exact enumeration.
+// samplers are checked against exact enumeration, and their benchmark.
 package samplertest
 
 import (
 	"math"
 	"testing"
 
+	"github.com/dstein/dstein/exact"
 	"github.com/dstein/dstein/model"
 	"github.com/dstein/dstein/model/categorical"
 	"github.com/dstein/dstein/model/factorgraph"
 	"github.com/dstein/dstein/model/ising"
 	"github.com/dstein/dstein/model/rbm"
+	"github.com/dstein/dstein/sampler"
+	"github.com/dstein/dstein/transform"
 )
 
 // SmallModels returns a 3×3 Ising grid with fields, an RBM with 8 visible
@@ -44,4 +47,67 @@ func SmallModels(t testing.TB) map[string]model.Model {
 		t.Fatal(err)
 	}
 	return map[string]model.Model{"ising": ism, "rbm": r, "categorical": cat, "factorgraph": fg}
+}
+
+// BenchSteps times Step of the sampler that start builds, on the two
+// models of the sampling experiments: the 10×10 Ising grid (coupling 0.1)
+// and the RBM with d = 100, M = 25, W ~ N(0, 0.05).
+func BenchSteps(b *testing.B, start func(m model.Model, t *transform.Transform) (sampler.Stepper, error)) {
+	grid, err := ising.Grid(10, 10, false, 0.1, nil)
+	if err != nil {
+		b.Fatal(err)
+	}
+	r, err := rbm.Random(100, 25, 0.2236, 1, 1)
+	if err != nil {
+		b.Fatal(err)
+	}
+	for _, c := range []struct {
+		name string
+		m    model.Model
+	}{{"ising-10x10", grid}, {"rbm-d=100-M=25", r}} {
+		b.Run(c.name, func(b *testing.B) {
+			tr, err := transform.ForModel(transform.Normal{}, c.m)
+			if err != nil {
+				b.Fatal(err)
+			}
+			s, err := start(c.m, tr)
+			if err != nil {
+				b.Fatal(err)
+			}
+			b.ReportAllocs()
+			for b.Loop() {
+				if err := s.Step(); err != nil {
+					b.Fatal(err)
+				}
+			}
+		})
+	}
+}
+
+// CheckMarginals compares the marginals of samples from m with exact
+// enumeration: every state's frequency must lie within 5 binomial standard
+// errors sqrt(p(1−p)/n) plus slack of its probability, which holds when the
+// n samples are independent draws from m (final states of independent,
+// mixed chains). It reports each failure under label and returns the
+// largest error in standard errors.
+func CheckMarginals(t testing.TB, label string, m model.Model, s *sampler.Samples, slack float64) float64 {
+	t.Helper()
+	res, err := exact.Enumerate(m, 1<<12)
+	if err != nil {
+		t.Fatal(err)
+	}
+	marg := sampler.Marginals(m, s)
+	n := float64(s.N)
+	worst := 0.0
+	for i, p := range res.Marginals {
+		for st, want := range p {
+			se := math.Sqrt(want*(1-want)/n) + 1e-12
+			got := marg[i][st]
+			worst = max(worst, math.Abs(got-want)/se)
+			if math.Abs(got-want) > 5*se+slack {
+				t.Errorf("%s: P(z%d = %d) = %.4f, exact %.4f (SE %.4f)", label, i, st, got, want, se)
+			}
+		}
+	}
+	return worst
 }
