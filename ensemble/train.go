@@ -19,7 +19,7 @@ import (
 
 	"github.com/dstein/dstein/bnn"
 	"github.com/dstein/dstein/dataset"
-	"github.com/dstein/dstein/internal/atomicfile"
+	"github.com/dstein/dstein/internal/safeio"
 	"github.com/dstein/dstein/kernel"
 	"github.com/dstein/dstein/rng"
 )
@@ -157,7 +157,7 @@ func Train(ctx context.Context, cfg Config, train, test *dataset.Set, opt Option
 		if err != nil {
 			return nil, err
 		}
-		ir := rng.New(cfg.Seed, rng.Trial(rng.StreamInit, k))
+		ir := rng.NewKey(cfg.Seed).ForIndex(rng.Init, k).Rand()
 		n.Init(ir)
 		if cfg.Init == "uniform" {
 			for _, p := range n.Params() {
@@ -253,10 +253,10 @@ func (t *trainer) temperature(s, tot int) float64 {
 // order returns the example order of a member's epoch: a permutation of the
 // training examples, or of the member's bootstrap resample for bagging.
 func (t *trainer) order(member, epoch int) []int {
-	r := rng.New(t.cfg.Seed, rng.Trial(rng.StreamSample, member<<12|epoch))
+	r := rng.NewKey(t.cfg.Seed).ForIndex(rng.Sample, member<<12|epoch).Rand()
 	var base []int
 	if t.cfg.Method == "bagging" {
-		br := rng.New(t.cfg.Seed, rng.Trial(rng.StreamModel, member))
+		br := rng.NewKey(t.cfg.Seed).ForIndex(rng.Model, member).Rand()
 		base = make([]int, t.nTrain)
 		for i := range base {
 			base[i] = br.IntN(t.nTrain)
@@ -341,7 +341,7 @@ func (t *trainer) runSequential(ctx context.Context) error {
 		start := time.Now()
 		net := t.nets[k]
 		ord := t.order(k, ep)
-		dropR := rng.New(cfg.Seed, rng.Trial(rng.StreamTest, k<<12|ep))
+		dropR := rng.NewKey(cfg.Seed).ForIndex(rng.Test, k<<12|ep).Rand()
 		var cum []float64
 		if cfg.Method == "benn" {
 			cum = make([]float64, t.nTrain)
@@ -512,7 +512,7 @@ func (t *trainer) runGFSVGD(ctx context.Context) error {
 		drops := make([]*rand.Rand, n)
 		for j := range n {
 			ords[j] = t.order(j, ep)
-			drops[j] = rng.New(cfg.Seed, rng.Trial(rng.StreamTest, j<<12|ep))
+			drops[j] = rng.NewKey(cfg.Seed).ForIndex(rng.Test, j<<12|ep).Rand()
 		}
 		var lossSum, accSum, repSum, essSum, rankESSSum, koffSum float64
 		for s := range t.steps {
@@ -816,7 +816,7 @@ func (t *trainer) save() error {
 		t.cp.Members = append(t.cp.Members, n.State())
 		t.cp.Adam = append(t.cp.Adam, t.adams[k])
 	}
-	return atomicfile.Write(filepath.Join(t.opt.Dir, CheckpointName), func(w *bufio.Writer) error {
+	return safeio.Replace(filepath.Join(t.opt.Dir, CheckpointName), func(w *bufio.Writer) error {
 		return gob.NewEncoder(w).Encode(&t.cp)
 	})
 }

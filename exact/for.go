@@ -1,8 +1,10 @@
 package exact
 
 import (
+	"context"
 	"fmt"
 
+	"github.com/dstein/dstein/internal/memlimit"
 	"github.com/dstein/dstein/model"
 	"github.com/dstein/dstein/model/factorgraph"
 	"github.com/dstein/dstein/model/ising"
@@ -34,9 +36,28 @@ func For(m model.Model) (Truth, error) {
 	return nil, fmt.Errorf("no exact method for this model: exact answers need an open-boundary Ising grid with shorter side ≤ %d, an RBM with ≤ %d hidden units, a factor graph of elimination width ≤ %d, or at most %d joint states", MaxGridSide, MaxHidden, DefaultMaxWidth, DefaultMaxStates)
 }
 
+// ForContext is For that stops early with ctx's error when ctx is
+// canceled.
+func ForContext(ctx context.Context, m model.Model) (Truth, error) {
+	if err := ctx.Err(); err != nil {
+		return nil, err
+	}
+	t, err := For(m)
+	if err == nil && ctx.Err() != nil {
+		return nil, ctx.Err()
+	}
+	return t, err
+}
+
 // ForFactorGraph runs variable elimination on a factor graph, refusing
 // elimination widths above maxWidth (see NewVE).
 func ForFactorGraph(g *factorgraph.Graph, maxWidth int) (*VE, error) {
+	return ForFactorGraphContext(context.Background(), g, maxWidth, memlimit.Budget{})
+}
+
+// ForFactorGraphContext is ForFactorGraph within a memory budget, stopping
+// with ctx's error when ctx is canceled.
+func ForFactorGraphContext(ctx context.Context, g *factorgraph.Graph, maxWidth int, budget memlimit.Budget) (*VE, error) {
 	var fs []Factor
 	for _, f := range g.Factors() {
 		fs = append(fs, Factor{Scope: f.Scope, LogTable: f.LogTable})
@@ -45,5 +66,29 @@ func ForFactorGraph(g *factorgraph.Graph, maxWidth int) (*VE, error) {
 	for i := range vals {
 		vals[i] = g.States(i)
 	}
-	return NewVE(g.Cards(), fs, vals, maxWidth)
+	return NewVEContext(ctx, g.Cards(), fs, vals, maxWidth, budget)
+}
+
+// Memory estimates the bytes For allocates for m: the state space's
+// cumulative weights for enumeration, the forward tables of the Ising
+// transfer, the weights and chunk sums of the RBM's hidden enumeration; for
+// a factor graph, the largest tables variable elimination may keep.
+func Memory(m model.Model) float64 {
+	d := float64(m.Dim())
+	switch mm := m.(type) {
+	case *ising.Ising:
+		if rows, cols, periodic, ok := mm.GridShape(); ok && !periodic && min(rows, cols) <= MaxGridSide {
+			return memlimit.Base + 8*d*float64(int(1)<<min(rows, cols)) + 64*d
+		}
+	case *rbm.RBM:
+		if mm.Hidden() <= MaxHidden && (mm.Hidden() < mm.Dim() || model.StateCount(m) > DefaultMaxStates) {
+			return memlimit.Base + 8*4*d*float64(mm.Hidden()) + 8*float64(int(1)<<max(0, mm.Hidden()-10)) + 1<<20
+		}
+	case *factorgraph.Graph:
+		return memlimit.Base + 8*2*MaxTotalEntries
+	}
+	if c := model.StateCount(m); c <= DefaultMaxStates {
+		return memlimit.Base + 8*float64(c) + 16*d
+	}
+	return memlimit.Base
 }

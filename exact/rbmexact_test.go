@@ -96,7 +96,7 @@ func TestRBMTruthExtremeParameters(t *testing.T) {
 		}
 		return r
 	}
-	noise := rng.New(3, rng.StreamModel)
+	noise := rng.NewKey(3).For(rng.Model).Rand()
 	small := make([][]float64, d)
 	for i := range small {
 		small[i] = make([]float64, m)
@@ -156,7 +156,7 @@ func TestRBMTruthDeterministic(t *testing.T) {
 			t.Fatal(err)
 		}
 		dst := make([]int, 200*r.Dim())
-		tr.Sample(dst, rng.New(8, rng.StreamSample))
+		tr.Sample(dst, rng.NewKey(8).For(rng.Sample).Rand())
 		return tr.Result(), dst
 	}
 	r1, s1 := run(1)
@@ -210,7 +210,7 @@ func TestRBMTruthSampleFrequencies(t *testing.T) {
 		}
 		res := tr.Result()
 		dst := make([]int, n*d)
-		tr.Sample(dst, rng.New(21, rng.StreamSample))
+		tr.Sample(dst, rng.NewKey(21).For(rng.Sample).Rand())
 		for i := range d {
 			var cnt float64
 			for k := range n {
@@ -264,7 +264,7 @@ func TestRBMTruthSampleJoint(t *testing.T) {
 				t.Fatal(err)
 			}
 			dst := make([]int, n*d)
-			tr.Sample(dst, rng.New(4, rng.StreamSample))
+			tr.Sample(dst, rng.NewKey(4).For(rng.Sample).Rand())
 			var cnt [8]float64
 			for k := range n {
 				cnt[dst[k*d]<<2|dst[k*d+1]<<1|dst[k*d+2]]++
@@ -287,13 +287,13 @@ func TestRBMTruthSampleBuffer(t *testing.T) {
 		t.Fatal(err)
 	}
 	// An empty buffer draws nothing; a ragged one panics.
-	tr.Sample(nil, rng.New(4, rng.StreamSample))
+	tr.Sample(nil, rng.NewKey(4).For(rng.Sample).Rand())
 	defer func() {
 		if recover() == nil {
 			t.Error("Sample accepted a buffer whose length is not a multiple of d")
 		}
 	}()
-	tr.Sample(make([]int, 4), rng.New(4, rng.StreamSample))
+	tr.Sample(make([]int, 4), rng.NewKey(4).For(rng.Sample).Rand())
 }
 
 func TestRBMTruthErrors(t *testing.T) {

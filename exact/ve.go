@@ -1,10 +1,13 @@
 package exact
 
 import (
+	"context"
 	"fmt"
 	"math"
 	"math/rand/v2"
 	"slices"
+
+	"github.com/dstein/dstein/internal/memlimit"
 )
 
 // DefaultMaxWidth is the elimination width NewVE allows when given
@@ -115,54 +118,19 @@ var _ Truth = (*VE)(nil)
 // +Inf log-values) and a model whose every state has probability zero. It
 // does not modify or keep its arguments.
 func NewVE(card []int, factors []Factor, values [][]float64, maxWidth int) (*VE, error) {
+	return NewVEContext(context.Background(), card, factors, values, maxWidth, memlimit.Budget{})
+}
+
+// NewVEContext is NewVE that also refuses tables whose memory exceeds the
+// budget (before allocating them) and stops with ctx's error when ctx is
+// canceled.
+func NewVEContext(ctx context.Context, card []int, factors []Factor, values [][]float64, maxWidth int, budget memlimit.Budget) (*VE, error) {
 	if maxWidth <= 0 {
 		maxWidth = DefaultMaxWidth
 	}
-	n := len(card)
-	if n < 1 {
-		return nil, fmt.Errorf("exact: the model has no variables")
+	if err := checkFactors(card, factors, values); err != nil {
+		return nil, err
 	}
-	for i, k := range card {
-		if k < 1 {
-			return nil, fmt.Errorf("exact: variable %d has %d states; want at least 1", i, k)
-		}
-	}
-	if values != nil && len(values) != n {
-		return nil, fmt.Errorf("exact: %d variables but state values for %d", n, len(values))
-	}
-	for i, vs := range values {
-		if vs != nil && len(vs) != card[i] {
-			return nil, fmt.Errorf("exact: variable %d has %d states but %d state values", i, card[i], len(vs))
-		}
-		for s, x := range vs {
-			if math.IsNaN(x) || math.IsInf(x, 0) {
-				return nil, fmt.Errorf("exact: state %d of variable %d has value %v; want a finite number", s, i, x)
-			}
-		}
-	}
-	seen := make([]int, n) // fi+1 where factor fi names the variable
-	for fi, f := range factors {
-		size := 1.0
-		for _, u := range f.Scope {
-			if u < 0 || u >= n {
-				return nil, fmt.Errorf("exact: factor %d names variable %d, outside [0, %d)", fi, u, n)
-			}
-			if seen[u] == fi+1 {
-				return nil, fmt.Errorf("exact: factor %d names variable %d twice in its scope %v", fi, u, f.Scope)
-			}
-			seen[u] = fi + 1
-			size *= float64(card[u])
-		}
-		if size != float64(len(f.LogTable)) {
-			return nil, fmt.Errorf("exact: factor %d over %v has %d log-values; its scope needs %.0f", fi, f.Scope, len(f.LogTable), size)
-		}
-		for e, x := range f.LogTable {
-			if math.IsNaN(x) || math.IsInf(x, 1) {
-				return nil, fmt.Errorf("exact: entry %d of factor %d is %v; want a finite log-value or −Inf (a zero)", e, fi, x)
-			}
-		}
-	}
-
 	p := planElimination(card, factors)
 	if p.width > maxWidth {
 		return nil, fmt.Errorf("exact: elimination width %d exceeds the limit %d (the largest intermediate factor of the min-fill order has %d variables)", p.width, maxWidth, p.width)
@@ -173,213 +141,320 @@ func NewVE(card []int, factors []Factor, values [][]float64, maxWidth int) (*VE,
 	if p.totalEntries > MaxTotalEntries {
 		return nil, fmt.Errorf("exact: the intermediate factors of the min-fill elimination order would have %.4g entries in all, over the limit of %d (2^27)", p.totalEntries, MaxTotalEntries)
 	}
+	// The tables ψ_k and, at the peak of the upward pass, their messages.
+	if err := budget.Check(fmt.Sprintf("variable elimination (width %d, %.3g table entries)", p.width, p.totalEntries), memlimit.Base+8*2*p.totalEntries); err != nil {
+		return nil, err
+	}
+	b := newVEBuild(card, factors, p)
+	if err := b.upward(ctx); err != nil {
+		return nil, err
+	}
+	res, err := b.downward(ctx, values)
+	if err != nil {
+		return nil, err
+	}
+	return &VE{card: slices.Clone(card), order: p.order, width: p.width, steps: b.steps, res: res}, nil
+}
 
-	pos := make([]int, n) // step at which each variable is eliminated
-	for k, v := range p.order {
-		pos[v] = k
+// checkFactors reports malformed variables, values or factors.
+func checkFactors(card []int, factors []Factor, values [][]float64) error {
+	n := len(card)
+	if n < 1 {
+		return fmt.Errorf("exact: the model has no variables")
 	}
-	first := func(scope []int) int {
-		b := n
-		for _, u := range scope {
-			b = min(b, pos[u])
+	for i, k := range card {
+		if k < 1 {
+			return fmt.Errorf("exact: variable %d has %d states; want at least 1", i, k)
 		}
-		return b
 	}
-	type logTable struct {
-		scope []int
-		t     []float64
+	if values != nil && len(values) != n {
+		return fmt.Errorf("exact: %d variables but state values for %d", n, len(values))
 	}
-	buckets := make([][]logTable, n)
-	var logZ float64 // constants and the roots' messages
-	for _, f := range factors {
-		if len(f.Scope) == 0 {
-			logZ += f.LogTable[0]
-			continue
+	for i, vs := range values {
+		if vs != nil && len(vs) != card[i] {
+			return fmt.Errorf("exact: variable %d has %d states but %d state values", i, card[i], len(vs))
 		}
-		b := first(f.Scope)
-		buckets[b] = append(buckets[b], logTable{f.Scope, f.LogTable})
-	}
-
-	axis := make([]int, n) // axis of each variable in the current clique, −1 if none
-	for i := range axis {
-		axis[i] = -1
-	}
-	var idx []int32
-	cliqueCard := func(k int, dst []int) []int {
-		dst = dst[:0]
-		for _, u := range p.seps[k] {
-			dst = append(dst, card[u])
-		}
-		return append(dst, card[p.order[k]])
-	}
-	setAxes := func(k int, on bool) {
-		for a, u := range p.seps[k] {
-			axis[u] = a
-			if !on {
-				axis[u] = -1
+		for s, x := range vs {
+			if math.IsNaN(x) || math.IsInf(x, 0) {
+				return fmt.Errorf("exact: state %d of variable %d has value %v; want a finite number", s, i, x)
 			}
 		}
-		if on {
-			axis[p.order[k]] = len(p.seps[k])
-		} else {
-			axis[p.order[k]] = -1
+	}
+	seen := make([]int, n) // fi+1 where factor fi names the variable
+	for fi, f := range factors {
+		size := 1.0
+		for _, u := range f.Scope {
+			if u < 0 || u >= n {
+				return fmt.Errorf("exact: factor %d names variable %d, outside [0, %d)", fi, u, n)
+			}
+			if seen[u] == fi+1 {
+				return fmt.Errorf("exact: factor %d names variable %d twice in its scope %v", fi, u, f.Scope)
+			}
+			seen[u] = fi + 1
+			size *= float64(card[u])
+		}
+		if size != float64(len(f.LogTable)) {
+			return fmt.Errorf("exact: factor %d over %v has %d log-values; its scope needs %.0f", fi, f.Scope, len(f.LogTable), size)
+		}
+		for e, x := range f.LogTable {
+			if math.IsNaN(x) || math.IsInf(x, 1) {
+				return fmt.Errorf("exact: entry %d of factor %d is %v; want a finite log-value or −Inf (a zero)", e, fi, x)
+			}
 		}
 	}
-	var cc, str []int
+	return nil
+}
 
-	// Upward pass.
-	steps := make([]veStep, n)
-	psi := make([][]float64, n)
-	msg := make([][]float64, n)
-	parent := make([]int, n)
-	children := make([][]int, n)
+// logTable is a factor's or a message's log-values over a scope.
+type logTable struct {
+	scope []int
+	t     []float64
+}
+
+// veBuild is the state of the two passes of NewVE.
+type veBuild struct {
+	card     []int
+	p        vePlan
+	pos      []int        // step at which each variable is eliminated
+	buckets  [][]logTable // factors and messages waiting at each step
+	logZ     float64      // constants and the roots' messages
+	axis     []int        // axis of each variable in the current clique, −1 if none
+	idx      []int32
+	cc, str  []int
+	steps    []veStep
+	psi      [][]float64 // ψ_k, then β_k
+	msg      [][]float64 // m_k
+	parent   []int
+	children [][]int
+}
+
+func newVEBuild(card []int, factors []Factor, p vePlan) *veBuild {
+	n := len(card)
+	b := &veBuild{card: card, p: p, pos: make([]int, n), buckets: make([][]logTable, n), axis: make([]int, n),
+		steps: make([]veStep, n), psi: make([][]float64, n), msg: make([][]float64, n), parent: make([]int, n), children: make([][]int, n)}
 	for k, v := range p.order {
-		sep := p.seps[k]
-		K := card[v]
-		st := &steps[k]
+		b.pos[v] = k
+	}
+	for i := range b.axis {
+		b.axis[i] = -1
+	}
+	for _, f := range factors {
+		if len(f.Scope) == 0 {
+			b.logZ += f.LogTable[0]
+			continue
+		}
+		k := b.first(f.Scope)
+		b.buckets[k] = append(b.buckets[k], logTable{f.Scope, f.LogTable})
+	}
+	return b
+}
+
+// first returns the first step at which a variable of scope is eliminated.
+func (b *veBuild) first(scope []int) int {
+	f := len(b.card)
+	for _, u := range scope {
+		f = min(f, b.pos[u])
+	}
+	return f
+}
+
+// cliqueCard returns the cardinalities of C_k's axes: S_k, then x_k.
+func (b *veBuild) cliqueCard(k int) []int {
+	b.cc = b.cc[:0]
+	for _, u := range b.p.seps[k] {
+		b.cc = append(b.cc, b.card[u])
+	}
+	b.cc = append(b.cc, b.card[b.p.order[k]])
+	return b.cc
+}
+
+// setAxes maps C_k's variables to their axes (on) or back to −1.
+func (b *veBuild) setAxes(k int, on bool) {
+	for a, u := range b.p.seps[k] {
+		b.axis[u] = a
+		if !on {
+			b.axis[u] = -1
+		}
+	}
+	if on {
+		b.axis[b.p.order[k]] = len(b.p.seps[k])
+	} else {
+		b.axis[b.p.order[k]] = -1
+	}
+}
+
+// upward runs bucket elimination: ψ_k and the message m_k of every step.
+func (b *veBuild) upward(ctx context.Context) error {
+	for k, v := range b.p.order {
+		if k&15 == 0 && ctx.Err() != nil {
+			return ctx.Err()
+		}
+		sep := b.p.seps[k]
+		K := b.card[v]
+		st := &b.steps[k]
 		st.v, st.k, st.sep = v, K, sep
 		st.stride = make([]int, len(sep))
 		rows := 1
 		for j := len(sep) - 1; j >= 0; j-- {
 			st.stride[j] = rows
-			rows *= card[sep[j]]
+			rows *= b.card[sep[j]]
 		}
-		cc = cliqueCard(k, cc)
-		setAxes(k, true)
+		cc := b.cliqueCard(k)
+		b.setAxes(k, true)
 		t := make([]float64, rows*K)
-		for _, f := range buckets[k] {
-			str = append(str[:0], make([]int, len(cc))...)
+		for _, f := range b.buckets[k] {
+			b.str = append(b.str[:0], make([]int, len(cc))...)
 			s := 1
 			for a := len(f.scope) - 1; a >= 0; a-- {
-				ax := axis[f.scope[a]]
+				ax := b.axis[f.scope[a]]
 				if ax < 0 {
 					panic(fmt.Sprintf("exact: internal error: variable %d of a factor in bucket %d is outside its clique", f.scope[a], v))
 				}
-				str[ax] = s
-				s *= card[f.scope[a]]
+				b.str[ax] = s
+				s *= b.card[f.scope[a]]
 			}
-			idx = gather(idx, cc, str)
-			for i, j := range idx {
+			b.idx = gather(b.idx, cc, b.str)
+			for i, j := range b.idx {
 				t[i] += f.t[j]
 			}
 		}
-		setAxes(k, false)
-		buckets[k] = nil
+		b.setAxes(k, false)
+		b.buckets[k] = nil
 		m := make([]float64, rows)
 		for r := range m {
 			m[r] = logSumExp(t[r*K : (r+1)*K])
 		}
-		psi[k], msg[k] = t, m
+		b.psi[k], b.msg[k] = t, m
 		if len(sep) == 0 {
-			parent[k] = -1
-			logZ += m[0]
+			b.parent[k] = -1
+			b.logZ += m[0]
 			continue
 		}
-		pk := first(sep)
-		parent[k] = pk
-		children[pk] = append(children[pk], k)
-		buckets[pk] = append(buckets[pk], logTable{sep, m})
+		pk := b.first(sep)
+		b.parent[k] = pk
+		b.children[pk] = append(b.children[pk], k)
+		b.buckets[pk] = append(b.buckets[pk], logTable{sep, m})
 	}
-	if math.IsInf(logZ, -1) {
-		return nil, fmt.Errorf("exact: the model gives probability zero to every state")
+	if math.IsInf(b.logZ, -1) {
+		return fmt.Errorf("exact: the model gives probability zero to every state")
 	}
+	return nil
+}
 
-	// Downward pass, from the roots.
-	res := &Result{LogZ: logZ, Marginals: make([][]float64, n), Means: make([]float64, n)}
+// downward runs the Hugin schedule from the roots: each β_k, the marginals
+// and means, the messages to the children, and the conditional tables.
+func (b *veBuild) downward(ctx context.Context, values [][]float64) (*Result, error) {
+	n := len(b.card)
+	res := &Result{LogZ: b.logZ, Marginals: make([][]float64, n), Means: make([]float64, n)}
 	down := make([][]float64, n)
 	var acc []float64
 	for k := n - 1; k >= 0; k-- {
-		st := &steps[k]
+		if k&15 == 0 && ctx.Err() != nil {
+			return nil, ctx.Err()
+		}
+		st := &b.steps[k]
 		K := st.k
-		b := psi[k]
-		if parent[k] < 0 {
-			c := -msg[k][0]
-			for i := range b {
-				b[i] += c
+		beta := b.psi[k]
+		if b.parent[k] < 0 {
+			c := -b.msg[k][0]
+			for i := range beta {
+				beta[i] += c
 			}
 		} else {
 			d := down[k]
-			for i := range b {
-				b[i] += d[i/K]
+			for i := range beta {
+				beta[i] += d[i/K]
 			}
 			down[k] = nil
 		}
-
-		// Marginal of x_k: β_k summed over S_k.
-		lm := make([]float64, K)
-		for s := range lm {
-			lm[s] = math.Inf(-1)
+		acc = b.marginal(res, st, beta, values, acc)
+		if len(b.children[k]) > 0 {
+			acc = b.sendDown(k, beta, down, acc)
 		}
-		for i, x := range b {
-			lm[i%K] = max(lm[i%K], x)
-		}
-		acc = append(acc[:0], make([]float64, K)...)
-		for i, x := range b {
-			if mx := lm[i%K]; !math.IsInf(mx, -1) {
-				acc[i%K] += math.Exp(x - mx)
-			}
-		}
-		for s := range lm {
-			if !math.IsInf(lm[s], -1) {
-				lm[s] += math.Log(acc[s])
-			}
-		}
-		tot := logSumExp(lm)
-		mi := make([]float64, K)
-		for s := range mi {
-			mi[s] = math.Exp(lm[s] - tot)
-			vs := float64(s)
-			if values != nil && values[st.v] != nil {
-				vs = values[st.v][s]
-			}
-			res.Means[st.v] += mi[s] * vs
-		}
-		res.Marginals[st.v] = mi
-
-		// Messages to the children.
-		if len(children[k]) > 0 {
-			cc = cliqueCard(k, cc)
-			setAxes(k, true)
-			for _, c := range children[k] {
-				str = append(str[:0], make([]int, len(cc))...)
-				for j, u := range steps[c].sep {
-					str[axis[u]] = steps[c].stride[j]
-				}
-				idx = gather(idx, cc, str)
-				dc := make([]float64, len(msg[c]))
-				acc = logMarginalize(dc, b, idx, acc)
-				for j, mc := range msg[c] {
-					if math.IsInf(dc[j], -1) || math.IsInf(mc, -1) {
-						dc[j] = math.Inf(-1)
-					} else {
-						dc[j] -= mc
-					}
-				}
-				down[c] = dc
-				msg[c] = nil
-			}
-			setAxes(k, false)
-		}
-
-		// β_k becomes the cumulative table of P(x_k | S_k).
-		for r := 0; r < len(b); r += K {
-			row := b[r : r+K]
-			mx := slices.Max(row)
-			if math.IsInf(mx, -1) {
-				clear(row)
-				continue
-			}
-			var c float64
-			for s, x := range row {
-				c += math.Exp(x - mx)
-				row[s] = c
-			}
-		}
-		st.cdf = b
-		psi[k] = nil
+		conditionalCDF(beta, K)
+		st.cdf = beta
+		b.psi[k] = nil
 	}
+	return res, nil
+}
 
-	return &VE{card: slices.Clone(card), order: p.order, width: p.width, steps: steps, res: res}, nil
+// marginal sets x_k's marginal (β_k summed over S_k) and mean in res.
+func (b *veBuild) marginal(res *Result, st *veStep, beta []float64, values [][]float64, acc []float64) []float64 {
+	K := st.k
+	lm := make([]float64, K)
+	for s := range lm {
+		lm[s] = math.Inf(-1)
+	}
+	for i, x := range beta {
+		lm[i%K] = max(lm[i%K], x)
+	}
+	acc = append(acc[:0], make([]float64, K)...)
+	for i, x := range beta {
+		if mx := lm[i%K]; !math.IsInf(mx, -1) {
+			acc[i%K] += math.Exp(x - mx)
+		}
+	}
+	for s := range lm {
+		if !math.IsInf(lm[s], -1) {
+			lm[s] += math.Log(acc[s])
+		}
+	}
+	tot := logSumExp(lm)
+	mi := make([]float64, K)
+	for s := range mi {
+		mi[s] = math.Exp(lm[s] - tot)
+		vs := float64(s)
+		if values != nil && values[st.v] != nil {
+			vs = values[st.v][s]
+		}
+		res.Means[st.v] += mi[s] * vs
+	}
+	res.Marginals[st.v] = mi
+	return acc
+}
+
+// sendDown computes δ_c for each child c of step k.
+func (b *veBuild) sendDown(k int, beta []float64, down [][]float64, acc []float64) []float64 {
+	cc := b.cliqueCard(k)
+	b.setAxes(k, true)
+	for _, c := range b.children[k] {
+		b.str = append(b.str[:0], make([]int, len(cc))...)
+		for j, u := range b.steps[c].sep {
+			b.str[b.axis[u]] = b.steps[c].stride[j]
+		}
+		b.idx = gather(b.idx, cc, b.str)
+		dc := make([]float64, len(b.msg[c]))
+		acc = logMarginalize(dc, beta, b.idx, acc)
+		for j, mc := range b.msg[c] {
+			if math.IsInf(dc[j], -1) || math.IsInf(mc, -1) {
+				dc[j] = math.Inf(-1)
+			} else {
+				dc[j] -= mc
+			}
+		}
+		down[c] = dc
+		b.msg[c] = nil
+	}
+	b.setAxes(k, false)
+	return acc
+}
+
+// conditionalCDF turns β (rows of K log-values) into the cumulative
+// weights of P(x_k | S_k) row by row; an impossible row becomes zeros.
+func conditionalCDF(beta []float64, K int) {
+	for r := 0; r < len(beta); r += K {
+		row := beta[r : r+K]
+		mx := slices.Max(row)
+		if math.IsInf(mx, -1) {
+			clear(row)
+			continue
+		}
+		var c float64
+		for s, x := range row {
+			c += math.Exp(x - mx)
+			row[s] = c
+		}
+	}
 }
 
 // Result returns log Z, the marginals and the means. The caller must not

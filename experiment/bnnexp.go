@@ -72,7 +72,7 @@ func runBNN(r *runner) (*Result, error) {
 	}
 	maxSize := slices.Max(plan.sizes)
 	for tr := range r.trials {
-		seed := trialSeed(r.cfg.Seed, tr)
+		seed := r.trialKey(tr).Seed
 		cfgFor := func(method string, n int) ensemble.Config {
 			return ensemble.Config{Data: data, Arch: plan.arch, Method: method, Ensemble: n, Epochs: plan.epochs, Seed: seed,
 				TrainLimit: plan.trainLimit, TestLimit: plan.testLimit}

@@ -6,6 +6,7 @@ import (
 	"math"
 	"path/filepath"
 
+	"github.com/dstein/dstein/infer"
 	"github.com/dstein/dstein/model"
 	"github.com/dstein/dstein/model/categorical"
 	"github.com/dstein/dstein/report"
@@ -42,39 +43,31 @@ func categoricalVariants() []gfVariant {
 
 var appendixStates = categorical.Variable{States: []float64{-1, -0.5, 0, 0.5, 1}, Probs: []float64{0.1, 0.2, 0.3, 0.1, 0.3}}
 
-// runGFSnapshots runs GF-SVGD and calls snap at the given iterations
-// (0 = the initial draw).
-func runGFSnapshots(ctx context.Context, m model.Model, t *transform.Transform, v gfVariant, n int, seed uint64, at []int, snap func(it int, s *gfsvgd.Sampler) error) error {
-	set, err := gfsvgd.Preset(v.preset)
+// runGFSnapshots runs the GF-SVGD preset of v and calls snap at the given
+// iterations (0 = the initial draw).
+func runGFSnapshots(ctx context.Context, m model.Model, t *transform.Transform, v gfVariant, n int, key rng.Key, at []int, snap func(it int, s *gfsvgd.Sampler) error) error {
+	p, err := infer.Preset(v.preset)
 	if err != nil {
 		return err
 	}
-	var rho transform.Surrogate = transform.BaseSurrogate{T: t}
-	if v.surrogate == "relaxed" {
-		if rho, err = transform.NewRelaxed(t, m.(model.Relaxed), 0); err != nil {
-			return err
-		}
-	}
-	s, err := gfsvgd.New(m, t, rho, n, set, rng.New(seed, rng.StreamInit))
+	set := *p.Stages[0].Settings.(*gfsvgd.Settings)
+	set.Surrogate = v.surrogate
+	s, err := gfsvgd.New(sampler.NewProblem(m, t, n, p.Init, key), set)
 	if err != nil {
 		return err
 	}
-	next := 0
-	for it := 0; next < len(at); it++ {
-		if it == at[next] {
-			if err := snap(it, s); err != nil {
+	for _, it := range at {
+		for s.Iter() < it {
+			if err := ctx.Err(); err != nil {
 				return err
 			}
-			next++
-			continue
+			if err := s.Step(ctx); err != nil {
+				return err
+			}
 		}
-		if err := ctx.Err(); err != nil {
+		if err := snap(it, s); err != nil {
 			return err
 		}
-		if err := s.Step(); err != nil {
-			return err
-		}
-		it = s.Iter() - 1
 	}
 	return nil
 }
@@ -102,25 +95,21 @@ func runCategorical(r *runner) (*Result, error) {
 		labels[v.name] = v.label
 	}
 	for tr := range r.trials {
-		seed := trialSeed(r.cfg.Seed, tr)
+		tk := r.trialKey(tr)
 		for _, v := range variants {
 			// One run gives every snapshot; run it when any is missing.
 			missing := false
 			for _, it := range at {
-				if _, ok := r.j.done[key{v.name, float64(it), tr}]; !ok {
+				if !r.want(v.name, float64(it), tr) {
 					missing = true
 				}
 			}
 			if !missing {
 				continue
 			}
-			err := runGFSnapshots(r.ctx, m, t, v, n, seed, at, func(it int, s *gfsvgd.Sampler) error {
+			err := runGFSnapshots(r.ctx, m, t, v, n, tk, at, func(it int, s *gfsvgd.Sampler) error {
 				_, err := r.trial(v.name, float64(it), tr, func() (map[string]float64, error) {
-					res, err := s.Result()
-					if err != nil {
-						return nil, err
-					}
-					freq := sampler.Marginals(m, res.Samples)[0]
+					freq := sampler.Marginals(m, &sampler.Samples{N: n, D: 1, Z: s.Current()})[0]
 					out := map[string]float64{}
 					var tv, mx float64
 					for k, p := range appendixStates.Probs {
@@ -143,7 +132,7 @@ func runCategorical(r *runner) (*Result, error) {
 	rows := r.summarize()
 	res := &Result{Rows: rows, Show: []string{"tv", "max_error"}}
 	res.Notes = append(res.Notes, fmt.Sprintf("n = %d particles; %s: %s; %s: %s.", n,
-		variants[0].name, gfsvgd.PresetDescription("paper"), variants[1].name, gfsvgd.PresetDescription("transport")))
+		variants[0].name, presetDescription("paper"), variants[1].name, presetDescription("transport")))
 
 	// Figure: frequencies at each snapshot, TV over iterations, and the
 	// particles of trial 0 (paper preset) at iteration 100 on p_c.
@@ -179,7 +168,7 @@ func runCategorical(r *runner) (*Result, error) {
 			densAt = it
 		}
 	}
-	dens, err := categoricalDensityPanel(r.ctx, m, t, variants[0], n, trialSeed(r.cfg.Seed, 0), densAt)
+	dens, err := categoricalDensityPanel(r.ctx, m, t, variants[0], n, r.trialKey(0), densAt)
 	if err != nil {
 		return nil, err
 	}
@@ -193,7 +182,7 @@ func runCategorical(r *runner) (*Result, error) {
 
 // categoricalDensityPanel draws p_c(x) = K p0(x) p*(Γ(x)) with the particles
 // of one run at iteration it as points along the bottom.
-func categoricalDensityPanel(ctx context.Context, m *categorical.Categorical, t *transform.Transform, v gfVariant, n int, seed uint64, it int) (report.Panel, error) {
+func categoricalDensityPanel(ctx context.Context, m *categorical.Categorical, t *transform.Transform, v gfVariant, n int, key rng.Key, it int) (report.Panel, error) {
 	p := report.Panel{Title: fmt.Sprintf("p_c(x) and the particles at iteration %d", it), XLabel: "x", YLabel: "density"}
 	var xs, pc, p0 []float64
 	K := float64(len(m.States(0)))
@@ -205,8 +194,8 @@ func categoricalDensityPanel(ctx context.Context, m *categorical.Categorical, t 
 	}
 	p.Series = append(p.Series, report.Series{Name: "p_c(x)", X: xs, Y: pc, ColorIndex: 0})
 	p.Series = append(p.Series, report.Series{Name: "p0(x) = N(0, 1)", X: xs, Y: p0, ColorIndex: 1, Dashed: true})
-	err := runGFSnapshots(ctx, m, t, v, n, seed, []int{it}, func(_ int, s *gfsvgd.Sampler) error {
-		x := s.Particles()
+	err := runGFSnapshots(ctx, m, t, v, n, key, []int{it}, func(_ int, s *gfsvgd.Sampler) error {
+		x := s.Positions()
 		ys := make([]float64, len(x))
 		for k := range ys {
 			ys[k] = -0.01 - 0.02*float64(k%5)/5
@@ -215,4 +204,13 @@ func categoricalDensityPanel(ctx context.Context, m *categorical.Categorical, t 
 		return nil
 	})
 	return p, err
+}
+
+// presetDescription returns a preset's one-line description.
+func presetDescription(name string) string {
+	p, err := infer.Preset(name)
+	if err != nil {
+		return name
+	}
+	return p.Description
 }

@@ -60,6 +60,11 @@ func (e *Experiment) Run(ctx context.Context, cfg Config) (*Result, error) {
 	if err := os.MkdirAll(cfg.Out, 0o755); err != nil {
 		return nil, fmt.Errorf("creating %s: %w", cfg.Out, err)
 	}
+	for k, v := range cfg.Options {
+		if math.IsNaN(v) || math.IsInf(v, 0) {
+			return nil, fmt.Errorf("experiment option %s is %v; want a finite number", k, v)
+		}
+	}
 	opts := map[string]float64{}
 	for k, v := range e.Options {
 		opts[k] = v
@@ -82,15 +87,24 @@ func (e *Experiment) Run(ctx context.Context, cfg Config) (*Result, error) {
 			trials = 2
 		}
 	}
-	j, err := openJournal(e.Name, cfg, trials)
+	j, err := openJournal(e.Name, cfg)
 	if err != nil {
 		return nil, err
 	}
 	defer j.close()
-	r := &runner{ctx: ctx, cfg: cfg, name: e.Name, trials: trials, j: j, setting: e.Setting, presets: map[string]string{}}
+	r := &runner{ctx: ctx, cfg: cfg, name: e.Name, trials: trials, j: j, setting: e.Setting, presets: map[string]string{},
+		requested: map[key]bool{}, methods: map[string]bool{}}
+	if n := len(j.done); n > 0 && cfg.Log != nil {
+		fmt.Fprintf(cfg.Log, "%s: %d finished trial records loaded from %s\n", e.Name, n, j.path)
+	}
 	res, err := e.body(r)
 	if err != nil {
 		return nil, err
+	}
+	for _, k := range j.order {
+		if !r.methods[k.method] {
+			return nil, fmt.Errorf("%s holds trials of method %q, which experiment %s does not run; it is not this experiment's journal (--restart starts over)", j.path, k.method, e.Name)
+		}
 	}
 	res.Name = e.Name
 	csvPath := filepath.Join(cfg.Out, e.Name+".csv")
@@ -169,13 +183,4 @@ func series(rows []Row, metric string, methods []string, labels map[string]strin
 		}
 	}
 	return out
-}
-
-// trialSeed derives the seed of trial t from the experiment seed
-// (SplitMix64 of both), so that trials are independent streams.
-func trialSeed(seed uint64, t int) uint64 {
-	z := seed ^ (uint64(t)+1)*0x9e3779b97f4a7c15
-	z = (z ^ (z >> 30)) * 0xbf58476d1ce4e5b9
-	z = (z ^ (z >> 27)) * 0x94d049bb133111eb
-	return z ^ (z >> 31)
 }

@@ -4,6 +4,7 @@ import (
 	"bytes"
 	"context"
 	"encoding/csv"
+	"github.com/dstein/dstein/rng"
 	"math"
 	"os"
 	"path/filepath"
@@ -51,6 +52,8 @@ func TestTinyRunsWriteCheckedCSV(t *testing.T) {
 		"gof-rbm-sigma":  {gofNames, []string{"reject", "p_value"}},
 		"gof-rbm-n":      {gofNames, []string{"reject", "p_value"}},
 		"bnn":            {[]string{"gfsvgd", "bagging", "benn", "ste", "bnnplus"}, []string{"accuracy", "seconds"}},
+		"variants-ising": {[]string{"exact", "gibbs20", "default-100+ssweeps30", "ssweeps30-only"}, []string{"mse", "mmd2", "seconds"}},
+		"variants-rbm":   {[]string{"exact", "gibbs20", "default-100+ssweeps30", "ssweeps30-only"}, []string{"mse", "mmd2", "seconds"}},
 	}
 	if len(want) != len(Names()) {
 		t.Fatalf("experiments %v; the test knows %d", Names(), len(want))
@@ -153,7 +156,7 @@ func TestTrialSeedsDiffer(t *testing.T) {
 	seen := map[uint64]bool{}
 	for s := range uint64(3) {
 		for tr := range 100 {
-			v := trialSeed(s, tr)
+			v := rng.NewKey(s).Split(tr).Seed
 			if seen[v] {
 				t.Fatalf("trial seed collision at seed %d trial %d", s, tr)
 			}

@@ -57,7 +57,7 @@ func gofMethods(paperSurrogate string) []gofMethod {
 }
 
 // drawer draws n samples of a model for one trial.
-type drawer func(n int, seed uint64) (*sampler.Samples, error)
+type drawer func(n int, key rng.Key) (*sampler.Samples, error)
 
 // gofPoint is one setting of a goodness-of-fit experiment: the null model,
 // a drawer of the samples under test (from the alternative) and a drawer of
@@ -66,7 +66,7 @@ type gofPoint struct {
 	x        float64
 	null     model.Model
 	n        int
-	draw     func(trial int, seed uint64) (*sampler.Samples, error)
+	draw     func(trial int, key rng.Key) (*sampler.Samples, error)
 	drawNull drawer
 }
 
@@ -85,27 +85,27 @@ func bootstrapDraws(mode Mode) int {
 func runGOF(r *runner, pts []gofPoint, methods []gofMethod) ([]Row, error) {
 	b := bootstrapDraws(r.cfg.Mode)
 	for tr := range r.trials {
-		seed := trialSeed(r.cfg.Seed, tr)
+		tk := r.trialKey(tr)
 		for _, p := range pts {
 			var s, ref *sampler.Samples
 			need := false
 			for _, mt := range methods {
-				if _, ok := r.j.done[key{mt.name, p.x, tr}]; !ok {
+				if !r.want(mt.name, p.x, tr) {
 					need = true
 				}
 			}
 			if need {
 				var err error
-				if s, err = p.draw(tr, seed); err != nil {
+				if s, err = p.draw(tr, tk); err != nil {
 					return nil, err
 				}
-				if ref, err = p.drawNull(p.n, seed^0x5bd1e995); err != nil {
+				if ref, err = p.drawNull(p.n, tk.Tweak(0x5bd1e995)); err != nil {
 					return nil, err
 				}
 			}
 			for _, mt := range methods {
 				_, err := r.trial(mt.name, p.x, tr, func() (map[string]float64, error) {
-					res, err := mt.run(r.ctx, p.null, s, ref, gof.Options{B: b, Seed: seed})
+					res, err := mt.run(r.ctx, p.null, s, ref, gof.Options{B: b, Key: tk})
 					if err != nil {
 						return nil, err
 					}
@@ -161,29 +161,30 @@ func gofFigureRange(r *runner, rows []Row, methods []gofMethod, title, xlabel st
 
 // gibbsDrawer draws the final states of n Gibbs chains after sweeps sweeps.
 func gibbsDrawer(m model.Model, sweeps int) drawer {
-	return func(n int, seed uint64) (*sampler.Samples, error) {
+	return func(n int, key rng.Key) (*sampler.Samples, error) {
 		t, err := transform.ForModel(transform.Normal{}, m)
 		if err != nil {
 			return nil, err
 		}
-		g, err := gibbs.New(m, t, n, gibbs.Settings{}, seed)
+		g, err := gibbs.New(sampler.NewProblem(m, t, n, sampler.Init{}, key), gibbs.Settings{})
 		if err != nil {
 			return nil, err
 		}
+		ctx := context.Background()
 		for range sweeps {
-			if err := g.Step(); err != nil {
+			if err := g.Step(ctx); err != nil {
 				return nil, err
 			}
 		}
-		return g.Samples(), nil
+		return &sampler.Samples{N: n, D: m.Dim(), Z: append([]int(nil), g.Current()...)}, nil
 	}
 }
 
 // exactDrawer draws exact samples from a prepared exact sampler.
 func exactDrawer(truth exact.Truth, d int) drawer {
-	return func(n int, seed uint64) (*sampler.Samples, error) {
+	return func(n int, key rng.Key) (*sampler.Samples, error) {
 		s := sampler.NewSamples(n, d)
-		truth.Sample(s.Z, rng.New(seed, rng.StreamSample))
+		truth.Sample(s.Z, key.For(rng.Sample).Rand())
 		return s, nil
 	}
 }
@@ -266,7 +267,7 @@ func runGOFLevel(r *runner) (*Result, error) {
 	}}, methods[3], methods[4])
 	var pts []gofPoint
 	for _, n := range ns {
-		pts = append(pts, gofPoint{x: float64(n), null: m, n: n, draw: func(_ int, seed uint64) (*sampler.Samples, error) { return draw(n, seed) }, drawNull: draw})
+		pts = append(pts, gofPoint{x: float64(n), null: m, n: n, draw: func(_ int, key rng.Key) (*sampler.Samples, error) { return draw(n, key) }, drawNull: draw})
 	}
 	rows, err := runGOF(r, pts, methods)
 	if err != nil {
@@ -343,7 +344,7 @@ func isingGOFPoints(side, sweeps int, temps []float64, ns []int, byN bool) ([]go
 			if byN {
 				x = float64(n)
 			}
-			pts = append(pts, gofPoint{x: x, null: null, n: n, draw: func(_ int, seed uint64) (*sampler.Samples, error) { return da(n, seed) }, drawNull: drawNull})
+			pts = append(pts, gofPoint{x: x, null: null, n: n, draw: func(_ int, key rng.Key) (*sampler.Samples, error) { return da(n, key) }, drawNull: drawNull})
 		}
 	}
 	return pts, nil
@@ -415,12 +416,12 @@ func gofRBMSize(mode Mode) (d, hidden, n int) {
 }
 
 // perturbed returns the RBM with weights W + ε, ε of independent N(0, σ²)
-// entries drawn from (seed, σ), and the same biases.
-func perturbed(m *rbm.RBM, sigma float64, seed uint64) (*rbm.RBM, error) {
+// entries drawn from the trial's key tweaked by σ, and the same biases.
+func perturbed(m *rbm.RBM, sigma float64, key rng.Key) (*rbm.RBM, error) {
 	if sigma == 0 {
 		return m, nil
 	}
-	g := rng.New(seed^math.Float64bits(sigma), rng.StreamModel)
+	g := key.Tweak(math.Float64bits(sigma)).For(rng.Model).Rand()
 	d, h := m.Dim(), m.Hidden()
 	w := make([][]float64, d)
 	for i := range w {
@@ -435,14 +436,14 @@ func perturbed(m *rbm.RBM, sigma float64, seed uint64) (*rbm.RBM, error) {
 // rbmAltDraw draws n exact samples from W + ε with ε fresh for each trial
 // (the same ε for every point of one trial and noise level), caching the
 // exact sampler of the current trial.
-func rbmAltDraw(null *rbm.RBM, nullTruth exact.Truth, sigma float64) func(trial int, n int, seed uint64) (*sampler.Samples, error) {
+func rbmAltDraw(null *rbm.RBM, nullTruth exact.Truth, sigma float64) func(trial int, n int, key rng.Key) (*sampler.Samples, error) {
 	cached, cachedTrial := exact.Truth(nil), -1
-	return func(trial int, n int, seed uint64) (*sampler.Samples, error) {
+	return func(trial int, n int, key rng.Key) (*sampler.Samples, error) {
 		if sigma == 0 {
-			return exactDrawer(nullTruth, null.Dim())(n, seed)
+			return exactDrawer(nullTruth, null.Dim())(n, key)
 		}
 		if cachedTrial != trial {
-			alt, err := perturbed(null, sigma, seed)
+			alt, err := perturbed(null, sigma, key)
 			if err != nil {
 				return nil, err
 			}
@@ -452,7 +453,7 @@ func rbmAltDraw(null *rbm.RBM, nullTruth exact.Truth, sigma float64) func(trial 
 			}
 			cached, cachedTrial = t, trial
 		}
-		return exactDrawer(cached, null.Dim())(n, seed)
+		return exactDrawer(cached, null.Dim())(n, key)
 	}
 }
 
@@ -486,7 +487,7 @@ func runGOFRBMSigma(r *runner) (*Result, error) {
 	var pts []gofPoint
 	for _, sg := range sigmas {
 		draw := rbmAltDraw(null, truth, sg)
-		pts = append(pts, gofPoint{x: sg, null: null, n: n, draw: func(tr int, seed uint64) (*sampler.Samples, error) { return draw(tr, n, seed) }, drawNull: exactDrawer(truth, null.Dim())})
+		pts = append(pts, gofPoint{x: sg, null: null, n: n, draw: func(tr int, key rng.Key) (*sampler.Samples, error) { return draw(tr, n, key) }, drawNull: exactDrawer(truth, null.Dim())})
 	}
 	return gofResult(r, pts, gofMethods("relaxed"), rbmGOFNote(null, bootstrapDraws(r.cfg.Mode)),
 		fmt.Sprintf("n = %d; σ' = 0 is the null (the rejection rate there is the level).", n),
@@ -509,7 +510,7 @@ func runGOFRBMN(r *runner) (*Result, error) {
 	draw := rbmAltDraw(null, truth, sigma)
 	var pts []gofPoint
 	for _, n := range ns {
-		pts = append(pts, gofPoint{x: float64(n), null: null, n: n, draw: func(tr int, seed uint64) (*sampler.Samples, error) { return draw(tr, n, seed) }, drawNull: exactDrawer(truth, null.Dim())})
+		pts = append(pts, gofPoint{x: float64(n), null: null, n: n, draw: func(tr int, key rng.Key) (*sampler.Samples, error) { return draw(tr, n, key) }, drawNull: exactDrawer(truth, null.Dim())})
 	}
 	return gofResult(r, pts, gofMethods("relaxed"), rbmGOFNote(null, bootstrapDraws(r.cfg.Mode)),
 		fmt.Sprintf("σ' = %g.", sigma), fmt.Sprintf("model W, samples from W + ε, σ' = %g", sigma), "sample size n", true)

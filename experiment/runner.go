@@ -4,18 +4,15 @@ import (
 	"bufio"
 	"context"
 	"encoding/csv"
-	"errors"
 	"fmt"
 	"io"
 	"math"
-	"os"
-	"path/filepath"
 	"sort"
 	"strconv"
-	"strings"
 
-	"github.com/dstein/dstein/internal/atomicfile"
+	"github.com/dstein/dstein/internal/safeio"
 	"github.com/dstein/dstein/report"
+	"github.com/dstein/dstein/rng"
 )
 
 // Mode scales an experiment's cost.
@@ -53,8 +50,14 @@ type Config struct {
 	// Log receives one line per finished trial block (may be nil).
 	Log io.Writer
 	// Options are experiment-specific settings (such as "field" for the
-	// Ising experiments), each recorded in the journal header.
+	// Ising experiments), each recorded in the journal's settings.
 	Options map[string]float64
+	// Variants names the variants of the variants-* experiments (nil: the
+	// defaults).
+	Variants []string
+	// Restart discards an existing journal (kept as NAME.trials.csv.old)
+	// instead of resuming from it.
+	Restart bool
 }
 
 // Row is one line of the summary: a method at one setting, a metric's
@@ -79,158 +82,41 @@ type Result struct {
 	Files []string
 }
 
-// doneMarker is the metric of the line that closes a trial's record in the
-// journal: a trial whose lines were cut short by an interruption lacks it
-// and is run again.
-const doneMarker = "_done"
-
-type key struct {
-	method string
-	x      float64
-	trial  int
-}
-
-// journal holds finished trials and appends new ones.
-type journal struct {
-	path  string
-	done  map[key]map[string]float64
-	order []key
-	f     *os.File
-	w     *csv.Writer
-}
-
-func journalHeader(name string, cfg Config, trials int) string {
-	var opts []string
-	for k, v := range cfg.Options {
-		opts = append(opts, k+"="+strconv.FormatFloat(v, 'g', -1, 64))
-	}
-	sort.Strings(opts)
-	return fmt.Sprintf("# dstein experiment %s seed=%d mode=%s %s", name, cfg.Seed, cfg.Mode, strings.Join(opts, " "))
-}
-
-// openJournal reads DIR/NAME.trials.csv if it exists (refusing one made
-// with other settings) and opens it for appending.
-func openJournal(name string, cfg Config, trials int) (*journal, error) {
-	path := filepath.Join(cfg.Out, name+".trials.csv")
-	hdr := journalHeader(name, cfg, trials)
-	j := &journal{path: path, done: map[key]map[string]float64{}}
-	data, err := os.ReadFile(path)
-	switch {
-	case errors.Is(err, os.ErrNotExist):
-		f, err := os.Create(path)
-		if err != nil {
-			return nil, fmt.Errorf("creating the trial journal: %w", err)
-		}
-		fmt.Fprintln(f, hdr)
-		fmt.Fprintln(f, "method,x,trial,metric,value")
-		j.f = f
-	case err != nil:
-		return nil, fmt.Errorf("reading the trial journal: %w", err)
-	default:
-		lines := strings.SplitN(string(data), "\n", 2)
-		if lines[0] != hdr {
-			return nil, fmt.Errorf("%s was written with other settings (%q, now %q); use another --out or remove it", path, strings.TrimPrefix(lines[0], "# "), strings.TrimPrefix(hdr, "# "))
-		}
-		r := csv.NewReader(strings.NewReader(data2(lines)))
-		r.FieldsPerRecord = -1
-		r.LazyQuotes = true
-		pending := map[key]map[string]float64{}
-		recs, err := r.ReadAll()
-		if err != nil {
-			return nil, fmt.Errorf("%s: %w", path, err)
-		}
-		for n, rec := range recs {
-			if n == 0 {
-				continue // column names
-			}
-			if len(rec) != 5 {
-				continue // a line cut by an interruption
-			}
-			x, e1 := strconv.ParseFloat(rec[1], 64)
-			t, e2 := strconv.Atoi(rec[2])
-			v, e3 := strconv.ParseFloat(rec[4], 64)
-			if e1 != nil || e2 != nil || e3 != nil {
-				continue
-			}
-			k := key{rec[0], x, t}
-			if pending[k] == nil {
-				pending[k] = map[string]float64{}
-			}
-			if rec[3] == doneMarker {
-				// The trial's last line: it is complete.
-				if j.done[k] == nil {
-					j.order = append(j.order, k)
-				}
-				j.done[k] = pending[k]
-				delete(pending, k)
-				continue
-			}
-			pending[k][rec[3]] = v
-		}
-		f, err := os.OpenFile(path, os.O_APPEND|os.O_WRONLY, 0o644)
-		if err != nil {
-			return nil, fmt.Errorf("opening the trial journal: %w", err)
-		}
-		// A run killed mid-line leaves a partial last line: end it.
-		if len(data) > 0 && data[len(data)-1] != '\n' {
-			f.WriteString("\n")
-		}
-		j.f = f
-	}
-	j.w = csv.NewWriter(j.f)
-	return j, nil
-}
-
-func data2(lines []string) string {
-	if len(lines) < 2 {
-		return ""
-	}
-	return lines[1]
-}
-
-// record appends one trial's metrics (in sorted metric order) and flushes.
-func (j *journal) record(k key, vals map[string]float64) error {
-	names := make([]string, 0, len(vals))
-	for m := range vals {
-		names = append(names, m)
-	}
-	sort.Strings(names)
-	for _, m := range names {
-		j.w.Write([]string{k.method, report.FormatValue(k.x), strconv.Itoa(k.trial), m, report.FormatValue(vals[m])})
-	}
-	j.w.Write([]string{k.method, report.FormatValue(k.x), strconv.Itoa(k.trial), doneMarker, "1"})
-	j.w.Flush()
-	if err := j.w.Error(); err != nil {
-		return err
-	}
-	if err := j.f.Sync(); err != nil {
-		return err
-	}
-	if j.done[k] == nil {
-		j.order = append(j.order, k)
-	}
-	j.done[k] = vals
-	return nil
-}
-
-func (j *journal) close() error { return j.f.Close() }
-
 // runner is handed to an experiment's body.
 type runner struct {
-	ctx     context.Context
-	cfg     Config
-	name    string
-	trials  int
-	j       *journal
-	ran     int // trials computed in this run (not from the journal)
-	setting string
-	presets map[string]string
+	ctx       context.Context
+	cfg       Config
+	name      string
+	trials    int
+	j         *journal
+	ran       int // trials computed in this run (not from the journal)
+	setting   string
+	presets   map[string]string
+	requested map[key]bool
+	methods   map[string]bool
+}
+
+// trialKey returns the random key of trial t: the experiment seed's root
+// key split t ways (rng.Key.Split), the derivation every published trial
+// was drawn with.
+func (r *runner) trialKey(t int) rng.Key { return rng.NewKey(r.cfg.Seed).Split(t) }
+
+// want marks (method, x, trial) as part of this run and reports whether the
+// journal already holds it.
+func (r *runner) want(method string, x float64, t int) bool {
+	k := key{method, x, t}
+	r.requested[k] = true
+	r.methods[method] = true
+	_, ok := r.j.done[k]
+	return ok
 }
 
 // trial returns the metrics of one (method, x, trial): from the journal
 // when it is there, else by calling f and recording the result.
 func (r *runner) trial(method string, x float64, t int, f func() (map[string]float64, error)) (map[string]float64, error) {
 	k := key{method, x, t}
+	r.requested[k] = true
+	r.methods[method] = true
 	if v, ok := r.j.done[k]; ok {
 		return v, nil
 	}
@@ -242,8 +128,8 @@ func (r *runner) trial(method string, x float64, t int, f func() (map[string]flo
 		return nil, fmt.Errorf("%s at %s = %v, trial %d: %w", method, r.setting, x, t, err)
 	}
 	for m, val := range v {
-		if math.IsNaN(val) {
-			return nil, fmt.Errorf("%s at %s = %v, trial %d: metric %s is NaN", method, r.setting, x, t, m)
+		if math.IsNaN(val) || math.IsInf(val, 0) {
+			return nil, fmt.Errorf("%s at %s = %v, trial %d: metric %s is %v", method, r.setting, x, t, m, val)
 		}
 	}
 	r.ran++
@@ -267,7 +153,7 @@ func (r *runner) summarize() []Row {
 	var order [][3]string
 	xs := map[[3]string]float64{}
 	for _, k := range r.j.order {
-		if k.trial >= r.trials {
+		if k.trial >= r.trials || !r.requested[k] {
 			continue
 		}
 		for m, v := range r.j.done[k] {
@@ -326,7 +212,7 @@ func WriteCSV(path, name string, rows []Row) error {
 }
 
 func atomicWriteCSV(path string, fill func(w *csv.Writer)) error {
-	return atomicfile.Write(path, func(b *bufio.Writer) error {
+	return safeio.Replace(path, func(b *bufio.Writer) error {
 		w := csv.NewWriter(b)
 		fill(w)
 		w.Flush()

@@ -18,31 +18,71 @@ import (
 	"github.com/dstein/dstein/sampler/dhmc"
 	"github.com/dstein/dstein/sampler/dmala"
 	"github.com/dstein/dstein/sampler/gfsvgd"
+	"github.com/dstein/dstein/sampler/gibbs"
 )
 
-// sampleMethod is one method of the sampling experiments.
+// sampleMethod is one method of the sampling experiments: a pipeline
+// built for the experiment's iteration count.
 type sampleMethod struct {
-	name, label, preset string
-	method              string // infer method
-	surrogate           string // for gfsvgd
-	// iters, when not 0, replaces the experiment's iteration count (−1: no
-	// iteration at all).
-	iters int
+	name, label string
+	// preset names the preset the pipeline comes from ("" for a method
+	// alone), for the summary's preset column.
+	preset string
+	build  func(iters int) (sampler.Pipeline, error)
+}
+
+// paperInit is the initial draw of the paper's protocol.
+var paperInit = sampler.Init{Mean: -2, Std: 1}
+
+// presetMethod is a GF-SVGD preset with the given surrogate; its GF-SVGD
+// stage runs the experiment's iterations, capped at cap when cap > 0.
+func presetMethod(name, label, preset, surrogate string, cap int) sampleMethod {
+	return sampleMethod{name: name, label: label, preset: preset, build: func(iters int) (sampler.Pipeline, error) {
+		p, err := infer.Preset(preset)
+		if err != nil {
+			return p, err
+		}
+		p.Stages = append([]sampler.Stage(nil), p.Stages...)
+		for k, st := range p.Stages {
+			if set, ok := st.Settings.(*gfsvgd.Settings); ok {
+				c := *set
+				c.Surrogate = surrogate
+				p.Stages[k].Settings = &c
+				p.Stages[k].Iters = iters
+				if cap > 0 {
+					p.Stages[k].Iters = min(iters, cap)
+				}
+			}
+		}
+		return p, nil
+	}}
+}
+
+// chainMethod is a method alone from the paper's initial draw, for the
+// experiment's iterations capped at cap when cap > 0.
+func chainMethod(name, label, method string, set sampler.Settings, cap int) sampleMethod {
+	return sampleMethod{name: name, label: label, build: func(iters int) (sampler.Pipeline, error) {
+		if cap > 0 {
+			iters = min(iters, cap)
+		}
+		p, err := sampler.Single(method, set, iters)
+		p.Init = paperInit
+		return p, err
+	}}
 }
 
 // samplingMethods are the methods of the Ising and RBM experiments. The
-// paper protocol starts every method but dstein's default GF-SVGD from
-// N(−2, 1) (the chain samplers from Γ of that draw); the default GF-SVGD
-// starts from its preset's N(0, 1). withGradient adds the gradient-guided
-// chain samplers Gibbs-with-Gradients and DMALA.
+// paper protocol starts every method but dstein's own GF-SVGD presets from
+// N(−2, 1) (the chain samplers from Γ of that draw); the transport and
+// default presets start from their N(0, 1).
 //
-// The method named "gfsvgd" is the transport preset (dstein's default before
-// the hybrid), so that trial journals written before the change stay valid;
-// "gfsvgd-hybrid" is today's default preset (100 iterations of that
+// The method named "gfsvgd" is the transport preset (dstein's default
+// before the hybrid), so that trial journals written before the change stay
+// valid; "gfsvgd-hybrid" is today's default preset (100 iterations of that
 // transport, then 30 stratified Gibbs sweeps), and "strat-sweeps" the same
-// 30 sweeps from the initial draw with no transport, the ablation that says
-// what the transport adds. withGradient adds the hybrid, its ablation and
-// the gradient-guided chain samplers Gibbs-with-Gradients and DMALA.
+// 30 sweeps from Γ of the initial draw with no transport, the ablation that
+// says what the transport adds. withGradient adds the hybrid, its ablation
+// and the gradient-guided chain samplers Gibbs-with-Gradients and DMALA.
 //
 // gwgSweeps, when > 0, caps Gibbs-with-Gradients at that many sweeps (the
 // method is then named gwg-N): on the RBM one GWG sweep costs d proposals,
@@ -50,25 +90,27 @@ type sampleMethod struct {
 // sweep, so 500 sweeps would dominate the whole experiment.
 func samplingMethods(paperSurrogate string, withGradient bool, gwgSweeps int) []sampleMethod {
 	ms := []sampleMethod{
-		{name: "gfsvgd-paper", label: "GF-SVGD (paper preset)", preset: "paper", method: "gfsvgd", surrogate: paperSurrogate},
-		{name: "gfsvgd", label: "GF-SVGD (transport preset)", preset: "transport", method: "gfsvgd", surrogate: "relaxed"},
+		presetMethod("gfsvgd-paper", "GF-SVGD (paper preset)", "paper", paperSurrogate, 0),
+		presetMethod("gfsvgd", "GF-SVGD (transport preset)", "transport", "relaxed", 0),
 	}
 	if withGradient {
 		ms = append(ms,
-			sampleMethod{name: "gfsvgd-hybrid", label: "GF-SVGD default: transport + 30 stratified sweeps", preset: "default", method: "gfsvgd", surrogate: "relaxed", iters: gfsvgd.HybridIters},
-			sampleMethod{name: "strat-sweeps", label: "30 stratified sweeps alone", preset: "default", method: "gfsvgd", surrogate: "relaxed", iters: -1})
+			presetMethod("gfsvgd-hybrid", "default preset: GF-SVGD + 30 stratified sweeps", "default", "relaxed", infer.HybridIters),
+			sampleMethod{name: "strat-sweeps", label: "30 stratified sweeps alone", build: func(int) (sampler.Pipeline, error) {
+				return sampler.Pipeline{Stages: []sampler.Stage{{Method: "gibbs", Iters: infer.HybridSweeps, Settings: &gibbs.Settings{Stratified: true}}}}, nil
+			}})
 	}
-	ms = append(ms, sampleMethod{name: "gibbs", label: "Gibbs", method: "gibbs"})
+	ms = append(ms, chainMethod("gibbs", "Gibbs", "gibbs", nil, 0))
 	if withGradient {
-		gwg := sampleMethod{name: "gwg", label: "Gibbs-with-Gradients", method: "gwg"}
+		gwg := chainMethod("gwg", "Gibbs-with-Gradients", "gwg", nil, 0)
 		if gwgSweeps > 0 {
-			gwg = sampleMethod{name: fmt.Sprintf("gwg-%d", gwgSweeps), label: fmt.Sprintf("Gibbs-with-Gradients (%d sweeps)", gwgSweeps), method: "gwg", iters: gwgSweeps}
+			gwg = chainMethod(fmt.Sprintf("gwg-%d", gwgSweeps), fmt.Sprintf("Gibbs-with-Gradients (%d sweeps)", gwgSweeps), "gwg", nil, gwgSweeps)
 		}
-		ms = append(ms, gwg, sampleMethod{name: "dmala", label: "DMALA", method: "dmala"})
+		ms = append(ms, gwg, chainMethod("dmala", "DMALA", "dmala", nil, 0))
 	}
 	return append(ms,
-		sampleMethod{name: "dhmc", label: "DHMC", method: "dhmc"},
-		sampleMethod{name: "exact", label: "exact i.i.d. (MC)", method: "exact"})
+		chainMethod("dhmc", "DHMC", "dhmc", nil, 0),
+		chainMethod("exact", "exact i.i.d. (MC)", "exact", nil, 0))
 }
 
 // limitN keeps the sample sizes ≤ nmax (all when nmax ≤ 0).
@@ -136,11 +178,11 @@ func runSampling(r *runner, pts []point, methods []sampleMethod, iters int) ([]R
 		r.presets[mt.name] = mt.preset
 	}
 	for tr := range r.trials {
-		seed := trialSeed(r.cfg.Seed, tr)
+		key := r.trialKey(tr)
 		for _, p := range pts {
 			for _, mt := range methods {
 				_, err := r.trial(mt.name, p.x, tr, func() (map[string]float64, error) {
-					return sampleOnce(r, p, mt, iters, seed)
+					return sampleOnce(r, p, mt, iters, key)
 				})
 				if err != nil {
 					return nil, err
@@ -152,28 +194,13 @@ func runSampling(r *runner, pts []point, methods []sampleMethod, iters int) ([]R
 	return r.summarize(), nil
 }
 
-func sampleOnce(r *runner, p point, mt sampleMethod, iters int, seed uint64) (map[string]float64, error) {
-	switch {
-	case mt.iters > 0:
-		iters = min(iters, mt.iters)
-	case mt.iters < 0:
-		iters = 0
-	}
-	o := infer.Options{Method: mt.method, N: p.n, Iters: iters, Seed: seed, Surrogate: mt.surrogate, Truth: p.truth,
-		InitMean: -2, InitStd: 1}
-	if mt.method == "gfsvgd" {
-		set, err := gfsvgd.Preset(mt.preset)
-		if err != nil {
-			return nil, err
-		}
-		o.GFSVGD = set
-		o.InitMean, o.InitStd = set.InitMean, set.InitStd
-		if o.InitStd == 0 {
-			o.InitStd = 1
-		}
+func sampleOnce(r *runner, p point, mt sampleMethod, iters int, key rng.Key) (map[string]float64, error) {
+	pl, err := mt.build(iters)
+	if err != nil {
+		return nil, err
 	}
 	start := time.Now()
-	out, err := infer.Sample(r.ctx, p.m, o)
+	out, err := infer.Run(r.ctx, p.m, infer.Spec{Pipeline: pl, N: p.n, Key: key, Truth: p.truth})
 	if err != nil {
 		return nil, err
 	}
@@ -257,7 +284,7 @@ func methodLabels(methods []sampleMethod) ([]string, map[string]string) {
 
 // isingGrid10 is the 10×10 open grid of the Ising experiments with coupling
 // sigma and, when field > 0, fields drawn once from U(−field, field) with
-// rng.New(seed, rng.StreamModel).
+// rng.NewKey(seed).For(rng.Model).Rand().
 // fieldNote describes the fields option.
 func fieldNote(a float64) string {
 	if a == 0 {
@@ -269,7 +296,7 @@ func fieldNote(a float64) string {
 func isingGrid10(side int, sigma, field float64, seed uint64) (*ising.Ising, error) {
 	var fields []float64
 	if field > 0 {
-		g := rng.New(seed, rng.StreamModel)
+		g := rng.NewKey(seed).For(rng.Model).Rand()
 		fields = make([]float64, side*side)
 		for i := range fields {
 			fields[i] = -field + 2*field*g.Float64()
@@ -421,7 +448,7 @@ func rbmPoint(r *runner, x float64, d, hidden, n int) (point, error) {
 		return point{}, err
 	}
 	refS := make([]int, referenceSize(r.cfg.Mode)*d)
-	truth.Sample(refS, rng.New(r.cfg.Seed, rng.Trial(rng.StreamSample, 1<<20)))
+	truth.Sample(refS, rng.NewKey(r.cfg.Seed).ForIndex(rng.Sample, 1<<20).Rand()) // the reference sample's stream
 	ref := metrics.NewReference(samplesOf(refS, d))
 	p := newPoint(x, m, n, truth)
 	p.ref = ref
@@ -540,7 +567,7 @@ func gradientNote(gwgSweeps, iters int) string {
 }
 
 // hybridNote describes the GF-SVGD hybrid and its ablation.
-var hybridNote = fmt.Sprintf("; gfsvgd-hybrid: %d iterations of the transport preset, then %d stratified Gibbs sweeps of the particles; strat-sweeps: the same sweeps from Γ of the initial draw, no transport", gfsvgd.HybridIters, gfsvgd.HybridSweeps)
+var hybridNote = fmt.Sprintf("; gfsvgd-hybrid: %d iterations of the transport preset, then %d stratified Gibbs sweeps of the particles; strat-sweeps: the same sweeps from Γ of the initial draw, no transport", infer.HybridIters, infer.HybridSweeps)
 
 // evalNote says what the evaluation counts compare.
 const evalNote = "evaluations count calls of different cost: a Gibbs site update or a GWG log p* change is local (O(degree)), a full log p* or relaxed gradient (GF-SVGD, GWG and DMALA proposals) is O(d·degree), and exact sampling counts none (left out of the log-scale panels); wall seconds are the fair axis."

@@ -76,7 +76,7 @@ func runTransform(r *runner) (*Result, error) {
 		return map[string]float64{"tv": d}
 	}
 	for tr := range r.trials {
-		seed := trialSeed(r.cfg.Seed, tr)
+		tk := r.trialKey(tr)
 		for b, base := range bases {
 			t, err := transform.ForModel(base, m)
 			if err != nil {
@@ -85,12 +85,8 @@ func runTransform(r *runner) (*Result, error) {
 			for _, v := range variants {
 				_, err := r.trial(v.name, spreads[b], tr, func() (map[string]float64, error) {
 					var out map[string]float64
-					err := runGFSnapshots(r.ctx, m, t, v, n, seed, []int{iters}, func(_ int, s *gfsvgd.Sampler) error {
-						res, err := s.Result()
-						if err != nil {
-							return err
-						}
-						out = tv(sampler.Marginals(m, res.Samples)[0])
+					err := runGFSnapshots(r.ctx, m, t, v, n, tk, []int{iters}, func(_ int, s *gfsvgd.Sampler) error {
+						out = tv(sampler.Marginals(m, &sampler.Samples{N: n, D: 1, Z: s.Current()})[0])
 						return nil
 					})
 					return out, err
@@ -102,7 +98,7 @@ func runTransform(r *runner) (*Result, error) {
 			// i.i.d. sampling does not depend on the base: one reference
 			// per trial, recorded at every spread for the plot.
 			_, err = r.trial("exact", spreads[b], tr, func() (map[string]float64, error) {
-				g := rng.New(seed, rng.StreamSample)
+				g := tk.For(rng.Sample).Rand()
 				freq := make([]float64, 5)
 				for range n {
 					u := g.Float64()

@@ -2,6 +2,7 @@ package gof
 
 import (
 	"context"
+	"github.com/dstein/dstein/rng"
 	"math/rand/v2"
 	"testing"
 
@@ -24,7 +25,7 @@ func BenchmarkGFKSD(b *testing.B) {
 	m, r := benchSetup(b)
 	s := randomSamples(m, 1000, r)
 	for b.Loop() {
-		if _, err := GFKSD(context.Background(), m, s, GFKSDSettings{}, Options{B: 1000, Seed: 1}); err != nil {
+		if _, err := GFKSD(context.Background(), m, s, GFKSDSettings{}, Options{B: 1000, Key: rng.NewKey(1)}); err != nil {
 			b.Fatal(err)
 		}
 	}
@@ -34,7 +35,7 @@ func BenchmarkDKSD(b *testing.B) {
 	m, r := benchSetup(b)
 	s := randomSamples(m, 1000, r)
 	for b.Loop() {
-		if _, err := DKSD(context.Background(), m, s, Options{B: 1000, Seed: 1}); err != nil {
+		if _, err := DKSD(context.Background(), m, s, Options{B: 1000, Key: rng.NewKey(1)}); err != nil {
 			b.Fatal(err)
 		}
 	}
@@ -44,7 +45,7 @@ func BenchmarkMMD(b *testing.B) {
 	m, r := benchSetup(b)
 	s, ref := randomSamples(m, 1000, r), randomSamples(m, 1000, r)
 	for b.Loop() {
-		if _, err := MMD(context.Background(), s, ref, Options{B: 1000, Seed: 1}); err != nil {
+		if _, err := MMD(context.Background(), s, ref, Options{B: 1000, Key: rng.NewKey(1)}); err != nil {
 			b.Fatal(err)
 		}
 	}

@@ -4,6 +4,8 @@ import (
 	"context"
 	"encoding/json"
 	"fmt"
+	"github.com/dstein/dstein/internal/memlimit"
+	"github.com/dstein/dstein/rng"
 	"math"
 	"math/rand/v2"
 	"sort"
@@ -52,9 +54,10 @@ type Options struct {
 	B int
 	// Bootstrap picks the bootstrap of GF-KSD and DKSD.
 	Bootstrap Kind
-	// Seed seeds the test's randomness: the continuous points of GF-KSD
-	// and the bootstrap draws or permutations.
-	Seed uint64
+	// Key is the test's random key: the continuous points of GF-KSD come
+	// from Key.For(rng.Lift), the bootstrap draws or permutations from
+	// Key.For(rng.Test).
+	Key rng.Key
 }
 
 // DefaultAlpha and DefaultB are the defaults of Options.
@@ -105,6 +108,10 @@ type Result struct {
 	// ESS is GF-KSD's effective sample size of the weights w = ρ/p_c
 	// (n when ρ = p_c); low values mean a weak test.
 	ESS float64 `json:"weight_ess,omitempty"`
+	// LevelChecked reports whether the test's level was checked at its
+	// settings (EXPERIMENTS.md: GF-KSD with the relaxed surrogate at
+	// τ ∈ [0.02, 0.05]; DKSD and MMD always).
+	LevelChecked bool `json:"level_checked"`
 	// Reference says where MMD's reference sample came from.
 	Reference string `json:"reference,omitempty"`
 	// Surrogate, Temperature, Kernel and BandwidthRule record GF-KSD's
@@ -136,7 +143,7 @@ func (r Result) MarshalJSON() ([]byte, error) {
 
 // rejectImpossible is the result for samples the model cannot produce.
 func rejectImpossible(test string, n, bad int, o Options) *Result {
-	return &Result{Test: test, N: n, Statistic: math.Inf(1), PValue: 0, CriticalValue: math.NaN(),
+	return &Result{Test: test, N: n, LevelChecked: true, Statistic: math.Inf(1), PValue: 0, CriticalValue: math.NaN(),
 		Alpha: o.Alpha, Reject: true, Bootstrap: 0, BootstrapKind: "none", Impossible: bad}
 }
 
@@ -268,7 +275,7 @@ func steinTest(ctx context.Context, test string, h []float64, n int, o Options) 
 	if math.IsNaN(stat) || math.IsInf(stat, 0) {
 		return nil, fmt.Errorf("%s: the statistic is %v; the model's log-probabilities or the surrogate overflow on these samples", test, stat)
 	}
-	boot, err := steinBootstrap(ctx, h, n, o, newTestRand(o.Seed))
+	boot, err := steinBootstrap(ctx, h, n, o, newTestRand(o.Key))
 	if err != nil {
 		return nil, err
 	}
@@ -278,6 +285,46 @@ func steinTest(ctx context.Context, test string, h []float64, n int, o Options) 
 		}
 	}
 	p, crit, rej := decide(stat, boot, o.Alpha)
-	return &Result{Test: test, N: n, Statistic: stat, PValue: p, CriticalValue: crit, Alpha: o.Alpha,
+	return &Result{Test: test, N: n, LevelChecked: true, Statistic: stat, PValue: p, CriticalValue: crit, Alpha: o.Alpha,
 		Reject: rej, Bootstrap: o.B, BootstrapKind: o.Bootstrap.String()}, nil
+}
+
+// Memory estimates the bytes a test of n samples over d variables with b
+// bootstrap draws allocates: GF-KSD keeps the RBF kernel and two n×n
+// products besides the Stein kernel matrix (and n×d points, scores and
+// memberships); DKSD the Stein kernel matrix; MMD the kernel matrix of the
+// pooled 2n samples. Each bootstrap keeps b statistics.
+func Memory(test string, n, d, b int) float64 {
+	nf, df := float64(n), float64(d)
+	var need float64
+	switch test {
+	case "gfksd":
+		need = 8*(4.5*nf*nf) + 8*6*nf*df
+	case "dksd":
+		need = 8*nf*nf + 8*2*nf*df
+	default: // mmd: the reference sample and the 2n×2n kernel
+		need = 8*4*nf*nf + 8*3*nf*df
+	}
+	return memlimit.Base + need + 8*float64(b)
+}
+
+// MaxSamples returns the largest number of samples whose test fits in
+// limit bytes (0: no limit), so that readers stop before reading more.
+func MaxSamples(test string, d, b int, limit int64) int {
+	if limit <= 0 {
+		return 0
+	}
+	lo, hi := 2, 1<<31
+	if Memory(test, lo, d, b) > float64(limit) {
+		return lo
+	}
+	for hi-lo > 1 {
+		mid := lo + (hi-lo)/2
+		if Memory(test, mid, d, b) <= float64(limit) {
+			lo = mid
+		} else {
+			hi = mid
+		}
+	}
+	return lo
 }

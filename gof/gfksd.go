@@ -52,6 +52,14 @@ const (
 // noise, 0.47 against 0.23 for τ = 0.05 (TestPowerSettingsRBM).
 const DefaultTestTemperature = 0.02
 
+// MinCheckedTemperature and MaxCheckedTemperature bound the temperatures
+// at which GF-KSD's level was measured (EXPERIMENTS.md); Result.LevelChecked
+// is false outside them.
+const (
+	MinCheckedTemperature = 0.02
+	MaxCheckedTemperature = 0.05
+)
+
 // DefaultTestBandwidth is GF-KSD's default bandwidth: h = med², the median
 // heuristic of kernel tests.
 var DefaultTestBandwidth = kernel.Bandwidth{Rule: kernel.RuleMedian}
@@ -132,8 +140,8 @@ func countImpossible(m model.Model, s *sampler.Samples) int {
 // Lift draws, for each sample z_i, a continuous point x_i (row-major n×d)
 // from the base density truncated to z_i's bins, so that x follows p_c
 // exactly when z follows p*: the paper's transform of discrete samples. The
-// draws come from rng.New(seed, rng.StreamLift).
-func Lift(t *transform.Transform, s *sampler.Samples, seed uint64) ([]float64, error) {
+// draws come from key.For(rng.Lift).
+func Lift(t *transform.Transform, s *sampler.Samples, key rng.Key) ([]float64, error) {
 	if s.D != t.Dim() {
 		return nil, fmt.Errorf("samples have %d variables, the transform has %d", s.D, t.Dim())
 	}
@@ -145,7 +153,7 @@ func Lift(t *transform.Transform, s *sampler.Samples, seed uint64) ([]float64, e
 		}
 	}
 	x := make([]float64, s.N*s.D)
-	r := rng.New(seed, rng.StreamLift)
+	r := key.For(rng.Lift).Rand()
 	for i := range s.N {
 		t.SampleGiven(x[i*s.D:(i+1)*s.D], s.Row(i), r)
 	}
@@ -176,7 +184,7 @@ func GFKSD(ctx context.Context, m model.Model, s *sampler.Samples, set GFKSDSett
 	if err != nil {
 		return nil, err
 	}
-	x, err := Lift(t, s, o.Seed)
+	x, err := Lift(t, s, o.Key)
 	if err != nil {
 		return nil, err
 	}
@@ -200,6 +208,7 @@ func GFKSD(ctx context.Context, m model.Model, s *sampler.Samples, set GFKSDSett
 	if set.Surrogate == "relaxed" {
 		res.Temperature = set.Temperature
 	}
+	res.LevelChecked = set.Surrogate == "relaxed" && set.Temperature >= MinCheckedTemperature && set.Temperature <= MaxCheckedTemperature
 	return res, nil
 }
 
@@ -300,4 +309,4 @@ func (t *gfksdTask) Do(lo, hi int) {
 	}
 }
 
-func newTestRand(seed uint64) *rand.Rand { return rng.New(seed, rng.StreamTest) }
+func newTestRand(key rng.Key) *rand.Rand { return key.For(rng.Test).Rand() }

@@ -292,7 +292,7 @@ func gfksdBruteForce(t *testing.T, m model.Model) {
 			t.Fatal(err)
 		}
 		s := randomSamples(m, 7, r)
-		x, err := Lift(tr, s, 9)
+		x, err := Lift(tr, s, rng.NewKey(9))
 		if err != nil {
 			t.Fatal(err)
 		}
@@ -440,7 +440,7 @@ func TestMMDStatisticMatchesBruteForce(t *testing.T) {
 	}
 	for _, m := range []model.Model{cat, ism} {
 		s, ref := randomSamples(m, 9, r), randomSamples(m, 14, r)
-		res, err := MMD(context.Background(), s, ref, Options{B: 50, Seed: 1})
+		res, err := MMD(context.Background(), s, ref, Options{B: 50, Key: rng.NewKey(1)})
 		if err != nil {
 			t.Fatal(err)
 		}
@@ -469,7 +469,7 @@ func exactSamples(t testing.TB, m model.Model, n int, seed uint64) *sampler.Samp
 		t.Fatal(err)
 	}
 	s := sampler.NewSamples(n, m.Dim())
-	truth.Sample(s.Z, rng.New(seed, rng.StreamSample))
+	truth.Sample(s.Z, rng.NewKey(seed).For(rng.Sample).Rand())
 	return s
 }
 
@@ -479,20 +479,20 @@ func testsFor(m model.Model, nRef int, b int) map[string]testFunc {
 	ctx := context.Background()
 	return map[string]testFunc{
 		"gfksd": func(s *sampler.Samples, seed uint64) (*Result, error) {
-			return GFKSD(ctx, m, s, GFKSDSettings{}, Options{B: b, Seed: seed})
+			return GFKSD(ctx, m, s, GFKSDSettings{}, Options{B: b, Key: rng.NewKey(seed)})
 		},
 		"gfksd-rademacher": func(s *sampler.Samples, seed uint64) (*Result, error) {
-			return GFKSD(ctx, m, s, GFKSDSettings{}, Options{B: b, Seed: seed, Bootstrap: Rademacher})
+			return GFKSD(ctx, m, s, GFKSDSettings{}, Options{B: b, Key: rng.NewKey(seed), Bootstrap: Rademacher})
 		},
 		"dksd": func(s *sampler.Samples, seed uint64) (*Result, error) {
-			return DKSD(ctx, m, s, Options{B: b, Seed: seed})
+			return DKSD(ctx, m, s, Options{B: b, Key: rng.NewKey(seed)})
 		},
 		"mmd": func(s *sampler.Samples, seed uint64) (*Result, error) {
-			ref, _, err := Reference(ctx, m, nRef, 0, seed)
+			ref, _, err := Reference(ctx, m, nRef, 0, rng.NewKey(seed))
 			if err != nil {
 				return nil, err
 			}
-			return MMD(ctx, s, ref, Options{B: b, Seed: seed})
+			return MMD(ctx, s, ref, Options{B: b, Key: rng.NewKey(seed)})
 		},
 	}
 }
@@ -594,17 +594,17 @@ func TestNormaliserInvariance(t *testing.T) {
 	alt := testModel4x4(0.45)
 	ctx := context.Background()
 	for k, s := range []*sampler.Samples{exactSamples(t, m, 200, 1), exactSamples(t, alt, 200, 2)} {
-		a0, err := GFKSD(ctx, m, s, GFKSDSettings{}, Options{B: 300, Seed: 3})
+		a0, err := GFKSD(ctx, m, s, GFKSDSettings{}, Options{B: 300, Key: rng.NewKey(3)})
 		if err != nil {
 			t.Fatal(err)
 		}
-		d0, err := DKSD(ctx, m, s, Options{B: 300, Seed: 3})
+		d0, err := DKSD(ctx, m, s, Options{B: 300, Key: rng.NewKey(3)})
 		if err != nil {
 			t.Fatal(err)
 		}
 		for _, c := range []float64{1234.5, -87.25} {
 			a := a0
-			b, err := GFKSD(ctx, shifted{m, c}, s, GFKSDSettings{}, Options{B: 300, Seed: 3})
+			b, err := GFKSD(ctx, shifted{m, c}, s, GFKSDSettings{}, Options{B: 300, Key: rng.NewKey(3)})
 			if err != nil {
 				t.Fatal(err)
 			}
@@ -612,7 +612,7 @@ func TestNormaliserInvariance(t *testing.T) {
 				t.Errorf("sample %d: GF-KSD p-value %v → %v after shifting log p*", k, a.PValue, b.PValue)
 			}
 			a = d0
-			b, err = DKSD(ctx, plainShifted{m, c}, s, Options{B: 300, Seed: 3})
+			b, err = DKSD(ctx, plainShifted{m, c}, s, Options{B: 300, Key: rng.NewKey(3)})
 			if err != nil {
 				t.Fatal(err)
 			}
@@ -682,7 +682,7 @@ func TestLiftStaysInBins(t *testing.T) {
 	for i := range s.Z {
 		s.Z[i] = i % 5
 	}
-	x, err := Lift(tr, s, 1)
+	x, err := Lift(tr, s, rng.NewKey(1))
 	if err != nil {
 		t.Fatal(err)
 	}

@@ -42,7 +42,7 @@ func TestLevelRBMSurrogates(t *testing.T) {
 	ess := map[string]float64{}
 	for tr := range trials {
 		s := sampler.NewSamples(n, m.Dim())
-		truth.Sample(s.Z, rng.New(uint64(tr), rng.StreamSample))
+		truth.Sample(s.Z, rng.NewKey(uint64(tr)).For(rng.Sample).Rand())
 		for name, set := range settings {
 			res, err := GFKSD(context.Background(), m, s, set, Options{B: b, Seed: uint64(tr)})
 			if err != nil {
@@ -111,9 +111,9 @@ func TestPowerSettingsRBM(t *testing.T) {
 			t.Fatal(err)
 		}
 		s := sampler.NewSamples(n, m.Dim())
-		truth.Sample(s.Z, rng.New(uint64(tr), rng.StreamSample))
+		truth.Sample(s.Z, rng.NewKey(uint64(tr)).For(rng.Sample).Rand())
 		ref := sampler.NewSamples(n, m.Dim())
-		nullTruth.Sample(ref.Z, rng.New(uint64(tr), rng.StreamTest))
+		nullTruth.Sample(ref.Z, rng.NewKey(uint64(tr)).For(rng.Test).Rand())
 		for k, st := range sets {
 			res, err := GFKSD(ctx, m, s, st.set, Options{B: b, Seed: uint64(tr)})
 			if err != nil {
@@ -153,7 +153,7 @@ func bwName(b kernel.Bandwidth) string {
 
 // perturbRBM returns the RBM with W + ε, ε of independent N(0, σ²) entries.
 func perturbRBM(m *rbm.RBM, sigma float64, seed uint64) (*rbm.RBM, error) {
-	g := rng.New(seed, rng.StreamModel)
+	g := rng.NewKey(seed).For(rng.Model).Rand()
 	w := make([][]float64, m.Dim())
 	for i := range w {
 		w[i] = make([]float64, m.Hidden())

@@ -23,14 +23,16 @@ const DefaultSweeps = 1000
 // dstein has an exact sampler for m (enumeration, the Ising grid transfer,
 // the RBM's hidden enumeration), otherwise the final states of n independent
 // Gibbs chains after the given number of sweeps, started from Γ of N(0, I)
-// draws. It also describes where the sample came from.
-func Reference(ctx context.Context, m model.Model, n, sweeps int, seed uint64) (*sampler.Samples, string, error) {
+// draws. Exact draws come from key.ForIndex(rng.Test, 1), the Gibbs chains
+// run on the key key.ForIndex(rng.Test, 2). It also describes where the
+// sample came from.
+func Reference(ctx context.Context, m model.Model, n, sweeps int, key rng.Key) (*sampler.Samples, string, error) {
 	if n < 1 {
 		return nil, "", fmt.Errorf("reference size %d: want at least 1", n)
 	}
 	if truth, err := exact.For(m); err == nil {
 		s := sampler.NewSamples(n, m.Dim())
-		truth.Sample(s.Z, rng.New(seed, rng.Trial(rng.StreamTest, 1)))
+		truth.Sample(s.Z, key.ForIndex(rng.Test, 1).Rand())
 		return s, "exact", nil
 	}
 	if sweeps < 1 {
@@ -40,19 +42,16 @@ func Reference(ctx context.Context, m model.Model, n, sweeps int, seed uint64) (
 	if err != nil {
 		return nil, "", err
 	}
-	g, err := gibbs.New(m, t, n, gibbs.Settings{}, rng.Trial(rng.StreamTest, 2)^seed)
+	g, err := gibbs.New(sampler.NewProblem(m, t, n, sampler.Init{}, key.ForIndex(rng.Test, 2)), gibbs.Settings{})
 	if err != nil {
 		return nil, "", err
 	}
-	for range sweeps {
-		if err := ctx.Err(); err != nil {
-			return nil, "", err
-		}
-		if err := g.Step(); err != nil {
-			return nil, "", err
-		}
+	if out := sampler.Run(ctx, g, sampler.RunOptions{Iters: sweeps}); out.Status != sampler.Completed {
+		return nil, "", out.Err
 	}
-	return g.Samples(), fmt.Sprintf("gibbs (%d sweeps)", sweeps), nil
+	s := sampler.NewSamples(n, m.Dim())
+	copy(s.Z, g.Current())
+	return s, fmt.Sprintf("gibbs (%d sweeps)", sweeps), nil
 }
 
 // MMD runs the two-sample test of s against the reference sample ref with
@@ -106,7 +105,7 @@ func MMD(ctx context.Context, s, ref *sampler.Samples, o Options) (*Result, erro
 		}
 	}
 	observed := stat(q.eval(1)[0], ar)
-	r := newTestRand(o.Seed)
+	r := newTestRand(o.Key)
 	perm := make([]int, N)
 	boot := make([]float64, 0, o.B)
 	arb := make([]float64, blockRows)
@@ -135,7 +134,7 @@ func MMD(ctx context.Context, s, ref *sampler.Samples, o Options) (*Result, erro
 		}
 	}
 	p, crit, rej := decide(observed, boot, o.Alpha)
-	return &Result{Test: "mmd", N: n, Statistic: observed, PValue: p, CriticalValue: crit, Alpha: o.Alpha,
+	return &Result{Test: "mmd", N: n, LevelChecked: true, Statistic: observed, PValue: p, CriticalValue: crit, Alpha: o.Alpha,
 		Reject: rej, Bootstrap: o.B, BootstrapKind: "permutation", Bandwidth: float64(d)}, nil
 }
 

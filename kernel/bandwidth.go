@@ -38,6 +38,19 @@ func (r Rule) String() string {
 	return fmt.Sprintf("Rule(%d)", int(r))
 }
 
+// MarshalText implements encoding.TextMarshaler.
+func (r Rule) MarshalText() ([]byte, error) { return []byte(r.String()), nil }
+
+// UnmarshalText parses a rule name (ParseRule).
+func (r *Rule) UnmarshalText(b []byte) error {
+	v, err := ParseRule(string(b))
+	if err != nil {
+		return err
+	}
+	*r = v
+	return nil
+}
+
 // ParseRule parses "paper", "svgd", "median" or "fixed".
 func ParseRule(s string) (Rule, error) {
 	switch s {
@@ -57,14 +70,14 @@ func ParseRule(s string) (Rule, error) {
 // with the median over distinct pairs and multiplier 1.
 type Bandwidth struct {
 	// Rule picks the formula. Default RuleMedianSVGD.
-	Rule Rule
+	Rule Rule `json:"rule" flag:"bandwidth" help:"bandwidth rule: svgd (h = med²/log(n+1)), paper (med²/(2 log(n+1))), median (med²) or fixed (with --fixed-h)"`
 	// Scale multiplies h. Default (0) means 1.
-	Scale float64
+	Scale float64 `json:"scale" flag:"bandwidth-scale,positive" help:"multiplier of the bandwidth"`
 	// H is the bandwidth for RuleFixed; it must be > 0 then.
-	H float64
+	H float64 `json:"h" flag:"fixed-h,positive" help:"the bandwidth h of --bandwidth fixed"`
 	// IncludeDiagonal takes the median over all n² ordered pairs, the n
 	// zero self-distances included, instead of the n(n−1)/2 distinct pairs.
-	IncludeDiagonal bool
+	IncludeDiagonal bool `json:"median_all_pairs" flag:"median-all-pairs" help:"take the median over all n² pairs, zeros included, not the distinct pairs"`
 }
 
 // Validate reports a setting that cannot be used.
@@ -74,6 +87,9 @@ func (b Bandwidth) Validate() error {
 	}
 	switch b.Rule {
 	case RuleMedianPaper, RuleMedianSVGD, RuleMedian:
+		if b.H != 0 {
+			return fmt.Errorf("a fixed bandwidth h = %v goes with the rule fixed (--bandwidth fixed), not %s", b.H, b.Rule)
+		}
 	case RuleFixed:
 		if !(b.H > 0) || math.IsInf(b.H, 0) {
 			return fmt.Errorf("fixed bandwidth is %v; want a finite number > 0", b.H)
@@ -82,6 +98,14 @@ func (b Bandwidth) Validate() error {
 		return fmt.Errorf("unknown bandwidth rule %d", int(b.Rule))
 	}
 	return nil
+}
+
+// Resolved returns b with its default scale filled in.
+func (b Bandwidth) Resolved() Bandwidth {
+	if b.Scale == 0 {
+		b.Scale = 1
+	}
+	return b
 }
 
 // NeedsMedian reports whether the rule uses the median distance.

@@ -39,7 +39,7 @@ func bruteMedian2(x []float64, n, d int, diag bool) float64 {
 // median) against a brute-force computation, for odd and even pair counts,
 // both median conventions and several sizes.
 func TestRBFMatchesBruteForce(t *testing.T) {
-	r := rng.New(1, 0)
+	r := rng.Key{Seed: 1, Stream: 0}.Rand()
 	for _, sz := range [][2]int{{1, 3}, {2, 1}, {3, 2}, {4, 5}, {37, 3}, {70, 1}, {101, 8}} {
 		n, d := sz[0], sz[1]
 		x := make([]float64, n*d)
@@ -83,7 +83,7 @@ func TestRBFCoincidentPointsFallBack(t *testing.T) {
 }
 
 func TestRBFSameBitsOnOneAndTwoCores(t *testing.T) {
-	r := rng.New(2, 0)
+	r := rng.Key{Seed: 2, Stream: 0}.Rand()
 	n, d := 300, 7
 	x := make([]float64, n*d)
 	for k := range x {
@@ -104,7 +104,7 @@ func TestRBFSameBitsOnOneAndTwoCores(t *testing.T) {
 }
 
 func TestSelect(t *testing.T) {
-	r := rng.New(3, 0)
+	r := rng.Key{Seed: 3, Stream: 0}.Rand()
 	for _, n := range []int{1, 2, 5, 16, 17, 100, 1001} {
 		for _, dup := range []bool{false, true} {
 			a := make([]float64, n)

@@ -9,7 +9,7 @@ import (
 )
 
 func randomSamples(n, d, k int, seed uint64) *sampler.Samples {
-	r := rng.New(seed, 0)
+	r := rng.Key{Seed: seed, Stream: 0}.Rand()
 	s := sampler.NewSamples(n, d)
 	for i := range s.Z {
 		s.Z[i] = r.IntN(k)

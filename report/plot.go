@@ -15,7 +15,7 @@ import (
 	"gonum.org/v1/plot/vg/vgimg"
 	"gonum.org/v1/plot/vg/vgsvg"
 
-	"github.com/dstein/dstein/internal/atomicfile"
+	"github.com/dstein/dstein/internal/safeio"
 )
 
 // Series is one line of a panel: points (X[i], Y[i]) with optional error
@@ -247,7 +247,7 @@ func (f *Figure) Save(base string) error {
 	}
 	png := vgimg.NewWith(vgimg.UseWH(W, H), vgimg.UseDPI(110), vgimg.UseBackgroundColor(color.White))
 	draw1(draw.New(png))
-	if err := atomicfile.Write(base+".png", func(w *bufio.Writer) error {
+	if err := safeio.Replace(base+".png", func(w *bufio.Writer) error {
 		_, err := vgimg.PngCanvas{Canvas: png}.WriteTo(w)
 		return err
 	}); err != nil {
@@ -255,7 +255,7 @@ func (f *Figure) Save(base string) error {
 	}
 	svg := vgsvg.NewWith(vgsvg.UseWH(W, H), vgsvg.EmbedFonts(true))
 	draw1(draw.New(svg))
-	return atomicfile.Write(base+".svg", func(w *bufio.Writer) error {
+	return safeio.Replace(base+".svg", func(w *bufio.Writer) error {
 		_, err := svg.WriteTo(io.Writer(w))
 		return err
 	})

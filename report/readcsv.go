@@ -1,12 +1,13 @@
 package report
 
 import (
+	"context"
 	"encoding/csv"
 	"errors"
 	"fmt"
+	"github.com/dstein/dstein/internal/safeio"
 	"io"
 	"math"
-	"os"
 	"strconv"
 	"strings"
 
@@ -14,16 +15,36 @@ import (
 	"github.com/dstein/dstein/sampler"
 )
 
-// LoadSamplesCSV reads the samples CSV file at path (see ReadSamplesCSV);
-// errors name the file.
-func LoadSamplesCSV(path string, m model.Model) (*sampler.Samples, error) {
-	f, err := os.Open(path)
+// TooManyRows is the error of a samples file with more rows than allowed.
+type TooManyRows struct {
+	Path string
+	Max  int
+}
+
+func (e *TooManyRows) Error() string {
+	return fmt.Sprintf("%s has more than %d sample rows, the most the memory limit allows for this command (--max-memory raises it)", e.Path, e.Max)
+}
+
+// LoadSamplesCSV reads the samples CSV file at path (see ReadSamplesCSV),
+// a regular file or "-" for standard input, keeping at most maxRows samples
+// (0: no limit) and stopping with ctx's error when ctx is canceled; errors
+// name the file.
+func LoadSamplesCSV(ctx context.Context, path string, m model.Model, maxRows int) (*sampler.Samples, error) {
+	f, err := safeio.Open(path, "samples file", 0)
 	if err != nil {
-		return nil, fmt.Errorf("cannot read the samples file: %w", err)
+		return nil, err
 	}
 	defer f.Close()
-	s, err := ReadSamplesCSV(f, m)
+	s, err := readSamples(safeio.WithContext(ctx, f), m, maxRows)
 	if err != nil {
+		if ctx.Err() != nil {
+			return nil, ctx.Err()
+		}
+		var tm *TooManyRows
+		if errors.As(err, &tm) {
+			tm.Path = path
+			return nil, tm
+		}
 		return nil, fmt.Errorf("%s: %w", path, err)
 	}
 	return s, nil
@@ -36,6 +57,10 @@ func LoadSamplesCSV(path string, m model.Model) (*sampler.Samples, error) {
 // number ("1.0" for 1). Blank lines are skipped. Errors name the line and
 // the column (1-based) of the problem.
 func ReadSamplesCSV(r io.Reader, m model.Model) (*sampler.Samples, error) {
+	return readSamples(r, m, 0)
+}
+
+func readSamples(r io.Reader, m model.Model, maxRows int) (*sampler.Samples, error) {
 	d := m.Dim()
 	cr := csv.NewReader(r)
 	cr.FieldsPerRecord = -1 // widths are checked below, with our own message
@@ -83,6 +108,9 @@ func ReadSamplesCSV(r io.Reader, m model.Model) (*sampler.Samples, error) {
 			return nil, csvError(err)
 		}
 		line, _ := cr.FieldPos(0)
+		if maxRows > 0 && n >= maxRows {
+			return nil, &TooManyRows{Max: maxRows}
+		}
 		if len(row) != d {
 			return nil, fmt.Errorf("line %d: %d columns, want %d (one per variable)", line, len(row), d)
 		}

@@ -3,6 +3,8 @@ package report
 import (
 	"bufio"
 	"bytes"
+	"context"
+	"errors"
 	"os"
 	"path/filepath"
 	"slices"
@@ -35,7 +37,7 @@ func testModels(t *testing.T) map[string]model.Model {
 
 // randomSamples draws n uniform state indices for m.
 func randomSamples(m model.Model, n int, seed uint64) *sampler.Samples {
-	r := rng.New(seed, 99)
+	r := rng.Key{Seed: seed, Stream: 99}.Rand()
 	s := sampler.NewSamples(n, m.Dim())
 	for i := range n {
 		for l := range s.Row(i) {
@@ -66,10 +68,15 @@ func TestSamplesCSVRoundTrip(t *testing.T) {
 	m := testModels(t)["ising"]
 	s := randomSamples(m, 10, 4)
 	p := filepath.Join(t.TempDir(), "s.csv")
-	if err := SaveSamplesCSV(p, m, s); err != nil {
+	f, err := os.Create(p)
+	if err != nil {
 		t.Fatal(err)
 	}
-	got, err := LoadSamplesCSV(p, m)
+	w := bufio.NewWriter(f)
+	WriteSamplesCSV(w, m, s)
+	w.Flush()
+	f.Close()
+	got, err := LoadSamplesCSV(context.Background(), p, m, 0)
 	if err != nil || !slices.Equal(got.Z, s.Z) {
 		t.Errorf("LoadSamplesCSV: %v", err)
 	}
@@ -121,10 +128,17 @@ func TestReadSamplesCSVErrors(t *testing.T) {
 	// The file's name leads the message.
 	p := filepath.Join(t.TempDir(), "bad.csv")
 	os.WriteFile(p, []byte("z0,z1,z2\n1,0.1,4\n"), 0o644)
-	if _, err := LoadSamplesCSV(p, m); err == nil || !strings.HasPrefix(err.Error(), p+": line 2, column 3 (z2): 4 is not a state") {
+	ctx := context.Background()
+	if _, err := LoadSamplesCSV(ctx, p, m, 0); err == nil || !strings.HasPrefix(err.Error(), p+": line 2, column 3 (z2): 4 is not a state") {
 		t.Errorf("LoadSamplesCSV: %v", err)
 	}
-	if _, err := LoadSamplesCSV(filepath.Join(t.TempDir(), "none.csv"), m); err == nil || !strings.Contains(err.Error(), "cannot read the samples file") {
+	if _, err := LoadSamplesCSV(ctx, filepath.Join(t.TempDir(), "none.csv"), m, 0); err == nil || !strings.Contains(err.Error(), "does not exist") {
 		t.Errorf("missing file: %v", err)
+	}
+	// A row limit stops the reader.
+	os.WriteFile(p, []byte("z0,z1,z2\n1,0.1,3\n1,0.1,3\n1,0.1,3\n"), 0o644)
+	var tm *TooManyRows
+	if _, err := LoadSamplesCSV(ctx, p, m, 2); !errors.As(err, &tm) {
+		t.Errorf("3 rows with a limit of 2: %v", err)
 	}
 }

@@ -1,9 +1,12 @@
-// Package rng derives dstein's random number generators from a seed and a
-// stream number.
+// Package rng is the one way randomness enters dstein: a Key (seed, stream)
+// with derive operations, and the named purposes of its streams.
 //
-// Every random choice in dstein flows from a *rand.Rand passed in by the
-// caller; nothing uses the global generator. New(seed, stream) gives a
-// ChaCha8 generator whose 32-byte key holds the seed and the stream, so that
-// different streams of one seed are statistically independent and the same
-// (seed, stream) gives the same sequence on every platform and core count.
+// Every random choice flows from a Key passed in by the caller; nothing uses
+// the global generator. A Key names a ChaCha8 generator whose 32-byte key
+// holds the seed and the stream, so that different streams of one seed are
+// statistically independent and the same key gives the same sequence on
+// every platform and core count. A user's seed is a root key (NewKey);
+// For and ForIndex name the streams of a purpose under it (initial draw,
+// transitions of chain i, test bootstrap, …) and Split gives the root keys of
+// repetitions (experiment trials, replicates, pipeline stages).
 package rng

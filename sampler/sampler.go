@@ -6,90 +6,148 @@ import (
 	"math/rand/v2"
 
 	"github.com/dstein/dstein/model"
+	"github.com/dstein/dstein/rng"
+	"github.com/dstein/dstein/transform"
 )
 
-// Stepper is one iteration of a sampling algorithm.
+// Stepper is anything the run loop drives, one iteration per Step: a
+// sampler, or the training of an ensemble of networks.
 type Stepper interface {
-	// Step advances the algorithm by one iteration.
-	Step() error
+	// Step advances by one iteration. Long steps check ctx and return its
+	// error when it is canceled.
+	Step(ctx context.Context) error
 }
 
-// Status says why a run stopped.
-type Status int
-
-const (
-	// Completed means every requested iteration ran.
-	Completed Status = iota
-	// Canceled means the context was canceled first.
-	Canceled
-	// Failed means a step returned an error.
-	Failed
-)
-
-// String returns "completed", "canceled" or "failed".
-func (s Status) String() string {
-	switch s {
-	case Completed:
-		return "completed"
-	case Canceled:
-		return "canceled"
-	case Failed:
-		return "failed"
-	}
-	return fmt.Sprintf("Status(%d)", int(s))
+// Sampler is the running state of a method: n particles or chains over the
+// d variables of a model.
+type Sampler interface {
+	Stepper
+	// Current returns the current states of the n particles or chains,
+	// row-major n×d state indices. The slice belongs to the sampler and
+	// stays valid until the next Step.
+	Current() []int
+	// Stats returns the method's statistics at the current state.
+	Stats() Stats
 }
 
-// Progress receives the number of completed iterations out of total.
-type Progress interface {
-	Update(done, total int)
+// Positioned is a sampler whose particles or chains are points of R^d
+// (GF-SVGD, discontinuous HMC); their states are Γ of the points.
+type Positioned interface {
+	Sampler
+	// Positions returns the current points, row-major n×d. The slice
+	// belongs to the sampler and stays valid until the next Step.
+	Positions() []float64
 }
 
-// RunOptions configure Run. The zero value runs no iteration.
-type RunOptions struct {
-	// Iters is the number of iterations to run.
-	Iters int
-	// Progress, when not nil, is told after every iteration.
-	Progress Progress
-	// AfterStep, when not nil, is called after each iteration with the
-	// number of iterations done so far; a non-nil error stops the run.
-	AfterStep func(done int) error
+// Stat is one named statistic of a method.
+type Stat struct {
+	Name  string
+	Value float64
 }
 
-// Outcome reports how a run ended.
-type Outcome struct {
-	Status Status
-	// Iters is the number of iterations completed.
-	Iters int
-	// Err is the error that stopped a failed run, or the context's error
-	// for a canceled one.
-	Err error
+// Stats are a method's statistics. Each method reports the same names in
+// the same order at every step, so that traces and summaries have a stable
+// shape.
+type Stats struct {
+	// Evaluations counts evaluations of the model so far (each method's
+	// documentation says what one is).
+	Evaluations int64
+	// Values are the method's own statistics (acceptance rates, weight
+	// ESS, bandwidth, …).
+	Values []Stat
 }
 
-// Run calls s.Step opt.Iters times, checking ctx before every iteration.
-func Run(ctx context.Context, s Stepper, opt RunOptions) Outcome {
-	for it := 0; it < opt.Iters; it++ {
-		if err := ctx.Err(); err != nil {
-			return Outcome{Status: Canceled, Iters: it, Err: err}
-		}
-		if err := s.Step(); err != nil {
-			return Outcome{Status: Failed, Iters: it, Err: err}
-		}
-		if opt.Progress != nil {
-			opt.Progress.Update(it+1, opt.Iters)
-		}
-		if opt.AfterStep != nil {
-			if err := opt.AfterStep(it + 1); err != nil {
-				return Outcome{Status: Failed, Iters: it + 1, Err: err}
-			}
+// Value returns the named statistic and whether it exists.
+func (s Stats) Value(name string) (float64, bool) {
+	for _, v := range s.Values {
+		if v.Name == name {
+			return v.Value, true
 		}
 	}
-	return Outcome{Status: Completed, Iters: opt.Iters}
+	return 0, false
+}
+
+// Truth draws exact i.i.d. samples of a model (package exact provides it).
+type Truth interface {
+	// Sample fills dst (row-major, len(dst)/d samples) with exact draws.
+	Sample(dst []int, r *rand.Rand)
+}
+
+// Problem is what a method is built from: the model and its continuous
+// parameterization, the starting points and states of its n particles or
+// chains, and its random key.
+type Problem struct {
+	Model     model.Model
+	Transform *transform.Transform
+	// N is the number of particles or chains.
+	N int
+	// X are the starting points in R^d (row-major n×d) and Z the starting
+	// states (n×d). In the first stage of a run Z = Γ(X). After a stage
+	// that only has states, X is nil for a discrete method and, for a
+	// continuous one, points drawn inside Z's bins.
+	X []float64
+	Z []int
+	// Key is the method's random key; methods take their streams from it
+	// with Key.For and Key.ForIndex (rng.Sample for transitions).
+	Key rng.Key
+	// Truth, when not nil, is an exact sampler of the model (for the
+	// exact method; it builds one when nil).
+	Truth Truth
+}
+
+// Check reports a problem whose shapes disagree.
+func (p *Problem) Check() error {
+	switch {
+	case p.Model == nil:
+		return fmt.Errorf("no model")
+	case p.Model.Dim() < 1:
+		return fmt.Errorf("the model has no variables")
+	case p.Transform == nil:
+		return fmt.Errorf("no transform")
+	case p.Transform.Dim() != p.Model.Dim():
+		return fmt.Errorf("the model has %d variables but the transform has %d", p.Model.Dim(), p.Transform.Dim())
+	case p.N < 1:
+		return fmt.Errorf("need at least one particle or chain, got %d", p.N)
+	case (p.X != nil && len(p.X) != p.N*p.Model.Dim()) || len(p.Z) != p.N*p.Model.Dim():
+		return fmt.Errorf("%d starting points and %d starting states for %d particles of dimension %d", len(p.X), len(p.Z), p.N, p.Model.Dim())
+	}
+	d := p.Model.Dim()
+	for i := range d {
+		if len(p.Model.States(i)) != p.Transform.NumStates(i) {
+			return fmt.Errorf("variable %d has %d states but the transform has %d", i, len(p.Model.States(i)), p.Transform.NumStates(i))
+		}
+	}
+	for k, s := range p.Z {
+		if s < 0 || s >= len(p.Model.States(k%d)) {
+			return fmt.Errorf("starting state of variable %d of chain %d is %d; the variable has %d states", k%d, k/d, s, len(p.Model.States(k%d)))
+		}
+	}
+	return nil
+}
+
+// NewProblem returns the problem of a run's first stage: n points drawn
+// from the initial distribution with key.For(rng.Init) (InitialParticles)
+// and their states Γ(x), with the run's key.
+func NewProblem(m model.Model, t *transform.Transform, n int, init Init, key rng.Key) *Problem {
+	if m == nil || t == nil || t.Dim() != m.Dim() {
+		return &Problem{Model: m, Transform: t, N: n, Key: key}
+	}
+	d := m.Dim()
+	init = init.Resolved()
+	if n < 0 || d < 0 {
+		return &Problem{Model: m, Transform: t, N: n, Key: key}
+	}
+	x := InitialParticles(nil, n, d, init.Mean, init.Std, key.For(rng.Init).Rand())
+	z := make([]int, n*d)
+	for j := range n {
+		t.Gamma(z[j*d:(j+1)*d], x[j*d:(j+1)*d])
+	}
+	return &Problem{Model: m, Transform: t, N: n, X: x, Z: z, Key: key}
 }
 
 // InitialParticles draws n points of R^d from N(mean, std²) per coordinate,
 // row-major (particle by particle, coordinate by coordinate), into dst
-// (allocated when nil). Every sampler that starts from "the same initial
-// draw" calls this with the same generator state.
+// (allocated when nil). Every method of a run starts from this one draw.
 func InitialParticles(dst []float64, n, d int, mean, std float64, r *rand.Rand) []float64 {
 	if dst == nil {
 		dst = make([]float64, n*d)

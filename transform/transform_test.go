@@ -69,7 +69,7 @@ func TestGammaMatchesBins(t *testing.T) {
 // of x against the truncated-normal mean within 4 standard errors.
 func TestSampleGivenIsTruncatedBase(t *testing.T) {
 	const n = 20000
-	r := rng.New(1, 0)
+	r := rng.Key{Seed: 1, Stream: 0}.Rand()
 	nb := Normal{}
 	for _, K := range []int{2, 3, 5} {
 		tr, _ := New(nil, []int{K})
@@ -113,7 +113,7 @@ func TestSampleGivenIsTruncatedBase(t *testing.T) {
 }
 
 func TestSampleGivenFarTails(t *testing.T) {
-	r := rng.New(2, 0)
+	r := rng.Key{Seed: 2, Stream: 0}.Rand()
 	const K = 100000
 	tr, _ := New(nil, []int{K})
 	x := make([]float64, 1)
@@ -165,7 +165,7 @@ func relaxedModels(t *testing.T) map[string]model.Relaxed {
 // Every surrogate score against central finite differences of its log
 // density, at random points, in the tails, and at several temperatures.
 func TestSurrogateScoresMatchFiniteDifferences(t *testing.T) {
-	r := rng.New(3, 0)
+	r := rng.Key{Seed: 3, Stream: 0}.Rand()
 	for name, m := range relaxedModels(t) {
 		tr, err := ForModel(nil, m)
 		if err != nil {
@@ -292,7 +292,7 @@ func TestSupportGivesImpossibleStatesNoBin(t *testing.T) {
 	if lo, hi := tr.Bin(0, 2); lo != 0 || !math.IsInf(hi, 1) {
 		t.Fatalf("state 2 has bin [%v, %v); want [0, +Inf)", lo, hi)
 	}
-	r := rng.New(5, 0)
+	r := rng.Key{Seed: 5, Stream: 0}.Rand()
 	x := make([]float64, 2)
 	for range 1000 {
 		for i := range x {
@@ -339,7 +339,7 @@ func TestMixtureBase(t *testing.T) {
 			t.Errorf("score at %v: %v; finite difference %v", x, mix.Score(x), fd)
 		}
 	}
-	r := rng.New(9, 0)
+	r := rng.Key{Seed: 9, Stream: 0}.Rand()
 	x := make([]float64, 1)
 	for range 200 {
 		for s := range 5 {

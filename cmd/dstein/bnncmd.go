@@ -1,8 +1,9 @@
 package main
 
 import (
-	"errors"
+	"bufio"
 	"fmt"
+	"math"
 	"os"
 	"path/filepath"
 	"slices"
@@ -14,6 +15,7 @@ import (
 	"github.com/dstein/dstein/bnn"
 	"github.com/dstein/dstein/dataset"
 	"github.com/dstein/dstein/ensemble"
+	"github.com/dstein/dstein/internal/safeio"
 	"github.com/dstein/dstein/report"
 )
 
@@ -31,7 +33,7 @@ func newBNNTrainCmd(e *env) *cobra.Command {
 	var out, jsonPath, dataDir string
 	var resume bool
 	cmd := &cobra.Command{
-		Use:   "train --out DIR",
+		Use:   "train --out-dir DIR",
 		Short: "Train an ensemble of binarized networks and report its test accuracy",
 		Long: `Train an ensemble of binarized networks on MNIST, Fashion-MNIST or CIFAR-10
 and report the ensemble's test accuracy (softmax outputs averaged; weighted by
@@ -52,6 +54,9 @@ for the methods that train members one after another); --resume continues an
 interrupted run from it and ends with the same result as an uninterrupted run.`,
 		Args: cobra.NoArgs,
 		RunE: func(cmd *cobra.Command, args []string) error {
+			if err := checkBNNFlags(cmd, cfg); err != nil {
+				return err
+			}
 			return runBNNTrain(e, cfg, out, jsonPath, dataDir, resume)
 		},
 	}
@@ -68,21 +73,49 @@ interrupted run from it and ends with the same result as an uninterrupted run.`,
 	fs.IntVar(&cfg.TrainLimit, "train-limit", 0, "use only the first N training examples (0: all)")
 	fs.IntVar(&cfg.TestLimit, "test-limit", 0, "use only the first N test examples (0: all)")
 	fs.StringVar(&cfg.Weights, "weights", "rank", "GF-SVGD particle weights: rank (the paper's γ = 1/H(μ)) or self (self-normalised ρ/p_c)")
-	fs.StringVar(&cfg.Bandwidth, "bandwidth", "paper", "GF-SVGD kernel bandwidth rule: paper (med²/(2 log(n+1))), svgd (med²/log(n+1)) or median (med²)")
+	fs.StringVar(&cfg.Bandwidth, "bandwidth", "paper", "GF-SVGD bandwidth rule: paper (med²/(2 log(n+1))), svgd (med²/log(n+1)) or median (med²)")
 	fs.Float64Var(&cfg.Temperature, "temperature", ensemble.DefaultTemperature, "GF-SVGD surrogate: temperature τ of the relaxation σ(x/τ) of sign (1 is the paper's σ)")
 	fs.Float64Var(&cfg.TemperatureEnd, "temperature-end", ensemble.DefaultTemperatureEnd, "GF-SVGD surrogate: anneal the temperature geometrically to this value by the last step (0: no annealing)")
 	fs.StringVar(&cfg.Init, "init", "glorot", "initial latent weights: glorot (U(−a, a), Glorot's a) or uniform (U(−1, 1))")
 	fs.Float64Var(&cfg.SwishBeta, "swish-beta", 5, "BNN+: slope β of the SignSwish derivative")
 	fs.Float64Var(&cfg.Regularizer, "regularizer", 1e-6, "BNN+: weight λ of Σ(1 − |w|)² in the mean loss")
-	fs.StringVar(&out, "out", "", "folder for the checkpoint and result.json (required)")
-	fs.BoolVar(&resume, "resume", false, "continue from the checkpoint in --out")
+	fs.StringVar(&out, "out-dir", "", "folder for the checkpoint and result.json (required; created if missing)")
+	fs.BoolVar(&resume, "resume", false, "continue from the checkpoint in --out-dir")
 	fs.StringVar(&jsonPath, "json", "", "also write the result as JSON to this file")
 	return cmd
 }
 
+// checkBNNFlags refuses values that the library would replace by its
+// defaults (0 means "default" there, never on the command line), and
+// non-finite numbers.
+func checkBNNFlags(cmd *cobra.Command, cfg ensemble.Config) error {
+	fs := cmd.Flags()
+	for name, v := range map[string]int{"ensemble": cfg.Ensemble, "epochs": cfg.Epochs, "batch": cfg.Batch} {
+		if fs.Changed(name) && v < 1 {
+			return usagef("--%s must be at least 1, got %d", name, v)
+		}
+	}
+	for name, v := range map[string]int{"train-limit": cfg.TrainLimit, "test-limit": cfg.TestLimit} {
+		if v < 0 {
+			return usagef("--%s must be ≥ 0 (0: all), got %d", name, v)
+		}
+	}
+	for name, v := range map[string]float64{"lr": cfg.LearningRate, "temperature": cfg.Temperature, "swish-beta": cfg.SwishBeta} {
+		if fs.Changed(name) && (!(v > 0) || math.IsInf(v, 0)) {
+			return usagef("--%s must be a finite number > 0, got %v", name, v)
+		}
+	}
+	for name, v := range map[string]float64{"temperature-end": cfg.TemperatureEnd, "regularizer": cfg.Regularizer} {
+		if fs.Changed(name) && (!(v >= 0) || math.IsInf(v, 0)) {
+			return usagef("--%s must be a finite number ≥ 0, got %v", name, v)
+		}
+	}
+	return nil
+}
+
 func runBNNTrain(e *env, cfg ensemble.Config, out, jsonPath, dataDir string, resume bool) error {
 	if out == "" {
-		return usagef("--out DIR is required (the checkpoint and result.json go there)")
+		return usagef("--out-dir DIR is required (the checkpoint and result.json go there)")
 	}
 	if !slices.Contains(dataset.Names, cfg.Data) {
 		return usagef("unknown data set %q; want one of %s", cfg.Data, strings.Join(dataset.Names, ", "))
@@ -94,14 +127,21 @@ func runBNNTrain(e *env, cfg ensemble.Config, out, jsonPath, dataDir string, res
 		return usageError{err}
 	}
 	cfg = cfg.WithDefaults()
-	if err := os.MkdirAll(out, 0o755); err != nil {
+	if err := makeOutDir(out); err != nil {
 		return err
 	}
+	cp := filepath.Join(out, ensemble.CheckpointName)
 	if !resume {
-		if _, err := os.Stat(filepath.Join(out, ensemble.CheckpointName)); err == nil {
-			return usagef("%s already holds a checkpoint: add --resume to continue that run, or choose another --out", out)
+		if _, err := os.Lstat(cp); err == nil {
+			return usagef("%s already holds a checkpoint: add --resume to continue that run, or choose another --out-dir", out)
 		}
 	}
+	plan := newPlan(e, cp)
+	outJSON := plan.Output(jsonPath, "--json")
+	if err := plan.Check(); err != nil {
+		return err
+	}
+	defer plan.Abort()
 	train, test, err := dataset.Load(cfg.Data, dataDir)
 	if err != nil {
 		return err
@@ -137,8 +177,11 @@ func runBNNTrain(e *env, cfg ensemble.Config, out, jsonPath, dataDir string, res
 		pb.Finish()
 	}
 	if err != nil {
-		if errors.Is(err, e.ctx.Err()) && e.ctx.Err() != nil {
-			return interrupted{fmt.Sprintf("interrupted; the last completed epoch is in %s: rerun with --resume to continue", filepath.Join(out, ensemble.CheckpointName))}
+		if e.ctx.Err() != nil {
+			if _, serr := os.Lstat(cp); serr == nil {
+				return interrupted{fmt.Sprintf("interrupted; the last completed epoch is in %s: rerun with --resume to continue", cp)}
+			}
+			return interrupted{"interrupted before the first epoch completed; nothing written"}
 		}
 		return err
 	}
@@ -160,17 +203,16 @@ func runBNNTrain(e *env, cfg ensemble.Config, out, jsonPath, dataDir string, res
 	}
 	fmt.Fprintf(w, "weights    sha256 %s\n", res.WeightsSHA256)
 	fmt.Fprintf(w, "time       %.1f s training, %.0f training examples/s over all networks\n", res.Seconds, res.ExamplesPerSecond)
-	if err := report.SaveJSON(filepath.Join(out, "result.json"), res); err != nil {
+	if err := safeio.Replace(filepath.Join(out, "result.json"), func(bw *bufio.Writer) error { return report.WriteJSON(bw, res) }); err != nil {
 		return err
 	}
 	fmt.Fprintf(w, "wrote %s\n", filepath.Join(out, "result.json"))
-	if jsonPath != "" {
-		if err := report.SaveJSON(jsonPath, res); err != nil {
+	if outJSON != nil {
+		if err := outJSON.Write(func(bw *bufio.Writer) error { return report.WriteJSON(bw, res) }); err != nil {
 			return err
 		}
-		fmt.Fprintf(w, "wrote %s\n", jsonPath)
 	}
-	return nil
+	return commit(e, plan, func(format string, a ...any) { fmt.Fprintf(w, format, a...) })
 }
 
 func pbDesc(ev ensemble.Event) string {

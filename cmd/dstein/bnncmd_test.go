@@ -12,7 +12,7 @@ func TestBNNTrain(t *testing.T) {
 	dir := t.TempDir()
 	js := filepath.Join(dir, "r.json")
 	args := []string{"bnn", "train", "--data", "mnist", "--arch", "mlp", "--method", "gfsvgd", "--ensemble", "2", "--epochs", "1",
-		"--train-limit", "512", "--test-limit", "300", "--out", filepath.Join(dir, "run"), "--json", js}
+		"--train-limit", "512", "--test-limit", "300", "--out-dir", filepath.Join(dir, "run"), "--json", js}
 	code, out, errs := dstein(t, args...)
 	if code != 0 {
 		t.Fatalf("exit %d: %s", code, errs)
@@ -67,13 +67,16 @@ func TestBNNTrainBadInput(t *testing.T) {
 		code     int
 		contains string
 	}{
-		{[]string{"bnn", "train"}, exitUsage, "--out"},
-		{[]string{"bnn", "train", "--out", dir, "--method", "adaboost"}, exitUsage, "unknown method"},
-		{[]string{"bnn", "train", "--out", dir, "--arch", "vgg"}, exitUsage, "unknown architecture"},
-		{[]string{"bnn", "train", "--out", dir, "--data", "svhn"}, exitUsage, "unknown data set"},
-		{[]string{"bnn", "train", "--out", dir, "--batch", "1"}, exitUsage, "batch size"},
-		{[]string{"bnn", "train", "--out", dir, "--data", "cifar10"}, exitError, "--data-dir"},
-		{[]string{"bnn", "train", "--out", dir, "--data", "fashion", "--data-dir", dir}, exitError, "install-fashion-mnist.sh"},
+		{[]string{"bnn", "train"}, exitUsage, "--out-dir"},
+		{[]string{"bnn", "train", "--out-dir", dir, "--ensemble", "0"}, exitUsage, "--ensemble must be at least 1"},
+		{[]string{"bnn", "train", "--out-dir", dir, "--batch", "0"}, exitUsage, "--batch must be at least 1"},
+		{[]string{"bnn", "train", "--out-dir", dir, "--temperature", "0"}, exitUsage, "--temperature must be a finite number > 0"},
+		{[]string{"bnn", "train", "--out-dir", dir, "--method", "adaboost"}, exitUsage, "unknown method"},
+		{[]string{"bnn", "train", "--out-dir", dir, "--arch", "vgg"}, exitUsage, "unknown architecture"},
+		{[]string{"bnn", "train", "--out-dir", dir, "--data", "svhn"}, exitUsage, "unknown data set"},
+		{[]string{"bnn", "train", "--out-dir", dir, "--batch", "1"}, exitUsage, "batch size"},
+		{[]string{"bnn", "train", "--out-dir", dir, "--data", "cifar10"}, exitError, "--data-dir"},
+		{[]string{"bnn", "train", "--out-dir", dir, "--data", "fashion", "--data-dir", dir}, exitError, "install-fashion-mnist.sh"},
 	}
 	for _, c := range cases {
 		code, _, errs := dstein(t, c.args...)

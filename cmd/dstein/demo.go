@@ -14,12 +14,13 @@ import (
 	"github.com/dstein/dstein/model/ising"
 	"github.com/dstein/dstein/model/rbm"
 	"github.com/dstein/dstein/rng"
+	"github.com/dstein/dstein/sampler"
 )
 
 // demoModels are the built-in examples: small enough for exact answers by
 // enumeration.
 func demoModels(seed uint64) ([]string, []model.Model, error) {
-	r := rng.New(seed, rng.StreamModel)
+	r := rng.NewKey(seed).For(rng.Model).Rand()
 	fields := make([]float64, 16)
 	for i := range fields {
 		fields[i] = -0.3 + 0.6*r.Float64()
@@ -40,27 +41,33 @@ func demoModels(seed uint64) ([]string, []model.Model, error) {
 }
 
 func newDemoCmd(e *env) *cobra.Command {
-	var f sampleFlags
-	var modelSeed uint64
+	var n, iters, show int
+	var seed, modelSeed uint64
+	var method string
 	cmd := &cobra.Command{
 		Use:   "demo",
-		Short: "Sample two built-in models with GF-SVGD and Gibbs and compare with the exact answer",
-		Long: `Sample a 4×4 Ising grid and a small RBM with GF-SVGD, with Gibbs sampling
-(n chains) and with exact i.i.d. sampling, and compare each method's estimated
-means with the exact ones (by enumeration). The RMSE that n exact i.i.d.
-samples have on average is shown for scale.`,
+		Short: "Sample two built-in models with dstein's default and with Gibbs, and compare with the exact answer",
+		Long: `Sample a 4×4 Ising grid and a small RBM with dstein's default preset (or
+--method), with Gibbs sampling (n chains) and with exact i.i.d. sampling, and
+compare each method's estimated means with the exact ones (by enumeration).
+The RMSE that n exact i.i.d. samples have on average is shown for scale.`,
 		Args: cobra.NoArgs,
 		RunE: func(cmd *cobra.Command, _ []string) error {
-			if f.n < 1 {
-				return usagef("--n must be at least 1, got %d", f.n)
+			if err := atLeast("n", n, 1); err != nil {
+				return err
 			}
-			if f.iters < 0 {
-				return usagef("--iters must be ≥ 0, got %d", f.iters)
+			if err := atLeast("iters", iters, 0); err != nil {
+				return err
 			}
-			if !contains(infer.Surrogates, f.gf.surrogate) {
-				return usagef("unknown surrogate %q; want base or relaxed", f.gf.surrogate)
+			main, _, err := infer.Pipeline(method)
+			if err != nil {
+				return usageError{err}
 			}
-			set, err := f.gf.settings(cmd.Flags())
+			gibbs, err := sampler.Single("gibbs", nil, iters)
+			if err != nil {
+				return err
+			}
+			iid, err := sampler.Single("exact", nil, 1)
 			if err != nil {
 				return err
 			}
@@ -68,9 +75,13 @@ samples have on average is shown for scale.`,
 			if err != nil {
 				return err
 			}
-			initStd := set.InitStd
-			if initStd == 0 {
-				initStd = 1
+			methods := []struct {
+				p     sampler.Pipeline
+				label string
+			}{
+				{main, method + ": " + infer.Describe(main)},
+				{gibbs, fmt.Sprintf("Gibbs (n chains, %d sweeps)", iters)},
+				{iid, "exact i.i.d. sampling"},
 			}
 			for k, m := range models {
 				truth, err := exact.NewEnumerated(m, 0)
@@ -78,23 +89,9 @@ samples have on average is shown for scale.`,
 					return err
 				}
 				ex := truth.Result()
-				methods := []struct{ method, label string }{
-					{"gfsvgd", gfLabel(f.gf.preset, f.gf.surrogate, set.Sweeps, set.Stratified)},
-					{"gibbs", "Gibbs (n chains)"},
-					{"exact", "exact i.i.d. sampling"},
-				}
 				var outs []*infer.Output
 				for _, mt := range methods {
-					opts := infer.Options{Method: mt.method, N: f.n, Iters: f.iters, Seed: f.seed, GFSVGD: set,
-						InitMean: set.InitMean, InitStd: initStd, Truth: truth,
-						Surrogate: f.gf.surrogate, Temperature: f.gf.temperature}
-					if mt.method == "exact" {
-						opts.Iters = 0
-					}
-					if mt.method == "gfsvgd" {
-						opts.Iters = f.gf.iters(cmd.Flags(), f.iters)
-					}
-					out, err := sampleWithBar(e, m, opts)
+					out, err := runWithBar(e, m, infer.Spec{Pipeline: mt.p, N: n, Key: rng.NewKey(seed), Truth: truth}, "demo")
 					if err != nil {
 						return err
 					}
@@ -107,26 +104,22 @@ samples have on average is shown for scale.`,
 				tw := tabwriter.NewWriter(e.stdout, 0, 0, 2, ' ', 0)
 				fmt.Fprintln(tw, "method\tn\titerations\tseconds\tRMSE of E[z]\t")
 				for j, mt := range methods {
-					it := fmt.Sprint(outs[j].Iters)
-					if mt.method == "exact" {
-						it = "-"
-					}
-					fmt.Fprintf(tw, "%s\t%d\t%s\t%.2f\t%.4f\t\n", mt.label, f.n, it, outs[j].Seconds, rmse(outs[j].Means, ex.Means))
+					fmt.Fprintf(tw, "%s\t%d\t%d\t%.2f\t%.4f\t\n", mt.label, n, outs[j].Iters, outs[j].Seconds, rmse(outs[j].Means, ex.Means))
 				}
 				tw.Flush()
-				fmt.Fprintf(e.stdout, "(n exact i.i.d. samples have an expected RMSE of %.4f)\n\n", iidRMSE(m, ex, f.n))
-				printMeanColumns(e.stdout, ex.Means, outs, f.show)
+				fmt.Fprintf(e.stdout, "(n exact i.i.d. samples have an expected RMSE of %.4f)\n\n", iidRMSE(m, ex, n))
+				printMeanColumns(e.stdout, ex.Means, outs, show)
 			}
 			return nil
 		},
 	}
 	fs := cmd.Flags()
-	fs.IntVar(&f.n, "n", 200, "number of particles, chains and exact samples")
-	fs.IntVar(&f.iters, "iters", 500, "number of sweeps (Gibbs) and of GF-SVGD iterations (default for GF-SVGD: the preset's)")
-	fs.Uint64Var(&f.seed, "seed", 1, "seed of the samplers")
+	fs.IntVar(&n, "n", 200, "number of particles, chains and exact samples")
+	fs.IntVar(&iters, "iters", 500, "Gibbs sweeps")
+	fs.StringVar(&method, "method", infer.DefaultMethod, "the method or preset compared with Gibbs and exact sampling")
+	fs.Uint64Var(&seed, "seed", 1, "seed of the samplers")
 	fs.Uint64Var(&modelSeed, "model-seed", 1, "seed of the built-in models' random parameters")
-	fs.IntVar(&f.show, "show", 8, "number of variables to print")
-	f.gf.register(fs)
+	fs.IntVar(&show, "show", 8, "number of variables to print")
 	return cmd
 }
 
@@ -156,7 +149,7 @@ func printMeanColumns(w io.Writer, exactMeans []float64, outs []*infer.Output, s
 		show = d
 	}
 	tw := tabwriter.NewWriter(w, 0, 0, 2, ' ', tabwriter.AlignRight)
-	fmt.Fprintln(tw, "E[z_i]\texact\tGF-SVGD\tGibbs\texact MC\t")
+	fmt.Fprintln(tw, "E[z_i]\texact\tmethod\tGibbs\texact MC\t")
 	for i := range show {
 		fmt.Fprintf(tw, "z%d\t%.4f\t%.4f\t%.4f\t%.4f\t\n", i, exactMeans[i], outs[0].Means[i], outs[1].Means[i], outs[2].Means[i])
 	}
@@ -164,16 +157,4 @@ func printMeanColumns(w io.Writer, exactMeans []float64, outs []*infer.Output, s
 	if show < d {
 		fmt.Fprintf(w, "(showing %d of %d variables; --show N for more)\n", show, d)
 	}
-}
-
-// gfLabel names the GF-SVGD run of the demo, with its sweeps.
-func gfLabel(preset, surrogate string, sweeps int, stratified bool) string {
-	l := fmt.Sprintf("GF-SVGD (preset %s, %s surrogate", preset, surrogate)
-	switch {
-	case sweeps > 0 && stratified:
-		l += fmt.Sprintf(", then %d stratified sweeps", sweeps)
-	case sweeps > 0:
-		l += fmt.Sprintf(", then %d Gibbs sweeps", sweeps)
-	}
-	return l + ")"
 }

@@ -1,6 +1,7 @@
 package main
 
 import (
+	"bufio"
 	"fmt"
 	"io"
 	"math"
@@ -32,6 +33,7 @@ type exactSummary struct {
 func newExactCmd(e *env) *cobra.Command {
 	var model, evidence, mar, jsonOut string
 	var maxWidth int
+	var mem memoryFlag
 	cmd := &cobra.Command{
 		Use:   "exact --model FILE [--evidence FILE.evid] [--mar OUT.MAR] [--json OUT.json]",
 		Short: "Exact log Z and marginals (enumeration, Ising transfer, RBM hidden enumeration, variable elimination)",
@@ -47,56 +49,68 @@ the competitions' PR files give it), the marginals and the means.`,
 			if model == "" {
 				return usagef("--model is required: a JSON model file or a UAI network (.uai)")
 			}
-			if cmd.Flags().Changed("max-width") && maxWidth < 1 {
-				return usagef("--max-width must be at least 1, got %d", maxWidth)
+			if err := atLeast("max-width", maxWidth, 1); err != nil {
+				return err
 			}
-			lm, err := loadModel(model, evidence)
+			budget, err := mem.budget()
+			if err != nil {
+				return err
+			}
+			plan := newPlan(e, model, evidence)
+			outMAR := plan.Output(mar, "--mar")
+			outJSON := plan.Output(jsonOut, "--json")
+			if err := plan.Check(); err != nil {
+				return err
+			}
+			defer plan.Abort()
+			say := e.stdout
+			if mar == "-" || jsonOut == "-" {
+				say = e.stderr
+			}
+			lm, err := loadModel(e, model, evidence, budget)
 			if err != nil {
 				return err
 			}
 			start := time.Now()
 			var truth exact.Truth
 			method, width := "", 0
-			if g, ok := lm.m.(*factorgraph.Graph); ok {
-				ve, err := exact.ForFactorGraph(g, maxWidth)
+			if g, ok := lm.Model.(*factorgraph.Graph); ok {
+				ve, err := exact.ForFactorGraphContext(e.ctx, g, maxWidth, budget)
 				if err != nil {
 					return err
 				}
 				truth, method, width = ve, "variable elimination (min-fill order)", ve.Width()
 			} else {
-				if truth, err = exact.For(lm.m); err != nil {
+				if err := budget.Check("exact inference on this model", exact.Memory(lm.Model)); err != nil {
+					return err
+				}
+				if truth, err = exact.ForContext(e.ctx, lm.Model); err != nil {
 					return err
 				}
 				method = fmt.Sprintf("%T", truth)
 			}
 			res := truth.Result()
-			sum := exactSummary{Model: model, Evidence: evidence, Variables: lm.file.Dim(), Free: lm.m.Dim(),
+			sum := exactSummary{Model: model, Evidence: evidence, Variables: lm.File.Dim(), Free: lm.Model.Dim(),
 				Method: method, Width: width, LogZ: res.LogZ, Log10Z: res.LogZ / math.Ln10,
-				Seconds: time.Since(start).Seconds(), Marginals: lm.expandMarginals(res.Marginals)}
+				Seconds: time.Since(start).Seconds(), Marginals: lm.ExpandMarginals(res.Marginals)}
 			sum.Means = make([]float64, len(sum.Marginals))
 			for i, p := range sum.Marginals {
-				for s, v := range lm.file.States(i) {
+				for s, v := range lm.File.States(i) {
 					sum.Means[i] += p[s] * v
 				}
 			}
-			printExact(e.stdout, &sum)
-			var wrote []string
-			if mar != "" {
-				if err := saveMAR(mar, sum.Marginals); err != nil {
+			printExact(say, &sum)
+			if outMAR != nil {
+				if err := outMAR.Write(func(w *bufio.Writer) error { return uai.WriteMAR(w, sum.Marginals) }); err != nil {
 					return err
 				}
-				wrote = append(wrote, mar)
 			}
-			if jsonOut != "" {
-				if err := report.SaveJSON(jsonOut, &sum); err != nil {
+			if outJSON != nil {
+				if err := outJSON.Write(func(w *bufio.Writer) error { return report.WriteJSON(w, &sum) }); err != nil {
 					return err
 				}
-				wrote = append(wrote, jsonOut)
 			}
-			if len(wrote) > 0 {
-				fmt.Fprintf(e.stdout, "wrote %s\n", joinComma(wrote))
-			}
-			return nil
+			return commit(e, plan, func(format string, a ...any) { fmt.Fprintf(say, format, a...) })
 		},
 	}
 	fs := cmd.Flags()
@@ -105,6 +119,7 @@ the competitions' PR files give it), the marginals and the means.`,
 	fs.StringVar(&mar, "mar", "", "write every variable's marginal in the MAR format")
 	fs.StringVar(&jsonOut, "json", "", "write log Z, the marginals and the means as JSON")
 	fs.IntVar(&maxWidth, "max-width", exact.DefaultMaxWidth, "largest elimination width (variables in one intermediate table) to accept")
+	mem.register(fs)
 	return cmd
 }
 
@@ -160,6 +175,7 @@ type marComparison struct {
 
 func newCompareMARCmd(e *env) *cobra.Command {
 	var jsonOut string
+	var normalize bool
 	cmd := &cobra.Command{
 		Use:   "compare-mar A.MAR B.MAR [--json OUT.json]",
 		Short: "Compare two MAR files: mean and maximum absolute marginal error, mean Hellinger distance",
@@ -167,7 +183,8 @@ func newCompareMARCmd(e *env) *cobra.Command {
 absolute error averages |P_A(z_i = s) − P_B(z_i = s)| over every variable and
 state; the maximum is over the same entries; the Hellinger distance of a
 variable is sqrt(1 − Σ_s sqrt(P_A P_B)) (0 for equal marginals, 1 for
-disjoint ones), averaged over variables.`,
+disjoint ones), averaged over variables. Each variable's marginal must sum
+to 1 (within 1e-6 per state); --normalize rescales rows that do not.`,
 		Args: func(cmd *cobra.Command, args []string) error {
 			if len(args) != 2 {
 				return usagef("compare-mar needs two MAR files, got %d arguments", len(args))
@@ -175,32 +192,69 @@ disjoint ones), averaged over variables.`,
 			return nil
 		},
 		RunE: func(cmd *cobra.Command, args []string) error {
-			a, err := uai.ReadMARFile(args[0])
-			if err != nil {
+			plan := newPlan(e, args...)
+			outJSON := plan.Output(jsonOut, "--json")
+			if err := plan.Check(); err != nil {
 				return err
 			}
-			b, err := uai.ReadMARFile(args[1])
-			if err != nil {
-				return err
+			defer plan.Abort()
+			say := e.stdout
+			if jsonOut == "-" {
+				say = e.stderr
 			}
-			c, err := compareMAR(a, b)
+			var marg [2][][]float64
+			for k, path := range args {
+				m, err := uai.ReadMARFile(path)
+				if err != nil {
+					return err
+				}
+				if err := checkNormalized(path, m, normalize); err != nil {
+					return err
+				}
+				marg[k] = m
+			}
+			c, err := compareMAR(marg[0], marg[1])
 			if err != nil {
 				return fmt.Errorf("%s and %s: %w", args[0], args[1], err)
 			}
 			c.FileA, c.FileB = args[0], args[1]
-			fmt.Fprintf(e.stdout, "%d variables: mean absolute error %.3g, max %.3g (variable %d), mean Hellinger %.3g\n",
+			fmt.Fprintf(say, "%d variables: mean absolute error %.3g, max %.3g (variable %d), mean Hellinger %.3g\n",
 				c.Variables, c.MeanAbsError, c.MaxAbsError, c.MaxErrVariable, c.MeanHellinger)
-			if jsonOut != "" {
-				if err := report.SaveJSON(jsonOut, c); err != nil {
+			if outJSON != nil {
+				if err := outJSON.Write(func(w *bufio.Writer) error { return report.WriteJSON(w, c) }); err != nil {
 					return err
 				}
-				fmt.Fprintf(e.stdout, "wrote %s\n", jsonOut)
 			}
-			return nil
+			return commit(e, plan, func(format string, a ...any) { fmt.Fprintf(say, format, a...) })
 		},
 	}
 	cmd.Flags().StringVar(&jsonOut, "json", "", "write the comparison as JSON")
+	cmd.Flags().BoolVar(&normalize, "normalize", false, "rescale each variable's marginal to sum to 1 instead of refusing rows that do not")
 	return cmd
+}
+
+// checkNormalized refuses (or, with fix, rescales) marginals that do not
+// sum to 1 or hold negative or non-finite entries.
+func checkNormalized(path string, m [][]float64, fix bool) error {
+	for i, row := range m {
+		var s float64
+		for st, v := range row {
+			if v < 0 || math.IsNaN(v) || math.IsInf(v, 0) {
+				return fmt.Errorf("%s: variable %d, state %d has probability %v; want a number in [0, 1]", path, i, st, v)
+			}
+			s += v
+		}
+		if math.Abs(s-1) <= 1e-6*float64(len(row)) {
+			continue
+		}
+		if !fix || !(s > 0) {
+			return fmt.Errorf("%s: the marginal of variable %d sums to %.6g, not 1 (--normalize rescales it)", path, i, s)
+		}
+		for st := range row {
+			row[st] /= s
+		}
+	}
+	return nil
 }
 
 func compareMAR(a, b [][]float64) (*marComparison, error) {

@@ -1,8 +1,8 @@
 package main
 
 import (
-	"errors"
 	"fmt"
+	"math"
 	"strings"
 
 	"github.com/spf13/cobra"
@@ -12,19 +12,21 @@ import (
 
 func newExperimentCmd(e *env) *cobra.Command {
 	var out string
-	var trials int
+	var trials, nmax, epochs, trainN int
 	var seed uint64
-	var quick, tiny bool
-	var field, sigma, nmax, epochs, trainN float64
+	var quick, tiny, restart bool
+	var field, sigma float64
 	var fashion bool
+	var variants string
 	cmd := &cobra.Command{
-		Use:   "experiment NAME --out DIR",
+		Use:   "experiment NAME --out-dir DIR",
 		Short: "Reproduce an experiment of the paper: a table, DIR/NAME.csv, .png and .svg",
 		Long: `Reproduce an experiment of the paper. Prints a table and writes DIR/NAME.csv
 (tidy: one row per method, setting and metric with the mean over trials, its
 standard error and the number of trials), DIR/NAME.png and DIR/NAME.svg.
-Every finished trial is kept in DIR/NAME.trials.csv: run the same command
-again to resume an interrupted run.
+Every finished trial is kept in DIR/NAME.trials.csv (settings in
+DIR/NAME.trials.json): run the same command again to resume an interrupted
+run; --restart discards the journal and starts over.
 
 Experiments: ` + strings.Join(experiment.Names(), ", ") + `.`,
 		Args: func(cmd *cobra.Command, args []string) error {
@@ -39,12 +41,25 @@ Experiments: ` + strings.Join(experiment.Names(), ", ") + `.`,
 				return usageError{err}
 			}
 			if out == "" {
-				return usagef("--out DIR is required")
+				return usagef("--out-dir DIR is required")
 			}
-			if trials < 0 {
-				return usagef("--trials must be ≥ 1, got %d", trials)
+			if cmd.Flags().Changed("trials") && trials < 1 {
+				return usagef("--trials must be at least 1, got %d", trials)
 			}
-			cfg := experiment.Config{Out: out, Trials: trials, Seed: seed, Log: e.stderr, Options: map[string]float64{}}
+			for name, v := range map[string]float64{"field": field, "sigma": sigma} {
+				if math.IsNaN(v) || math.IsInf(v, 0) || v < 0 {
+					return usagef("--%s must be a finite number ≥ 0, got %v", name, v)
+				}
+			}
+			for name, v := range map[string]int{"nmax": nmax, "epochs": epochs, "train-limit": trainN} {
+				if cmd.Flags().Changed(name) && v < 1 {
+					return usagef("--%s must be at least 1, got %d", name, v)
+				}
+			}
+			if err := makeOutDir(out); err != nil {
+				return err
+			}
+			cfg := experiment.Config{Out: out, Trials: trials, Seed: seed, Log: e.stderr, Options: map[string]float64{}, Restart: restart}
 			if quick && tiny {
 				return usagef("--quick and --tiny exclude each other")
 			}
@@ -58,23 +73,30 @@ Experiments: ` + strings.Join(experiment.Names(), ", ") + `.`,
 				cfg.Options["field"] = field
 			}
 			if cmd.Flags().Changed("nmax") {
-				cfg.Options["nmax"] = nmax
+				cfg.Options["nmax"] = float64(nmax)
 			}
 			if cmd.Flags().Changed("epochs") {
-				cfg.Options["epochs"] = epochs
+				cfg.Options["epochs"] = float64(epochs)
 			}
 			if cmd.Flags().Changed("train-limit") {
-				cfg.Options["train"] = trainN
+				cfg.Options["train"] = float64(trainN)
 			}
 			if fashion {
 				cfg.Options["fashion"] = 1
 			}
+			if cmd.Flags().Changed("variants") {
+				if !strings.HasPrefix(ex.Name, "variants-") {
+					return usagef("--variants applies to the variants-ising and variants-rbm experiments")
+				}
+				cfg.Variants = strings.Split(variants, ",")
+			}
 			if cmd.Flags().Changed("sigma") {
 				cfg.Options["sigma"] = sigma
 			}
+			experiment.Version = version()
 			res, err := ex.Run(e.ctx, cfg)
 			if err != nil {
-				if errors.Is(err, e.ctx.Err()) && e.ctx.Err() != nil {
+				if e.ctx.Err() != nil {
 					return interrupted{"interrupted; finished trials are kept in " + out + "/" + ex.Name + ".trials.csv: run the same command to resume"}
 				}
 				return err
@@ -86,16 +108,18 @@ Experiments: ` + strings.Join(experiment.Names(), ", ") + `.`,
 		},
 	}
 	fs := cmd.Flags()
-	fs.StringVar(&out, "out", "", "output directory (created if missing)")
+	fs.StringVar(&out, "out-dir", "", "output directory (created if missing)")
+	fs.BoolVar(&restart, "restart", false, "discard an existing trial journal (for example a corrupt one) and start over")
 	fs.IntVar(&trials, "trials", 0, "number of trials (default: the experiment's)")
 	fs.Uint64Var(&seed, "seed", 1, "seed of the models and of every trial")
 	fs.BoolVar(&quick, "quick", false, "a reduced run that finishes in under a minute")
 	fs.BoolVar(&tiny, "tiny", false, "a run of a few seconds, for testing the pipeline")
 	fs.Float64Var(&field, "field", 0, "Ising experiments: fields drawn once from U(−A, A) with the seed")
-	fs.Float64Var(&nmax, "nmax", 0, "ising-n, rbm-n: only sample sizes n ≤ NMAX (0: all)")
-	fs.Float64Var(&epochs, "epochs", 0, "bnn: epochs per network (default: the mode's)")
-	fs.Float64Var(&trainN, "train-limit", 0, "bnn: train on the first N training examples only (0: all)")
+	fs.IntVar(&nmax, "nmax", 0, "ising-n, rbm-n: only sample sizes n ≤ NMAX (default: all)")
+	fs.IntVar(&epochs, "epochs", 0, "bnn: epochs per network (default: the mode's)")
+	fs.IntVar(&trainN, "train-limit", 0, "bnn: train on the first N training examples only (default: all)")
 	fs.BoolVar(&fashion, "fashion", false, "bnn: Fashion-MNIST instead of MNIST")
+	fs.StringVar(&variants, "variants", strings.Join(experiment.DefaultVariants, ","), "variants-ising, variants-rbm: the GF-SVGD variants to compare, comma-separated, of "+strings.Join(experiment.VariantNames(), ", "))
 	fs.Float64Var(&sigma, "sigma", 0.05, "gof-rbm-n: standard deviation σ' of the noise added to the RBM's weights")
 	return cmd
 }

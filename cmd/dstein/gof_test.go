@@ -50,7 +50,7 @@ func TestGofCommand(t *testing.T) {
 		}{{gridModel, false}, {wrong, true}} {
 			j := filepath.Join(t.TempDir(), "r.json")
 			code, out, errs := dstein(t, "gof", "--model", c.model, "--samples", samples, "--test", test,
-				"--alpha", "0.05", "--bootstrap", "200", "--seed", "1", "--json", j)
+				"--level", "0.05", "--bootstrap", "200", "--seed", "1", "--json", j)
 			if code != 0 {
 				t.Fatalf("%s: exit %d: %s", test, code, errs)
 			}
@@ -104,7 +104,7 @@ func TestGofCommand(t *testing.T) {
 	// Settings reach the test.
 	j := filepath.Join(t.TempDir(), "r.json")
 	code, out, errs := dstein(t, "gof", "--model", gridModel, "--samples", samples, "--bootstrap", "50", "--bootstrap-kind", "rademacher",
-		"--surrogate", "base", "--h", "3", "--bandwidth-scale", "2", "--json", j)
+		"--surrogate", "base", "--bandwidth", "fixed", "--fixed-h", "3", "--bandwidth-scale", "2", "--json", j)
 	if code != 0 {
 		t.Fatalf("exit %d: %s", code, errs)
 	}
@@ -191,26 +191,28 @@ func TestGofBadInputGivesOneLine(t *testing.T) {
 		{"no model", []string{"--samples", s}, 2, "--model is required"},
 		{"no samples", []string{"--model", g}, 2, "--samples is required"},
 		{"unknown test", []string{"--model", g, "--samples", s, "--test", "ks"}, 2, `unknown test "ks"`},
-		{"alpha 0", []string{"--model", g, "--samples", s, "--alpha", "0"}, 2, "--alpha must be in (0, 1)"},
-		{"alpha 1.5", []string{"--model", g, "--samples", s, "--alpha", "1.5"}, 2, "--alpha must be in (0, 1)"},
+		{"level 0", []string{"--model", g, "--samples", s, "--level", "0"}, 2, "--level must be in (0, 1)"},
+		{"level 1.5", []string{"--model", g, "--samples", s, "--level", "1.5"}, 2, "--level must be in (0, 1)"},
+		{"level NaN", []string{"--model", g, "--samples", s, "--level", "NaN"}, 2, "--level must be a finite number"},
 		{"bootstrap 0", []string{"--model", g, "--samples", s, "--bootstrap", "0"}, 2, "--bootstrap must be at least 1"},
 		{"bootstrap kind", []string{"--model", g, "--samples", s, "--bootstrap-kind", "gaussian"}, 2, `unknown bootstrap "gaussian"`},
 		{"kind with mmd", []string{"--model", g, "--samples", s, "--test", "mmd", "--bootstrap-kind", "rademacher"}, 2, "permutations"},
 		{"surrogate", []string{"--model", g, "--samples", s, "--surrogate", "smooth"}, 2, `unknown surrogate "smooth"`},
 		{"surrogate with dksd", []string{"--model", g, "--samples", s, "--test", "dksd", "--surrogate", "base"}, 2, "--surrogate applies to --test gfksd only"},
-		{"sweeps with gfksd", []string{"--model", g, "--samples", s, "--sweeps", "10"}, 2, "--sweeps applies to --test mmd only"},
-		{"sweeps 0", []string{"--model", g, "--samples", s, "--test", "mmd", "--sweeps", "0"}, 2, "--sweeps must be at least 1"},
+		{"sweeps with gfksd", []string{"--model", g, "--samples", s, "--reference-sweeps", "10"}, 2, "--reference-sweeps applies to --test mmd only"},
+		{"sweeps 0", []string{"--model", g, "--samples", s, "--test", "mmd", "--reference-sweeps", "0"}, 2, "--reference-sweeps must be at least 1"},
 		{"bandwidth", []string{"--model", g, "--samples", s, "--bandwidth", "wide"}, 2, `unknown bandwidth rule "wide"`},
-		{"fixed without h", []string{"--model", g, "--samples", s, "--bandwidth", "fixed"}, 2, "--bandwidth fixed needs --h"},
-		{"h with median", []string{"--model", g, "--samples", s, "--bandwidth", "median", "--h", "2"}, 2, "does not go with --bandwidth median"},
-		{"negative h", []string{"--model", g, "--samples", s, "--h", "-2"}, 2, "--bandwidth fixed needs --h"},
+		{"fixed without h", []string{"--model", g, "--samples", s, "--bandwidth", "fixed"}, 2, "fixed bandwidth is 0"},
+		{"h with median", []string{"--model", g, "--samples", s, "--bandwidth", "median", "--fixed-h", "2"}, 2, "--fixed-h is the bandwidth of --bandwidth fixed"},
+		{"negative h", []string{"--model", g, "--samples", s, "--bandwidth", "fixed", "--fixed-h", "-2"}, 2, "fixed bandwidth is -2"},
 		{"bandwidth scale", []string{"--model", g, "--samples", s, "--bandwidth-scale", "0"}, 2, "--bandwidth-scale must be"},
 		{"temperature", []string{"--model", g, "--samples", s, "--temperature", "0"}, 2, "--temperature must be"},
 		{"temperature with base", []string{"--model", g, "--samples", s, "--surrogate", "base", "--temperature", "0.5"}, 2, "--temperature applies to the relaxed surrogate"},
-		{"bad alpha", []string{"--model", g, "--samples", s, "--alpha", "x"}, 2, "invalid argument"},
+		{"bad level", []string{"--model", g, "--samples", s, "--level", "x"}, 2, "invalid argument"},
+		{"old flag", []string{"--model", g, "--samples", s, "--alpha", "0.1"}, 2, "unknown flag --alpha"},
 		{"argument", []string{"--model", g, "--samples", s, "extra"}, 2, "unknown command"},
-		{"bad model", []string{"--model", writeFile(t, "m.json", `{"type":"ising",`), "--samples", s}, 1, "invalid JSON"},
-		{"missing samples", []string{"--model", g, "--samples", "/no/such/file.csv"}, 1, "cannot read the samples file"},
+		{"bad model", []string{"--model", writeFile(t, "m.json", `{"type":"ising",`), "--samples", s}, 1, "ends early"},
+		{"missing samples", []string{"--model", g, "--samples", "/no/such/file.csv"}, 1, "does not exist"},
 		{"empty samples", []string{"--model", g, "--samples", writeFile(t, "s.csv", "")}, 1, "s.csv: the samples file is empty"},
 		{"header only", []string{"--model", g, "--samples", csvWith()}, 1, "s.csv: no samples"},
 		{"one sample", []string{"--model", g, "--samples", csvWith(row)}, 1, "s.csv: 1 sample; a test needs at least 2"},

@@ -30,7 +30,7 @@ func TestDemo(t *testing.T) {
 	if code != 0 {
 		t.Fatalf("exit %d: %s", code, errs)
 	}
-	for _, want := range []string{"Ising 4×4", "RBM", "RMSE of E[z]", "GF-SVGD", "Gibbs", "exact i.i.d."} {
+	for _, want := range []string{"Ising 4×4", "RBM", "RMSE of E[z]", "default: gfsvgd", "Gibbs", "exact i.i.d."} {
 		if !strings.Contains(out, want) {
 			t.Errorf("demo output lacks %q:\n%s", want, out)
 		}
@@ -40,7 +40,7 @@ func TestDemo(t *testing.T) {
 func TestSampleWritesOutputs(t *testing.T) {
 	dir := t.TempDir()
 	csvPath, jsonPath, tracePath := filepath.Join(dir, "s.csv"), filepath.Join(dir, "s.json"), filepath.Join(dir, "t.csv")
-	code, out, errs := dstein(t, "sample", "--model", "../../examples/categorical.json", "--n", "50", "--iters", "40",
+	code, out, errs := dstein(t, "sample", "--model", "../../examples/categorical.json", "--method", "transport", "--n", "50", "--iters", "40",
 		"--out", csvPath, "--json", jsonPath, "--trace", tracePath)
 	if code != 0 {
 		t.Fatalf("exit %d: %s", code, errs)
@@ -68,7 +68,7 @@ func TestSampleWritesOutputs(t *testing.T) {
 	if err := json.Unmarshal(data, &sum); err != nil {
 		t.Fatal(err)
 	}
-	for _, k := range []string{"method", "n", "dim", "iters", "seed", "seconds", "mean", "marginals", "weight_ess", "settings"} {
+	for _, k := range []string{"schema_version", "method", "n", "dim", "iters", "seed", "status", "seconds", "pipeline", "stages", "states", "mean", "marginals", "model_evaluations", "impossible"} {
 		if _, ok := sum[k]; !ok {
 			t.Errorf("summary lacks %q", k)
 		}
@@ -81,9 +81,17 @@ func TestSampleWritesOutputs(t *testing.T) {
 	if len(marg) != 5 || tot < 0.999999 || tot > 1.000001 {
 		t.Errorf("marginals %v; want 5 probabilities summing to 1", marg)
 	}
+	stats := sum["stages"].([]any)[0].(map[string]any)["statistics"].(map[string]any)
+	for _, k := range []string{"weight_ess", "bandwidth", "mean_step", "impossible", "rejected", "rejected_moves"} {
+		if _, ok := stats[k]; !ok {
+			t.Errorf("GF-SVGD's statistics lack %q (zeros must be kept)", k)
+		}
+	}
 	trace, _ := os.ReadFile(tracePath)
-	if lines := strings.Count(string(trace), "\n"); lines != 41 {
-		t.Errorf("trace has %d lines; want a header and 40 iterations", lines)
+	// A header, then for each of 40 iterations the evaluations and GF-SVGD's
+	// six statistics.
+	if lines := strings.Count(string(trace), "\n"); lines != 1+40*7 {
+		t.Errorf("trace has %d lines; want %d", lines, 1+40*7)
 	}
 }
 
@@ -95,7 +103,7 @@ func TestSameSeedSameBytes(t *testing.T) {
 	for k, procs := range []int{1, 2} {
 		old := runtime.GOMAXPROCS(procs)
 		c, j := filepath.Join(dir, "s"+strconv.Itoa(k)+".csv"), filepath.Join(dir, "s"+strconv.Itoa(k)+".json")
-		code, _, errs := dstein(t, "sample", "--model", "../../examples/rbm-small.json", "--n", "64", "--iters", "60", "--seed", "9", "--out", c, "--json", j)
+		code, _, errs := dstein(t, "sample", "--model", "../../examples/rbm-small.json", "--n", "64", "--seed", "9", "--out", c, "--json", j)
 		runtime.GOMAXPROCS(old)
 		if code != 0 {
 			t.Fatalf("exit %d: %s", code, errs)
@@ -104,7 +112,7 @@ func TestSameSeedSameBytes(t *testing.T) {
 		raw, _ := os.ReadFile(j)
 		var m map[string]any
 		json.Unmarshal(raw, &m)
-		delete(m, "seconds")
+		dropSeconds(m)
 		jsons[k], _ = json.Marshal(m)
 	}
 	if !bytes.Equal(csvs[0], csvs[1]) {
@@ -115,7 +123,7 @@ func TestSameSeedSameBytes(t *testing.T) {
 	}
 	// A different seed gives different samples.
 	c := filepath.Join(dir, "other.csv")
-	dstein(t, "sample", "--model", "../../examples/rbm-small.json", "--n", "64", "--iters", "60", "--seed", "10", "--out", c)
+	dstein(t, "sample", "--model", "../../examples/rbm-small.json", "--n", "64", "--seed", "10", "--out", c)
 	other, _ := os.ReadFile(c)
 	if bytes.Equal(other, csvs[0]) {
 		t.Error("seeds 9 and 10 gave the same samples")
@@ -140,36 +148,36 @@ func TestBadInputGivesOneLine(t *testing.T) {
 		code int
 		want string
 	}{
-		{"malformed", []string{"--model", writeFile(t, "m.json", `{"type":"ising",`)}, 1, "invalid JSON"},
+		{"malformed", []string{"--model", writeFile(t, "m.json", `{"type":"ising",`)}, 1, "ends early"},
 		{"unknown type", []string{"--model", writeFile(t, "m.json", `{"type":"potts"}`)}, 1, `unknown model type "potts"`},
 		{"dimensions", []string{"--model", writeFile(t, "m.json", `{"type":"rbm","W":[[1,2],[3,4]],"b":[0],"c":[0,0]}`)}, 1, "b has 1 entries"},
 		{"negative prob", []string{"--model", writeFile(t, "m.json", `{"type":"categorical","variables":[{"states":[0,1],"probs":[-0.1,1.1]}]}`)}, 1, "≥ 0"},
 		{"sum", []string{"--model", writeFile(t, "m.json", `{"type":"categorical","variables":[{"states":[0,1],"probs":[0.3,0.3]}]}`)}, 1, "sum to 0.6"},
-		{"nan", []string{"--model", writeFile(t, "m.json", `{"type":"ising","n":2,"edges":[[0,1,NaN]]}`)}, 1, "invalid JSON"},
-		{"inf", []string{"--model", writeFile(t, "m.json", `{"type":"ising","n":2,"edges":[[0,1,1e400]]}`)}, 1, "number 1e400"},
+		{"nan", []string{"--model", writeFile(t, "m.json", `{"type":"ising","n":2,"edges":[[0,1,NaN]]}`)}, 1, "invalid character"},
+		{"inf", []string{"--model", writeFile(t, "m.json", `{"type":"ising","n":2,"edges":[[0,1,1e400]]}`)}, 1, "1e400"},
 		{"empty model", []string{"--model", writeFile(t, "m.json", `{"type":"categorical","variables":[]}`)}, 1, "missing or empty"},
 		{"empty file", []string{"--model", writeFile(t, "m.json", ``)}, 1, "empty"},
-		{"missing file", []string{"--model", "/no/such/file.json"}, 1, "cannot read the model file"},
+		{"missing file", []string{"--model", "/no/such/file.json"}, 1, "does not exist"},
 		{"no model", []string{}, 2, "--model is required"},
 		{"n < 1", []string{"--model", good, "--n", "0"}, 2, "--n must be at least 1"},
-		{"negative iters", []string{"--model", good, "--iters", "-1"}, 2, "--iters must be ≥ 0"},
+		{"negative iters", []string{"--model", good, "--method", "gibbs", "--iters", "-1"}, 2, "--iters must be at least 0"},
+		{"iters of a pipeline", []string{"--model", good, "--iters", "5"}, 2, "--iters sets the iterations of a single method"},
 		{"unknown method", []string{"--model", good, "--method", "hmc"}, 2, `unknown method "hmc"`},
+		{"typo method", []string{"--model", good, "--method", "gibs"}, 2, "did you mean gibbs?"},
 		{"bad n", []string{"--model", good, "--n", "x"}, 2, "invalid argument"},
 		{"surrogate", []string{"--model", good, "--surrogate", "smooth"}, 2, `unknown surrogate "smooth"`},
-		{"preset", []string{"--model", good, "--preset", "best"}, 2, `unknown GF-SVGD preset "best"`},
-		{"lr", []string{"--model", good, "--lr", "-1"}, 2, "--lr must be"},
-		{"fixed h", []string{"--model", good, "--bandwidth", "fixed"}, 2, "needs --fixed-h"},
-		{"temperature", []string{"--model", good, "--temperature", "0"}, 2, "--temperature must be"},
-		{"alpha", []string{"--model", good, "--method", "dmala", "--alpha", "0"}, 2, "--alpha must be"},
-		{"alpha inf", []string{"--model", good, "--method", "dmala", "--alpha", "+Inf"}, 2, "--alpha must be"},
+		{"lr", []string{"--model", good, "--lr", "-1"}, 2, "--lr must be > 0"},
+		{"fixed h", []string{"--model", good, "--bandwidth", "fixed"}, 2, "fixed bandwidth is 0"},
+		{"temperature", []string{"--model", good, "--temperature", "0"}, 2, "--temperature must be > 0"},
+		{"step size", []string{"--model", good, "--method", "dmala", "--step-size", "0"}, 2, "--step-size must be > 0"},
+		{"step size inf", []string{"--model", good, "--method", "dmala", "--step-size", "+Inf"}, 2, "not a finite number"},
+		{"inapplicable", []string{"--model", good, "--method", "gibbs", "--lr", "3"}, 2, "--lr applies to gfsvgd, not to --method gibbs"},
 		{"unknown flag", []string{"--model", good, "--nope"}, 2, "unknown flag"},
+		{"typo flag", []string{"--model", good, "--sed", "3"}, 2, "did you mean --seed?"},
 	}
 	for _, c := range cases {
 		out := filepath.Join(t.TempDir(), "s.csv")
 		args := append([]string{"sample"}, c.args...)
-		if !strings.Contains(strings.Join(c.args, " "), "--iters") {
-			args = append(args, "--iters", "1")
-		}
 		code, _, errs := dstein(t, append(args, "--out", out)...)
 		checkCLIError(t, c.name, code, c.code, errs, c.want, out)
 	}
@@ -184,7 +192,7 @@ func TestInterruptWritesNothing(t *testing.T) {
 	out := filepath.Join(t.TempDir(), "s.csv")
 	var o, e bytes.Buffer
 	code := run(ctx, []string{"sample", "--model", "../../examples/ising-edges.json", "--out", out}, &o, &e)
-	if code != exitInterrupted || !strings.Contains(e.String(), "interrupted after 0 of 100 iterations") {
+	if code != exitInterrupted || !strings.Contains(e.String(), "interrupted") || !strings.Contains(e.String(), "nothing written") {
 		t.Fatalf("exit %d, stderr %q", code, e.String())
 	}
 	if _, err := os.Stat(out); err == nil {
@@ -197,14 +205,18 @@ func TestSampleMethods(t *testing.T) {
 	for _, method := range []string{"gibbs", "gwg", "dmala", "dhmc", "exact"} {
 		dir := t.TempDir()
 		c, j := filepath.Join(dir, "s.csv"), filepath.Join(dir, "s.json")
-		code, out, errs := dstein(t, "sample", "--model", "../../examples/ising-grid.json", "--method", method, "--n", "30", "--iters", "20", "--out", c, "--json", j)
+		args := []string{"sample", "--model", "../../examples/ising-grid.json", "--method", method, "--n", "30", "--out", c, "--json", j}
+		if method != "exact" {
+			args = append(args, "--iters", "20")
+		}
+		code, out, errs := dstein(t, args...)
 		if code != 0 {
 			t.Fatalf("%s: exit %d: %s", method, code, errs)
 		}
-		if !strings.Contains(out, "method     "+method) {
+		if !strings.Contains(out, "method     "+method+":") {
 			t.Errorf("%s: output does not name the method:\n%s", method, out)
 		}
-		if mh := method == "gwg" || method == "dmala"; mh != strings.Contains(out, "accepted ") {
+		if mh := method == "gwg" || method == "dmala"; mh != strings.Contains(out, "acceptance_rate") {
 			t.Errorf("%s: acceptance line present = %v:\n%s", method, !mh, out)
 		}
 		rows, _ := os.ReadFile(c)
@@ -234,13 +246,13 @@ func TestSampleDMALA(t *testing.T) {
 	for k, procs := range []int{1, 2} {
 		old := runtime.GOMAXPROCS(procs)
 		c, j := filepath.Join(dir, "s"+strconv.Itoa(k)+".csv"), filepath.Join(dir, "s"+strconv.Itoa(k)+".json")
-		code, out, errs := dstein(t, "sample", "--model", "../../examples/categorical.json", "--method", "dmala", "--alpha", "1.5",
+		code, out, errs := dstein(t, "sample", "--model", "../../examples/categorical.json", "--method", "dmala", "--step-size", "1.5",
 			"--n", "40", "--iters", "30", "--seed", "4", "--out", c, "--json", j)
 		runtime.GOMAXPROCS(old)
 		if code != 0 {
 			t.Fatalf("exit %d: %s", code, errs)
 		}
-		for _, want := range []string{"method     dmala", "step size α = 1.5", "accepted   ", "2480 model evaluations"} {
+		for _, want := range []string{"method     dmala", `settings {"step_size":1.5}`, "acceptance_rate ", "2480 model evaluations"} {
 			if !strings.Contains(out, want) {
 				t.Errorf("output lacks %q:\n%s", want, out)
 			}
@@ -248,13 +260,16 @@ func TestSampleDMALA(t *testing.T) {
 		var sum struct {
 			Method   string
 			Iters    int
-			Settings map[string]any
+			Pipeline struct {
+				Init   map[string]float64
+				Stages []struct{ Settings map[string]any }
+			}
 		}
 		raw, _ := os.ReadFile(j)
 		if err := json.Unmarshal(raw, &sum); err != nil {
 			t.Fatal(err)
 		}
-		if sum.Method != "dmala" || sum.Iters != 30 || sum.Settings["step_size"] != 1.5 || sum.Settings["init_std"] != 1.0 {
+		if sum.Method != "dmala" || sum.Iters != 30 || sum.Pipeline.Stages[0].Settings["step_size"] != 1.5 || sum.Pipeline.Init["std"] != 1.0 {
 			t.Errorf("summary %+v", sum)
 		}
 		csvs[k], _ = os.ReadFile(c)
@@ -264,14 +279,14 @@ func TestSampleDMALA(t *testing.T) {
 	}
 	// The default step size is the package's.
 	_, out, _ := dstein(t, "sample", "--model", "../../examples/ising-edges.json", "--method", "dmala", "--n", "5", "--iters", "2")
-	if !strings.Contains(out, fmt.Sprintf("step size α = %g,", dmala.DefaultStepSize)) {
+	if !strings.Contains(out, fmt.Sprintf(`{"step_size":%g}`, dmala.DefaultStepSize)) {
 		t.Errorf("default step size not shown:\n%s", out)
 	}
 }
 
 func TestExperimentCommand(t *testing.T) {
 	dir := t.TempDir()
-	code, out, errs := dstein(t, "experiment", "categorical", "--out", dir, "--tiny")
+	code, out, errs := dstein(t, "experiment", "categorical", "--out-dir", dir, "--tiny")
 	if code != 0 {
 		t.Fatalf("exit %d: %s", code, errs)
 	}
@@ -285,10 +300,10 @@ func TestExperimentCommand(t *testing.T) {
 			t.Errorf("%s not written", f)
 		}
 	}
-	if code, _, errs := dstein(t, "experiment", "nope", "--out", dir); code != 2 || !strings.Contains(errs, "unknown experiment") {
+	if code, _, errs := dstein(t, "experiment", "nope", "--out-dir", dir); code != 2 || !strings.Contains(errs, "unknown experiment") {
 		t.Errorf("unknown experiment: exit %d, %q", code, errs)
 	}
-	if code, _, errs := dstein(t, "experiment", "ising-n"); code != 2 || !strings.Contains(errs, "--out") {
+	if code, _, errs := dstein(t, "experiment", "ising-n"); code != 2 || !strings.Contains(errs, "--out-dir") {
 		t.Errorf("missing --out: exit %d, %q", code, errs)
 	}
 }
@@ -309,5 +324,20 @@ func checkCLIError(t *testing.T, name string, code, wantCode int, errs, want, ou
 	}
 	if _, err := os.Stat(out); err == nil {
 		t.Errorf("%s: output written despite the error", name)
+	}
+}
+
+// dropSeconds removes every "seconds" key (timing) from a decoded JSON value.
+func dropSeconds(v any) {
+	switch x := v.(type) {
+	case map[string]any:
+		delete(x, "seconds")
+		for _, e := range x {
+			dropSeconds(e)
+		}
+	case []any:
+		for _, e := range x {
+			dropSeconds(e)
+		}
 	}
 }

@@ -6,17 +6,25 @@ import (
 	"fmt"
 	"io"
 	"os"
+	"runtime/debug"
 	"strings"
 
 	"github.com/spf13/cobra"
+	"github.com/spf13/pflag"
 	"golang.org/x/term"
+
+	"github.com/dstein/dstein/internal/memlimit"
+	"github.com/dstein/dstein/internal/safeio"
+	"github.com/dstein/dstein/internal/suggest"
+	"github.com/dstein/dstein/report"
 )
 
-// Exit codes.
+// Exit codes (README, "Exit codes").
 const (
 	exitOK          = 0
-	exitError       = 1   // the run failed: bad input, I/O, numerical failure
+	exitError       = 1   // the run failed: bad input file, I/O, numerical failure
 	exitUsage       = 2   // bad command line
+	exitResource    = 3   // refused: the work would exceed a resource limit (--max-memory)
 	exitInterrupted = 130 // canceled by a signal
 )
 
@@ -44,16 +52,30 @@ type env struct {
 
 // run executes the command line and returns the exit code. It never panics
 // on bad input and prints errors as one line on stderr.
-func run(ctx context.Context, args []string, stdout, stderr io.Writer) int {
+func run(ctx context.Context, args []string, stdout, stderr io.Writer) (code int) {
 	e := &env{ctx: ctx, stdout: stdout, stderr: stderr}
 	if f, ok := stderr.(*os.File); ok && term.IsTerminal(int(f.Fd())) {
 		e.terminal = true
 	}
+	defer func() {
+		// A panic is a bug in dstein: say so in one line, not a stack trace
+		// (DSTEIN_TRACEBACK=1 shows it).
+		if r := recover(); r != nil {
+			if os.Getenv("DSTEIN_TRACEBACK") != "" {
+				panic(r)
+			}
+			fmt.Fprintf(stderr, "dstein: internal error: %v (please report it; DSTEIN_TRACEBACK=1 shows where)\n", r)
+			code = exitError
+		}
+	}()
 	root := newRoot(e)
 	root.SetArgs(args)
 	err := root.Execute()
 	if err == nil {
 		return exitOK
+	}
+	if ctx.Err() != nil && (errors.Is(err, context.Canceled) || errors.Is(err, ctx.Err())) {
+		err = interrupted{"interrupted; nothing written"}
 	}
 	msg := err.Error()
 	if i := strings.IndexByte(msg, '\n'); i >= 0 {
@@ -61,10 +83,16 @@ func run(ctx context.Context, args []string, stdout, stderr io.Writer) int {
 	}
 	var ue usageError
 	var in interrupted
+	var ex *memlimit.Exceeded
+	var tl *safeio.TooLarge
+	var tm *report.TooManyRows
 	switch {
 	case errors.As(err, &in):
 		fmt.Fprintf(stderr, "dstein: %s\n", msg)
 		return exitInterrupted
+	case errors.As(err, &ex), errors.As(err, &tl), errors.As(err, &tm):
+		fmt.Fprintf(stderr, "dstein: %s\n", msg)
+		return exitResource
 	case errors.As(err, &ue), isCobraUsage(err):
 		fmt.Fprintf(stderr, "dstein: %s (see dstein --help)\n", msg)
 		return exitUsage
@@ -84,22 +112,95 @@ func isCobraUsage(err error) bool {
 	return false
 }
 
+// version is the module's build information: the VCS revision when built
+// from a checkout, "devel" otherwise.
+func version() string {
+	bi, ok := debug.ReadBuildInfo()
+	if !ok {
+		return "devel"
+	}
+	v := bi.Main.Version
+	if v == "" || v == "(devel)" {
+		v = "devel"
+	}
+	var rev, modified string
+	for _, s := range bi.Settings {
+		switch s.Key {
+		case "vcs.revision":
+			rev = s.Value
+		case "vcs.modified":
+			if s.Value == "true" {
+				modified = "+modified"
+			}
+		}
+	}
+	if rev != "" {
+		if len(rev) > 12 {
+			rev = rev[:12]
+		}
+		return v + " " + rev + modified
+	}
+	return v
+}
+
+// flagError turns pflag's errors into usage errors with a "did you mean"
+// hint for a mistyped flag.
+func flagError(cmd *cobra.Command, err error) error {
+	msg := err.Error()
+	if name, ok := strings.CutPrefix(msg, "unknown flag: --"); ok {
+		var names []string
+		cmd.Flags().VisitAll(func(f *pflag.Flag) { names = append(names, f.Name) })
+		return usagef("unknown flag --%s for dstein %s%s", name, cmd.Name(), dashed(suggest.Hint(name, names)))
+	}
+	return usageError{err}
+}
+
+// dashed puts "--" in front of the names of a hint.
+func dashed(h string) string {
+	if h == "" {
+		return ""
+	}
+	inner := strings.TrimSuffix(strings.TrimPrefix(h, "; did you mean "), "?")
+	parts := strings.Split(inner, " or ")
+	for i := range parts {
+		parts[i] = "--" + parts[i]
+	}
+	return "; did you mean " + strings.Join(parts, " or ") + "?"
+}
+
 func newRoot(e *env) *cobra.Command {
 	root := &cobra.Command{
 		Use:   "dstein",
-		Short: "Stein's method for discrete distributions: GF-SVGD sampling and goodness-of-fit tests",
-		Long: `dstein samples discrete models (categorical, Ising, RBM) with gradient-free
-Stein variational gradient descent on their continuous parameterization, and
-tests whether samples come from a model (dstein gof).
+		Short: "Stein's method for discrete distributions: sampling, goodness-of-fit tests, binarized-network ensembles",
+		Long: `dstein samples discrete models (categorical, Ising, RBM, UAI networks) with
+gradient-free SVGD and with the baselines that make comparisons honest (Gibbs,
+Gibbs-with-Gradients, DMALA, discontinuous HMC, exact sampling), tests whether
+samples come from a model (dstein gof), and trains ensembles of binarized
+networks (dstein bnn train).
 
-Start with "dstein demo", then "dstein sample --model examples/ising-grid.json".`,
+Start with "dstein demo", then "dstein sample --model examples/ising-grid.json";
+"dstein methods" lists the sampling methods and presets.`,
+		Version:       version(),
 		SilenceUsage:  true,
 		SilenceErrors: true,
 	}
+	root.SetVersionTemplate("dstein {{.Version}}\n")
 	root.SetOut(e.stdout)
 	root.SetErr(e.stderr)
-	root.SetFlagErrorFunc(func(_ *cobra.Command, err error) error { return usageError{err} })
+	root.SetFlagErrorFunc(flagError)
 	root.CompletionOptions.DisableDefaultCmd = true
-	root.AddCommand(newSampleCmd(e), newGofCmd(e), newExactCmd(e), newCompareMARCmd(e), newDemoCmd(e), newExperimentCmd(e), newBNNCmd(e))
+	root.SuggestionsMinimumDistance = 2
+	root.AddCommand(newSampleCmd(e), newMethodsCmd(e), newGofCmd(e), newExactCmd(e), newCompareMARCmd(e), newDemoCmd(e), newExperimentCmd(e), newBNNCmd(e))
+	root.Args = func(cmd *cobra.Command, args []string) error {
+		if len(args) > 0 {
+			var names []string
+			for _, c := range cmd.Commands() {
+				names = append(names, c.Name())
+			}
+			return usagef("unknown command %q%s", args[0], suggest.Hint(args[0], names))
+		}
+		return nil
+	}
+	root.RunE = func(cmd *cobra.Command, _ []string) error { return cmd.Help() }
 	return root
 }

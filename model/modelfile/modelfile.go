@@ -2,13 +2,17 @@ package modelfile
 
 import (
 	"bytes"
+	"context"
 	"encoding/json"
 	"errors"
 	"fmt"
 	"io"
 	"math"
-	"os"
 	"strings"
+
+	"github.com/dstein/dstein/internal/memlimit"
+	"github.com/dstein/dstein/internal/safeio"
+	"github.com/dstein/dstein/internal/strictjson"
 
 	"github.com/dstein/dstein/model"
 	"github.com/dstein/dstein/model/categorical"
@@ -17,17 +21,44 @@ import (
 	"github.com/dstein/dstein/rng"
 )
 
-// Load reads the model file at path.
+// MaxFileBytes is the size limit of a model file when no memory budget is
+// given (Load, Parse).
+const MaxFileBytes = 256 << 20
+
+// Load reads the model file at path (at most MaxFileBytes).
 func Load(path string) (model.Model, error) {
-	data, err := os.ReadFile(path)
+	return LoadLimit(context.Background(), path, memlimit.Budget{Limit: MaxFileBytes * 8})
+}
+
+// LoadLimit reads the model file at path, refusing a file or a model whose
+// memory would exceed the budget (a file may take at most an eighth of it:
+// decoding JSON costs several times its size).
+func LoadLimit(ctx context.Context, path string, b memlimit.Budget) (model.Model, error) {
+	data, err := safeio.ReadFile(path, "model file", fileLimit(b))
 	if err != nil {
-		return nil, fmt.Errorf("cannot read the model file: %w", err)
+		return nil, err
 	}
-	m, err := Parse(data)
+	if err := ctx.Err(); err != nil {
+		return nil, err
+	}
+	m, err := ParseLimit(data, b)
 	if err != nil {
+		var ex *memlimit.Exceeded
+		if errors.As(err, &ex) {
+			ex.What = path + ": " + ex.What
+			return nil, ex
+		}
 		return nil, fmt.Errorf("%s: %w", path, err)
 	}
 	return m, nil
+}
+
+// fileLimit is the largest input file a budget allows.
+func fileLimit(b memlimit.Budget) int64 {
+	if b.Limit <= 0 {
+		return 0
+	}
+	return max(b.Limit/8, 1<<20)
 }
 
 // header is read first to dispatch on the type.
@@ -35,96 +66,75 @@ type header struct {
 	Type string `json:"type"`
 }
 
-// Parse builds the model described by a JSON model file.
+// Parse builds the model described by a JSON model file (within a budget
+// of 8·MaxFileBytes).
 func Parse(data []byte) (model.Model, error) {
+	return ParseLimit(data, memlimit.Budget{Limit: MaxFileBytes * 8})
+}
+
+// ParseLimit builds the model described by a JSON model file, refusing a
+// model whose memory would exceed the budget before building it. Keys must
+// be spelled exactly and appear once; numbers must be finite.
+func ParseLimit(data []byte, b memlimit.Budget) (model.Model, error) {
 	if len(bytes.TrimSpace(data)) == 0 {
 		return nil, errors.New("the model file is empty; want a JSON object with a \"type\" field")
 	}
-	var h header
-	if err := json.Unmarshal(data, &h); err != nil {
+	var h struct {
+		Type json.RawMessage `json:"type"`
+	}
+	dec := json.NewDecoder(bytes.NewReader(data))
+	if err := dec.Decode(&h); err != nil {
+		var ute *json.UnmarshalTypeError
+		if errors.As(err, &ute) {
+			return nil, errors.New("the model file is not a JSON object; want an object with a \"type\" field")
+		}
 		return nil, describe(data, err)
 	}
-	switch h.Type {
+	var typ string
+	if len(h.Type) > 0 {
+		if err := json.Unmarshal(h.Type, &typ); err != nil {
+			return nil, errors.New("\"type\" must be a string: categorical, ising or rbm")
+		}
+	}
+	switch typ {
 	case "categorical":
 		var f categoricalFile
-		if err := strictDecode(data, &f); err != nil {
+		if err := strictjson.Unmarshal(data, &f); err != nil {
 			return nil, err
 		}
-		return f.build()
+		return f.build(b)
 	case "ising":
 		var f isingFile
-		if err := strictDecode(data, &f); err != nil {
+		if err := strictjson.Unmarshal(data, &f); err != nil {
 			return nil, err
 		}
-		return f.build()
+		return f.build(b)
 	case "rbm":
 		var f rbmFile
-		if err := strictDecode(data, &f); err != nil {
+		if err := strictjson.Unmarshal(data, &f); err != nil {
 			return nil, err
 		}
-		return f.build()
+		return f.build(b)
 	case "":
 		return nil, errors.New("the model has no \"type\"; want one of categorical, ising, rbm")
 	}
-	return nil, fmt.Errorf("unknown model type %q; want one of categorical, ising, rbm", h.Type)
-}
-
-func strictDecode(data []byte, v any) error {
-	dec := json.NewDecoder(bytes.NewReader(data))
-	dec.DisallowUnknownFields()
-	if err := dec.Decode(v); err != nil {
-		return describe(data, err)
-	}
-	if _, err := dec.Token(); err != io.EOF {
-		return errors.New("unexpected data after the model's JSON object")
-	}
-	return nil
+	return nil, fmt.Errorf("unknown model type %q; want one of categorical, ising, rbm", typ)
 }
 
 // describe turns a JSON error into one line that names the position.
 func describe(data []byte, err error) error {
 	var syn *json.SyntaxError
-	var typ *json.UnmarshalTypeError
 	switch {
 	case errors.As(err, &syn):
 		// Offset counts the bytes read, the offending one included.
 		line, col := position(data, max(syn.Offset-1, 0))
 		return fmt.Errorf("line %d, column %d: invalid JSON: %v", line, col, syn)
-	case errors.As(err, &typ):
-		line, col := position(data, typ.Offset)
-		what := typ.Value
-		if strings.HasPrefix(what, "number") {
-			what = strings.TrimSpace("the " + what + " (out of range or not an integer)")
-		} else {
-			what = "a " + what
-		}
-		field := typ.Field
-		if field == "" {
-			field = "the model"
-		}
-		return fmt.Errorf("line %d, column %d: field %q: got %s, want %s", line, col, field, what, jsonKind(typ.Type.String()))
 	case errors.Is(err, io.ErrUnexpectedEOF):
 		return errors.New("the JSON ends early: an object or array is not closed")
 	}
 	msg := err.Error()
 	msg = strings.TrimPrefix(msg, "json: ")
 	return errors.New(msg)
-}
-
-func jsonKind(goType string) string {
-	switch {
-	case strings.HasPrefix(goType, "[]"):
-		return "an array"
-	case goType == "float64":
-		return "a finite number"
-	case goType == "int", goType == "uint64":
-		return "an integer"
-	case goType == "bool":
-		return "true or false"
-	case goType == "string":
-		return "a string"
-	}
-	return "an object"
 }
 
 func position(data []byte, off int64) (line, col int) {
@@ -151,9 +161,16 @@ type categoricalFile struct {
 	} `json:"variables"`
 }
 
-func (f *categoricalFile) build() (model.Model, error) {
+func (f *categoricalFile) build(b memlimit.Budget) (model.Model, error) {
 	if len(f.Variables) == 0 {
 		return nil, errors.New("categorical model: \"variables\" is missing or empty; want at least one variable")
+	}
+	var states float64
+	for _, v := range f.Variables {
+		states += float64(len(v.States))
+	}
+	if err := b.Check("the categorical model", memlimit.Base+48*states); err != nil {
+		return nil, err
 	}
 	vars := make([]categorical.Variable, len(f.Variables))
 	for i, v := range f.Variables {
@@ -188,7 +205,7 @@ type isingFile struct {
 	} `json:"random"`
 }
 
-func (f *isingFile) build() (model.Model, error) {
+func (f *isingFile) build(b memlimit.Budget) (model.Model, error) {
 	fail := func(format string, a ...any) (model.Model, error) {
 		return nil, fmt.Errorf("ising model: "+format, a...)
 	}
@@ -218,6 +235,10 @@ func (f *isingFile) build() (model.Model, error) {
 		if f.Coupling == nil {
 			return fail("a grid needs \"coupling\"")
 		}
+		d := float64(f.Grid.Rows) * float64(f.Grid.Cols)
+		if err := b.Check(fmt.Sprintf("the %d×%d Ising grid", f.Grid.Rows, f.Grid.Cols), isingBytes(d, 2*d)); err != nil {
+			return nil, err
+		}
 		n = f.Grid.Rows * f.Grid.Cols
 		edges = ising.GridEdges(f.Grid.Rows, f.Grid.Cols, f.Grid.Periodic, *f.Coupling)
 	case f.Complete != nil:
@@ -226,6 +247,10 @@ func (f *isingFile) build() (model.Model, error) {
 		}
 		if f.Coupling == nil {
 			return fail("a complete graph needs \"coupling\"")
+		}
+		d := float64(f.Complete.N)
+		if err := b.Check(fmt.Sprintf("the complete Ising graph of %d spins", f.Complete.N), isingBytes(d, d*(d-1)/2)); err != nil {
+			return nil, err
 		}
 		n = f.Complete.N
 		for i := range n {
@@ -241,6 +266,12 @@ func (f *isingFile) build() (model.Model, error) {
 			return fail("\"coupling\" goes with \"grid\" or \"complete\"; an edge list gives each edge's coupling as [i, j, J]")
 		}
 		n = *f.N
+		if n < 1 {
+			return fail("\"n\" is %d; want at least one spin", n)
+		}
+		if err := b.Check(fmt.Sprintf("the Ising model of %d spins and %d edges", n, len(f.Edges)), isingBytes(float64(n), float64(len(f.Edges)))); err != nil {
+			return nil, err
+		}
 		for k, e := range f.Edges {
 			if len(e) != 3 {
 				return fail("edge %d has %d entries; want [i, j, coupling]", k, len(e))
@@ -279,7 +310,7 @@ func (f *isingFile) build() (model.Model, error) {
 		if !(a >= 0) || math.IsInf(a, 0) {
 			return fail("random field_range is %v; want a finite number ≥ 0", a)
 		}
-		r := rng.New(f.Random.Seed, rng.StreamModel)
+		r := rng.NewKey(f.Random.Seed).For(rng.Model).Rand()
 		for i := range fields {
 			fields[i] = -a + 2*a*r.Float64()
 		}
@@ -317,7 +348,7 @@ type rbmFile struct {
 	} `json:"random"`
 }
 
-func (f *rbmFile) build() (model.Model, error) {
+func (f *rbmFile) build(b memlimit.Budget) (model.Model, error) {
 	fail := func(format string, a ...any) (model.Model, error) {
 		return nil, fmt.Errorf("rbm model: "+format, a...)
 	}
@@ -334,6 +365,9 @@ func (f *rbmFile) build() (model.Model, error) {
 		if f.Random.WStd == nil || f.Random.BiasStd == nil {
 			return fail("\"random\" needs \"w_std\" and \"bias_std\"")
 		}
+		if err := b.Check(fmt.Sprintf("the RBM with %d visible and %d hidden units", *f.Visible, *f.Hidden), rbmBytes(float64(*f.Visible), float64(*f.Hidden))); err != nil {
+			return nil, err
+		}
 		m, err := rbm.Random(*f.Visible, *f.Hidden, *f.Random.WStd, *f.Random.BiasStd, f.Random.Seed)
 		if err != nil {
 			return fail("%v", err)
@@ -349,9 +383,21 @@ func (f *rbmFile) build() (model.Model, error) {
 	if f.Hidden != nil && *f.Hidden != len(f.W[0]) {
 		return fail("\"hidden\" is %d but W has %d columns", *f.Hidden, len(f.W[0]))
 	}
+	if err := b.Check(fmt.Sprintf("the RBM with %d visible and %d hidden units", len(f.W), len(f.W[0])), rbmBytes(float64(len(f.W)), float64(len(f.W[0])))); err != nil {
+		return nil, err
+	}
 	m, err := rbm.New(f.W, f.B, f.C)
 	if err != nil {
 		return fail("%v", err)
 	}
 	return m, nil
 }
+
+// isingBytes estimates the memory of an Ising model of d spins and e edges:
+// the edge list and both directions of the adjacency (index and coupling),
+// fields, and the edges as JSON-decoded or generated values.
+func isingBytes(d, e float64) float64 { return memlimit.Base + 64*d + 96*e }
+
+// rbmBytes estimates the memory of an RBM with d visible and m hidden
+// units: W twice (rows and columns) plus its decoded form, and the biases.
+func rbmBytes(d, m float64) float64 { return memlimit.Base + 3*8*d*m + 16*(d+m) }

@@ -83,7 +83,7 @@ func New(W [][]float64, b, c []float64) (*RBM, error) {
 }
 
 // Random returns an RBM with d visible and m hidden units whose parameters
-// are drawn from rng.New(seed, rng.StreamModel) in this order: W[i][k] =
+// are drawn from rng.NewKey(seed).For(rng.Model).Rand() in this order: W[i][k] =
 // wStd·N(0,1) for i = 0..d−1 (outer) and k = 0..m−1 (inner), then b[i] =
 // biasStd·N(0,1) for each i, then c[k] = biasStd·N(0,1) for each k, each
 // normal from (*rand.Rand).NormFloat64. A seed therefore names the same model
@@ -98,7 +98,7 @@ func Random(d, m int, wStd, biasStd float64, seed uint64) (*RBM, error) {
 	if !finite(wStd) || wStd < 0 || !finite(biasStd) || biasStd < 0 {
 		return nil, fmt.Errorf("rbm w_std and bias_std must be finite and ≥ 0, got %v and %v", wStd, biasStd)
 	}
-	r := rng.New(seed, rng.StreamModel)
+	r := rng.NewKey(seed).For(rng.Model).Rand()
 	W := make([][]float64, d)
 	for i := range W {
 		W[i] = make([]float64, m)

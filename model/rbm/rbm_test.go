@@ -83,7 +83,7 @@ func TestRandomDrawOrder(t *testing.T) {
 	if err != nil {
 		t.Fatal(err)
 	}
-	g := rng.New(11, rng.StreamModel)
+	g := rng.NewKey(11).For(rng.Model).Rand()
 	for i := range 3 {
 		for k := range 2 {
 			if want := 0.5 * g.NormFloat64(); r.Weight(i, k) != want {

@@ -3,9 +3,9 @@ package uai
 import (
 	"bufio"
 	"fmt"
+	"github.com/dstein/dstein/internal/safeio"
 	"io"
 	"math"
-	"os"
 	"strconv"
 )
 
@@ -167,7 +167,7 @@ func marSolution(toks []token, end int) ([][]float64, bool, error) {
 // ReadMARFile reads marginals from the named file (see ReadMAR); errors
 // start with the path.
 func ReadMARFile(path string) ([][]float64, error) {
-	f, err := os.Open(path)
+	f, err := safeio.Open(path, "MAR file", MaxFileBytes)
 	if err != nil {
 		return nil, err
 	}

@@ -1,10 +1,12 @@
 package uai
 
 import (
+	"context"
+	"errors"
 	"fmt"
+	"github.com/dstein/dstein/internal/safeio"
 	"io"
 	"math"
-	"os"
 	"strings"
 
 	"github.com/dstein/dstein/model/factorgraph"
@@ -129,16 +131,30 @@ func Read(r io.Reader) (*factorgraph.Graph, error) {
 	return factorgraph.New(card, factors)
 }
 
+// MaxFileBytes is the size limit of ReadFile, ReadEvidenceFile and
+// ReadMARFile.
+const MaxFileBytes = 1 << 30
+
 // ReadFile reads a network from the named file (see Read); errors start
 // with the path.
 func ReadFile(path string) (*factorgraph.Graph, error) {
-	f, err := os.Open(path)
+	return ReadFileLimit(context.Background(), path, MaxFileBytes)
+}
+
+// ReadFileLimit reads a network from a regular file of at most max bytes,
+// stopping with ctx's error when ctx is canceled.
+func ReadFileLimit(ctx context.Context, path string, max int64) (*factorgraph.Graph, error) {
+	f, err := safeio.Open(path, "UAI network", max)
 	if err != nil {
 		return nil, err
 	}
 	defer f.Close()
-	g, err := Read(f)
+	g, err := Read(safeio.WithContext(ctx, f))
 	if err != nil {
+		var tl *safeio.TooLarge
+		if errors.As(err, &tl) || ctx.Err() != nil {
+			return nil, err
+		}
 		return nil, fmt.Errorf("%s: %w", path, err)
 	}
 	return g, nil
@@ -201,7 +217,13 @@ func ReadEvidence(r io.Reader) (map[int]int, error) {
 // ReadEvidenceFile reads evidence from the named file (see ReadEvidence);
 // errors start with the path.
 func ReadEvidenceFile(path string) (map[int]int, error) {
-	f, err := os.Open(path)
+	return ReadEvidenceFileLimit(path, MaxFileBytes)
+}
+
+// ReadEvidenceFileLimit reads evidence from a regular file of at most max
+// bytes.
+func ReadEvidenceFileLimit(path string, max int64) (map[int]int, error) {
+	f, err := safeio.Open(path, "evidence file", max)
 	if err != nil {
 		return nil, err
 	}

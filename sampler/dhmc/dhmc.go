@@ -1,6 +1,7 @@
 package dhmc
 
 import (
+	"context"
 	"fmt"
 	"math"
 	"math/rand/v2"
@@ -29,20 +30,16 @@ const (
 type Settings struct {
 	// StepSize is ε, how far one integration step moves each coordinate
 	// (before jitter). Default (0) is DefaultStepSize.
-	StepSize float64
+	StepSize float64 `json:"step_size" flag:"step-size,positive" help:"step size: DHMC's integration step ε, DMALA's proposal step α"`
 	// Steps is L, the number of integration steps per iteration; each
 	// step visits every coordinate once. Default (0) is DefaultSteps.
-	Steps int
+	Steps int `json:"steps" flag:"steps,positive" help:"integration steps per iteration"`
 	// StepJitter is j: every iteration, each chain draws its step size
 	// uniformly from [(1−j)ε, (1+j)ε]. Default (0) is DefaultStepJitter;
 	// a negative value means no jitter (every step is exactly ε). It must
 	// be below 1. Without jitter a chain's coordinates stay on the
 	// lattice x₀ + εℤ, which is not ergodic on R^d and biases Γ(x).
-	StepJitter float64
-	// InitMean and InitStd give the initial draw x ~ N(InitMean,
-	// InitStd²) per coordinate (sampler.InitialParticles). Defaults 0
-	// and 1 (0 means 1).
-	InitMean, InitStd float64
+	StepJitter float64 `json:"step_jitter"`
 }
 
 func (s Settings) withDefaults() Settings {
@@ -58,35 +55,31 @@ func (s Settings) withDefaults() Settings {
 	if s.StepJitter < 0 {
 		s.StepJitter = -1
 	}
-	if s.InitStd == 0 {
-		s.InitStd = 1
-	}
 	return s
 }
+
+// Resolved returns the settings with every default filled in.
+func (s *Settings) Resolved() sampler.Settings { r := s.withDefaults(); return &r }
 
 func bad(x float64) bool { return math.IsNaN(x) || math.IsInf(x, 0) }
 
 // Validate reports the first setting that cannot be used.
-func (s Settings) Validate() error {
-	s = s.withDefaults()
+func (s *Settings) Validate() error {
+	r := s.withDefaults()
 	switch {
-	case bad(s.StepSize) || s.StepSize < 0:
-		return fmt.Errorf("step size is %v; want a finite number > 0", s.StepSize)
-	case s.Steps < 0:
-		return fmt.Errorf("steps per iteration is %d; want at least 1", s.Steps)
-	case math.IsNaN(s.StepJitter) || s.StepJitter >= 1:
-		return fmt.Errorf("step jitter is %v; want a number below 1 (negative for none)", s.StepJitter)
-	case bad(s.InitMean):
-		return fmt.Errorf("initial mean is %v; want a finite number", s.InitMean)
-	case bad(s.InitStd) || s.InitStd < 0:
-		return fmt.Errorf("initial spread is %v; want a finite number > 0", s.InitStd)
+	case bad(r.StepSize) || r.StepSize < 0:
+		return fmt.Errorf("step size is %v; want a finite number > 0", r.StepSize)
+	case r.Steps < 0:
+		return fmt.Errorf("steps per iteration is %d; want at least 1", r.Steps)
+	case math.IsNaN(r.StepJitter) || r.StepJitter >= 1:
+		return fmt.Errorf("step jitter is %v; want a number below 1 (negative for none)", r.StepJitter)
 	}
 	return nil
 }
 
-// Stats count what the integrator did, summed over chains and iterations.
-// Updates = Moves + Reflections.
-type Stats struct {
+// Counts count what the integrator did, summed over chains and
+// iterations. Updates = Moves + Reflections.
+type Counts struct {
 	// Updates counts coordinate updates: n·L·d per iteration.
 	Updates int64
 	// Moves counts updates that moved the coordinate by ± the step size.
@@ -106,7 +99,7 @@ type Stats struct {
 	Escapes int64
 }
 
-func (a *Stats) add(b Stats) {
+func (a *Counts) add(b Counts) {
 	a.Updates += b.Updates
 	a.Moves += b.Moves
 	a.Crossings += b.Crossings
@@ -126,7 +119,7 @@ type chain struct {
 	bin   []int // bin of each coordinate in the transform
 	p     []float64
 	perm  []int
-	stats Stats
+	stats Counts
 	err   error
 }
 
@@ -143,88 +136,66 @@ type Sampler struct {
 	x      []float64   // n×d positions, row-major
 	cuts   [][]float64 // the transform's cut points per coordinate
 	chains []chain
+	cur    []int
 	iter   int
 	task   stepTask
 	failed error
 }
 
-var _ sampler.Stepper = (*Sampler)(nil)
+var _ sampler.Positioned = (*Sampler)(nil)
 
-// New returns n chains for model m over transform t, started at n points
-// drawn from N(InitMean, InitStd²) with sampler.InitialParticles and the
-// generator rng.New(seed, rng.StreamInit): the same points GF-SVGD starts
-// from when given that generator. Chain c draws its transitions from
-// rng.New(seed, rng.Trial(rng.StreamSample, c)).
-func New(m model.Model, t *transform.Transform, n int, set Settings, seed uint64) (*Sampler, error) {
-	if err := set.Validate(); err != nil {
-		return nil, fmt.Errorf("dhmc: %w", err)
-	}
-	if err := checkShapes(m, t, n); err != nil {
-		return nil, err
-	}
-	set = set.withDefaults()
-	x := sampler.InitialParticles(nil, n, m.Dim(), set.InitMean, set.InitStd, rng.New(seed, rng.StreamInit))
-	return newSampler(m, t, x, n, set, seed)
+func init() {
+	sampler.Register(sampler.Method{
+		Name:        "dhmc",
+		Description: "n independent chains of discontinuous HMC (Nishimura, Dunson & Lu) on p_c: Laplace momentum, coordinate-wise reflect-or-refract integrator",
+		NewSettings: func() sampler.Settings { return new(Settings) },
+		New: func(p *sampler.Problem, s sampler.Settings) (sampler.Sampler, error) {
+			return New(p, *s.(*Settings))
+		},
+		Iters:      500,
+		Unit:       "iteration",
+		Continuous: true,
+	})
 }
 
-// NewFrom returns n chains that start at the points in x (row-major n×d,
-// copied); chain c draws its transitions from rng.New(seed,
-// rng.Trial(rng.StreamSample, c)). Starting points in zero-probability
-// states are allowed (see the package documentation).
-func NewFrom(m model.Model, t *transform.Transform, x []float64, n int, set Settings, seed uint64) (*Sampler, error) {
+// New returns n = p.N chains that start at the points p.X (copied).
+// Chain c draws its transitions from p.Key.ForIndex(rng.Sample, c).
+// Starting points in zero-probability states are allowed (see the package
+// documentation).
+func New(p *sampler.Problem, set Settings) (*Sampler, error) {
 	if err := set.Validate(); err != nil {
 		return nil, fmt.Errorf("dhmc: %w", err)
 	}
-	if err := checkShapes(m, t, n); err != nil {
-		return nil, err
+	if err := p.Check(); err != nil {
+		return nil, fmt.Errorf("dhmc: %w", err)
 	}
-	d := m.Dim()
-	if len(x) != n*d {
-		return nil, fmt.Errorf("dhmc: %d initial values for %d chains of dimension %d", len(x), n, d)
+	m, n, d := p.Model, p.N, p.Model.Dim()
+	if uint64(d) > math.MaxUint32 {
+		return nil, fmt.Errorf("dhmc: model has %d variables; at most %d are supported", d, uint64(math.MaxUint32))
 	}
-	for k, v := range x {
+	if p.X == nil {
+		return nil, fmt.Errorf("dhmc: no starting points")
+	}
+	for k, v := range p.X {
 		if bad(v) {
 			return nil, fmt.Errorf("dhmc: initial value %d (chain %d, coordinate %d) is %v; want a finite number", k, k/d, k%d, v)
 		}
 	}
-	return newSampler(m, t, append([]float64(nil), x...), n, set.withDefaults(), seed)
-}
-
-func checkShapes(m model.Model, t *transform.Transform, n int) error {
-	switch {
-	case m == nil:
-		return fmt.Errorf("dhmc: no model")
-	case t == nil:
-		return fmt.Errorf("dhmc: no transform")
-	case n < 1:
-		return fmt.Errorf("dhmc: need at least one chain, got %d", n)
-	case m.Dim() < 1:
-		return fmt.Errorf("dhmc: model has no variables")
-	case uint64(m.Dim()) > math.MaxUint32:
-		return fmt.Errorf("dhmc: model has %d variables; at most %d are supported", m.Dim(), uint64(math.MaxUint32))
-	case t.Dim() != m.Dim():
-		return fmt.Errorf("dhmc: model has %d variables but the transform has %d", m.Dim(), t.Dim())
-	}
-	for i := range m.Dim() {
-		if len(m.States(i)) != t.NumStates(i) {
-			return fmt.Errorf("dhmc: variable %d has %d states but the transform has %d", i, len(m.States(i)), t.NumStates(i))
-		}
-	}
-	return nil
+	return newSampler(m, p.Transform, append([]float64(nil), p.X...), n, set.withDefaults(), p.Key)
 }
 
 // newSampler takes ownership of x.
-func newSampler(m model.Model, t *transform.Transform, x []float64, n int, set Settings, seed uint64) (*Sampler, error) {
+func newSampler(m model.Model, t *transform.Transform, x []float64, n int, set Settings, key rng.Key) (*Sampler, error) {
 	d := m.Dim()
 	s := &Sampler{m: m, t: t, base: t.Base(), set: set, n: n, d: d, x: x,
-		cuts: make([][]float64, d), chains: make([]chain, n)}
+		cuts: make([][]float64, d), chains: make([]chain, n), cur: make([]int, n*d)}
 	_, s.normal = s.base.(transform.Normal)
 	for i := range d {
 		s.cuts[i] = t.Cuts(i)
 	}
 	for c := range s.chains {
 		ch := &s.chains[c]
-		ch.src = rng.Source(seed, rng.Trial(rng.StreamSample, c))
+		ch.src = key.ForIndex(rng.Sample, c).Source()
 		ch.r = rand.New(ch.src)
 		ch.z = t.Gamma(nil, x[c*d:(c+1)*d])
 		ch.bin = make([]int, d)
@@ -249,18 +220,15 @@ func (s *Sampler) Settings() Settings { return s.set }
 // Iter returns the number of completed iterations.
 func (s *Sampler) Iter() int { return s.iter }
 
-// Particles returns the current positions, row-major n×d. The caller must
-// not modify the slice.
-func (s *Sampler) Particles() []float64 { return s.x }
+// Positions returns the current positions, row-major n×d.
+func (s *Sampler) Positions() []float64 { return s.x }
 
-// Samples returns the current states Γ(x) of the chains, one row per chain
-// (a copy).
-func (s *Sampler) Samples() *sampler.Samples {
-	out := sampler.NewSamples(s.n, s.d)
+// Current returns the current states Γ(x) of the chains, one row per chain.
+func (s *Sampler) Current() []int {
 	for c := range s.chains {
-		copy(out.Row(c), s.chains[c].z)
+		copy(s.cur[c*s.d:(c+1)*s.d], s.chains[c].z)
 	}
-	return out
+	return s.cur
 }
 
 // Impossible counts the chains whose current state has probability zero.
@@ -274,23 +242,10 @@ func (s *Sampler) Impossible() int {
 	return k
 }
 
-// Stats returns the integrator's counts so far, summed over chains.
-func (s *Sampler) Stats() Stats {
-	var st Stats
-	for c := range s.chains {
-		st.add(s.chains[c].stats)
-	}
-	return st
-}
-
-// Evaluations returns the number of changes of log p* evaluated so far
-// (Tracker.DeltaLogProb calls), over all chains.
-func (s *Sampler) Evaluations() int64 { return s.Stats().Evaluations }
-
 // CrossingRate returns the fraction of moves so far that took a coordinate
 // into another bin, or 0 before any move.
 func (s *Sampler) CrossingRate() float64 {
-	st := s.Stats()
+	st := s.Counts()
 	if st.Moves == 0 {
 		return 0
 	}
@@ -300,11 +255,34 @@ func (s *Sampler) CrossingRate() float64 {
 // ReflectionRate returns the fraction of coordinate updates so far that
 // reflected the momentum instead of moving, or 0 before any update.
 func (s *Sampler) ReflectionRate() float64 {
-	st := s.Stats()
+	st := s.Counts()
 	if st.Updates == 0 {
 		return 0
 	}
 	return float64(st.Reflections) / float64(st.Updates)
+}
+
+// Counts returns the integrator's counts so far, summed over chains.
+func (s *Sampler) Counts() Counts {
+	var st Counts
+	for c := range s.chains {
+		st.add(s.chains[c].stats)
+	}
+	return st
+}
+
+// Stats reports crossing_rate (the fraction of moves that took a
+// coordinate into another bin), reflection_rate (the fraction of
+// coordinate updates that reversed the momentum instead of moving) and
+// escapes (moves out of zero-probability states). Evaluations count the
+// changes of log p* evaluated (Tracker.DeltaLogProb calls).
+func (s *Sampler) Stats() sampler.Stats {
+	st := s.Counts()
+	return sampler.Stats{Evaluations: st.Evaluations, Values: []sampler.Stat{
+		{Name: "crossing_rate", Value: s.CrossingRate()},
+		{Name: "reflection_rate", Value: s.ReflectionRate()},
+		{Name: "escapes", Value: float64(st.Escapes)},
+	}}
 }
 
 // stepTask runs one iteration of chains [lo, hi).
@@ -322,7 +300,7 @@ func (t *stepTask) Do(lo, hi int) {
 // GOMAXPROCS. Step returns an error when the model's change of log p* (or
 // the base's log-density) is NaN; the sampler then keeps that error and
 // returns it from every later Step.
-func (s *Sampler) Step() error {
+func (s *Sampler) Step(context.Context) error {
 	if s.failed != nil {
 		return s.failed
 	}
@@ -410,7 +388,7 @@ func shuffle(perm []int, src *rand.ChaCha8) {
 func (s *Sampler) integrate(ch *chain, x []float64, eps float64) bool {
 	perm, p, z, bins := ch.perm, ch.p, ch.z, ch.bin
 	shuffle(perm, ch.src)
-	var st Stats
+	var st Counts
 	for _, i := range perm {
 		pi, xi := p[i], x[i]
 		xn := xi + math.Copysign(eps, pi)

@@ -1,6 +1,7 @@
 package dhmc
 
 import (
+	"context"
 	"fmt"
 	"math"
 	"runtime"
@@ -28,10 +29,37 @@ func mustTransform(t testing.TB, m model.Model) *transform.Transform {
 	return tr
 }
 
+// newDHMC starts n chains from the initial draw of seed (N(0, 1) unless
+// init says otherwise).
+func newDHMC(m model.Model, tr *transform.Transform, n int, set Settings, seed uint64, init ...sampler.Init) (*Sampler, error) {
+	in := sampler.Init{}
+	if len(init) > 0 {
+		in = init[0]
+	}
+	return New(sampler.NewProblem(m, tr, n, in, rng.NewKey(seed)), set)
+}
+
+// newFrom starts n chains at the points x.
+func newFrom(m model.Model, tr *transform.Transform, x []float64, n int, set Settings, seed uint64) (*Sampler, error) {
+	p := &sampler.Problem{Model: m, Transform: tr, N: n, X: x, Key: rng.NewKey(seed)}
+	if m != nil && tr != nil && len(x) == n*m.Dim() && n > 0 {
+		p.Z = make([]int, len(x))
+		d := m.Dim()
+		for j := range n {
+			tr.Gamma(p.Z[j*d:(j+1)*d], x[j*d:(j+1)*d])
+		}
+	}
+	return New(p, set)
+}
+
+func samples(s *Sampler) *sampler.Samples {
+	return &sampler.Samples{N: s.n, D: s.d, Z: append([]int(nil), s.Current()...)}
+}
+
 func run(t testing.TB, s *Sampler, iters int) {
 	t.Helper()
 	for range iters {
-		if err := s.Step(); err != nil {
+		if err := s.Step(context.Background()); err != nil {
 			t.Fatal(err)
 		}
 	}
@@ -127,7 +155,7 @@ func TestConvergesToExactMarginals(t *testing.T) {
 	} {
 		t.Run(tc.name, func(t *testing.T) {
 			tr := mustTransform(t, tc.m)
-			s, err := New(tc.m, tr, n, Settings{InitMean: -2}, 1)
+			s, err := newDHMC(tc.m, tr, n, Settings{}, 1, sampler.Init{Mean: -2})
 			if err != nil {
 				t.Fatal(err)
 			}
@@ -136,7 +164,7 @@ func TestConvergesToExactMarginals(t *testing.T) {
 			if err != nil {
 				t.Fatal(err)
 			}
-			smp := s.Samples()
+			smp := samples(s)
 			marg := sampler.Marginals(tc.m, smp)
 			for i := range marg {
 				checkFrequencies(t, fmt.Sprintf("variable %d", i), marg[i], res.Marginals[i], n)
@@ -200,7 +228,7 @@ func TestIntegratorConservesEnergy(t *testing.T) {
 			if tr == nil {
 				tr = mustTransform(t, tc.m)
 			}
-			s, err := New(tc.m, tr, 20, Settings{StepSize: 0.3, Steps: 15}, 5)
+			s, err := newDHMC(tc.m, tr, 20, Settings{StepSize: 0.3, Steps: 15}, 5)
 			if err != nil {
 				t.Fatal(err)
 			}
@@ -232,7 +260,7 @@ func TestIntegratorConservesEnergy(t *testing.T) {
 				}
 			}
 			t.Logf("largest |ΔH| %.3g (H ≥ %.3g)", worst, hmin)
-			st := s.Stats()
+			st := s.Counts()
 			if st.Moves == 0 || st.Crossings == 0 || st.Reflections == 0 {
 				t.Fatalf("the trajectories did not exercise every branch: %+v", st)
 			}
@@ -253,12 +281,12 @@ func TestSameResultsWithGOMAXPROCS(t *testing.T) {
 	tr := mustTransform(t, m)
 	once := func(procs int) (*Sampler, []float64) {
 		defer runtime.GOMAXPROCS(runtime.GOMAXPROCS(procs))
-		s, err := New(m, tr, 37, Settings{}, 9)
+		s, err := newDHMC(m, tr, 37, Settings{}, 9)
 		if err != nil {
 			t.Fatal(err)
 		}
 		run(t, s, 25)
-		return s, append([]float64(nil), s.Particles()...)
+		return s, append([]float64(nil), s.Positions()...)
 	}
 	s1, x1 := once(1)
 	s2, x2 := once(2)
@@ -267,30 +295,29 @@ func TestSameResultsWithGOMAXPROCS(t *testing.T) {
 			t.Fatalf("position %d differs: %v with GOMAXPROCS 1, %v with 2", k, x1[k], x2[k])
 		}
 	}
-	if !slices.Equal(s1.Samples().Z, s2.Samples().Z) || s1.Stats() != s2.Stats() {
-		t.Fatalf("states or counts differ: %+v vs %+v", s1.Stats(), s2.Stats())
+	if !slices.Equal(samples(s1).Z, samples(s2).Z) || s1.Counts() != s2.Counts() {
+		t.Fatalf("states or counts differ: %+v vs %+v", s1.Counts(), s2.Counts())
 	}
 }
 
 // TestNewMatchesInitialParticles checks that New starts from the draw that
-// GF-SVGD makes with rng.New(seed, rng.StreamInit), and that the state
+// GF-SVGD makes with rng.NewKey(seed).For(rng.Init).Rand(), and that the state
 // reported is Γ of the particles.
 func TestNewMatchesInitialParticles(t *testing.T) {
 	m := smallIsing(t)
 	tr := mustTransform(t, m)
-	set := Settings{InitMean: 0.5, InitStd: 2}
-	s, err := New(m, tr, 5, set, 42)
+	s, err := newDHMC(m, tr, 5, Settings{}, 42, sampler.Init{Mean: 0.5, Std: 2})
 	if err != nil {
 		t.Fatal(err)
 	}
-	want := sampler.InitialParticles(nil, 5, 9, 0.5, 2, rng.New(42, rng.StreamInit))
-	if !slices.Equal(s.Particles(), want) {
+	want := sampler.InitialParticles(nil, 5, 9, 0.5, 2, rng.NewKey(42).For(rng.Init).Rand())
+	if !slices.Equal(s.Positions(), want) {
 		t.Fatalf("initial particles differ from sampler.InitialParticles")
 	}
 	run(t, s, 3)
-	smp := s.Samples()
+	smp := samples(s)
 	for c := range 5 {
-		if got, want := smp.Row(c), tr.Gamma(nil, s.Particles()[c*9:(c+1)*9]); !slices.Equal(got, want) {
+		if got, want := smp.Row(c), tr.Gamma(nil, s.Positions()[c*9:(c+1)*9]); !slices.Equal(got, want) {
 			t.Fatalf("chain %d: Samples %v, Γ(x) %v", c, got, want)
 		}
 	}
@@ -316,16 +343,16 @@ func (c *counting) DeltaLogProb(z []int, i, s int) float64 {
 
 func TestCounters(t *testing.T) {
 	m := &counting{Model: smallIsing(t)}
-	s, err := New(m, mustTransform(t, m), 10, Settings{}, 3)
+	s, err := newDHMC(m, mustTransform(t, m), 10, Settings{}, 3)
 	if err != nil {
 		t.Fatal(err)
 	}
-	if s.CrossingRate() != 0 || s.ReflectionRate() != 0 || s.Evaluations() != 0 {
+	if s.CrossingRate() != 0 || s.ReflectionRate() != 0 || s.Counts().Evaluations != 0 {
 		t.Fatal("counters are not zero before the first step")
 	}
 	run(t, s, 10)
-	st := s.Stats()
-	if got, want := s.Evaluations(), m.calls.Load(); got != want || got == 0 {
+	st := s.Counts()
+	if got, want := s.Counts().Evaluations, m.calls.Load(); got != want || got == 0 {
 		t.Fatalf("Evaluations = %d, DeltaLogProb was called %d times", got, want)
 	}
 	if want := int64(10 * 10 * DefaultSteps * 9); st.Updates != want {
@@ -366,7 +393,7 @@ func TestZeroProbabilityStates(t *testing.T) {
 		{"with-bin", withBins},
 	} {
 		t.Run(tc.name, func(t *testing.T) {
-			s, err := New(m, tc.tr, n, Settings{}, 4)
+			s, err := newDHMC(m, tc.tr, n, Settings{}, 4)
 			if err != nil {
 				t.Fatal(err)
 			}
@@ -378,14 +405,14 @@ func TestZeroProbabilityStates(t *testing.T) {
 			if imp := s.Impossible(); imp != 0 {
 				t.Fatalf("%d chains end in the zero-probability state (%d started there)", imp, startImp)
 			}
-			for _, v := range s.Particles() {
+			for _, v := range s.Positions() {
 				if bad(v) {
 					t.Fatalf("a position is %v", v)
 				}
 			}
-			marg := sampler.Marginals(m, s.Samples())
+			marg := sampler.Marginals(m, samples(s))
 			checkFrequencies(t, "variable 1", marg[1], probs, n)
-			if st := s.Stats(); tc.name == "with-bin" && st.Escapes == 0 {
+			if st := s.Counts(); tc.name == "with-bin" && st.Escapes == 0 {
 				t.Fatalf("no escapes counted: %+v", st)
 			}
 		})
@@ -417,7 +444,7 @@ func TestImpossibleStart(t *testing.T) {
 	for k := range x {
 		x[k] = 0.3 + float64(k%7)*0.1 // all positive: z = (1, 1, 1)
 	}
-	s, err := NewFrom(m, tr, x, n, Settings{}, 8)
+	s, err := newFrom(m, tr, x, n, Settings{}, 8)
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -430,8 +457,8 @@ func TestImpossibleStart(t *testing.T) {
 	if imp := s.Impossible(); imp != 0 {
 		t.Fatalf("%d chains are still in the impossible state", imp)
 	}
-	if left == 0 || s.Stats().Escapes == 0 {
-		t.Fatalf("no chain left in the first iteration (%+v)", s.Stats())
+	if left == 0 || s.Counts().Escapes == 0 {
+		t.Fatalf("no chain left in the first iteration (%+v)", s.Counts())
 	}
 	for c := range s.chains {
 		for _, p := range s.chains[c].p {
@@ -440,7 +467,7 @@ func TestImpossibleStart(t *testing.T) {
 			}
 		}
 	}
-	got, want := jointFrequencies(t, m, s.Samples())
+	got, want := jointFrequencies(t, m, samples(s))
 	checkFrequencies(t, "joint", got, want, n)
 }
 
@@ -456,34 +483,34 @@ func (nanModel) LogProb(z []int) float64 {
 
 func TestNaNIsAnError(t *testing.T) {
 	m := nanModel{}
-	s, err := New(m, mustTransform(t, m), 20, Settings{}, 1)
+	s, err := newDHMC(m, mustTransform(t, m), 20, Settings{}, 1)
 	if err != nil {
 		t.Fatal(err)
 	}
 	var first error
 	for range 50 {
-		if first = s.Step(); first != nil {
+		if first = s.Step(context.Background()); first != nil {
 			break
 		}
 	}
 	if first == nil || !strings.Contains(first.Error(), "NaN") {
 		t.Fatalf("Step returned %v, want an error about NaN", first)
 	}
-	if err := s.Step(); err != first {
+	if err := s.Step(context.Background()); err != first {
 		t.Fatalf("the next Step returned %v, want the same error", err)
 	}
 }
 
 func TestNoJitter(t *testing.T) {
 	m := smallIsing(t)
-	s, err := New(m, mustTransform(t, m), 4, Settings{StepSize: 0.25, StepJitter: -1, Steps: 3}, 1)
+	s, err := newDHMC(m, mustTransform(t, m), 4, Settings{StepSize: 0.25, StepJitter: -1, Steps: 3}, 1)
 	if err != nil {
 		t.Fatal(err)
 	}
-	x0 := append([]float64(nil), s.Particles()...)
+	x0 := append([]float64(nil), s.Positions()...)
 	run(t, s, 5)
 	// Without jitter every coordinate moves on x0 + 0.25ℤ.
-	for k, v := range s.Particles() {
+	for k, v := range s.Positions() {
 		q := (v - x0[k]) / 0.25
 		if math.Abs(q-math.Round(q)) > 1e-9 {
 			t.Fatalf("coordinate %d moved by %v, not a multiple of ε", k, v-x0[k])
@@ -507,25 +534,23 @@ func TestBadInput(t *testing.T) {
 		fn   func() error
 		want string
 	}{
-		{"no chains", func() error { _, err := New(m, tr, 0, Settings{}, 1); return err }, "at least one chain"},
-		{"nil model", func() error { _, err := New(nil, tr, 1, Settings{}, 1); return err }, "no model"},
-		{"nil transform", func() error { _, err := New(m, nil, 1, Settings{}, 1); return err }, "no transform"},
-		{"dimension", func() error { _, err := New(m, other, 1, Settings{}, 1); return err }, "9 variables but the transform has 2"},
-		{"states", func() error { _, err := New(m, threeStates, 1, Settings{}, 1); return err }, "variable 4 has 2 states"},
-		{"step size", func() error { _, err := New(m, tr, 1, Settings{StepSize: math.NaN()}, 1); return err }, "step size"},
-		{"negative step size", func() error { _, err := New(m, tr, 1, Settings{StepSize: -1}, 1); return err }, "step size"},
-		{"steps", func() error { _, err := New(m, tr, 1, Settings{Steps: -2}, 1); return err }, "steps"},
-		{"jitter", func() error { _, err := New(m, tr, 1, Settings{StepJitter: 1}, 1); return err }, "jitter"},
-		{"init", func() error { _, err := New(m, tr, 1, Settings{InitMean: math.Inf(1)}, 1); return err }, "initial mean"},
-		{"init std", func() error { _, err := New(m, tr, 1, Settings{InitStd: -1}, 1); return err }, "initial spread"},
-		{"x length", func() error { _, err := NewFrom(m, tr, make([]float64, 10), 2, Settings{}, 1); return err }, "10 initial values for 2 chains"},
+		{"no chains", func() error { _, err := newDHMC(m, tr, 0, Settings{}, 1); return err }, "at least one particle or chain"},
+		{"nil model", func() error { _, err := newDHMC(nil, tr, 1, Settings{}, 1); return err }, "no model"},
+		{"nil transform", func() error { _, err := newDHMC(m, nil, 1, Settings{}, 1); return err }, "no transform"},
+		{"dimension", func() error { _, err := newDHMC(m, other, 1, Settings{}, 1); return err }, "9 variables but the transform has 2"},
+		{"states", func() error { _, err := newDHMC(m, threeStates, 1, Settings{}, 1); return err }, "variable 4 has 2 states"},
+		{"step size", func() error { _, err := newDHMC(m, tr, 1, Settings{StepSize: math.NaN()}, 1); return err }, "step size"},
+		{"negative step size", func() error { _, err := newDHMC(m, tr, 1, Settings{StepSize: -1}, 1); return err }, "step size"},
+		{"steps", func() error { _, err := newDHMC(m, tr, 1, Settings{Steps: -2}, 1); return err }, "steps"},
+		{"jitter", func() error { _, err := newDHMC(m, tr, 1, Settings{StepJitter: 1}, 1); return err }, "jitter"},
+		{"x length", func() error { _, err := newFrom(m, tr, make([]float64, 10), 2, Settings{}, 1); return err }, "10 starting points and 0 starting states"},
 		{"x NaN", func() error {
 			x := make([]float64, 18)
 			x[11] = math.NaN()
-			_, err := NewFrom(m, tr, x, 2, Settings{}, 1)
+			_, err := newFrom(m, tr, x, 2, Settings{}, 1)
 			return err
 		}, "chain 1, coordinate 2"},
-		{"NewFrom chains", func() error { _, err := NewFrom(m, tr, nil, 0, Settings{}, 1); return err }, "at least one chain"},
+		{"NewFrom chains", func() error { _, err := newFrom(m, tr, nil, 0, Settings{}, 1); return err }, "at least one particle or chain"},
 	} {
 		t.Run(tc.name, func(t *testing.T) {
 			err := tc.fn()
@@ -555,14 +580,14 @@ func BenchmarkStep(b *testing.B) {
 		{"rbm-d=100-M=25/n=100", r},
 	} {
 		b.Run(tc.name, func(b *testing.B) {
-			s, err := New(tc.m, mustTransform(b, tc.m), 100, Settings{}, 1)
+			s, err := newDHMC(tc.m, mustTransform(b, tc.m), 100, Settings{}, 1)
 			if err != nil {
 				b.Fatal(err)
 			}
 			run(b, s, 3)
 			b.ReportAllocs()
 			for b.Loop() {
-				if err := s.Step(); err != nil {
+				if err := s.Step(context.Background()); err != nil {
 					b.Fatal(err)
 				}
 			}

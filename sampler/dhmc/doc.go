@@ -37,7 +37,7 @@
 // Tracker.DeltaLogProb call (counted by Sampler.Evaluations). For an RBM
 // these evaluations (O(hidden units) each) dominate; for an Ising grid the
 // updates themselves do. Chains run in parallel. Chain c draws everything
-// from its own stream, rng.New(seed, rng.Trial(rng.StreamSample, c)), so
+// from its own stream, rng.NewKey(seed).ForIndex(rng.Sample, c).Rand(), so
 // results are the same bits whatever GOMAXPROCS is.
 //
 // # Defaults

@@ -5,6 +5,7 @@ import (
 	"fmt"
 
 	"github.com/dstein/dstein/model/categorical"
+	"github.com/dstein/dstein/rng"
 	"github.com/dstein/dstein/sampler"
 	"github.com/dstein/dstein/sampler/dhmc"
 	"github.com/dstein/dstein/transform"
@@ -20,9 +21,10 @@ func Example() {
 		Probs:  []float64{0.1, 0.2, 0.3, 0.1, 0.3},
 	}})
 	t, _ := transform.ForModel(nil, m)
-	s, _ := dhmc.New(m, t, 1000, dhmc.Settings{InitMean: -2}, 1)
+	p := sampler.NewProblem(m, t, 1000, sampler.Init{Mean: -2}, rng.NewKey(1))
+	s, _ := dhmc.New(p, dhmc.Settings{})
 	out := sampler.Run(context.Background(), s, sampler.RunOptions{Iters: 100})
-	freq := sampler.Marginals(m, s.Samples())[0]
+	freq := sampler.Marginals(m, &sampler.Samples{N: 1000, D: 1, Z: s.Current()})[0]
 	fmt.Println(out.Status)
 	for k, p := range freq {
 		fmt.Printf("P(z = %4v) ≈ %.2f\n", m.States(0)[k], p)

@@ -11,7 +11,7 @@ import (
 
 // One step (one parallel proposal per chain) of 100 chains.
 func BenchmarkStep(b *testing.B) {
-	samplertest.BenchSteps(b, func(m model.Model, t *transform.Transform) (sampler.Stepper, error) {
-		return New(m, t, 100, Settings{}, 1)
+	samplertest.BenchSteps(b, func(m model.Model, t *transform.Transform) (sampler.Sampler, error) {
+		return newS(m, t, 100, Settings{}, 1)
 	})
 }

@@ -49,15 +49,29 @@
 package dmala
 
 import (
+	"context"
 	"fmt"
 	"math"
 
-	"github.com/dstein/dstein/internal/mhchain"
 	"github.com/dstein/dstein/internal/parallel"
 	"github.com/dstein/dstein/model"
 	"github.com/dstein/dstein/sampler"
-	"github.com/dstein/dstein/transform"
+	"github.com/dstein/dstein/sampler/mh"
 )
+
+func init() {
+	sampler.Register(sampler.Method{
+		Name:        "dmala",
+		Description: "n independent chains of the discrete Metropolis-adjusted Langevin sampler (Zhang et al. 2022): one proposal moves every variable, guided by the gradient of the model's relaxation",
+		NewSettings: func() sampler.Settings { return new(Settings) },
+		New: func(p *sampler.Problem, s sampler.Settings) (sampler.Sampler, error) {
+			return New(p, *s.(*Settings))
+		},
+		Iters: 500,
+		Unit:  "proposal",
+		Needs: "a relaxed form",
+	})
+}
 
 // DefaultStepSize is the step size α used when Settings.StepSize is 0.
 //
@@ -90,10 +104,24 @@ const DefaultStepSize = 0.6
 type Settings struct {
 	// StepSize is α > 0 of the proposal; 0 means DefaultStepSize. Larger
 	// steps propose more moves and are accepted less often.
-	StepSize float64
-	// InitMean and InitStd give the initial draw x ~ N(InitMean, InitStd²)
-	// whose Γ(x) starts the chains, as for Gibbs. Defaults 0 and 1.
-	InitMean, InitStd float64
+	StepSize float64 `json:"step_size" flag:"step-size,positive" help:"step size: DHMC's integration step ε, DMALA's proposal step α"`
+}
+
+// Validate reports a step size that is not a finite number > 0 (or 0).
+func (s *Settings) Validate() error {
+	if a := s.StepSize; a < 0 || math.IsNaN(a) || math.IsInf(a, 0) {
+		return fmt.Errorf("step size α is %v; want a finite number > 0 (0 means %v)", a, DefaultStepSize)
+	}
+	return nil
+}
+
+// Resolved returns the settings with the default step size filled in.
+func (s *Settings) Resolved() sampler.Settings {
+	r := *s
+	if r.StepSize == 0 {
+		r.StepSize = DefaultStepSize
+	}
+	return &r
 }
 
 // Sampler is the state of n chains. It is not safe for concurrent use.
@@ -104,36 +132,35 @@ type Sampler struct {
 	alpha  float64
 	invA   float64 // 1/α
 	chains []chain
-	set    mhchain.Set
+	set    mh.Set
+	cur    []int
 	steps  int
 	err    error
 }
 
 type chain struct {
-	mhchain.Chain           // the state Z, its memberships Mem, stream, counters
-	z2            []int     // the proposed state
-	g, g2         []float64 // the relaxed gradient at Z and at the proposed state
-	logq, q       []float64 // log q_i(s | Z) and q_i(s | Z) of every variable and state
-	logq2         []float64 // the same at the proposed state
-	q2            []float64 // the same at the proposed state
-	lp            float64   // log p*(Z)
+	mh.Chain           // the state Z, its memberships Mem, stream, counters
+	z2       []int     // the proposed state
+	g, g2    []float64 // the relaxed gradient at Z and at the proposed state
+	logq, q  []float64 // log q_i(s | Z) and q_i(s | Z) of every variable and state
+	logq2    []float64 // the same at the proposed state
+	q2       []float64 // the same at the proposed state
+	lp       float64   // log p*(Z)
 }
 
-// New starts n chains on m at Γ of the initial draw of seed (the draw
-// GF-SVGD, Gibbs and Gibbs-with-Gradients make from the same seed).
-func New(m model.Model, t *transform.Transform, n int, set Settings, seed uint64) (*Sampler, error) {
-	if set.StepSize == 0 {
-		set.StepSize = DefaultStepSize
+// New starts n = p.N chains at the states p.Z; chain c draws from
+// p.Key.ForIndex(rng.Sample, c).
+func New(p *sampler.Problem, set Settings) (*Sampler, error) {
+	if err := set.Validate(); err != nil {
+		return nil, fmt.Errorf("dmala: %w", err)
 	}
-	if !(set.StepSize > 0) || math.IsInf(set.StepSize, 0) {
-		return nil, fmt.Errorf("dmala: step size must be a finite number > 0, got %v", set.StepSize)
-	}
-	rm, off, base, err := mhchain.Start("dmala", m, t, n, set.InitMean, set.InitStd, seed)
+	set = *set.Resolved().(*Settings)
+	rm, off, base, err := mh.Start("dmala", p)
 	if err != nil {
 		return nil, err
 	}
-	d := m.Dim()
-	s := &Sampler{m: rm, off: off, n: n, d: d, alpha: set.StepSize, invA: 1 / set.StepSize, chains: make([]chain, n), set: make(mhchain.Set, n)}
+	m, n, d := p.Model, p.N, p.Model.Dim()
+	s := &Sampler{m: rm, off: off, n: n, d: d, alpha: set.StepSize, invA: 1 / set.StepSize, chains: make([]chain, n), set: make(mh.Set, n), cur: make([]int, n*d)}
 	f := off[d]
 	for c := range s.chains {
 		ch := &s.chains[c]
@@ -157,7 +184,7 @@ func New(m model.Model, t *transform.Transform, n int, set Settings, seed uint64
 func (s *Sampler) StepSize() float64 { return s.alpha }
 
 // Step makes one proposal in every chain.
-func (s *Sampler) Step() error {
+func (s *Sampler) Step(context.Context) error {
 	if s.err != nil {
 		return s.err
 	}
@@ -306,17 +333,19 @@ func (s *Sampler) restore(ch *chain) {
 	}
 }
 
-// Samples returns a copy of the chains' current states.
-func (s *Sampler) Samples() *sampler.Samples { return s.set.Samples(s.d) }
+// Current returns the chains' current states.
+func (s *Sampler) Current() []int { return s.set.Current(s.cur, s.d) }
 
 // Sweeps returns the number of completed steps (one proposal per chain
 // each).
 func (s *Sampler) Sweeps() int { return s.steps }
 
-// Evaluations returns the number of model evaluations so far: per proposal
-// one log p* of the proposed state and, unless that is −Inf, one relaxed
-// log-probability with its gradient there; two more per chain at the start.
-func (s *Sampler) Evaluations() int64 { return s.set.Evaluations() }
-
-// AcceptanceRate returns the fraction of accepted proposals so far.
-func (s *Sampler) AcceptanceRate() float64 { return s.set.AcceptanceRate(int64(s.steps)) }
+// Stats reports acceptance_rate, the fraction of accepted proposals so
+// far. Evaluations count, per proposal, one log p* of the proposed state
+// and, unless that is −Inf, one relaxed log-probability with its gradient
+// there; two more per chain at the start.
+func (s *Sampler) Stats() sampler.Stats {
+	return sampler.Stats{Evaluations: s.set.Evaluations(), Values: []sampler.Stat{
+		{Name: "acceptance_rate", Value: s.set.AcceptanceRate(int64(s.steps))},
+	}}
+}

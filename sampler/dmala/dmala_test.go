@@ -1,7 +1,10 @@
 package dmala
 
 import (
+	"context"
 	"fmt"
+	"github.com/dstein/dstein/rng"
+	"github.com/dstein/dstein/sampler"
 	"math"
 	"runtime"
 	"slices"
@@ -32,20 +35,20 @@ func TestMarginalsMatchExact(t *testing.T) {
 			alpha float64
 			steps int
 		}{{0, 300}, {2, 100}} {
-			s, err := New(m, tr, 4000, Settings{StepSize: c.alpha}, 3)
+			s, err := newS(m, tr, 4000, Settings{StepSize: c.alpha}, 3)
 			if err != nil {
 				t.Fatal(err)
 			}
 			for range c.steps {
-				if err := s.Step(); err != nil {
+				if err := s.Step(context.Background()); err != nil {
 					t.Fatal(err)
 				}
 			}
-			worst := samplertest.CheckMarginals(t, fmt.Sprintf("%s, α = %g", name, s.StepSize()), m, s.Samples(), 0.002)
-			if a := s.AcceptanceRate(); !(a > 0.05) {
+			worst := samplertest.CheckMarginals(t, fmt.Sprintf("%s, α = %g", name, s.StepSize()), m, samples(s), 0.002)
+			if a := acceptance(s); !(a > 0.05) {
 				t.Errorf("%s, α = %g: acceptance rate %.3f", name, s.StepSize(), a)
 			}
-			t.Logf("%s, α = %g: acceptance rate %.2f, largest error %.1f SE", name, s.StepSize(), s.AcceptanceRate(), worst)
+			t.Logf("%s, α = %g: acceptance rate %.2f, largest error %.1f SE", name, s.StepSize(), acceptance(s), worst)
 		}
 	}
 }
@@ -55,7 +58,7 @@ func TestMarginalsMatchExact(t *testing.T) {
 func TestProposal(t *testing.T) {
 	for name, m := range samplertest.SmallModels(t) {
 		tr, _ := transform.ForModel(transform.Normal{}, m)
-		s, err := New(m, tr, 3, Settings{StepSize: 0.7}, 2)
+		s, err := newS(m, tr, 3, Settings{StepSize: 0.7}, 2)
 		if err != nil {
 			t.Fatal(err)
 		}
@@ -91,16 +94,16 @@ func TestSameSeedSameSamplesOnAnyCores(t *testing.T) {
 	tr, _ := transform.ForModel(transform.Normal{}, m)
 	run := func(procs int) []int {
 		defer runtime.GOMAXPROCS(runtime.GOMAXPROCS(procs))
-		s, err := New(m, tr, 50, Settings{}, 9)
+		s, err := newS(m, tr, 50, Settings{}, 9)
 		if err != nil {
 			t.Fatal(err)
 		}
 		for range 20 {
-			if err := s.Step(); err != nil {
+			if err := s.Step(context.Background()); err != nil {
 				t.Fatal(err)
 			}
 		}
-		return s.Samples().Z
+		return samples(s).Z
 	}
 	a, b, c := run(1), run(2), run(2)
 	if !slices.Equal(a, b) || !slices.Equal(b, c) {
@@ -117,15 +120,29 @@ type plain struct{ model.Model }
 func TestBadInput(t *testing.T) {
 	m, _ := ising.Grid(2, 2, false, 0.3, nil)
 	tr, _ := transform.ForModel(transform.Normal{}, m)
-	if _, err := New(plain{m}, tr, 10, Settings{}, 1); err == nil {
+	if _, err := newS(plain{m}, tr, 10, Settings{}, 1); err == nil {
 		t.Error("a model without a relaxed form was accepted")
 	}
 	for _, a := range []float64{-1, math.Inf(1), math.NaN()} {
-		if _, err := New(m, tr, 10, Settings{StepSize: a}, 1); err == nil {
+		if _, err := newS(m, tr, 10, Settings{StepSize: a}, 1); err == nil {
 			t.Errorf("step size %v was accepted", a)
 		}
 	}
-	if _, err := New(m, tr, 0, Settings{}, 1); err == nil {
+	if _, err := newS(m, tr, 0, Settings{}, 1); err == nil {
 		t.Error("zero chains were accepted")
 	}
+}
+
+// newS starts n chains at Γ of the N(0, 1) initial draw of seed.
+func newS(m model.Model, tr *transform.Transform, n int, set Settings, seed uint64) (*Sampler, error) {
+	return New(sampler.NewProblem(m, tr, n, sampler.Init{}, rng.NewKey(seed)), set)
+}
+
+func samples(s *Sampler) *sampler.Samples {
+	return &sampler.Samples{N: s.n, D: s.d, Z: append([]int(nil), s.Current()...)}
+}
+
+func acceptance(s *Sampler) float64 {
+	a, _ := s.Stats().Value("acceptance_rate")
+	return a
 }

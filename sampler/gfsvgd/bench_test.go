@@ -1,6 +1,7 @@
 package gfsvgd
 
 import (
+	"context"
 	"fmt"
 	"testing"
 
@@ -30,12 +31,12 @@ func benchSampler(b *testing.B, m model.Model, n int, relaxed bool) *Sampler {
 			b.Fatal(err)
 		}
 	}
-	s, err := New(m, tr, rho, n, Settings{}, rng.New(1, rng.StreamInit))
+	s, err := newGF(m, tr, rho, n, Settings{}, rng.NewKey(1).For(rng.Init).Rand())
 	if err != nil {
 		b.Fatal(err)
 	}
 	for range 3 {
-		if err := s.Step(); err != nil {
+		if err := s.Step(context.Background()); err != nil {
 			b.Fatal(err)
 		}
 	}
@@ -56,7 +57,7 @@ func BenchmarkStepRBM(b *testing.B) {
 			b.ReportAllocs()
 			b.ResetTimer()
 			for b.Loop() {
-				if err := s.Step(); err != nil {
+				if err := s.Step(context.Background()); err != nil {
 					b.Fatal(err)
 				}
 			}
@@ -75,7 +76,7 @@ func BenchmarkStepCategorical1D(b *testing.B) {
 	b.ReportAllocs()
 	b.ResetTimer()
 	for b.Loop() {
-		if err := s.Step(); err != nil {
+		if err := s.Step(context.Background()); err != nil {
 			b.Fatal(err)
 		}
 	}
@@ -89,7 +90,7 @@ func BenchmarkReferenceProducts(b *testing.B) {
 	for _, sz := range [][2]int{{100, 100}, {1000, 100}, {1000, 1000}} {
 		n, d := sz[0], sz[1]
 		b.Run(fmt.Sprintf("n=%d/d=%d", n, d), func(b *testing.B) {
-			r := rng.New(1, 0)
+			r := rng.Key{Seed: 1, Stream: 0}.Rand()
 			x := make([]float64, n*d)
 			sx := make([]float64, n*2*d)
 			a := make([]float64, n*n)

@@ -4,6 +4,7 @@ import (
 	"context"
 	"fmt"
 
+	"github.com/dstein/dstein/kernel"
 	"github.com/dstein/dstein/model/categorical"
 	"github.com/dstein/dstein/rng"
 	"github.com/dstein/dstein/sampler"
@@ -19,11 +20,13 @@ func Example() {
 		Probs:  []float64{0.1, 0.2, 0.3, 0.1, 0.3},
 	}})
 	t, _ := transform.ForModel(nil, m)
-	set, _ := gfsvgd.Preset("paper")
-	s, _ := gfsvgd.New(m, t, transform.BaseSurrogate{T: t}, 200, set, rng.New(1, rng.StreamInit))
+	// The paper's settings: learning rate 0.05, h = med²/(2 log(n+1)),
+	// ρ = p0, particles started from N(−2, 1).
+	set := gfsvgd.Settings{Surrogate: "base", LearningRate: 0.05, Bandwidth: kernel.Bandwidth{Rule: kernel.RuleMedianPaper}}
+	p := sampler.NewProblem(m, t, 200, sampler.Init{Mean: -2}, rng.NewKey(1))
+	s, _ := gfsvgd.New(p, set)
 	out := sampler.Run(context.Background(), s, sampler.RunOptions{Iters: 300})
-	res, _ := s.Result()
-	freq := sampler.Marginals(m, res.Samples)[0]
+	freq := sampler.Marginals(m, &sampler.Samples{N: 200, D: 1, Z: s.Current()})[0]
 	fmt.Println(out.Status)
 	for k, p := range freq {
 		fmt.Printf("P(z = %4v) ≈ %.2f\n", m.States(0)[k], p)

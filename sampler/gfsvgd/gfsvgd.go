@@ -1,19 +1,31 @@
 package gfsvgd
 
 import (
+	"context"
 	"fmt"
 	"math"
-	"math/rand/v2"
-	"slices"
 
-	"github.com/dstein/dstein/internal/gemm"
-	"github.com/dstein/dstein/internal/numeric"
 	"github.com/dstein/dstein/internal/parallel"
-	"github.com/dstein/dstein/kernel"
 	"github.com/dstein/dstein/model"
+	"github.com/dstein/dstein/optim"
 	"github.com/dstein/dstein/sampler"
+	"github.com/dstein/dstein/svgd"
 	"github.com/dstein/dstein/transform"
 )
+
+func init() {
+	sampler.Register(sampler.Method{
+		Name:        "gfsvgd",
+		Description: "gradient-free SVGD (the paper's method): n interacting particles on the continuous parameterization, moved by a surrogate's score with importance weights",
+		NewSettings: func() sampler.Settings { return new(Settings) },
+		New: func(p *sampler.Problem, s sampler.Settings) (sampler.Sampler, error) {
+			return New(p, *s.(*Settings))
+		},
+		Iters:      500,
+		Unit:       "iteration",
+		Continuous: true,
+	})
+}
 
 // Diagnostics describe one iteration.
 type Diagnostics struct {
@@ -50,26 +62,18 @@ type Sampler struct {
 	logw  []float64 // log ρ/p_c per particle
 	w     []float64 // normalised weights
 	rank  []int     // scratch for rank weights
-	act   []int     // particles with positive weight
-	sxt   []float64 // (2d)×|act|: scores then positions, transposed
-	a     []float64 // n×|act| kernel times weights
-	rsum  []float64 // row sums of a
-	prod  []float64 // n×2d: a·[scores positions] of the active particles
-	mul   gemm.ABt
+	dir   *svgd.Direction[float64]
 	grad  []float64 // n×d direction
-	m1    []float64 // Adam first moment
-	m2    []float64 // Adam second moment
+	adam  *optim.Adam[float64]
 	steps []float64 // per-particle sum of |step|
-	rbf   *kernel.RBF
-	coord *coordState // workspace of the Coordinatewise kernel
 
-	iter  int
-	last  Diagnostics
-	evalT evalTask
-	aT    aTask
-	dirT  dirTask
-	updT  updateTask
-	fresh bool // z, logw, score match x
+	iter     int
+	last     Diagnostics
+	rejected int   // moves undone over the whole run
+	evals    int64 // model evaluations
+	perEval  int64 // evaluations per particle evaluation
+	evalT    evalTask
+	updT     updateTask
 
 	imp    []bool    // particle is in a state of probability zero
 	xprev  []float64 // particles before the update
@@ -77,26 +81,34 @@ type Sampler struct {
 	failed error     // the error that stopped the sampler
 }
 
-var _ sampler.Stepper = (*Sampler)(nil)
+var _ sampler.Positioned = (*Sampler)(nil)
 
-// New returns a sampler for model m over transform t with surrogate rho,
-// starting from n particles drawn from N(InitMean, InitStd²) with r
-// (sampler.InitialParticles).
-func New(m model.Model, t *transform.Transform, rho transform.Surrogate, n int, set Settings, r *rand.Rand) (*Sampler, error) {
+// New returns a sampler for p.Model over p.Transform that starts from the
+// n = p.N particles p.X (copied). It builds the surrogate its settings
+// name and evaluates the particles, so an error of the model or surrogate at
+// the start is returned here.
+func New(p *sampler.Problem, set Settings) (*Sampler, error) {
+	if err := p.Check(); err != nil {
+		return nil, fmt.Errorf("gfsvgd: %w", err)
+	}
+	if err := set.Validate(); err != nil {
+		return nil, fmt.Errorf("gfsvgd: %w", err)
+	}
+	if p.X == nil {
+		return nil, fmt.Errorf("gfsvgd: no starting points")
+	}
 	set = set.withDefaults()
-	if n < 1 {
-		return nil, fmt.Errorf("gfsvgd: need at least one particle, got %d", n)
+	rho, err := transform.ByName(set.Surrogate, p.Model, p.Transform, set.Temperature)
+	if err != nil {
+		return nil, fmt.Errorf("gfsvgd: %w", err)
 	}
-	x := sampler.InitialParticles(nil, n, m.Dim(), set.InitMean, set.InitStd, r)
-	if set.Sweeps > 0 && set.SweepSeed == 0 {
-		set.SweepSeed = r.Uint64()
-	}
-	return NewFrom(m, t, rho, x, n, set)
+	return NewWith(p.Model, p.Transform, rho, p.X, p.N, set)
 }
 
-// NewFrom returns a sampler that starts from the n particles in x (row-major
-// n×d); x is copied.
-func NewFrom(m model.Model, t *transform.Transform, rho transform.Surrogate, x []float64, n int, set Settings) (*Sampler, error) {
+// NewWith returns a sampler with a surrogate of the caller's making (the
+// settings' Surrogate and Temperature are then only recorded), starting
+// from the n particles in x (row-major n×d, copied).
+func NewWith(m model.Model, t *transform.Transform, rho transform.Surrogate, x []float64, n int, set Settings) (*Sampler, error) {
 	if err := set.Validate(); err != nil {
 		return nil, fmt.Errorf("gfsvgd: %w", err)
 	}
@@ -112,11 +124,6 @@ func NewFrom(m model.Model, t *transform.Transform, rho transform.Surrogate, x [
 	case len(x) != n*d:
 		return nil, fmt.Errorf("gfsvgd: %d initial values for %d particles of dimension %d", len(x), n, d)
 	}
-	for i := range d {
-		if len(m.States(i)) != t.NumStates(i) {
-			return nil, fmt.Errorf("gfsvgd: variable %d has %d states but the transform has %d bins", i, len(m.States(i)), t.NumStates(i))
-		}
-	}
 	for k, v := range x {
 		if bad(v) {
 			return nil, fmt.Errorf("gfsvgd: initial value %d is %v", k, v)
@@ -129,30 +136,27 @@ func NewFrom(m model.Model, t *transform.Transform, rho transform.Surrogate, x [
 		score:  make([]float64, n*d),
 		logw:   make([]float64, n),
 		w:      make([]float64, n),
-		act:    make([]int, 0, n),
-		sxt:    make([]float64, 2*d*n),
-		a:      make([]float64, n*n),
-		rsum:   make([]float64, n),
-		prod:   make([]float64, n*2*d),
+		dir:    svgd.New[float64](n, d, set.Kernel),
 		grad:   make([]float64, n*d),
 		steps:  make([]float64, n),
 		xprev:  make([]float64, n*d),
 		wasImp: make([]bool, n),
 		imp:    make([]bool, n),
 	}
-	if set.Kernel == Coordinatewise {
-		s.coord = newCoordState(n, d)
-	} else {
-		s.rbf = kernel.NewRBF(n, d)
-	}
-	if set.Weights == Rank {
+	if set.Weights == svgd.Rank {
 		s.rank = make([]int, n)
 	}
 	if set.Optimizer == Adam {
-		s.m1 = make([]float64, n*d)
-		s.m2 = make([]float64, n*d)
+		s.adam = optim.NewAdam[float64](n*d, set.Beta1, set.Beta2, set.Epsilon)
 	}
-	s.evalT.s, s.aT.s, s.dirT.s, s.updT.s = s, s, s, s
+	s.perEval = 1
+	if _, ok := rho.(transform.BaseSurrogate); !ok {
+		s.perEval = 2 // the relaxation is a second evaluation of the model
+	}
+	s.evalT.s, s.updT.s = s, s
+	if err := s.evaluate(); err != nil {
+		return nil, err
+	}
 	return s, nil
 }
 
@@ -162,12 +166,39 @@ func (s *Sampler) Settings() Settings { return s.set }
 // Iter returns the number of completed iterations.
 func (s *Sampler) Iter() int { return s.iter }
 
-// Particles returns the current particles, row-major n×d. The caller must
-// not modify the slice.
-func (s *Sampler) Particles() []float64 { return s.x }
+// Positions returns the current particles, row-major n×d.
+func (s *Sampler) Positions() []float64 { return s.x }
+
+// Current returns the particles' states Γ(x), row-major n×d.
+func (s *Sampler) Current() []int { return s.z }
 
 // Last returns the diagnostics of the last iteration.
 func (s *Sampler) Last() Diagnostics { return s.last }
+
+// Stats reports, at the current particles: weight_ess (the effective
+// sample size of the importance weights), impossible (particles in states
+// of probability zero); of the last iteration: bandwidth, mean_step (mean
+// absolute change of a coordinate) and rejected (moves undone because they
+// led into an impossible state); and rejected_moves over the whole run.
+// Evaluations count log p* (and, with the relaxed surrogate, its
+// relaxation) once per particle at the start and after every iteration.
+func (s *Sampler) Stats() sampler.Stats {
+	imp := 0
+	for _, v := range s.imp {
+		if v {
+			imp++
+		}
+	}
+	ess := svgd.Weights(s.w, s.logw, s.set.Weights, s.weightPower(), s.rank)
+	return sampler.Stats{Evaluations: s.evals, Values: []sampler.Stat{
+		{Name: "weight_ess", Value: ess},
+		{Name: "bandwidth", Value: s.last.Bandwidth},
+		{Name: "mean_step", Value: s.last.MeanStep},
+		{Name: "impossible", Value: float64(imp)},
+		{Name: "rejected", Value: float64(s.last.Rejected)},
+		{Name: "rejected_moves", Value: float64(s.rejected)},
+	}}
+}
 
 // evalTask computes Γ(x_j), the log weight and the score of each particle.
 type evalTask struct{ s *Sampler }
@@ -202,18 +233,12 @@ func (s *Sampler) evalParticle(j int) {
 	s.logw[j] = lw
 }
 
-// evaluate refreshes z, logw, imp and score at the current particles and
+// evaluate computes z, logw, imp and score at the current particles and
 // checks them.
 func (s *Sampler) evaluate() error {
-	if s.fresh {
-		return nil
-	}
 	parallel.For(s.n, parallel.Grain(s.n, 1), &s.evalT)
-	if err := s.check(); err != nil {
-		return err
-	}
-	s.fresh = true
-	return nil
+	s.evals += s.perEval * int64(s.n)
+	return s.check()
 }
 
 // check reports a NaN log weight, a non-finite score at a particle that can
@@ -241,66 +266,6 @@ func (s *Sampler) check() error {
 	return nil
 }
 
-// weights turns logw into normalised weights and returns their ESS. Entries
-// of −Inf (ρ = 0) get weight zero. Entries of +Inf (impossible states) share
-// all the weight equally, whatever the weighting.
-func (s *Sampler) weights() float64 {
-	copy(s.w, s.logw)
-	if s.set.Weights == SelfNormalized {
-		if b := s.weightPower(); b != 1 {
-			for j, v := range s.w {
-				if !math.IsInf(v, 0) {
-					s.w[j] = b * v
-				}
-			}
-		}
-		return numeric.NormalizeLogWeights(s.w)
-	}
-	for _, v := range s.logw {
-		if math.IsInf(v, 1) {
-			return numeric.NormalizeLogWeights(s.w)
-		}
-	}
-	// Rank weights: γ_j = n / #{l : μ_l ≥ μ_j}, zero where μ_j = 0.
-	for j := range s.rank {
-		s.rank[j] = j
-	}
-	lw := s.logw
-	slices.SortFunc(s.rank, func(a, b int) int {
-		switch {
-		case lw[a] < lw[b]:
-			return -1
-		case lw[a] > lw[b]:
-			return 1
-		}
-		return a - b
-	})
-	n := s.n
-	var sum float64
-	for k := 0; k < n; {
-		// Ties share the count of elements ≥ their value.
-		e := k
-		for e < n && lw[s.rank[e]] == lw[s.rank[k]] {
-			e++
-		}
-		g := float64(n) / float64(n-k)
-		if math.IsInf(lw[s.rank[k]], -1) {
-			g = 0
-		}
-		for _, j := range s.rank[k:e] {
-			s.w[j] = g
-		}
-		sum += g * float64(e-k)
-		k = e
-	}
-	var s2 float64
-	for j := range s.w {
-		s.w[j] /= sum
-		s2 += s.w[j] * s.w[j]
-	}
-	return 1 / s2
-}
-
 // weightPower returns the tempering exponent β of the weights at the
 // current iteration.
 func (s *Sampler) weightPower() float64 {
@@ -312,48 +277,6 @@ func (s *Sampler) weightPower() float64 {
 		b += (1 - b) * math.Min(1, float64(s.iter)/float64(a))
 	}
 	return b
-}
-
-// aTask fills row i of a with k(x_i, x_j) w_j over the active particles j,
-// and its sum.
-type aTask struct{ s *Sampler }
-
-func (t *aTask) Do(lo, hi int) {
-	s := t.s
-	n, na := s.n, len(s.act)
-	for i := lo; i < hi; i++ {
-		ai := s.a[i*na : (i+1)*na]
-		ki := s.rbf.K[i*n : (i+1)*n]
-		var rsum float64
-		for a, j := range s.act {
-			v := ki[j] * s.w[j]
-			ai[a] = v
-			rsum += v
-		}
-		s.rsum[i] = rsum
-	}
-}
-
-// dirTask turns the products into the direction of particles [lo, hi):
-// Δx_i = Σ_j a_ij s_j + (2/h)(x_i Σ_j a_ij − Σ_j a_ij x_j).
-type dirTask struct {
-	s *Sampler
-	h float64
-}
-
-func (t *dirTask) Do(lo, hi int) {
-	s := t.s
-	d := s.d
-	c := 2 / t.h
-	for i := lo; i < hi; i++ {
-		xi := s.x[i*d : (i+1)*d]
-		gi := s.grad[i*d : (i+1)*d]
-		pi := s.prod[i*2*d : (i+1)*2*d]
-		rs := s.rsum[i]
-		for q := range d {
-			gi[q] = pi[q] + c*(rs*xi[q]-pi[d+q])
-		}
-	}
 }
 
 // updateTask applies the optimizer to particles [lo, hi).
@@ -368,17 +291,13 @@ func (u *updateTask) Do(lo, hi int) {
 	d := s.d
 	lr := s.set.LearningRate
 	for i := lo; i < hi; i++ {
+		if s.adam != nil {
+			s.steps[i] = s.adam.Update(s.x, s.grad, i*d, (i+1)*d, lr, u.c1, u.c2)
+			continue
+		}
 		var st float64
 		for k := i * d; k < (i+1)*d; k++ {
-			g := s.grad[k]
-			var step float64
-			if s.set.Optimizer == Adam {
-				s.m1[k] = s.set.Beta1*s.m1[k] + (1-s.set.Beta1)*g
-				s.m2[k] = s.set.Beta2*s.m2[k] + (1-s.set.Beta2)*g*g
-				step = lr * (s.m1[k] / u.c1) / (math.Sqrt(s.m2[k]/u.c2) + s.set.Epsilon)
-			} else {
-				step = lr * g
-			}
+			step := lr * s.grad[k]
 			s.x[k] += step
 			st += math.Abs(step)
 		}
@@ -389,7 +308,7 @@ func (u *updateTask) Do(lo, hi int) {
 // Step runs one GF-SVGD iteration. After an error the sampler is left as
 // it was before the failing iteration's update could corrupt it, and every
 // later Step returns the same error.
-func (s *Sampler) Step() error {
+func (s *Sampler) Step(context.Context) error {
 	if s.failed != nil {
 		return s.failed
 	}
@@ -401,32 +320,18 @@ func (s *Sampler) Step() error {
 }
 
 func (s *Sampler) step() error {
-	if err := s.evaluate(); err != nil {
-		return err
-	}
 	n, d := s.n, s.d
-	ess := s.weights()
+	ess := svgd.Weights(s.w, s.logw, s.set.Weights, s.weightPower(), s.rank)
 	impossible := 0
-	s.act = s.act[:0]
-	for j, w := range s.w {
-		if w > 0 {
-			s.act = append(s.act, j)
-		}
-		if s.imp[j] {
+	for _, v := range s.imp {
+		if v {
 			impossible++
 		}
 	}
-	var h float64
-	if s.coord != nil {
-		h = s.coordDirection()
-	} else {
-		h = s.rbfDirection()
-	}
-
+	h := s.dir.Compute(s.grad, s.x, s.score, s.w, s.set.Bandwidth)
 	s.iter++
-	if s.set.Optimizer == Adam {
-		s.updT.c1 = 1 - math.Pow(s.set.Beta1, float64(s.iter))
-		s.updT.c2 = 1 - math.Pow(s.set.Beta2, float64(s.iter))
+	if s.adam != nil {
+		s.updT.c1, s.updT.c2 = s.adam.Corrections(s.iter)
 	}
 	copy(s.xprev, s.x)
 	copy(s.wasImp, s.imp)
@@ -440,14 +345,14 @@ func (s *Sampler) step() error {
 	// Evaluate the new positions (the next iteration needs them) and undo
 	// the moves that took a particle out of the support of p*. A rejected
 	// particle also forgets its Adam momentum, which points the wrong way.
-	s.fresh = false
 	parallel.For(s.n, parallel.Grain(s.n, 1), &s.evalT)
+	s.evals += s.perEval * int64(s.n)
 	rejected := 0
 	for j, was := range s.wasImp {
 		if !was && s.imp[j] {
 			copy(s.x[j*d:(j+1)*d], s.xprev[j*d:(j+1)*d])
-			if s.m1 != nil {
-				clear(s.m1[j*d : (j+1)*d])
+			if s.adam != nil {
+				s.adam.Reset(j*d, (j+1)*d)
 			}
 			s.evalParticle(j)
 			s.steps[j] = 0
@@ -457,69 +362,11 @@ func (s *Sampler) step() error {
 	if err := s.check(); err != nil {
 		return err
 	}
-	s.fresh = true
+	s.rejected += rejected
 	var tot float64
 	for _, v := range s.steps {
 		tot += v
 	}
 	s.last = Diagnostics{Iter: s.iter, WeightESS: ess, Bandwidth: h, MeanStep: tot / float64(n*d), Impossible: impossible, Rejected: rejected}
 	return nil
-}
-
-// rbfDirection fills s.grad with the direction of the RBF kernel and
-// returns its bandwidth.
-func (s *Sampler) rbfDirection() float64 {
-	n, d, na := s.n, s.d, len(s.act)
-	h := s.rbf.Compute(s.x, s.set.Bandwidth)
-	// Scores and positions of the active particles, transposed.
-	for a, j := range s.act {
-		for q := range d {
-			s.sxt[q*na+a] = s.score[j*d+q]
-			s.sxt[(d+q)*na+a] = s.x[j*d+q]
-		}
-	}
-	parallel.For(n, parallel.Grain(n, 1), &s.aT)
-	s.mul = gemm.ABt{C: s.prod, A: s.a, B: s.sxt, M: n, N: 2 * d, K: na, Ldc: 2 * d, Lda: na, Ldb: na}
-	s.mul.Mul()
-	s.dirT.h = h
-	parallel.For(n, parallel.Grain(n, 1), &s.dirT)
-	return h
-}
-
-// Result is the state of the particles after the last iteration.
-type Result struct {
-	// Samples are Γ of the particles, after Settings.Sweeps Gibbs sweeps
-	// when that is set.
-	Samples *sampler.Samples
-	// WeightESS is the effective sample size of the weights at the final
-	// particles.
-	WeightESS float64
-	// Impossible counts final particles in zero-probability states.
-	Impossible int
-}
-
-// Result evaluates the current particles and returns their states. The
-// samples are a copy.
-func (s *Sampler) Result() (*Result, error) {
-	if err := s.evaluate(); err != nil {
-		return nil, err
-	}
-	ess := s.weights()
-	imp := 0
-	for _, v := range s.imp {
-		if v {
-			imp++
-		}
-	}
-	z := append([]int(nil), s.z...)
-	if s.set.Sweeps > 0 {
-		s.sweep(z)
-		imp = 0
-		for j := range s.n {
-			if math.IsInf(s.m.LogProb(z[j*s.d:(j+1)*s.d]), -1) {
-				imp++
-			}
-		}
-	}
-	return &Result{Samples: &sampler.Samples{N: s.n, D: s.d, Z: z}, WeightESS: ess, Impossible: imp}, nil
 }

@@ -3,9 +3,11 @@ package gfsvgd
 import (
 	"context"
 	"math"
+	"math/rand/v2"
 	"runtime"
 	"sort"
 	"strings"
+	"sync/atomic"
 	"testing"
 
 	"github.com/dstein/dstein/exact"
@@ -17,10 +19,42 @@ import (
 	"github.com/dstein/dstein/model/rbm"
 	"github.com/dstein/dstein/rng"
 	"github.com/dstein/dstein/sampler"
+	"github.com/dstein/dstein/svgd"
 	"github.com/dstein/dstein/transform"
 )
 
-func run(t *testing.T, m model.Model, relaxed bool, n, iters int, set Settings, seed uint64) (*Sampler, *Result) {
+// testResult is what a run's tests look at.
+type testResult struct {
+	Samples    *sampler.Samples
+	WeightESS  float64
+	Impossible int
+}
+
+func result(s *Sampler) (*testResult, error) {
+	st := s.Stats()
+	ess, _ := st.Value("weight_ess")
+	imp, _ := st.Value("impossible")
+	return &testResult{Samples: &sampler.Samples{N: s.n, D: s.d, Z: append([]int(nil), s.Current()...)}, WeightESS: ess, Impossible: int(imp)}, nil
+}
+
+// newGF starts n particles drawn from init (N(0, 1) when not given) with r.
+func newGF(m model.Model, tr *transform.Transform, rho transform.Surrogate, n int, set Settings, r *rand.Rand, init ...sampler.Init) (*Sampler, error) {
+	in := sampler.Init{}
+	if len(init) > 0 {
+		in = init[0]
+	}
+	in = in.Resolved()
+	x := sampler.InitialParticles(nil, max(n, 0), m.Dim(), in.Mean, in.Std, r)
+	return NewWith(m, tr, rho, x, n, set)
+}
+
+// paperSettings and paperInit are the paper preset's (package infer).
+var (
+	paperSettings = Settings{LearningRate: 0.05, Bandwidth: kernel.Bandwidth{Rule: kernel.RuleMedianPaper}}
+	paperInit     = sampler.Init{Mean: -2, Std: 1}
+)
+
+func run(t *testing.T, m model.Model, relaxed bool, n, iters int, set Settings, seed uint64, init ...sampler.Init) (*Sampler, *testResult) {
 	t.Helper()
 	tr, err := transform.ForModel(nil, m)
 	if err != nil {
@@ -32,7 +66,7 @@ func run(t *testing.T, m model.Model, relaxed bool, n, iters int, set Settings, 
 			t.Fatal(err)
 		}
 	}
-	s, err := New(m, tr, rho, n, set, rng.New(seed, rng.StreamInit))
+	s, err := newGF(m, tr, rho, n, set, rng.NewKey(seed).For(rng.Init).Rand(), init...)
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -40,7 +74,7 @@ func run(t *testing.T, m model.Model, relaxed bool, n, iters int, set Settings, 
 	if out.Status != sampler.Completed {
 		t.Fatalf("run ended %v after %d iterations: %v", out.Status, out.Iters, out.Err)
 	}
-	res, err := s.Result()
+	res, err := result(s)
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -70,8 +104,11 @@ func TestPaperCategoricalExample(t *testing.T) {
 		preset  string
 		relaxed bool
 	}{{"paper", false}, {"default", true}} {
-		set, _ := Preset(c.preset)
-		_, res := run(t, m, c.relaxed, n, 500, set, 1)
+		set, init := Settings{}, sampler.Init{}
+		if c.preset == "paper" {
+			set, init = paperSettings, paperInit
+		}
+		_, res := run(t, m, c.relaxed, n, 500, set, 1, init)
 		freq := sampler.Marginals(m, res.Samples)[0]
 		for s, p := range paperCategorical.Probs {
 			tol := 0.02
@@ -133,7 +170,7 @@ func meansCheck(t *testing.T, name string, m model.Model, relaxed bool, set Sett
 }
 
 func TestMeansAgreeWithEnumeration(t *testing.T) {
-	r := rng.New(11, rng.StreamModel)
+	r := rng.NewKey(11).For(rng.Model).Rand()
 	fields := make([]float64, 16)
 	for i := range fields {
 		fields[i] = -0.3 + 0.6*r.Float64()
@@ -164,16 +201,16 @@ func TestDirectionMatchesBruteForce(t *testing.T) {
 	}
 	tr, _ := transform.ForModel(nil, m)
 	rho, _ := transform.NewRelaxed(tr, m, 0.7)
-	for _, weights := range []Weighting{SelfNormalized, Rank} {
+	for _, weights := range []svgd.Weighting{svgd.SelfNormalized, svgd.Rank} {
 		for _, bw := range []kernel.Bandwidth{{}, {Rule: kernel.RuleMedianPaper, Scale: 1.5}} {
 			n, d := 9, 5
 			set := Settings{Weights: weights, Bandwidth: bw}
-			s, err := New(m, tr, rho, n, set, rng.New(3, 0))
+			s, err := newGF(m, tr, rho, n, set, rng.Key{Seed: 3, Stream: 0}.Rand())
 			if err != nil {
 				t.Fatal(err)
 			}
-			x := append([]float64(nil), s.Particles()...)
-			if err := s.Step(); err != nil {
+			x := append([]float64(nil), s.Positions()...)
+			if err := s.Step(context.Background()); err != nil {
 				t.Fatal(err)
 			}
 			// Brute force.
@@ -220,10 +257,10 @@ func TestDirectionMatchesBruteForce(t *testing.T) {
 	}
 }
 
-func bruteWeights(logw []float64, how Weighting) []float64 {
+func bruteWeights(logw []float64, how svgd.Weighting) []float64 {
 	n := len(logw)
 	w := make([]float64, n)
-	if how == SelfNormalized {
+	if how == svgd.SelfNormalized {
 		copy(w, logw)
 		numeric.NormalizeLogWeights(w)
 		return w
@@ -249,14 +286,14 @@ func bruteWeights(logw []float64, how Weighting) []float64 {
 }
 
 func TestRankWeightsWithTies(t *testing.T) {
-	s := &Sampler{n: 6, set: Settings{Weights: Rank}, rank: make([]int, 6), w: make([]float64, 6),
-		logw: []float64{0.5, -1, 0.5, 3, math.Inf(-1), 0.5}}
-	ess := s.weights()
-	want := bruteWeights(s.logw, Rank)
+	logw := []float64{0.5, -1, 0.5, 3, math.Inf(-1), 0.5}
+	w := make([]float64, 6)
+	ess := svgd.Weights(w, logw, svgd.Rank, 1, nil)
+	want := bruteWeights(logw, svgd.Rank)
 	var s2 float64
 	for j := range want {
-		if math.Abs(s.w[j]-want[j]) > 1e-15 {
-			t.Fatalf("rank weights %v; want %v", s.w, want)
+		if math.Abs(w[j]-want[j]) > 1e-15 {
+			t.Fatalf("rank weights %v; want %v", w, want)
 		}
 		s2 += want[j] * want[j]
 	}
@@ -276,7 +313,7 @@ func TestSameBitsOnOneAndTwoCores(t *testing.T) {
 		old := runtime.GOMAXPROCS(procs)
 		s, _ := run(t, m, true, 70, 25, Settings{}, 4)
 		runtime.GOMAXPROCS(old)
-		runs[k] = append([]float64(nil), s.Particles()...)
+		runs[k] = append([]float64(nil), s.Positions()...)
 	}
 	for k := range runs[0] {
 		if runs[0][k] != runs[1][k] {
@@ -289,22 +326,22 @@ func TestSameBitsOnOneAndTwoCores(t *testing.T) {
 func TestDegenerateSizes(t *testing.T) {
 	m, _ := categorical.New([]categorical.Variable{{States: []float64{0, 1}, Probs: []float64{0.3, 0.7}}})
 	s, res := run(t, m, true, 1, 50, Settings{}, 1)
-	if res.Samples.N != 1 || math.IsNaN(s.Particles()[0]) || res.WeightESS != 1 {
-		t.Fatalf("n = 1: result %+v, particle %v", res, s.Particles())
+	if res.Samples.N != 1 || math.IsNaN(s.Positions()[0]) || res.WeightESS != 1 {
+		t.Fatalf("n = 1: result %+v, particle %v", res, s.Positions())
 	}
 	tr, _ := transform.ForModel(nil, m)
-	same, err := NewFrom(m, tr, transform.BaseSurrogate{T: tr}, []float64{0.5, 0.5, 0.5}, 3, Settings{})
+	same, err := NewWith(m, tr, transform.BaseSurrogate{T: tr}, []float64{0.5, 0.5, 0.5}, 3, Settings{})
 	if err != nil {
 		t.Fatal(err)
 	}
 	for range 20 {
-		if err := same.Step(); err != nil {
+		if err := same.Step(context.Background()); err != nil {
 			t.Fatal(err)
 		}
 	}
-	for _, v := range same.Particles() {
+	for _, v := range same.Positions() {
 		if math.IsNaN(v) || math.IsInf(v, 0) {
-			t.Fatalf("coincident start: particles %v", same.Particles())
+			t.Fatalf("coincident start: particles %v", same.Positions())
 		}
 	}
 }
@@ -332,7 +369,7 @@ func TestJointZerosLeaveNoImpossibleParticles(t *testing.T) {
 	ex, _ := exact.Enumerate(m, 0)
 	const n = 300
 	for _, mean := range []float64{-2, 0} {
-		_, res := run(t, m, false, n, 500, Settings{InitMean: mean}, 1)
+		_, res := run(t, m, false, n, 500, Settings{}, 1, sampler.Init{Mean: mean})
 		if res.Impossible != 0 {
 			t.Errorf("init mean %v: %d particles end in impossible states", mean, res.Impossible)
 		}
@@ -354,7 +391,7 @@ func TestUnaryZerosAreNeverSampled(t *testing.T) {
 	})
 	const n = 300
 	for _, relaxed := range []bool{false, true} {
-		_, res := run(t, m, relaxed, n, 300, Settings{InitMean: -2}, 5)
+		_, res := run(t, m, relaxed, n, 300, Settings{}, 5, sampler.Init{Mean: -2})
 		marg := sampler.Marginals(m, res.Samples)
 		if marg[0][1] != 0 || marg[1][0] != 0 || marg[1][2] != 0 || res.Impossible != 0 {
 			t.Fatalf("relaxed=%v: impossible states sampled: %v", relaxed, marg)
@@ -375,19 +412,49 @@ func (nanSurrogate) LogProbScore(score, x []float64) float64 {
 	return 0
 }
 
+// nanLater is the base surrogate until it has been called after bad
+// calls, then returns NaN scores.
+type nanLater struct {
+	base  transform.BaseSurrogate
+	calls *atomic.Int64
+	bad   int64
+}
+
+func (s nanLater) LogProbScore(score, x []float64) float64 {
+	v := s.base.LogProbScore(score, x)
+	if s.calls.Add(1) > s.bad {
+		for i := range score {
+			score[i] = math.NaN()
+		}
+	}
+	return v
+}
+
+// A NaN score at the start is an error of the constructor; one that
+// appears during a run is an error of the step, and the error sticks.
 func TestNaNSurrogateIsAnError(t *testing.T) {
 	m, _ := ising.Grid(2, 2, false, 0.1, nil)
 	tr, _ := transform.ForModel(nil, m)
-	s, _ := New(m, tr, nanSurrogate{}, 4, Settings{}, rng.New(1, 0))
-	if err := s.Step(); err == nil {
+	if _, err := newGF(m, tr, nanSurrogate{}, 4, Settings{}, rng.Key{Seed: 1, Stream: 0}.Rand()); err == nil {
 		t.Fatal("a NaN score was accepted")
+	}
+	s, err := newGF(m, tr, nanLater{transform.BaseSurrogate{T: tr}, new(atomic.Int64), 4}, 4, Settings{}, rng.Key{Seed: 1}.Rand())
+	if err != nil {
+		t.Fatal(err)
+	}
+	err = s.Step(context.Background())
+	if err == nil {
+		t.Fatal("a NaN score during the run was accepted")
+	}
+	if err2 := s.Step(context.Background()); err2 != err {
+		t.Fatalf("second Step returned %v; want the same error", err2)
 	}
 }
 
 func TestRunCanBeCanceled(t *testing.T) {
 	m, _ := ising.Grid(2, 2, false, 0.1, nil)
 	tr, _ := transform.ForModel(nil, m)
-	s, _ := New(m, tr, transform.BaseSurrogate{T: tr}, 4, Settings{}, rng.New(1, 0))
+	s, _ := newGF(m, tr, transform.BaseSurrogate{T: tr}, 4, Settings{}, rng.Key{Seed: 1, Stream: 0}.Rand())
 	ctx, cancel := context.WithCancel(context.Background())
 	calls := 0
 	out := sampler.Run(ctx, s, sampler.RunOptions{Iters: 100, AfterStep: func(done int) error {
@@ -406,12 +473,13 @@ func TestStepDoesNotAllocate(t *testing.T) {
 	m, _ := rbm.Random(20, 5, 0.3, 1, 1)
 	tr, _ := transform.ForModel(nil, m)
 	rho, _ := transform.NewRelaxed(tr, m, 1)
-	for _, w := range []Weighting{SelfNormalized, Rank} {
-		s, _ := New(m, tr, rho, 64, Settings{Weights: w}, rng.New(1, 0))
-		s.Step()
+	for _, w := range []svgd.Weighting{svgd.SelfNormalized, svgd.Rank} {
+		s, _ := newGF(m, tr, rho, 64, Settings{Weights: w}, rng.Key{Seed: 1, Stream: 0}.Rand())
+		s.Step(context.Background())
 		// sync.Pool may refill after a garbage collection: allow a stray
 		// allocation, not one per step.
-		if a := testing.AllocsPerRun(50, func() { s.Step() }); a >= 1 {
+		ctx := context.Background()
+		if a := testing.AllocsPerRun(50, func() { s.Step(ctx) }); a >= 1 {
 			t.Errorf("%v weights: %.2f allocations per step", w, a)
 		}
 	}
@@ -421,20 +489,20 @@ func TestBadConstruction(t *testing.T) {
 	m, _ := ising.Grid(2, 2, false, 0.1, nil)
 	tr, _ := transform.ForModel(nil, m)
 	rho := transform.BaseSurrogate{T: tr}
-	if _, err := NewFrom(m, tr, rho, []float64{1, 2, 3}, 1, Settings{}); err == nil {
+	if _, err := NewWith(m, tr, rho, []float64{1, 2, 3}, 1, Settings{}); err == nil {
 		t.Error("wrong initial length accepted")
 	}
-	if _, err := New(m, tr, rho, 0, Settings{}, rng.New(1, 0)); err == nil {
+	if _, err := newGF(m, tr, rho, 0, Settings{}, rng.Key{Seed: 1, Stream: 0}.Rand()); err == nil {
 		t.Error("n = 0 accepted")
 	}
-	if _, err := New(m, tr, rho, 3, Settings{LearningRate: -1}, rng.New(1, 0)); err == nil {
+	if _, err := newGF(m, tr, rho, 3, Settings{LearningRate: -1}, rng.Key{Seed: 1, Stream: 0}.Rand()); err == nil {
 		t.Error("negative learning rate accepted")
 	}
 	tr3, _ := transform.New(nil, []int{2, 2, 2})
-	if _, err := New(m, tr3, rho, 3, Settings{}, rng.New(1, 0)); err == nil {
+	if _, err := newGF(m, tr3, rho, 3, Settings{}, rng.Key{Seed: 1, Stream: 0}.Rand()); err == nil {
 		t.Error("transform of the wrong dimension accepted")
 	}
-	if _, err := Preset("nope"); err == nil {
+	if _, err := newGF(m, tr, rho, 3, Settings{Surrogate: "nope"}, rng.Key{Seed: 1}.Rand()); err == nil {
 		t.Error("unknown preset accepted")
 	}
 }
@@ -460,30 +528,26 @@ func (z zeroRight) LogProbScore(score, x []float64) float64 {
 func TestZeroSurrogateParticlesCarryNoWeight(t *testing.T) {
 	m, _ := ising.Grid(1, 2, false, 0.2, nil)
 	tr, _ := transform.ForModel(nil, m)
-	for _, w := range []Weighting{SelfNormalized, Rank} {
+	for _, w := range []svgd.Weighting{svgd.SelfNormalized, svgd.Rank} {
 		x := []float64{3, 0.5, -0.4, 0.2, 0.1, -1, 1.5, 0.3}
-		s, err := NewFrom(m, tr, zeroRight{tr}, x, 4, Settings{Weights: w})
+		s, err := NewWith(m, tr, zeroRight{tr}, x, 4, Settings{Weights: w})
 		if err != nil {
 			t.Fatal(err)
 		}
-		if err := s.Step(); err != nil {
+		if err := s.Step(context.Background()); err != nil {
 			t.Fatalf("%v: %v", w, err)
 		}
 		if s.w[0] != 0 {
 			t.Errorf("%v: particle with ρ = 0 has weight %v", w, s.w[0])
 		}
-		for _, v := range s.Particles() {
+		for _, v := range s.Positions() {
 			if math.IsNaN(v) {
-				t.Fatalf("%v: NaN particle %v", w, s.Particles())
+				t.Fatalf("%v: NaN particle %v", w, s.Positions())
 			}
 		}
 	}
-	s, _ := NewFrom(m, tr, zeroRight{tr}, []float64{3, 0, 4, 0}, 2, Settings{})
-	err := s.Step()
+	_, err := NewWith(m, tr, zeroRight{tr}, []float64{3, 0, 4, 0}, 2, Settings{})
 	if err == nil || !strings.Contains(err.Error(), "zero at every particle") {
 		t.Fatalf("error %v; want the surrogate to be reported zero everywhere", err)
-	}
-	if err2 := s.Step(); err2 != err {
-		t.Fatalf("second Step returned %v; want the same error", err2)
 	}
 }

@@ -5,7 +5,7 @@
 // then all visible units given the hidden ones).
 //
 // Chains start at Γ(x) of the same initial draw that GF-SVGD makes from the
-// same seed (sampler.InitialParticles from rng.New(seed, rng.StreamInit)),
+// same seed (sampler.InitialParticles from rng.NewKey(seed).For(rng.Init).Rand()),
 // so the comparison with GF-SVGD starts from the same points. Chain c draws
 // its transition randomness from rng.New(seed, rng.Trial(rng.StreamSample,
 // c)), so results do not depend on the number of cores.

@@ -1,6 +1,7 @@
 package gibbs
 
 import (
+	"context"
 	"fmt"
 	"math"
 	"math/bits"
@@ -11,8 +12,20 @@ import (
 	"github.com/dstein/dstein/model"
 	"github.com/dstein/dstein/rng"
 	"github.com/dstein/dstein/sampler"
-	"github.com/dstein/dstein/transform"
 )
+
+func init() {
+	sampler.Register(sampler.Method{
+		Name:        "gibbs",
+		Description: "n independent Gibbs chains: single-site systematic scans (any model), block Gibbs for RBMs; optionally with uniforms stratified across chains",
+		NewSettings: func() sampler.Settings { return new(Settings) },
+		New: func(p *sampler.Problem, s sampler.Settings) (sampler.Sampler, error) {
+			return New(p, *s.(*Settings))
+		},
+		Iters: 500,
+		Unit:  "sweep",
+	})
+}
 
 // Scan selects the update schedule.
 type Scan int
@@ -39,14 +52,52 @@ func (s Scan) String() string {
 	return "auto"
 }
 
+// MarshalText implements encoding.TextMarshaler.
+func (s Scan) MarshalText() ([]byte, error) { return []byte(s.String()), nil }
+
+// UnmarshalText parses "auto", "systematic" or "block".
+func (s *Scan) UnmarshalText(b []byte) error {
+	switch string(b) {
+	case "auto":
+		*s = Auto
+	case "systematic":
+		*s = Systematic
+	case "block":
+		*s = Block
+	default:
+		return fmt.Errorf("unknown scan %q: want auto, systematic or block", b)
+	}
+	return nil
+}
+
 // Settings configure Gibbs sampling. The zero value is valid.
 type Settings struct {
 	// Scan defaults to Auto.
-	Scan Scan
-	// InitMean and InitStd give the initial draw x ~ N(InitMean, InitStd²)
-	// whose Γ(x) starts the chains. Defaults 0 and 1 (0 means 1).
-	InitMean, InitStd float64
+	Scan Scan `json:"scan" flag:"scan" help:"update schedule: auto (block for RBMs, else systematic), systematic or block"`
+	// Stratified couples the chains: single-site sweeps (variables 0..d−1
+	// in order, exact conditionals) where the uniforms that update one
+	// variable in all n chains form one systematic sample over the chains,
+	// taken in a fresh random order. Each chain still makes an exact Gibbs
+	// move, while the number of chains that land in the first state of
+	// the draw (for two states, within one of it) is close to the sum of
+	// their conditional probabilities. The chains are then not
+	// independent. Not with Block.
+	Stratified bool `json:"stratified" flag:"stratified" help:"couple the chains' uniforms by systematic sampling across chains (single-site sweeps; the chains are then not independent)"`
 }
+
+// Validate reports an unknown scan or stratified block updates.
+func (s *Settings) Validate() error {
+	switch {
+	case s.Scan != Auto && s.Scan != Systematic && s.Scan != Block:
+		return fmt.Errorf("unknown scan %d", int(s.Scan))
+	case s.Stratified && s.Scan == Block:
+		return fmt.Errorf("stratified sweeps are single-site; they cannot use block updates")
+	}
+	return nil
+}
+
+// Resolved returns a copy (Gibbs has no defaults to fill in).
+func (s *Settings) Resolved() sampler.Settings { c := *s; return &c }
 
 // BlockModel is a model whose variables are conditionally independent
 // given latent units, and vice versa (the RBM).
@@ -77,10 +128,12 @@ type Sampler struct {
 	m      model.Model
 	block  BlockModel
 	spin   *spinKernel
+	strat  *stratified
 	n, d   int
 	chains []chain
 	sweeps int
 	evals  int64 // conditional evaluations (site updates or unit draws)
+	cur    []int
 	task   sweepTask
 }
 
@@ -93,42 +146,24 @@ type chain struct {
 	buf []float64
 }
 
-var _ sampler.Stepper = (*Sampler)(nil)
+var _ sampler.Sampler = (*Sampler)(nil)
 
-// New starts n chains on m at Γ of the initial draw of seed.
-func New(m model.Model, t *transform.Transform, n int, set Settings, seed uint64) (*Sampler, error) {
-	if set.InitStd == 0 {
-		set.InitStd = 1
+// New starts n = p.N chains at the states p.Z. Chain c draws its
+// transitions from p.Key.ForIndex(rng.Sample, c); stratified sweeps draw
+// from the one stream p.Key.For(rng.Sample).
+func New(p *sampler.Problem, set Settings) (*Sampler, error) {
+	if err := p.Check(); err != nil {
+		return nil, fmt.Errorf("gibbs: %w", err)
 	}
-	if n < 1 {
-		return nil, fmt.Errorf("gibbs: need at least one chain, got %d", n)
+	if err := set.Validate(); err != nil {
+		return nil, fmt.Errorf("gibbs: %w", err)
 	}
-	if t.Dim() != m.Dim() {
-		return nil, fmt.Errorf("gibbs: model has %d variables but the transform has %d", m.Dim(), t.Dim())
+	m, n, d := p.Model, p.N, p.Model.Dim()
+	s := &Sampler{m: m, n: n, d: d, chains: make([]chain, n), cur: make([]int, n*d)}
+	if set.Stratified {
+		s.strat = newStratified(m, p.Z, n, p.Key.For(rng.Sample).Rand())
+		return s, nil
 	}
-	if math.IsNaN(set.InitMean) || math.IsInf(set.InitMean, 0) || !(set.InitStd > 0) || math.IsInf(set.InitStd, 0) {
-		return nil, fmt.Errorf("gibbs: initial draw N(%v, %v²) is not valid", set.InitMean, set.InitStd)
-	}
-	x := sampler.InitialParticles(nil, n, m.Dim(), set.InitMean, set.InitStd, rng.New(seed, rng.StreamInit))
-	z := make([]int, len(x))
-	for j := range n {
-		t.Gamma(z[j*m.Dim():(j+1)*m.Dim()], x[j*m.Dim():(j+1)*m.Dim()])
-	}
-	return NewFrom(m, z, n, set, seed)
-}
-
-// NewFrom starts n chains at the states in z (row-major n×d, copied).
-func NewFrom(m model.Model, z []int, n int, set Settings, seed uint64) (*Sampler, error) {
-	d := m.Dim()
-	if n < 1 || d < 1 || len(z) != n*d {
-		return nil, fmt.Errorf("gibbs: %d initial states for %d chains of dimension %d", len(z), n, d)
-	}
-	for k, s := range z {
-		if s < 0 || s >= len(m.States(k%d)) {
-			return nil, fmt.Errorf("gibbs: initial state %d of chain %d is %d; variable %d has %d states", k%d, k/d, s, k%d, len(m.States(k%d)))
-		}
-	}
-	s := &Sampler{m: m, n: n, d: d, chains: make([]chain, n)}
 	switch set.Scan {
 	case Auto, Block:
 		if b, ok := m.(BlockModel); ok {
@@ -136,26 +171,24 @@ func NewFrom(m model.Model, z []int, n int, set Settings, seed uint64) (*Sampler
 		} else if set.Scan == Block {
 			return nil, fmt.Errorf("gibbs: block Gibbs needs a model with latent units (an RBM)")
 		}
-	case Systematic:
-	default:
-		return nil, fmt.Errorf("gibbs: unknown scan %d", int(set.Scan))
 	}
 	if sm, ok := m.(SpinModel); ok && s.block == nil {
 		s.spin = newSpinKernel(sm)
 	}
 	for c := range s.chains {
 		ch := &s.chains[c]
-		ch.r = rng.New(seed, rng.Trial(rng.StreamSample, c))
-		zc := z[c*d : (c+1)*d]
-		if s.spin != nil {
+		ch.r = p.Key.ForIndex(rng.Sample, c).Rand()
+		zc := p.Z[c*d : (c+1)*d]
+		switch {
+		case s.spin != nil:
 			ch.b = make([]uint8, d)
 			for i, v := range zc {
 				ch.b[i] = uint8(v)
 			}
-		} else if s.block != nil {
+		case s.block != nil:
 			ch.z = append([]int(nil), zc...)
 			ch.h = make([]int, s.block.Hidden())
-		} else {
+		default:
 			ch.tr = model.NewTracker(m, zc)
 		}
 	}
@@ -180,16 +213,17 @@ func (t *sweepTask) Do(lo, hi int) {
 		}
 		for i := range s.d {
 			ch.buf = ch.tr.LogConditional(ch.buf, i)
-			ch.tr.Set(i, draw(ch.buf, ch.r))
+			ch.tr.Set(i, Draw(ch.buf, ch.r.Float64()))
 		}
 	}
 }
 
-// draw samples an index with probabilities ∝ exp(lp), with one uniform.
-// When every entry is −Inf (the other variables are in an impossible
-// configuration) it picks an index uniformly.
-func draw(lp []float64, r *rand.Rand) int {
-	u := r.Float64()
+// Draw returns the state drawn from probabilities ∝ exp(lp) by the uniform
+// u ∈ [0, 1): the states' intervals are laid out from 0 to 1 in the order
+// of FirstState first (for two states, state 1 then state 0; otherwise
+// 0, 1, …), and u picks one. When every entry is −Inf (the other variables
+// are in an impossible configuration) it picks an index uniformly.
+func Draw(lp []float64, u float64) int {
 	m := math.Inf(-1)
 	for _, v := range lp {
 		m = max(m, v)
@@ -222,46 +256,77 @@ func draw(lp []float64, r *rand.Rand) int {
 	return last
 }
 
+// firstProb returns the probability of the state whose interval comes
+// first in Draw (state 1 of two, else state 0), and 1/K when every entry
+// is −Inf.
+func firstProb(lp []float64) float64 {
+	m := math.Inf(-1)
+	for _, v := range lp {
+		m = max(m, v)
+	}
+	if math.IsInf(m, -1) {
+		return 1 / float64(len(lp))
+	}
+	if len(lp) == 2 {
+		return numeric.Sigmoid(lp[1] - lp[0])
+	}
+	var tot float64
+	for _, v := range lp {
+		tot += math.Exp(v - m)
+	}
+	return math.Exp(lp[0]-m) / tot
+}
+
 // Step runs one sweep of every chain: d single-site updates, or one block
 // update of the latent and then the visible units.
-func (s *Sampler) Step() error {
-	parallel.For(s.n, 1, &s.task)
-	s.sweeps++
-	if s.block != nil {
-		s.evals += int64(s.n) * int64(s.block.Hidden()+s.d)
-	} else {
+func (s *Sampler) Step(ctx context.Context) error {
+	switch {
+	case s.strat != nil:
+		if err := s.strat.sweep(ctx); err != nil {
+			return err
+		}
 		s.evals += int64(s.n) * int64(s.d)
+	default:
+		parallel.For(s.n, 1, &s.task)
+		if s.block != nil {
+			s.evals += int64(s.n) * int64(s.block.Hidden()+s.d)
+		} else {
+			s.evals += int64(s.n) * int64(s.d)
+		}
 	}
+	s.sweeps++
 	return nil
 }
 
 // Sweeps returns the number of completed sweeps.
 func (s *Sampler) Sweeps() int { return s.sweeps }
 
-// Evaluations returns the number of conditional distributions evaluated so
-// far: one per site update, or one per unit of a block update.
-func (s *Sampler) Evaluations() int64 { return s.evals }
-
 // Blocked reports whether the chains use block Gibbs.
 func (s *Sampler) Blocked() bool { return s.block != nil }
 
-// Samples returns a copy of the chains' current states.
-func (s *Sampler) Samples() *sampler.Samples {
-	out := sampler.NewSamples(s.n, s.d)
+// Stats reports the conditional distributions evaluated so far: one per
+// site update, or one per unit of a block update.
+func (s *Sampler) Stats() sampler.Stats { return sampler.Stats{Evaluations: s.evals} }
+
+// Current returns the chains' current states.
+func (s *Sampler) Current() []int {
+	if s.strat != nil {
+		return s.strat.current(s.cur)
+	}
 	for c := range s.chains {
+		row := s.cur[c*s.d : (c+1)*s.d]
 		switch {
 		case s.spin != nil:
-			row := out.Row(c)
 			for i, v := range s.chains[c].b {
 				row[i] = int(v)
 			}
 		case s.block != nil:
-			copy(out.Row(c), s.chains[c].z)
+			copy(row, s.chains[c].z)
 		default:
-			copy(out.Row(c), s.chains[c].tr.State())
+			copy(row, s.chains[c].tr.State())
 		}
 	}
-	return out
+	return s.cur
 }
 
 // spinKernel sweeps ±1 spins of a pairwise model: spin i becomes +1 with

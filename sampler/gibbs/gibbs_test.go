@@ -14,7 +14,6 @@ import (
 	"github.com/dstein/dstein/model/rbm"
 	"github.com/dstein/dstein/rng"
 	"github.com/dstein/dstein/sampler"
-	"github.com/dstein/dstein/sampler/gfsvgd"
 	"github.com/dstein/dstein/transform"
 )
 
@@ -24,7 +23,7 @@ func newSampler(t testing.TB, m model.Model, n int, set Settings, seed uint64) *
 	if err != nil {
 		t.Fatal(err)
 	}
-	s, err := New(m, tr, n, set, seed)
+	s, err := New(sampler.NewProblem(m, tr, n, sampler.Init{}, rng.NewKey(seed)), set)
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -35,6 +34,9 @@ func newSampler(t testing.TB, m model.Model, n int, set Settings, seed uint64) *
 // chains have mixed, so each state's frequency must lie within 4 standard
 // errors √(p(1−p)/n) of its exact probability (a false alarm for one of
 // the few dozen frequencies checked here has probability below 0.2%).
+// Stratified chains are not independent, but each is an exact Gibbs chain
+// and stratification only lowers the variance of the counts, so the same
+// tolerance is conservative for them.
 func checkMarginals(t *testing.T, name string, m model.Model, s *Sampler, sweeps int) {
 	t.Helper()
 	ex, err := exact.Enumerate(m, 0)
@@ -45,7 +47,7 @@ func checkMarginals(t *testing.T, name string, m model.Model, s *Sampler, sweeps
 	if out.Status != sampler.Completed {
 		t.Fatal(out.Err)
 	}
-	marg := sampler.Marginals(m, s.Samples())
+	marg := sampler.Marginals(m, &sampler.Samples{N: s.n, D: s.d, Z: s.Current()})
 	n := float64(s.n)
 	for i := range marg {
 		for k, p := range ex.Marginals[i] {
@@ -58,45 +60,73 @@ func checkMarginals(t *testing.T, name string, m model.Model, s *Sampler, sweeps
 }
 
 func TestConvergesToExactMarginals(t *testing.T) {
-	r := rng.New(5, rng.StreamModel)
+	r := rng.NewKey(5).For(rng.Model).Rand()
 	fields := make([]float64, 9)
 	for i := range fields {
 		fields[i] = r.Float64() - 0.5
 	}
 	g, _ := ising.Grid(3, 3, false, 0.5, fields)
 	checkMarginals(t, "ising 3×3", g, newSampler(t, g, 3000, Settings{}, 1), 100)
+	checkMarginals(t, "ising 3×3 stratified", g, newSampler(t, g, 3000, Settings{Stratified: true}, 1), 100)
 
 	c, _ := categorical.New([]categorical.Variable{
 		{States: []float64{-1, -0.5, 0, 0.5, 1}, Probs: []float64{0.1, 0.2, 0.3, 0.1, 0.3}},
 		{States: []float64{0, 1, 2}, Probs: []float64{0.5, 0, 0.5}},
 	})
 	checkMarginals(t, "categorical", c, newSampler(t, c, 3000, Settings{}, 2), 5)
+	checkMarginals(t, "categorical stratified", c, newSampler(t, c, 3000, Settings{Stratified: true}, 2), 5)
 
 	b, _ := rbm.Random(6, 3, 0.8, 1, 4)
 	checkMarginals(t, "rbm block", b, newSampler(t, b, 3000, Settings{Scan: Block}, 3), 100)
 	checkMarginals(t, "rbm single-site", b, newSampler(t, b, 3000, Settings{Scan: Systematic}, 3), 100)
+	checkMarginals(t, "rbm stratified", b, newSampler(t, b, 3000, Settings{Stratified: true}, 3), 100)
 }
 
-// Chains start at Γ of the particles GF-SVGD starts from with the same seed.
-func TestStartsFromGFSVGDsInitialDraw(t *testing.T) {
+// Stratified sweeps of independent variables: after one sweep the number
+// of chains in each variable's first state is within one of n times its
+// probability (the systematic sample's guarantee); independent chains are
+// off by about √(n p (1−p)) ≈ 11 at n = 500.
+func TestStratifiedCounts(t *testing.T) {
+	c, _ := categorical.New([]categorical.Variable{
+		{States: []float64{0, 1}, Probs: []float64{0.3, 0.7}},
+		{States: []float64{0, 1}, Probs: []float64{0.55, 0.45}},
+	})
+	for seed := range uint64(5) {
+		s := newSampler(t, c, 500, Settings{Stratified: true}, seed)
+		if err := s.Step(context.Background()); err != nil {
+			t.Fatal(err)
+		}
+		z := s.Current()
+		for i, p1 := range []float64{0.7, 0.45} {
+			ones := 0
+			for j := range 500 {
+				ones += z[j*2+i]
+			}
+			if math.Abs(float64(ones)-500*p1) > 1 {
+				t.Errorf("seed %d, variable %d: %d chains in state 1, want 500·%g ± 1", seed, i, ones, p1)
+			}
+		}
+	}
+}
+
+// Chains start at the problem's states: Γ of the initial draw that every
+// method of a run shares.
+func TestStartsFromTheInitialDraw(t *testing.T) {
 	g, _ := ising.Grid(3, 4, false, 0.2, nil)
 	tr, _ := transform.ForModel(nil, g)
-	const seed = 17
-	s, err := New(g, tr, 20, Settings{InitMean: -2}, seed)
+	p := sampler.NewProblem(g, tr, 20, sampler.Init{Mean: -2}, rng.NewKey(17))
+	s, err := New(p, Settings{})
 	if err != nil {
 		t.Fatal(err)
 	}
-	gf, _ := gfsvgd.New(g, tr, transform.BaseSurrogate{T: tr}, 20, gfsvgd.Settings{InitMean: -2}, rng.New(seed, rng.StreamInit))
-	x := gf.Particles()
+	x := sampler.InitialParticles(nil, 20, g.Dim(), -2, 1, rng.NewKey(17).For(rng.Init).Rand())
 	d := g.Dim()
-	want := make([]int, len(x))
 	for j := range 20 {
-		tr.Gamma(want[j*d:(j+1)*d], x[j*d:(j+1)*d])
-	}
-	got := s.Samples().Z
-	for k := range want {
-		if got[k] != want[k] {
-			t.Fatalf("initial state %d is %d; Γ of GF-SVGD's particle gives %d", k, got[k], want[k])
+		want := tr.Gamma(nil, x[j*d:(j+1)*d])
+		for i, v := range want {
+			if got := s.Current()[j*d+i]; got != v {
+				t.Fatalf("chain %d starts with z%d = %d; Γ of the initial draw gives %d", j, i, got, v)
+			}
 		}
 	}
 }
@@ -105,17 +135,19 @@ func TestSameBitsOnOneAndTwoCores(t *testing.T) {
 	b, _ := rbm.Random(12, 4, 0.5, 1, 1)
 	g, _ := ising.Grid(4, 4, false, 0.3, nil)
 	for _, m := range []model.Model{b, g} {
-		var runs [2][]int
-		for k, procs := range []int{1, 2} {
-			old := runtime.GOMAXPROCS(procs)
-			s := newSampler(t, m, 50, Settings{}, 8)
-			sampler.Run(context.Background(), s, sampler.RunOptions{Iters: 20})
-			runtime.GOMAXPROCS(old)
-			runs[k] = s.Samples().Z
-		}
-		for k := range runs[0] {
-			if runs[0][k] != runs[1][k] {
-				t.Fatalf("state %d differs between 1 and 2 cores", k)
+		for _, set := range []Settings{{}, {Stratified: true}} {
+			var runs [2][]int
+			for k, procs := range []int{1, 2} {
+				old := runtime.GOMAXPROCS(procs)
+				s := newSampler(t, m, 50, set, 8)
+				sampler.Run(context.Background(), s, sampler.RunOptions{Iters: 20})
+				runtime.GOMAXPROCS(old)
+				runs[k] = append([]int(nil), s.Current()...)
+			}
+			for k := range runs[0] {
+				if runs[0][k] != runs[1][k] {
+					t.Fatalf("%+v: state %d differs between 1 and 2 cores", set, k)
+				}
 			}
 		}
 	}
@@ -124,14 +156,46 @@ func TestSameBitsOnOneAndTwoCores(t *testing.T) {
 func TestBadInput(t *testing.T) {
 	g, _ := ising.Grid(2, 2, false, 0.1, nil)
 	tr, _ := transform.ForModel(nil, g)
-	if _, err := New(g, tr, 0, Settings{}, 1); err == nil {
+	if _, err := New(sampler.NewProblem(g, tr, 0, sampler.Init{}, rng.NewKey(1)), Settings{}); err == nil {
 		t.Error("n = 0 accepted")
 	}
-	if _, err := New(g, tr, 3, Settings{Scan: Block}, 1); err == nil {
+	if _, err := New(sampler.NewProblem(g, tr, 3, sampler.Init{}, rng.NewKey(1)), Settings{Scan: Block}); err == nil {
 		t.Error("block Gibbs on an Ising model accepted")
 	}
-	if _, err := NewFrom(g, []int{0, 1, 2, 0}, 1, Settings{}, 1); err == nil {
+	p := sampler.NewProblem(g, tr, 1, sampler.Init{}, rng.NewKey(1))
+	p.Z = []int{0, 1, 2, 0}
+	if _, err := New(p, Settings{}); err == nil {
 		t.Error("state 2 of a spin accepted")
+	}
+	if err := (&Settings{Stratified: true, Scan: Block}).Validate(); err == nil {
+		t.Error("stratified block updates accepted")
+	}
+}
+
+// Draw inverts the cumulative distribution with the first-state
+// convention firstProb reports.
+func TestDrawAndFirstProb(t *testing.T) {
+	for _, c := range []struct {
+		lp    []float64
+		first int
+	}{{[]float64{0, math.Log(3)}, 1}, {[]float64{math.Log(0.2), math.Log(0.3), math.Log(0.5)}, 0}} {
+		p := firstProb(c.lp)
+		if got := Draw(c.lp, p*0.999); got != c.first {
+			t.Errorf("%v: u just below P(first) = %v gives %d, want %d", c.lp, p, got, c.first)
+		}
+		if got := Draw(c.lp, p+1e-9); got == c.first {
+			t.Errorf("%v: u just above P(first) still gives the first state", c.lp)
+		}
+	}
+	// A first state of probability zero is never drawn.
+	lp := []float64{math.Inf(-1), 0, math.Inf(-1)}
+	if p := firstProb(lp); p != 0 {
+		t.Errorf("P(first) = %v for a zero-probability first state", p)
+	}
+	for _, u := range []float64{0, 0.5, 0.999} {
+		if got := Draw(lp, u); got != 1 {
+			t.Errorf("Draw(%v, %v) = %d, want the only possible state 1", lp, u, got)
+		}
 	}
 }
 
@@ -139,23 +203,29 @@ func TestBadInput(t *testing.T) {
 // 10×10 grid with 100 chains (one op = one sweep of every chain).
 func BenchmarkIsingGrid10x10(b *testing.B) {
 	g, _ := ising.Grid(10, 10, false, 0.1, nil)
-	s := newSampler(b, g, 100, Settings{}, 1)
-	b.ReportAllocs()
-	for b.Loop() {
-		s.Step()
+	ctx := context.Background()
+	for _, set := range []Settings{{}, {Stratified: true}} {
+		b.Run(fmt.Sprintf("stratified=%v", set.Stratified), func(b *testing.B) {
+			s := newSampler(b, g, 100, set, 1)
+			b.ReportAllocs()
+			for b.Loop() {
+				s.Step(ctx)
+			}
+			b.ReportMetric(float64(100*100*b.N)/b.Elapsed().Seconds()/1e6, "Mupdates/s")
+		})
 	}
-	b.ReportMetric(float64(100*100*b.N)/b.Elapsed().Seconds()/1e6, "Mupdates/s")
 }
 
 // BenchmarkRBMBlock measures block sweeps on the d = 100, M = 25 RBM.
 func BenchmarkRBMBlock(b *testing.B) {
+	ctx := context.Background()
 	for _, n := range []int{100} {
 		b.Run(fmt.Sprintf("d=100/M=25/n=%d", n), func(b *testing.B) {
 			m, _ := rbm.Random(100, 25, 0.2236, 1, 7)
 			s := newSampler(b, m, n, Settings{}, 1)
 			b.ReportAllocs()
 			for b.Loop() {
-				s.Step()
+				s.Step(ctx)
 			}
 		})
 	}

@@ -19,23 +19,40 @@
 package gwg
 
 import (
+	"context"
 	"fmt"
 	"math"
 
-	"github.com/dstein/dstein/internal/mhchain"
 	"github.com/dstein/dstein/internal/numeric"
 	"github.com/dstein/dstein/internal/parallel"
 	"github.com/dstein/dstein/model"
 	"github.com/dstein/dstein/sampler"
-	"github.com/dstein/dstein/transform"
+	"github.com/dstein/dstein/sampler/mh"
 )
 
-// Settings configure the sampler. The zero value is valid.
-type Settings struct {
-	// InitMean and InitStd give the initial draw x ~ N(InitMean, InitStd²)
-	// whose Γ(x) starts the chains, as for Gibbs. Defaults 0 and 1.
-	InitMean, InitStd float64
+func init() {
+	sampler.Register(sampler.Method{
+		Name:        "gwg",
+		Description: "n independent chains of Gibbs-with-Gradients (Grathwohl et al. 2021): single-site Metropolis–Hastings proposals guided by the gradient of the model's relaxation",
+		NewSettings: func() sampler.Settings { return new(Settings) },
+		New: func(p *sampler.Problem, s sampler.Settings) (sampler.Sampler, error) {
+			return New(p, *s.(*Settings))
+		},
+		Iters: 500,
+		Unit:  "sweep of d proposals",
+		Needs: "a relaxed form",
+	})
 }
+
+// Settings configure the sampler. Gibbs-with-Gradients has no settings;
+// the type is there for the registry and for settings to come.
+type Settings struct{}
+
+// Validate accepts every value.
+func (*Settings) Validate() error { return nil }
+
+// Resolved returns a copy.
+func (s *Settings) Resolved() sampler.Settings { c := *s; return &c }
 
 // Sampler is the state of n chains. It is not safe for concurrent use.
 type Sampler struct {
@@ -44,29 +61,30 @@ type Sampler struct {
 	off    []int
 	n, d   int
 	chains []chain
-	set    mhchain.Set
+	set    mh.Set
+	cur    []int
 	sweeps int
 	err    error
 }
 
 type chain struct {
-	mhchain.Chain           // the state Z, its memberships Mem, stream, counters
-	g             []float64 // the gradient at Z
-	mem2, g2      []float64 // memberships and gradient at the proposed state
-	logits        []float64 // Δ̃/2 of every move from Z; −Inf for the current states
-	logits2       []float64 // the same from the proposed state
-	lse           float64   // log normaliser of logits
+	mh.Chain           // the state Z, its memberships Mem, stream, counters
+	g        []float64 // the gradient at Z
+	mem2, g2 []float64 // memberships and gradient at the proposed state
+	logits   []float64 // Δ̃/2 of every move from Z; −Inf for the current states
+	logits2  []float64 // the same from the proposed state
+	lse      float64   // log normaliser of logits
 }
 
-// New starts n chains on m at Γ of the initial draw of seed (the draw
-// GF-SVGD and Gibbs make from the same seed).
-func New(m model.Model, t *transform.Transform, n int, set Settings, seed uint64) (*Sampler, error) {
-	rm, off, base, err := mhchain.Start("gwg", m, t, n, set.InitMean, set.InitStd, seed)
+// New starts n = p.N chains at the states p.Z; chain c draws from
+// p.Key.ForIndex(rng.Sample, c).
+func New(p *sampler.Problem, _ Settings) (*Sampler, error) {
+	rm, off, base, err := mh.Start("gwg", p)
 	if err != nil {
 		return nil, err
 	}
-	d := m.Dim()
-	s := &Sampler{m: rm, off: off, n: n, d: d, chains: make([]chain, n), set: make(mhchain.Set, n)}
+	m, n, d := p.Model, p.N, p.Model.Dim()
+	s := &Sampler{m: rm, off: off, n: n, d: d, chains: make([]chain, n), set: make(mh.Set, n), cur: make([]int, n*d)}
 	s.delta, _ = m.(model.Delta)
 	f := off[d]
 	for c := range s.chains {
@@ -84,7 +102,7 @@ func New(m model.Model, t *transform.Transform, n int, set Settings, seed uint64
 }
 
 // Step runs one sweep (d proposals) of every chain.
-func (s *Sampler) Step() error {
+func (s *Sampler) Step(context.Context) error {
 	if s.err != nil {
 		return s.err
 	}
@@ -199,18 +217,17 @@ func (s *Sampler) propose(ch *chain) {
 	ch.Z[i] = old
 }
 
-// Samples returns a copy of the chains' current states.
-func (s *Sampler) Samples() *sampler.Samples { return s.set.Samples(s.d) }
+// Current returns the chains' current states.
+func (s *Sampler) Current() []int { return s.set.Current(s.cur, s.d) }
 
 // Sweeps returns the number of completed sweeps.
 func (s *Sampler) Sweeps() int { return s.sweeps }
 
-// Evaluations returns the number of model evaluations so far: one relaxed
-// log-probability with its gradient and one exact log p* change per
-// proposal.
-func (s *Sampler) Evaluations() int64 { return s.set.Evaluations() }
-
-// AcceptanceRate returns the fraction of accepted proposals so far.
-func (s *Sampler) AcceptanceRate() float64 {
-	return s.set.AcceptanceRate(int64(s.sweeps) * int64(s.d))
+// Stats reports acceptance_rate, the fraction of accepted proposals so
+// far. Evaluations count one relaxed log-probability with its gradient and
+// one exact log p* change per proposal.
+func (s *Sampler) Stats() sampler.Stats {
+	return sampler.Stats{Evaluations: s.set.Evaluations(), Values: []sampler.Stat{
+		{Name: "acceptance_rate", Value: s.set.AcceptanceRate(int64(s.sweeps) * int64(s.d))},
+	}}
 }

@@ -1,6 +1,9 @@
 package gwg
 
 import (
+	"context"
+	"github.com/dstein/dstein/rng"
+	"github.com/dstein/dstein/sampler"
 	"testing"
 
 	"github.com/dstein/dstein/model"
@@ -18,17 +21,17 @@ func TestMarginalsMatchExact(t *testing.T) {
 		if err != nil {
 			t.Fatal(err)
 		}
-		s, err := New(m, tr, 4000, Settings{}, 3)
+		s, err := newS(m, tr, 4000, Settings{}, 3)
 		if err != nil {
 			t.Fatal(err)
 		}
 		for range 30 {
-			if err := s.Step(); err != nil {
+			if err := s.Step(context.Background()); err != nil {
 				t.Fatal(err)
 			}
 		}
-		samplertest.CheckMarginals(t, name, m, s.Samples(), 0)
-		t.Logf("%s: acceptance rate %.2f", name, s.AcceptanceRate())
+		samplertest.CheckMarginals(t, name, m, samples(s), 0)
+		t.Logf("%s: acceptance rate %.2f", name, acceptance(s))
 	}
 }
 
@@ -39,16 +42,16 @@ func TestSameSeedSameSamples(t *testing.T) {
 	}
 	tr, _ := transform.ForModel(transform.Normal{}, m)
 	run := func() []int {
-		s, err := New(m, tr, 50, Settings{}, 9)
+		s, err := newS(m, tr, 50, Settings{}, 9)
 		if err != nil {
 			t.Fatal(err)
 		}
 		for range 5 {
-			if err := s.Step(); err != nil {
+			if err := s.Step(context.Background()); err != nil {
 				t.Fatal(err)
 			}
 		}
-		return s.Samples().Z
+		return samples(s).Z
 	}
 	a, b := run(), run()
 	for k := range a {
@@ -64,7 +67,21 @@ type plain struct{ model.Model }
 func TestNeedsRelaxedForm(t *testing.T) {
 	m, _ := ising.Grid(2, 2, false, 0.3, nil)
 	tr, _ := transform.ForModel(transform.Normal{}, m)
-	if _, err := New(plain{m}, tr, 10, Settings{}, 1); err == nil {
+	if _, err := newS(plain{m}, tr, 10, Settings{}, 1); err == nil {
 		t.Error("a model without a relaxed form was accepted")
 	}
+}
+
+// newS starts n chains at Γ of the N(0, 1) initial draw of seed.
+func newS(m model.Model, tr *transform.Transform, n int, set Settings, seed uint64) (*Sampler, error) {
+	return New(sampler.NewProblem(m, tr, n, sampler.Init{}, rng.NewKey(seed)), set)
+}
+
+func samples(s *Sampler) *sampler.Samples {
+	return &sampler.Samples{N: s.n, D: s.d, Z: append([]int(nil), s.Current()...)}
+}
+
+func acceptance(s *Sampler) float64 {
+	a, _ := s.Stats().Value("acceptance_rate")
+	return a
 }

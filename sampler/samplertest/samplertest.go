@@ -1,8 +1,11 @@
-// Package samplertest holds the small models on which the Markov chain
-// samplers are checked against exact enumeration, and their benchmark.
+// Package samplertest is the conformance kit of sampling methods: the
+// small models on which every method is checked against exact enumeration,
+// a helper that runs a registered method through a pipeline, and the
+// benchmark of one step on the experiments' models.
 package samplertest
 
 import (
+	"context"
 	"math"
 	"testing"
 
@@ -12,9 +15,33 @@ import (
 	"github.com/dstein/dstein/model/factorgraph"
 	"github.com/dstein/dstein/model/ising"
 	"github.com/dstein/dstein/model/rbm"
+	"github.com/dstein/dstein/rng"
 	"github.com/dstein/dstein/sampler"
 	"github.com/dstein/dstein/transform"
 )
+
+// Run runs the registered method alone on m (settings nil: its defaults;
+// iters < 0: its default) with n particles or chains started from N(0, 1)
+// and the root key of seed, and returns the final samples.
+func Run(t testing.TB, method string, set sampler.Settings, m model.Model, n, iters int, seed uint64) *sampler.Samples {
+	t.Helper()
+	pl, err := sampler.Single(method, set, iters)
+	if err != nil {
+		t.Fatal(err)
+	}
+	tr, err := transform.ForModel(transform.Normal{}, m)
+	if err != nil {
+		t.Fatal(err)
+	}
+	res, err := pl.Execute(context.Background(), sampler.Env{Model: m, Transform: tr, N: n, Key: rng.NewKey(seed)})
+	if err != nil {
+		t.Fatal(err)
+	}
+	if res.Status != sampler.Completed {
+		t.Fatalf("%s: %v", method, res.Err)
+	}
+	return &sampler.Samples{N: n, D: m.Dim(), Z: res.Z}
+}
 
 // SmallModels returns a 3×3 Ising grid with fields, an RBM with 8 visible
 // and 3 hidden units, a product of categorical variables with 5 and 3
@@ -52,7 +79,7 @@ func SmallModels(t testing.TB) map[string]model.Model {
 // BenchSteps times Step of the sampler that start builds, on the two
 // models of the sampling experiments: the 10×10 Ising grid (coupling 0.1)
 // and the RBM with d = 100, M = 25, W ~ N(0, 0.05).
-func BenchSteps(b *testing.B, start func(m model.Model, t *transform.Transform) (sampler.Stepper, error)) {
+func BenchSteps(b *testing.B, start func(m model.Model, t *transform.Transform) (sampler.Sampler, error)) {
 	grid, err := ising.Grid(10, 10, false, 0.1, nil)
 	if err != nil {
 		b.Fatal(err)
@@ -75,8 +102,9 @@ func BenchSteps(b *testing.B, start func(m model.Model, t *transform.Transform) 
 				b.Fatal(err)
 			}
 			b.ReportAllocs()
+			ctx := context.Background()
 			for b.Loop() {
-				if err := s.Step(); err != nil {
+				if err := s.Step(ctx); err != nil {
 					b.Fatal(err)
 				}
 			}

@@ -26,7 +26,7 @@ func TestCheckMarginalsCanFail(t *testing.T) {
 			t.Fatal(err)
 		}
 		good := sampler.NewSamples(4000, m.Dim())
-		truth.Sample(good.Z, rng.New(1, rng.StreamSample))
+		truth.Sample(good.Z, rng.NewKey(1).For(rng.Sample).Rand())
 		r := &recorder{TB: t}
 		CheckMarginals(r, name, m, good, 0)
 		if len(r.errors) > 0 {

@@ -1,4 +1,4 @@
-package gfsvgd
+package svgd
 
 import (
 	"math"
@@ -14,7 +14,6 @@ type coordState struct {
 	wa    []float64 // weights of the active particles
 	h     []float64 // bandwidth of each coordinate
 	pairs []float64 // the n(n−1)/2 squared distances of one coordinate
-	task  coordTask
 }
 
 func newCoordState(n, d int) *coordState {
@@ -56,12 +55,15 @@ func (c *coordState) median2(v []float64) float64 {
 // coordTask computes the coordinatewise direction of coordinates [lo, hi):
 // Δx_iq = Σ_j w_j e_ijq [s_jq + (2/h_q)(x_iq − x_jq)], e_ijq =
 // exp(−(x_iq − x_jq)²/h_q), over the active particles j.
-type coordTask struct{ s *Sampler }
+type coordTask[T Float] struct {
+	c   *Direction[T]
+	dst []T
+}
 
-func (t *coordTask) Do(lo, hi int) {
-	s := t.s
-	c := s.coord
-	n, d, na := s.n, s.d, len(s.act)
+func (t *coordTask[T]) Do(lo, hi int) {
+	c := t.c.coord
+	act := t.c.act
+	n, d, na := t.c.n, t.c.d, len(act)
 	for q := lo; q < hi; q++ {
 		xq := c.xt[q*n : (q+1)*n]
 		sq := c.st[q*na : (q+1)*na]
@@ -71,7 +73,7 @@ func (t *coordTask) Do(lo, hi int) {
 		for i := range n {
 			xi := xq[i]
 			var g float64
-			for a, j := range s.act {
+			for a, j := range act {
 				e := xi - xq[j]
 				u := e * e * inv
 				if u > 700 {
@@ -79,37 +81,38 @@ func (t *coordTask) Do(lo, hi int) {
 				}
 				g += c.wa[a] * math.Exp(-u) * (sq[a] + two*e)
 			}
-			s.grad[i*d+q] = g
+			t.dst[i*d+q] = T(g)
 		}
 	}
 }
 
-// coordDirection fills s.grad with the coordinatewise direction and
-// returns the mean bandwidth.
-func (s *Sampler) coordDirection() float64 {
-	c := s.coord
-	n, d, na := s.n, s.d, len(s.act)
+// coordDirection fills dst with the coordinatewise direction and returns
+// the mean bandwidth.
+func (t *Direction[T]) coordDirection(dst []T, x []float64, s []T, w []float64, bw kernel.Bandwidth) float64 {
+	c := t.coord
+	n, d, na := t.n, t.d, len(t.act)
 	for j := range n {
 		for q := range d {
-			c.xt[q*n+j] = s.x[j*d+q]
+			c.xt[q*n+j] = x[j*d+q]
 		}
 	}
-	for a, j := range s.act {
-		c.wa[a] = s.w[j]
+	for a, j := range t.act {
+		c.wa[a] = w[j]
 		for q := range d {
-			c.st[q*na+a] = s.score[j*d+q]
+			c.st[q*na+a] = float64(s[j*d+q])
 		}
 	}
 	var hs float64
 	for q := range d {
 		med2 := 0.0
-		if s.set.Bandwidth.NeedsMedian() {
+		if bw.NeedsMedian() {
 			med2 = c.median2(c.xt[q*n : (q+1)*n])
 		}
-		c.h[q] = s.set.Bandwidth.FromMedian(med2, n)
+		c.h[q] = bw.FromMedian(med2, n)
 		hs += c.h[q]
 	}
-	c.task.s = s
-	parallel.For(d, 1, &c.task)
+	t.coordT.c, t.coordT.dst = t, dst
+	parallel.For(d, 1, &t.coordT)
+	t.coordT.dst = nil
 	return hs / float64(d)
 }

@@ -1,0 +1,94 @@
+package main
+
+import (
+	"fmt"
+	"os"
+	"strings"
+
+	"github.com/spf13/pflag"
+
+	"github.com/dstein/dstein/internal/memlimit"
+	"github.com/dstein/dstein/internal/safeio"
+	"github.com/dstein/dstein/model/modelfile"
+)
+
+// memoryFlag is --max-memory, shared by the commands that allocate in
+// proportion to their input.
+type memoryFlag struct{ raw string }
+
+func (m *memoryFlag) register(fs *pflag.FlagSet) {
+	fs.StringVar(&m.raw, "max-memory", "", fmt.Sprintf("refuse work estimated to need more memory than this: a size (512MB, 4GB) or a share of the machine's or container's memory (50%%) (default %s, %.0f%% of %s)", memlimit.Format(memlimit.Default()), 100*memlimit.Fraction, memlimit.Format(memlimit.Available())))
+}
+
+// budget returns the memory budget.
+func (m *memoryFlag) budget() (memlimit.Budget, error) {
+	if m.raw == "" {
+		return memlimit.Budget{Limit: memlimit.Default()}, nil
+	}
+	v, err := memlimit.Parse(m.raw)
+	if err != nil {
+		return memlimit.Budget{}, usagef("--max-memory: %v", err)
+	}
+	return memlimit.Budget{Limit: v}, nil
+}
+
+// loadModel reads a model file (JSON or UAI, with evidence) within the
+// memory budget.
+func loadModel(e *env, path, evidence string, b memlimit.Budget) (*modelfile.Loaded, error) {
+	l, err := modelfile.OpenLimit(e.ctx, path, evidence, b)
+	if err != nil {
+		return nil, err
+	}
+	return l, nil
+}
+
+// newPlan starts the output plan of a command: its inputs, so that no
+// output may overwrite them.
+func newPlan(e *env, inputs ...string) *safeio.Plan {
+	p := safeio.NewPlan()
+	p.Stdout = e.stdout
+	for _, in := range inputs {
+		p.Input(in)
+	}
+	return p
+}
+
+// commit puts the plan's outputs in place unless the run was interrupted,
+// and says what it wrote on w.
+func commit(e *env, p *safeio.Plan, say func(format string, a ...any)) error {
+	if err := e.ctx.Err(); err != nil {
+		p.Abort()
+		return interrupted{"interrupted; nothing written"}
+	}
+	if err := p.Commit(); err != nil {
+		return err
+	}
+	if paths := p.Paths(); len(paths) > 0 && say != nil {
+		say("wrote %s\n", strings.Join(paths, ", "))
+	}
+	return nil
+}
+
+// rangeErr checks that a counted flag is at least lo.
+func atLeast(name string, v, lo int) error {
+	if v < lo {
+		return usagef("--%s must be at least %d, got %d", name, lo, v)
+	}
+	return nil
+}
+
+// makeOutDir creates an output directory (and its parents) or checks that
+// an existing one is a directory.
+func makeOutDir(dir string) error {
+	info, err := os.Stat(dir)
+	if err == nil {
+		if !info.IsDir() {
+			return usagef("--out-dir %s exists and is not a directory", dir)
+		}
+		return nil
+	}
+	if err := os.MkdirAll(dir, 0o755); err != nil {
+		return fmt.Errorf("creating %s: %w", dir, err)
+	}
+	return nil
+}

@@ -1,0 +1,241 @@
+package main
+
+import (
+	"encoding"
+	"fmt"
+	"math"
+	"reflect"
+	"sort"
+	"strconv"
+	"strings"
+
+	"github.com/spf13/pflag"
+
+	"github.com/dstein/dstein/sampler"
+)
+
+// settingFlag is a command-line flag bound to a field of one or more
+// methods' settings (by their `flag` tags). Methods may share a flag when
+// the field has the same meaning and type.
+type settingFlag struct {
+	name, help string
+	positive   bool // the value must be > 0 (its zero means "the default")
+	typ        reflect.Type
+	methods    []string
+	defaults   []string // the methods' defaults, "method value"
+	raw        string
+	isBool     bool
+}
+
+// pflag.Value
+func (f *settingFlag) String() string { return f.raw }
+func (f *settingFlag) Set(s string) error {
+	if _, err := parseSetting(f.typ, s); err != nil {
+		return err
+	}
+	f.raw = s
+	return nil
+}
+func (f *settingFlag) Type() string {
+	switch {
+	case f.isBool:
+		return "bool"
+	case f.typ.Kind() == reflect.Float64 && !isText(f.typ):
+		return "float"
+	case f.typ.Kind() == reflect.Int && !isText(f.typ):
+		return "int"
+	}
+	return "string"
+}
+
+var textType = reflect.TypeOf((*encoding.TextUnmarshaler)(nil)).Elem()
+
+func isText(t reflect.Type) bool { return reflect.PointerTo(t).Implements(textType) }
+
+// parseSetting parses s as a value of type t: a TextUnmarshaler, string,
+// finite float64, int or bool.
+func parseSetting(t reflect.Type, s string) (reflect.Value, error) {
+	v := reflect.New(t)
+	if isText(t) {
+		if err := v.Interface().(encoding.TextUnmarshaler).UnmarshalText([]byte(s)); err != nil {
+			return v, err
+		}
+		return v.Elem(), nil
+	}
+	switch t.Kind() {
+	case reflect.String:
+		v.Elem().SetString(s)
+	case reflect.Float64:
+		x, err := strconv.ParseFloat(s, 64)
+		if err != nil || math.IsNaN(x) || math.IsInf(x, 0) {
+			return v, fmt.Errorf("%q is not a finite number", s)
+		}
+		v.Elem().SetFloat(x)
+	case reflect.Int:
+		x, err := strconv.Atoi(s)
+		if err != nil {
+			return v, fmt.Errorf("%q is not a whole number", s)
+		}
+		v.Elem().SetInt(int64(x))
+	case reflect.Bool:
+		x, err := strconv.ParseBool(s)
+		if err != nil {
+			return v, fmt.Errorf("%q is not true or false", s)
+		}
+		v.Elem().SetBool(x)
+	default:
+		panic("dstein: unsupported setting type " + t.String())
+	}
+	return v.Elem(), nil
+}
+
+// fieldPath is the index path of a tagged field inside a settings struct.
+type fieldPath []int
+
+// taggedFields lists the fields of struct type t (nested structs
+// included) that carry a `flag` tag, by flag name.
+func taggedFields(t reflect.Type, prefix fieldPath, out map[string]fieldPath, help map[string]string) {
+	for i := range t.NumField() {
+		f := t.Field(i)
+		p := append(append(fieldPath(nil), prefix...), i)
+		if tag := f.Tag.Get("flag"); tag != "" {
+			name, opt, _ := strings.Cut(tag, ",")
+			out[name] = p
+			help[name] = f.Tag.Get("help")
+			if opt == "positive" {
+				help[name] = "\x00" + help[name] // marker read by registerSettingFlags
+			}
+			continue
+		}
+		if f.Type.Kind() == reflect.Struct && !isText(f.Type) {
+			taggedFields(f.Type, p, out, help)
+		}
+	}
+}
+
+// settingFlags are the flags of every registered method's settings.
+type settingFlags struct {
+	byName map[string]*settingFlag
+	paths  map[string]map[string]fieldPath // method → flag → field
+}
+
+// registerSettingFlags adds one flag per distinct `flag` tag of the
+// registered methods' settings to fs.
+func registerSettingFlags(fs *pflag.FlagSet) *settingFlags {
+	sf := &settingFlags{byName: map[string]*settingFlag{}, paths: map[string]map[string]fieldPath{}}
+	for _, m := range sampler.Methods() {
+		set := m.NewSettings()
+		t := reflect.TypeOf(set).Elem()
+		paths, help := map[string]fieldPath{}, map[string]string{}
+		taggedFields(t, nil, paths, help)
+		sf.paths[m.Name] = paths
+		resolved := reflect.ValueOf(set.Resolved()).Elem()
+		names := make([]string, 0, len(paths))
+		for n := range paths {
+			names = append(names, n)
+		}
+		sort.Strings(names)
+		for _, name := range names {
+			p := paths[name]
+			ft := t.FieldByIndex(p).Type
+			f := sf.byName[name]
+			h, positive := strings.CutPrefix(help[name], "\x00")
+			if f == nil {
+				f = &settingFlag{name: name, help: h, typ: ft, positive: positive, isBool: ft.Kind() == reflect.Bool && !isText(ft)}
+				sf.byName[name] = f
+			} else if f.typ != ft {
+				panic(fmt.Sprintf("dstein: flag --%s has type %v in %s and %v elsewhere", name, ft, m.Name, f.typ))
+			}
+			f.methods = append(f.methods, m.Name)
+			f.defaults = append(f.defaults, m.Name+" "+formatSetting(resolved.FieldByIndex(p)))
+		}
+	}
+	names := make([]string, 0, len(sf.byName))
+	for n := range sf.byName {
+		names = append(names, n)
+	}
+	sort.Strings(names)
+	for _, n := range names {
+		f := sf.byName[n]
+		help := f.help + " [" + strings.Join(f.methods, ", ") + "]"
+		if len(f.defaults) == 1 {
+			help += " (default " + strings.TrimPrefix(f.defaults[0], f.methods[0]+" ") + ")"
+		} else {
+			help += " (default: " + strings.Join(f.defaults, ", ") + ")"
+		}
+		fl := fs.VarPF(f, n, "", help)
+		if f.isBool {
+			fl.NoOptDefVal = "true"
+		}
+	}
+	return sf
+}
+
+// formatSetting writes a setting's value as the command line reads it.
+func formatSetting(v reflect.Value) string {
+	if m, ok := v.Interface().(encoding.TextMarshaler); ok {
+		b, err := m.MarshalText()
+		if err == nil {
+			return string(b)
+		}
+	}
+	switch v.Kind() {
+	case reflect.Float64:
+		return strconv.FormatFloat(v.Float(), 'g', -1, 64)
+	case reflect.String:
+		if v.String() == "" {
+			return `""`
+		}
+	}
+	return fmt.Sprint(v.Interface())
+}
+
+// apply sets the flags the user changed on the stages of p whose method has
+// them. A flag that applies to no stage, or to more than one, is a usage
+// error naming the methods it applies to.
+func (sf *settingFlags) apply(fs *pflag.FlagSet, p *sampler.Pipeline, what string) error {
+	names := make([]string, 0, len(sf.byName))
+	for n := range sf.byName {
+		names = append(names, n)
+	}
+	sort.Strings(names)
+	for _, name := range names {
+		if !fs.Changed(name) {
+			continue
+		}
+		f := sf.byName[name]
+		var hits []int
+		for k, st := range p.Stages {
+			if _, ok := sf.paths[st.Method][name]; ok {
+				hits = append(hits, k)
+			}
+		}
+		switch {
+		case len(hits) == 0:
+			return usagef("--%s applies to %s, not to %s", name, strings.Join(f.methods, " and "), what)
+		case len(hits) > 1:
+			return usagef("--%s would apply to %d stages of %s; set it in a pipeline file instead", name, len(hits), what)
+		}
+		st := &p.Stages[hits[0]]
+		if st.Settings == nil {
+			m, err := sampler.Lookup(st.Method)
+			if err != nil {
+				return err
+			}
+			st.Settings = m.NewSettings()
+		}
+		// Work on a copy, so a preset's own settings are never changed.
+		cp := reflect.New(reflect.TypeOf(st.Settings).Elem())
+		cp.Elem().Set(reflect.ValueOf(st.Settings).Elem())
+		v, err := parseSetting(f.typ, f.raw)
+		if err != nil {
+			return usagef("--%s: %v", name, err)
+		}
+		if f.positive && ((v.CanFloat() && !(v.Float() > 0)) || (v.CanInt() && v.Int() < 1)) {
+			return usagef("--%s must be > 0, got %s", name, f.raw)
+		}
+		cp.Elem().FieldByIndex(sf.paths[st.Method][name]).Set(v)
+		st.Settings = cp.Interface().(sampler.Settings)
+	}
+	return nil
+}

@@ -1,0 +1,335 @@
+package experiment
+
+import (
+	"bufio"
+	"bytes"
+	"encoding/csv"
+	"errors"
+	"fmt"
+	"io"
+	"io/fs"
+	"math"
+	"os"
+	"path/filepath"
+	"sort"
+	"strconv"
+	"strings"
+	"syscall"
+
+	"github.com/dstein/dstein/internal/safeio"
+	"github.com/dstein/dstein/internal/strictjson"
+	"github.com/dstein/dstein/report"
+)
+
+// The trial journal of experiment NAME is two files in the output
+// directory:
+//
+//   - NAME.trials.csv, a tidy CSV with the header method,x,trial,metric,value
+//     and one row per metric of a finished trial; each trial's rows end with
+//     a row whose metric is "_done" (value 1), which marks it complete
+//     (drop those rows for analysis: df[df.metric != "_done"]);
+//   - NAME.trials.json, the settings the trials were made with (experiment,
+//     seed, mode, options) and the dstein version that started it.
+//
+// A resume checks that the settings which change results (seed, mode and
+// the options other than those that only select settings, such as nmax)
+// are the same, then skips the complete trials. Every row is validated: five
+// fields, a finite x and value, a whole trial index, no trial recorded
+// twice. A row cut short by a crash at the end of the file is dropped (and
+// the file truncated before new trials are appended); anything else
+// malformed is an error naming the line. CRLF line ends are accepted. The
+// files are never followed through symbolic links.
+//
+// The first round's journals (a "# dstein experiment …" comment line
+// before the header, no sidecar) are read too, and converted to this form
+// when a run resumes them.
+
+// doneMarker is the metric of the row that closes a trial's record.
+const doneMarker = "_done"
+
+const journalColumns = "method,x,trial,metric,value"
+
+// journalFormat is the version of the journal's layout.
+const journalFormat = 2
+
+// journalSettings is the sidecar NAME.trials.json.
+type journalSettings struct {
+	Format     int                `json:"format"`
+	Experiment string             `json:"experiment"`
+	Seed       uint64             `json:"seed"`
+	Mode       string             `json:"mode"`
+	Options    map[string]float64 `json:"options"`
+	// Version is the dstein build that started the journal (informative).
+	Version string `json:"dstein_version,omitempty"`
+}
+
+// Version is recorded in new journals; the command line sets it.
+var Version = "devel"
+
+type key struct {
+	method string
+	x      float64
+	trial  int
+}
+
+// journal holds finished trials and appends new ones.
+type journal struct {
+	path  string
+	done  map[key]map[string]float64
+	order []key
+	f     *os.File
+	w     *csv.Writer
+}
+
+// selectOnly lists options that choose which settings run without changing
+// any trial's result; they may differ between a journal and its resume.
+var selectOnly = map[string]bool{"nmax": true}
+
+// resultSettings returns the settings of cfg that change results.
+func resultSettings(s journalSettings) string {
+	var parts []string
+	parts = append(parts, fmt.Sprintf("experiment=%s", s.Experiment), fmt.Sprintf("seed=%d", s.Seed), "mode="+s.Mode)
+	keys := make([]string, 0, len(s.Options))
+	for k := range s.Options {
+		if !selectOnly[k] {
+			keys = append(keys, k)
+		}
+	}
+	sort.Strings(keys)
+	for _, k := range keys {
+		parts = append(parts, k+"="+strconv.FormatFloat(s.Options[k], 'g', -1, 64))
+	}
+	return strings.Join(parts, " ")
+}
+
+// noLink refuses a path that is a symbolic link or not a regular file.
+func noLink(path string) (exists bool, err error) {
+	info, err := os.Lstat(path)
+	switch {
+	case errors.Is(err, fs.ErrNotExist):
+		return false, nil
+	case err != nil:
+		return false, err
+	case info.Mode()&fs.ModeSymlink != 0:
+		return true, fmt.Errorf("%s is a symbolic link; dstein does not follow links inside its output directory (remove it, or use another --out-dir)", path)
+	case !info.Mode().IsRegular():
+		return true, fmt.Errorf("%s is not a regular file", path)
+	}
+	return true, nil
+}
+
+// openJournal reads DIR/NAME.trials.csv if it exists (refusing one made
+// with settings that change results, or a corrupt one) and opens it for
+// appending.
+func openJournal(name string, cfg Config) (*journal, error) {
+	path := filepath.Join(cfg.Out, name+".trials.csv")
+	side := filepath.Join(cfg.Out, name+".trials.json")
+	want := journalSettings{Format: journalFormat, Experiment: name, Seed: cfg.Seed, Mode: cfg.Mode.String(), Options: cfg.Options, Version: Version}
+	j := &journal{path: path, done: map[key]map[string]float64{}}
+	exists, err := noLink(path)
+	if err != nil {
+		return nil, err
+	}
+	if _, err := noLink(side); err != nil {
+		return nil, err
+	}
+	if exists && cfg.Restart {
+		if err := os.Rename(path, path+".old"); err != nil {
+			return nil, fmt.Errorf("setting the old journal aside: %w", err)
+		}
+		os.Remove(side)
+		exists = false
+	}
+	if !exists {
+		if err := writeSettings(side, want); err != nil {
+			return nil, err
+		}
+		f, err := os.OpenFile(path, os.O_WRONLY|os.O_CREATE|os.O_EXCL|syscall.O_NOFOLLOW, 0o644)
+		if err != nil {
+			return nil, fmt.Errorf("creating the trial journal: %w", err)
+		}
+		fmt.Fprintln(f, journalColumns)
+		j.f, j.w = f, csv.NewWriter(f)
+		return j, nil
+	}
+	data, err := safeio.ReadFile(path, "trial journal", 0)
+	if err != nil {
+		return nil, err
+	}
+	data, legacy, err := legacyHeader(data, &want)
+	if err != nil {
+		return nil, fmt.Errorf("%s: %w", path, err)
+	}
+	if !legacy {
+		raw, err := safeio.ReadFile(side, "journal settings", 1<<20)
+		if err != nil {
+			return nil, fmt.Errorf("%w (it records the settings of %s; --restart starts over)", err, path)
+		}
+		var have journalSettings
+		if err := strictjson.Unmarshal(raw, &have); err != nil {
+			return nil, fmt.Errorf("%s: %w (--restart starts over)", side, err)
+		}
+		if a, b := resultSettings(have), resultSettings(want); a != b {
+			return nil, fmt.Errorf("%s was written with other settings (%s; now %s); use another --out-dir, or --restart to start over", path, a, b)
+		}
+	}
+	keep, err := j.read(data)
+	if err != nil {
+		return nil, fmt.Errorf("%s %w; fix or remove that line, or rerun with --restart to start over", path, err)
+	}
+	if legacy || keep < len(data) {
+		// Rewrite in today's form, without a row cut short at the end.
+		body := data[:keep]
+		if legacy {
+			if err := writeSettings(side, want); err != nil {
+				return nil, err
+			}
+		}
+		if err := safeio.Replace(path, func(w *bufio.Writer) error { _, err := w.Write(body); return err }); err != nil {
+			return nil, err
+		}
+	}
+	f, err := os.OpenFile(path, os.O_APPEND|os.O_WRONLY|syscall.O_NOFOLLOW, 0)
+	if err != nil {
+		return nil, fmt.Errorf("opening the trial journal: %w", err)
+	}
+	j.f, j.w = f, csv.NewWriter(f)
+	return j, nil
+}
+
+func writeSettings(path string, s journalSettings) error {
+	if s.Options == nil {
+		s.Options = map[string]float64{}
+	}
+	return safeio.Replace(path, func(w *bufio.Writer) error { return report.WriteJSON(w, s) })
+}
+
+// legacyHeader recognises a first-round journal ("# dstein experiment NAME
+// seed=S mode=M k=v …" before the columns), checks its settings against
+// want and returns the data without that line.
+func legacyHeader(data []byte, want *journalSettings) ([]byte, bool, error) {
+	if !bytes.HasPrefix(data, []byte("# dstein experiment ")) {
+		return data, false, nil
+	}
+	line, rest, _ := bytes.Cut(data, []byte("\n"))
+	fields := strings.Fields(strings.TrimSuffix(string(line), "\r"))
+	have := journalSettings{Options: map[string]float64{}}
+	if len(fields) >= 4 {
+		have.Experiment = fields[3]
+	}
+	for _, f := range fields[4:] {
+		k, v, ok := strings.Cut(f, "=")
+		if !ok {
+			continue
+		}
+		switch k {
+		case "seed":
+			have.Seed, _ = strconv.ParseUint(v, 10, 64)
+		case "mode":
+			have.Mode = v
+		default:
+			x, err := strconv.ParseFloat(v, 64)
+			if err != nil {
+				return nil, true, fmt.Errorf("line 1: option %s=%q is not a number", k, v)
+			}
+			have.Options[k] = x
+		}
+	}
+	// Options absent from the old header had their defaults.
+	for k, v := range want.Options {
+		if _, ok := have.Options[k]; !ok && v == 0 {
+			have.Options[k] = 0
+		}
+	}
+	if a, b := resultSettings(have), resultSettings(*want); a != b {
+		return nil, true, fmt.Errorf("was written with other settings (%s; now %s); use another --out-dir, or --restart to start over", a, b)
+	}
+	return rest, true, nil
+}
+
+// read loads the rows of data (the CSV after any legacy comment line) and
+// returns the length of its prefix that ends with the last complete line.
+func (j *journal) read(data []byte) (int, error) {
+	keep := len(data)
+	if len(data) > 0 && data[len(data)-1] != '\n' {
+		// The last row was cut short by a crash: drop it.
+		keep = bytes.LastIndexByte(data, '\n') + 1
+	}
+	lines := bytes.Split(data[:keep], []byte("\n"))
+	if len(lines) == 0 || strings.TrimSuffix(string(lines[0]), "\r") != journalColumns {
+		return 0, fmt.Errorf("line 1: want the columns %s", journalColumns)
+	}
+	pending := map[key]map[string]float64{}
+	for ln, raw := range lines[1:] {
+		no := ln + 2
+		text := strings.TrimSuffix(string(raw), "\r")
+		if text == "" {
+			if ln == len(lines)-2 {
+				break // the final newline
+			}
+			return 0, fmt.Errorf("line %d: empty line", no)
+		}
+		rec, err := csv.NewReader(strings.NewReader(text)).Read()
+		if err != nil && !errors.Is(err, io.EOF) {
+			return 0, fmt.Errorf("line %d: %v", no, err)
+		}
+		if len(rec) != 5 {
+			return 0, fmt.Errorf("line %d: %d fields, want 5 (%s)", no, len(rec), journalColumns)
+		}
+		x, err := strconv.ParseFloat(rec[1], 64)
+		if err != nil || math.IsNaN(x) || math.IsInf(x, 0) {
+			return 0, fmt.Errorf("line %d: x = %q is not a finite number", no, rec[1])
+		}
+		t, err := strconv.Atoi(rec[2])
+		if err != nil || t < 0 || t >= 1<<30 {
+			return 0, fmt.Errorf("line %d: trial %q is not a whole number ≥ 0", no, rec[2])
+		}
+		v, err := strconv.ParseFloat(rec[4], 64)
+		if err != nil || math.IsNaN(v) || math.IsInf(v, 0) {
+			return 0, fmt.Errorf("line %d: value %q of metric %s is not a finite number", no, rec[4], rec[3])
+		}
+		if rec[0] == "" || rec[3] == "" {
+			return 0, fmt.Errorf("line %d: empty method or metric", no)
+		}
+		k := key{rec[0], x, t}
+		if _, dup := j.done[k]; dup {
+			return 0, fmt.Errorf("line %d: trial %d of %s at %s is recorded twice", no, t, k.method, rec[1])
+		}
+		if pending[k] == nil {
+			pending[k] = map[string]float64{}
+		}
+		if rec[3] == doneMarker {
+			j.done[k] = pending[k]
+			j.order = append(j.order, k)
+			delete(pending, k)
+			continue
+		}
+		pending[k][rec[3]] = v
+	}
+	return keep, nil
+}
+
+// record appends one trial's metrics (in sorted metric order) and syncs.
+func (j *journal) record(k key, vals map[string]float64) error {
+	names := make([]string, 0, len(vals))
+	for m := range vals {
+		names = append(names, m)
+	}
+	sort.Strings(names)
+	for _, m := range names {
+		j.w.Write([]string{k.method, report.FormatValue(k.x), strconv.Itoa(k.trial), m, report.FormatValue(vals[m])})
+	}
+	j.w.Write([]string{k.method, report.FormatValue(k.x), strconv.Itoa(k.trial), doneMarker, "1"})
+	j.w.Flush()
+	if err := j.w.Error(); err != nil {
+		return err
+	}
+	if err := j.f.Sync(); err != nil {
+		return err
+	}
+	j.done[k] = vals
+	j.order = append(j.order, k)
+	return nil
+}
+
+func (j *journal) close() error { return j.f.Close() }

@@ -1,0 +1,273 @@
+package experiment
+
+import (
+	"fmt"
+	"math"
+	"path/filepath"
+	"strings"
+
+	"github.com/dstein/dstein/exact"
+	"github.com/dstein/dstein/infer"
+	"github.com/dstein/dstein/kernel"
+	"github.com/dstein/dstein/metrics"
+	"github.com/dstein/dstein/model"
+	"github.com/dstein/dstein/report"
+	"github.com/dstein/dstein/rng"
+	"github.com/dstein/dstein/sampler"
+	"github.com/dstein/dstein/sampler/gfsvgd"
+	"github.com/dstein/dstein/sampler/gibbs"
+	"github.com/dstein/dstein/svgd"
+)
+
+// variant is one GF-SVGD variant of the high-dimension study: iters
+// iterations of GF-SVGD with the relaxed surrogate at τ (0: the default)
+// and the given settings, then sweeps Gibbs sweeps of the particles
+// (stratified or not). iters = 0 with sweeps > 0 is the ablation: the sweeps
+// alone from Γ of the N(0, 1) initial draw.
+type variant struct {
+	name       string
+	iters      int
+	tau        float64
+	set        gfsvgd.Settings
+	sweeps     int
+	stratified bool
+}
+
+func bwScale(s float64) kernel.Bandwidth { return kernel.Bandwidth{Scale: s} }
+
+// variantTable holds every variant of the study (EXPERIMENTS.md, "A
+// particle method that beats i.i.d. sampling").
+var variantTable = []variant{
+	{name: "default", iters: 500},
+	{name: "bw16", iters: 500, set: gfsvgd.Settings{Bandwidth: bwScale(16)}},
+	{name: "bw4", iters: 500, set: gfsvgd.Settings{Bandwidth: bwScale(4)}},
+	{name: "bw64", iters: 500, set: gfsvgd.Settings{Bandwidth: bwScale(64)}},
+	{name: "tau0.1", iters: 500, tau: 0.1},
+	{name: "tau0.1-bw16", iters: 500, tau: 0.1, set: gfsvgd.Settings{Bandwidth: bwScale(16)}},
+	{name: "beta0.2-anneal300", iters: 500, set: gfsvgd.Settings{WeightPower: 0.2, WeightAnneal: 300}},
+	{name: "beta0.2-anneal300-bw16", iters: 500, set: gfsvgd.Settings{WeightPower: 0.2, WeightAnneal: 300, Bandwidth: bwScale(16)}},
+	{name: "beta0.1", iters: 500, set: gfsvgd.Settings{WeightPower: 0.1}},
+	{name: "coord", iters: 500, set: gfsvgd.Settings{Kernel: svgd.Coordinatewise}},
+	{name: "coord-200", iters: 200, set: gfsvgd.Settings{Kernel: svgd.Coordinatewise}},
+	{name: "coord-beta0.2", iters: 200, set: gfsvgd.Settings{Kernel: svgd.Coordinatewise, WeightPower: 0.2, WeightAnneal: 150}},
+	{name: "bw16+sweeps5", iters: 500, set: gfsvgd.Settings{Bandwidth: bwScale(16)}, sweeps: 5},
+	{name: "bw16+ssweeps5", iters: 500, set: gfsvgd.Settings{Bandwidth: bwScale(16)}, sweeps: 5, stratified: true},
+	{name: "bw16-100+ssweeps5", iters: 100, set: gfsvgd.Settings{Bandwidth: bwScale(16)}, sweeps: 5, stratified: true},
+	{name: "bw16-100+ssweeps20", iters: 100, set: gfsvgd.Settings{Bandwidth: bwScale(16)}, sweeps: 20, stratified: true},
+	{name: "bw16-100+sweeps20", iters: 100, set: gfsvgd.Settings{Bandwidth: bwScale(16)}, sweeps: 20},
+	{name: "default-100", iters: 100},
+	{name: "bw16-100", iters: 100, set: gfsvgd.Settings{Bandwidth: bwScale(16)}},
+	{name: "bw4-100", iters: 100, set: gfsvgd.Settings{Bandwidth: bwScale(4)}},
+	{name: "default-100+ssweeps10", iters: 100, sweeps: 10, stratified: true},
+	{name: "default-100+sweeps10", iters: 100, sweeps: 10},
+	{name: "bw16-100+ssweeps10", iters: 100, set: gfsvgd.Settings{Bandwidth: bwScale(16)}, sweeps: 10, stratified: true},
+	{name: "bw16-200", iters: 200, set: gfsvgd.Settings{Bandwidth: bwScale(16)}},
+	{name: "bw32-100", iters: 100, set: gfsvgd.Settings{Bandwidth: bwScale(32)}},
+	{name: "bw16-lr0.2-100", iters: 100, set: gfsvgd.Settings{Bandwidth: bwScale(16), LearningRate: 0.2}},
+	{name: "bw16-50", iters: 50, set: gfsvgd.Settings{Bandwidth: bwScale(16)}},
+	{name: "default-50", iters: 50},
+	{name: "default-200", iters: 200},
+	{name: "beta0.3-100", iters: 100, set: gfsvgd.Settings{WeightPower: 0.3}},
+	{name: "default-50+ssweeps5", iters: 50, sweeps: 5, stratified: true},
+	{name: "default-100+ssweeps30", iters: 100, sweeps: 30, stratified: true},
+	{name: "ssweeps5-only", sweeps: 5, stratified: true},
+	{name: "ssweeps10-only", sweeps: 10, stratified: true},
+	{name: "ssweeps20-only", sweeps: 20, stratified: true},
+	{name: "ssweeps30-only", sweeps: 30, stratified: true},
+	{name: "ssweeps100-only", sweeps: 100, stratified: true},
+	{name: "sweeps10-only", sweeps: 10},
+	{name: "sweeps20-only", sweeps: 20},
+	{name: "sweeps30-only", sweeps: 30},
+}
+
+// VariantNames lists the variants the variants-* experiments know.
+func VariantNames() []string {
+	var out []string
+	for _, v := range variantTable {
+		out = append(out, v.name)
+	}
+	return out
+}
+
+// DefaultVariants are the variants run when none are named: the default
+// preset and its ablation.
+var DefaultVariants = []string{"default-100+ssweeps30", "ssweeps30-only"}
+
+// pipeline returns the variant's run.
+func (v variant) pipeline() sampler.Pipeline {
+	var p sampler.Pipeline
+	if v.iters > 0 {
+		set := v.set
+		set.Surrogate, set.Temperature = "relaxed", v.tau
+		p.Stages = append(p.Stages, sampler.Stage{Method: "gfsvgd", Iters: v.iters, Settings: &set})
+	}
+	if v.sweeps > 0 {
+		p.Stages = append(p.Stages, sampler.Stage{Method: "gibbs", Iters: v.sweeps, Settings: &gibbs.Settings{Stratified: v.stratified}})
+	}
+	return p
+}
+
+func init() {
+	for _, m := range []string{"ising", "rbm"} {
+		title := "10×10 Ising grid (coupling 0.1, fields U(−0.2, 0.2))"
+		if m == "rbm" {
+			title = "RBM d = 100, M = 25, W ~ N(0, 0.05)"
+		}
+		register(&Experiment{
+			Name:        "variants-" + m,
+			Title:       "GF-SVGD variants against exact i.i.d. sampling and 500 Gibbs sweeps, paired trials: " + title,
+			Trials:      20,
+			QuickTrials: 2,
+			Setting:     "n",
+			Options:     map[string]float64{"nmax": 0},
+			body:        func(r *runner) (*Result, error) { return runVariants(r, m) },
+		})
+	}
+}
+
+func variantModel(name string, mode Mode, seed uint64) (model.Model, error) {
+	if name == "ising" {
+		side := 10
+		if mode == Tiny {
+			side = 4
+		}
+		return isingGrid10(side, 0.1, 0.2, seed)
+	}
+	d, hidden := 100, 25
+	switch mode {
+	case Quick:
+		hidden = 12
+	case Tiny:
+		d, hidden = 12, 4
+	}
+	return rbmModel(d, hidden, seed)
+}
+
+func runVariants(r *runner, modelName string) (*Result, error) {
+	var vs []variant
+	names := r.cfg.Variants
+	if len(names) == 0 {
+		names = DefaultVariants
+	}
+	for _, n := range names {
+		found := false
+		for _, v := range variantTable {
+			if v.name == n {
+				vs, found = append(vs, v), true
+			}
+		}
+		if !found {
+			return nil, fmt.Errorf("unknown variant %q; want some of %s", n, strings.Join(VariantNames(), ", "))
+		}
+	}
+	m, err := variantModel(modelName, r.cfg.Mode, r.cfg.Seed)
+	if err != nil {
+		return nil, err
+	}
+	truth, err := exact.For(m)
+	if err != nil {
+		return nil, err
+	}
+	refS := make([]int, referenceSize(r.cfg.Mode)*m.Dim())
+	truth.Sample(refS, rng.NewKey(r.cfg.Seed).ForIndex(rng.Sample, 1<<20).Rand())
+	ref := metrics.NewReference(samplesOf(refS, m.Dim()))
+	ns := limitN([]int{20, 50, 100, 200}, r.cfg.Options["nmax"])
+	gibbsSweeps := 500
+	switch r.cfg.Mode {
+	case Quick:
+		ns = []int{20, 100}
+	case Tiny:
+		ns, gibbsSweeps = []int{10, 20}, 20
+		for k := range vs {
+			vs[k].iters = min(vs[k].iters, 20)
+		}
+	}
+	type method struct {
+		name string
+		p    sampler.Pipeline
+	}
+	gibbsP, _ := sampler.Single("gibbs", nil, gibbsSweeps)
+	exactP, _ := sampler.Single("exact", nil, 1)
+	methods := []method{{"exact", exactP}, {fmt.Sprintf("gibbs%d", gibbsSweeps), gibbsP}}
+	for _, v := range vs {
+		methods = append(methods, method{v.name, v.pipeline()})
+	}
+	means := truth.Result().Means
+	for tr := range r.trials {
+		key := r.trialKey(tr)
+		for _, n := range ns {
+			for _, mt := range methods {
+				_, err := r.trial(mt.name, float64(n), tr, func() (map[string]float64, error) {
+					out, err := infer.Run(r.ctx, m, infer.Spec{Pipeline: mt.p, N: n, Key: key, Truth: truth})
+					if err != nil {
+						return nil, err
+					}
+					if err := r.ctx.Err(); err != nil {
+						return nil, err
+					}
+					return map[string]float64{"mse": metrics.MSE(out.Means, means), "mmd2": ref.MMD2(out.Samples), "seconds": out.Seconds}, nil
+				})
+				if err != nil {
+					return nil, err
+				}
+			}
+		}
+		r.logf("%s: trial %d/%d done", r.name, tr+1, r.trials)
+	}
+	rows := r.summarize()
+	res := &Result{Rows: rows, Show: []string{"mse", "mmd2", "seconds"}}
+	for _, metric := range []string{"mse", "mmd2"} {
+		line := metric + " relative to exact i.i.d. sampling, Σ over paired trials (± delta-method SE):"
+		for _, n := range ns {
+			line += fmt.Sprintf(" n = %d:", n)
+			for _, mt := range methods[1:] {
+				rt, se := r.pairedRatio(mt.name, "exact", float64(n), metric)
+				line += fmt.Sprintf(" %s %.3g ± %.2g;", mt.name, rt, se)
+			}
+		}
+		res.Notes = append(res.Notes, line)
+	}
+	res.Notes = append(res.Notes, "Variants: iterations of GF-SVGD (relaxed surrogate, transport settings unless named: bwS = bandwidth ×S, tauT = τ, betaB = tempered weights, coord = coordinatewise kernel), then K Gibbs sweeps (+sweepsK; +ssweepsK stratified); …-only: the sweeps alone from Γ of the N(0, 1) draw. Every method of a trial uses the trial's key.")
+	var names2 []string
+	labels := map[string]string{}
+	for _, mt := range methods {
+		names2 = append(names2, mt.name)
+	}
+	fig := report.Figure{SharedLegend: true, Panels: []report.Panel{
+		{Title: "MSE of E[z] (mean ± SE over trials)", XLabel: "sample size n", YLabel: "log10 MSE", LogX: true, Series: series(rows, "mse", names2, labels, true)},
+		{Title: "MMD² to p (mean ± SE over trials)", XLabel: "sample size n", YLabel: "log10 MMD²", LogX: true, Series: series(rows, "mmd2", names2, labels, true)},
+	}}
+	return res, fig.Save(filepath.Join(r.cfg.Out, r.name))
+}
+
+// pairedRatio returns Σ_t a_t / Σ_t b_t of a metric over the trials that
+// both methods have at x, with its delta-method standard error.
+func (r *runner) pairedRatio(a, b string, x float64, metric string) (float64, float64) {
+	var as, bs []float64
+	for t := range r.trials {
+		va, oka := r.j.done[key{a, x, t}]
+		vb, okb := r.j.done[key{b, x, t}]
+		if oka && okb {
+			as, bs = append(as, va[metric]), append(bs, vb[metric])
+		}
+	}
+	if len(as) == 0 {
+		return math.NaN(), math.NaN()
+	}
+	var sa, sb float64
+	for t := range as {
+		sa += as[t]
+		sb += bs[t]
+	}
+	rt := sa / sb
+	T := float64(len(as))
+	var v float64
+	for t := range as {
+		e := as[t] - rt*bs[t]
+		v += e * e
+	}
+	if len(as) > 1 {
+		v /= T - 1
+	}
+	return rt, math.Sqrt(v/T) / (sb / T)
+}

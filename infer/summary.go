@@ -1,0 +1,112 @@
+package infer
+
+import (
+	"bufio"
+	"math"
+	"strconv"
+
+	"github.com/dstein/dstein/model"
+	"github.com/dstein/dstein/sampler"
+)
+
+// SummaryVersion is the version of the summary's schema (README,
+// "Summary JSON"); it changes when a field changes meaning or goes away.
+const SummaryVersion = 2
+
+// Summary is the JSON summary of a run. Every field is always present.
+type Summary struct {
+	Version int `json:"schema_version"`
+	// Method is the --method name (a method or a preset), or "pipeline"
+	// for a pipeline file.
+	Method  string  `json:"method"`
+	Model   string  `json:"model"`
+	N       int     `json:"n"`
+	Dim     int     `json:"dim"`
+	Iters   int     `json:"iters"`
+	Seed    uint64  `json:"seed"`
+	Status  string  `json:"status"`
+	Seconds float64 `json:"seconds"`
+	// Pipeline is what ran, every default filled in; it can be given back
+	// to --pipeline.
+	Pipeline sampler.Pipeline `json:"pipeline"`
+	Stages   []StageSummary   `json:"stages"`
+	// States lists each variable's state values; Mean is E[z_i] per
+	// variable; Marginals the probability of each state in that order.
+	States    [][]float64 `json:"states"`
+	Mean      []float64   `json:"mean"`
+	Marginals [][]float64 `json:"marginals"`
+	// Evaluations counts model evaluations over all stages.
+	Evaluations int64 `json:"model_evaluations"`
+	// Impossible counts final samples in states of probability zero.
+	Impossible int `json:"impossible"`
+}
+
+// StageSummary describes one stage of a run.
+type StageSummary struct {
+	Method      string  `json:"method"`
+	Iters       int     `json:"iters"`
+	Planned     int     `json:"planned_iters"`
+	Seconds     float64 `json:"seconds"`
+	Evaluations int64   `json:"model_evaluations"`
+	// Statistics are the method's own statistics at the end of the stage
+	// (each method documents its names).
+	Statistics map[string]float64 `json:"statistics"`
+}
+
+// NewSummary builds the summary of a run of the named method or preset.
+func NewSummary(method, modelName string, m model.Model, out *Output) *Summary {
+	st := make([][]float64, m.Dim())
+	for i := range st {
+		st[i] = m.States(i)
+	}
+	s := &Summary{Version: SummaryVersion, Method: method, Model: modelName, N: out.N, Dim: out.Dim, Iters: out.Iters, Seed: out.Key.Seed,
+		Status: out.Status.String(), Seconds: round(out.Seconds, 4), Pipeline: out.Pipeline, Stages: []StageSummary{},
+		States: st, Mean: out.Means, Marginals: out.Marginals, Evaluations: out.Evaluations, Impossible: out.Impossible}
+	for _, r := range out.Stages {
+		ss := StageSummary{Method: r.Method, Iters: r.Iters, Planned: r.Planned, Seconds: round(r.Seconds, 4), Evaluations: r.Stats.Evaluations, Statistics: map[string]float64{}}
+		for _, v := range r.Stats.Values {
+			ss.Statistics[v.Name] = finite(v.Value)
+		}
+		s.Stages = append(s.Stages, ss)
+	}
+	return s
+}
+
+// finite maps NaN and ±Inf to 0 so that the summary stays valid JSON; no
+// method reports them.
+func finite(v float64) float64 {
+	if math.IsNaN(v) || math.IsInf(v, 0) {
+		return 0
+	}
+	return v
+}
+
+func round(v float64, digits int) float64 {
+	p := math.Pow(10, float64(digits))
+	return math.Round(v*p) / p
+}
+
+// WriteTrace writes the trace as a tidy CSV: stage (1-based), method,
+// iter, statistic, value; model_evaluations is one of the statistics.
+func WriteTrace(w *bufio.Writer, trace []TracePoint) error {
+	w.WriteString("stage,method,iter,statistic,value\n")
+	row := func(p TracePoint, name string, v float64) {
+		w.WriteString(strconv.Itoa(p.Stage + 1))
+		w.WriteByte(',')
+		w.WriteString(p.Method)
+		w.WriteByte(',')
+		w.WriteString(strconv.Itoa(p.Iter))
+		w.WriteByte(',')
+		w.WriteString(name)
+		w.WriteByte(',')
+		w.WriteString(strconv.FormatFloat(v, 'g', -1, 64))
+		w.WriteByte('\n')
+	}
+	for _, p := range trace {
+		row(p, "model_evaluations", float64(p.Stats.Evaluations))
+		for _, v := range p.Stats.Values {
+			row(p, v.Name, v.Value)
+		}
+	}
+	return w.Flush()
+}

@@ -1,0 +1,382 @@
+package safeio
+
+import (
+	"bufio"
+	"crypto/rand"
+	"encoding/hex"
+	"errors"
+	"fmt"
+	"io"
+	"io/fs"
+	"os"
+	"path/filepath"
+	"syscall"
+)
+
+// Plan is the set of a command's inputs and outputs.
+type Plan struct {
+	// Stdout receives the output named "-" (default os.Stdout).
+	Stdout io.Writer
+
+	inputs  []named
+	outputs []*File
+	checked bool
+	done    bool
+}
+
+type named struct {
+	path string
+	info os.FileInfo
+}
+
+// File is one declared output.
+type File struct {
+	// Path is as the user gave it; Target the file that will be written
+	// (symbolic links resolved).
+	Path, Target string
+	what         string
+	stdout       bool
+	stream       bool // written in place at Commit: stdout, a device or a FIFO
+	exists       bool
+	mode         fs.FileMode
+	uid, gid     int
+	tmp          *os.File // the content: a temporary file beside Target, or an unlinked one for streams
+	written      bool
+}
+
+// NewPlan returns an empty plan.
+func NewPlan() *Plan { return &Plan{} }
+
+// Input records an input file of the command (its path as given), so that
+// no output may be the same file. Empty paths and "-" are ignored. An input
+// that cannot be found is left to the reader to report.
+func (p *Plan) Input(path string) {
+	if path == "" || path == "-" {
+		return
+	}
+	info, err := os.Stat(path)
+	if err != nil {
+		return
+	}
+	p.inputs = append(p.inputs, named{path, info})
+}
+
+// Output declares an output file; what names it in messages ("--json").
+// An empty path declares nothing and returns nil.
+func (p *Plan) Output(path, what string) *File {
+	if path == "" {
+		return nil
+	}
+	f := &File{Path: path, what: what}
+	p.outputs = append(p.outputs, f)
+	return f
+}
+
+// Check verifies every output and prepares its temporary file. It must be
+// called once, before the work; on error nothing was created.
+func (p *Plan) Check() error {
+	if p.checked {
+		panic("safeio: Check called twice")
+	}
+	p.checked = true
+	for _, f := range p.outputs {
+		if err := f.resolve(); err != nil {
+			p.Abort()
+			return err
+		}
+	}
+	for i, f := range p.outputs {
+		for _, in := range p.inputs {
+			if f.sameAsInput(in) {
+				p.Abort()
+				return fmt.Errorf("%s %s is the input %s; dstein never writes over its inputs", f.what, f.Path, in.path)
+			}
+		}
+		for _, g := range p.outputs[:i] {
+			if f.clashes(g) {
+				p.Abort()
+				return fmt.Errorf("%s %s and %s %s are the same file; give each output its own path", g.what, g.Path, f.what, f.Path)
+			}
+		}
+	}
+	for _, f := range p.outputs {
+		if err := f.prepare(); err != nil {
+			p.Abort()
+			return err
+		}
+	}
+	return nil
+}
+
+// resolve follows symbolic links to the file that will be written and
+// classifies it.
+func (f *File) resolve() error {
+	if f.Path == "-" {
+		f.stdout, f.stream = true, true
+		return nil
+	}
+	target, err := followLinks(f.Path)
+	if err != nil {
+		return fmt.Errorf("%s %s: %w", f.what, f.Path, err)
+	}
+	f.Target = target
+	info, err := os.Stat(target)
+	switch {
+	case errors.Is(err, fs.ErrNotExist):
+		dir := filepath.Dir(target)
+		di, err := os.Stat(dir)
+		if err != nil {
+			return fmt.Errorf("%s %s: the directory %s does not exist", f.what, f.Path, dir)
+		}
+		if !di.IsDir() {
+			return fmt.Errorf("%s %s: %s is not a directory", f.what, f.Path, dir)
+		}
+	case err != nil:
+		return fmt.Errorf("%s %s: %w", f.what, f.Path, err)
+	case info.IsDir():
+		return fmt.Errorf("%s %s is a directory; want a file path", f.what, f.Path)
+	case info.Mode().IsRegular():
+		f.exists, f.mode = true, info.Mode().Perm()
+		if st, ok := info.Sys().(*syscall.Stat_t); ok {
+			f.uid, f.gid = int(st.Uid), int(st.Gid)
+		}
+	default:
+		f.exists, f.stream = true, true
+	}
+	return nil
+}
+
+// followLinks resolves symbolic links in the last element of path, up to
+// 40 levels, returning the path of the final target (which may not exist).
+func followLinks(path string) (string, error) {
+	for range 40 {
+		info, err := os.Lstat(path)
+		if err != nil || info.Mode()&fs.ModeSymlink == 0 {
+			return path, nil
+		}
+		dest, err := os.Readlink(path)
+		if err != nil {
+			return "", err
+		}
+		if !filepath.IsAbs(dest) {
+			dest = filepath.Join(filepath.Dir(path), dest)
+		}
+		path = dest
+	}
+	return "", fmt.Errorf("too many levels of symbolic links")
+}
+
+func (f *File) sameAsInput(in named) bool {
+	if f.stdout || !f.exists {
+		return false
+	}
+	info, err := os.Stat(f.Target)
+	if err != nil || !os.SameFile(info, in.info) {
+		return false
+	}
+	// Reading and writing the same character device (/dev/null) is
+	// harmless; the same regular file or FIFO is not.
+	return info.Mode()&fs.ModeCharDevice == 0
+}
+
+func (f *File) clashes(g *File) bool {
+	if f.stdout || g.stdout {
+		return f.stdout && g.stdout
+	}
+	if f.exists && g.exists {
+		a, err1 := os.Stat(f.Target)
+		b, err2 := os.Stat(g.Target)
+		if err1 == nil && err2 == nil && os.SameFile(a, b) {
+			return a.Mode()&fs.ModeCharDevice == 0
+		}
+		return false
+	}
+	if f.exists != g.exists {
+		return false
+	}
+	return canonical(f.Target) == canonical(g.Target)
+}
+
+// canonical returns an absolute path of a file that does not exist yet,
+// with its directory's symbolic links resolved.
+func canonical(path string) string {
+	dir, base := filepath.Split(path)
+	if dir == "" {
+		dir = "."
+	}
+	if d, err := filepath.EvalSymlinks(dir); err == nil {
+		dir = d
+	}
+	if d, err := filepath.Abs(dir); err == nil {
+		dir = d
+	}
+	return filepath.Join(dir, base)
+}
+
+// prepare creates the temporary file that receives the content.
+func (f *File) prepare() error {
+	if f.stream {
+		tmp, err := os.CreateTemp("", "dstein-stream-*")
+		if err != nil {
+			return fmt.Errorf("%s %s: cannot buffer the output: %w", f.what, f.Path, err)
+		}
+		os.Remove(tmp.Name()) // unlinked: gone when closed, whatever happens
+		f.tmp = tmp
+		return nil
+	}
+	tmp, err := createTemp(f.Target)
+	if err != nil {
+		return fmt.Errorf("%s %s: cannot write in %s: %w", f.what, f.Path, filepath.Dir(f.Target), errors.Unwrap(err))
+	}
+	f.tmp = tmp
+	return nil
+}
+
+// createTemp creates a new file beside path with the permissions a new
+// file gets (0666 less the umask).
+func createTemp(path string) (*os.File, error) {
+	dir, base := filepath.Split(path)
+	if dir == "" {
+		dir = "."
+	}
+	var b [6]byte
+	for range 100 {
+		rand.Read(b[:])
+		name := filepath.Join(dir, "."+base+".dstein-tmp-"+hex.EncodeToString(b[:]))
+		tmp, err := os.OpenFile(name, os.O_RDWR|os.O_CREATE|os.O_EXCL|syscall.O_NOFOLLOW, 0o666)
+		if errors.Is(err, fs.ErrExist) {
+			continue
+		}
+		return tmp, err
+	}
+	return nil, fmt.Errorf("cannot find a free temporary name beside %s", path)
+}
+
+// Write fills the output's content. It may be called once, after Check.
+func (f *File) Write(fill func(w *bufio.Writer) error) error {
+	if f.tmp == nil {
+		panic("safeio: Write before Check, or after Commit or Abort")
+	}
+	if f.written {
+		panic("safeio: Write called twice on " + f.Path)
+	}
+	f.written = true
+	w := bufio.NewWriterSize(f.tmp, 1<<16)
+	if err := fill(w); err != nil {
+		return fmt.Errorf("writing %s: %w", f.Path, err)
+	}
+	if err := w.Flush(); err != nil {
+		return fmt.Errorf("writing %s: %w", f.Path, err)
+	}
+	return nil
+}
+
+// Commit puts every written output in place: regular files first (renamed
+// over their targets, keeping an existing file's mode and owner), then
+// streams. Outputs that were never written are left alone. It returns the
+// first error; outputs already in place stay.
+func (p *Plan) Commit() error {
+	if p.done {
+		return nil
+	}
+	p.done = true
+	defer p.cleanup()
+	for _, f := range p.outputs {
+		if f.stream || !f.written {
+			continue
+		}
+		if err := f.commitFile(); err != nil {
+			return err
+		}
+	}
+	for _, f := range p.outputs {
+		if !f.stream || !f.written {
+			continue
+		}
+		if err := f.commitStream(p.Stdout); err != nil {
+			return err
+		}
+	}
+	return nil
+}
+
+func (f *File) commitFile() error {
+	tmp := f.tmp
+	name := tmp.Name()
+	if f.exists {
+		if err := tmp.Chmod(f.mode); err != nil {
+			return fmt.Errorf("writing %s: %w", f.Path, err)
+		}
+		if os.Geteuid() == 0 {
+			tmp.Chown(f.uid, f.gid)
+		}
+	}
+	if err := tmp.Sync(); err != nil {
+		return fmt.Errorf("writing %s: %w", f.Path, err)
+	}
+	if err := tmp.Close(); err != nil {
+		return fmt.Errorf("writing %s: %w", f.Path, err)
+	}
+	f.tmp = nil
+	if err := os.Rename(name, f.Target); err != nil {
+		os.Remove(name)
+		return fmt.Errorf("writing %s: %w", f.Path, err)
+	}
+	return nil
+}
+
+func (f *File) commitStream(stdout io.Writer) error {
+	tmp := f.tmp
+	defer func() { tmp.Close(); f.tmp = nil }()
+	if _, err := tmp.Seek(0, io.SeekStart); err != nil {
+		return fmt.Errorf("writing %s: %w", f.Path, err)
+	}
+	var w io.Writer
+	if f.stdout {
+		w = stdout
+		if w == nil {
+			w = os.Stdout
+		}
+	} else {
+		out, err := os.OpenFile(f.Target, os.O_WRONLY, 0)
+		if err != nil {
+			return fmt.Errorf("writing %s: %w", f.Path, err)
+		}
+		defer out.Close()
+		w = out
+	}
+	if _, err := io.Copy(w, tmp); err != nil {
+		return fmt.Errorf("writing %s: %w", f.Path, err)
+	}
+	return nil
+}
+
+// Abort removes the temporary files; no target changes.
+func (p *Plan) Abort() {
+	p.done = true
+	p.cleanup()
+}
+
+func (p *Plan) cleanup() {
+	for _, f := range p.outputs {
+		if f.tmp != nil {
+			name := f.tmp.Name()
+			f.tmp.Close()
+			if !f.stream {
+				os.Remove(name)
+			}
+			f.tmp = nil
+		}
+	}
+}
+
+// Paths returns the paths of the written outputs, as the user gave them.
+func (p *Plan) Paths() []string {
+	var out []string
+	for _, f := range p.outputs {
+		if f.written && !f.stdout {
+			out = append(out, f.Path)
+		}
+	}
+	return out
+}

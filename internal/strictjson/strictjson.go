@@ -1,0 +1,269 @@
+// Package strictjson decodes JSON that a user wrote by hand, strictly:
+// every object key must be spelled exactly as the target's field (encoding/json
+// alone matches keys case-insensitively), no key may appear twice in one
+// object (encoding/json alone keeps the last), unknown keys are errors, and
+// errors name the line and column. Numbers that overflow float64 are errors
+// too (encoding/json already refuses them).
+package strictjson
+
+import (
+	"bytes"
+	"encoding"
+	"encoding/json"
+	"errors"
+	"fmt"
+	"io"
+	"reflect"
+	"strings"
+)
+
+// Unmarshal decodes data into v (a pointer) after checking its keys against
+// v's type. Types that implement json.Unmarshaler (other than through
+// Checker) are checked for duplicate keys only.
+func Unmarshal(data []byte, v any) error {
+	if err := Check(data, reflect.TypeOf(v)); err != nil {
+		return err
+	}
+	dec := json.NewDecoder(bytes.NewReader(data))
+	dec.DisallowUnknownFields()
+	if err := dec.Decode(v); err != nil {
+		return describe(data, err)
+	}
+	if dec.More() {
+		return fmt.Errorf("%s: more than one JSON value", position(data, dec.InputOffset()))
+	}
+	if _, err := dec.Token(); err != io.EOF {
+		return fmt.Errorf("%s: unexpected data after the JSON value", position(data, dec.InputOffset()))
+	}
+	return nil
+}
+
+// Checker is implemented by types that decode themselves from JSON but
+// want their keys checked against a type of their choosing.
+type Checker interface {
+	// JSONShape returns the type whose fields the object's keys must match.
+	JSONShape() reflect.Type
+}
+
+// Check verifies that data's object keys match t exactly (see Unmarshal)
+// without decoding it.
+func Check(data []byte, t reflect.Type) error {
+	dec := json.NewDecoder(bytes.NewReader(data))
+	dec.UseNumber()
+	c := checker{data: data, dec: dec}
+	if err := c.value(t, ""); err != nil {
+		return err
+	}
+	return nil
+}
+
+type checker struct {
+	data []byte
+	dec  *json.Decoder
+}
+
+func (c *checker) pos() string { return position(c.data, c.dec.InputOffset()) }
+
+var (
+	unmarshalerType = reflect.TypeOf((*json.Unmarshaler)(nil)).Elem()
+	textType        = reflect.TypeOf((*encoding.TextUnmarshaler)(nil)).Elem()
+	checkerType     = reflect.TypeOf((*Checker)(nil)).Elem()
+	rawType         = reflect.TypeOf(json.RawMessage(nil))
+)
+
+// value reads one JSON value and checks it against t (nil: any shape).
+func (c *checker) value(t reflect.Type, path string) error {
+	for t != nil && t.Kind() == reflect.Pointer {
+		if t.Implements(checkerType) {
+			break
+		}
+		t = t.Elem()
+	}
+	if t != nil {
+		pt := reflect.PointerTo(t)
+		switch {
+		case t.Implements(checkerType):
+			t = reflect.Zero(t).Interface().(Checker).JSONShape()
+		case pt.Implements(checkerType):
+			t = reflect.New(t).Interface().(Checker).JSONShape()
+		case t == rawType || t.Implements(unmarshalerType) || pt.Implements(unmarshalerType) || pt.Implements(textType):
+			t = nil
+		}
+	}
+	tok, err := c.dec.Token()
+	if err != nil {
+		return describe(c.data, err)
+	}
+	d, ok := tok.(json.Delim)
+	if !ok {
+		return nil
+	}
+	switch d {
+	case '{':
+		return c.object(t, path)
+	case '[':
+		var et reflect.Type
+		if t != nil && (t.Kind() == reflect.Slice || t.Kind() == reflect.Array) {
+			et = t.Elem()
+		}
+		for k := 0; c.dec.More(); k++ {
+			if err := c.value(et, fmt.Sprintf("%s[%d]", path, k)); err != nil {
+				return err
+			}
+		}
+		if _, err := c.dec.Token(); err != nil {
+			return describe(c.data, err)
+		}
+	}
+	return nil
+}
+
+func (c *checker) object(t reflect.Type, path string) error {
+	seen := map[string]bool{}
+	var fields map[string]reflect.Type
+	var names []string
+	var elem reflect.Type
+	switch {
+	case t == nil:
+	case t.Kind() == reflect.Struct:
+		fields = map[string]reflect.Type{}
+		collect(t, fields)
+		for k := range fields {
+			names = append(names, k)
+		}
+	case t.Kind() == reflect.Map:
+		elem = t.Elem()
+	case t.Kind() == reflect.Interface:
+	}
+	for c.dec.More() {
+		tok, err := c.dec.Token()
+		if err != nil {
+			return describe(c.data, err)
+		}
+		key := tok.(string)
+		where := key
+		if path != "" {
+			where = path + "." + key
+		}
+		if seen[key] {
+			return fmt.Errorf("%s: key %q appears twice", c.pos(), where)
+		}
+		seen[key] = true
+		var ft reflect.Type
+		if fields != nil {
+			var ok bool
+			ft, ok = fields[key]
+			if !ok {
+				for _, n := range names {
+					if strings.EqualFold(n, key) {
+						return fmt.Errorf("%s: key %q must be spelled %q", c.pos(), where, n)
+					}
+				}
+				return fmt.Errorf("%s: unknown key %q; want one of %s", c.pos(), where, strings.Join(sorted(names), ", "))
+			}
+		} else {
+			ft = elem
+		}
+		if err := c.value(ft, where); err != nil {
+			return err
+		}
+	}
+	if _, err := c.dec.Token(); err != nil {
+		return describe(c.data, err)
+	}
+	return nil
+}
+
+// collect maps the JSON names of t's fields (embedded structs flattened) to
+// their types.
+func collect(t reflect.Type, out map[string]reflect.Type) {
+	for i := range t.NumField() {
+		f := t.Field(i)
+		tag := f.Tag.Get("json")
+		if tag == "-" {
+			continue
+		}
+		name, _, _ := strings.Cut(tag, ",")
+		if f.Anonymous && name == "" {
+			ft := f.Type
+			if ft.Kind() == reflect.Pointer {
+				ft = ft.Elem()
+			}
+			if ft.Kind() == reflect.Struct {
+				collect(ft, out)
+				continue
+			}
+		}
+		if !f.IsExported() {
+			continue
+		}
+		if name == "" {
+			name = f.Name
+		}
+		out[name] = f.Type
+	}
+}
+
+func sorted(s []string) []string {
+	out := append([]string(nil), s...)
+	for i := 1; i < len(out); i++ {
+		for j := i; j > 0 && out[j] < out[j-1]; j-- {
+			out[j], out[j-1] = out[j-1], out[j]
+		}
+	}
+	return out
+}
+
+// position returns "line L, column C" of a byte offset.
+func position(data []byte, off int64) string {
+	if off > int64(len(data)) {
+		off = int64(len(data))
+	}
+	line := 1 + bytes.Count(data[:off], []byte{'\n'})
+	col := int(off) - bytes.LastIndexByte(data[:off], '\n')
+	return fmt.Sprintf("line %d, column %d", line, col)
+}
+
+// describe adds the position to encoding/json's errors.
+func describe(data []byte, err error) error {
+	var se *json.SyntaxError
+	var te *json.UnmarshalTypeError
+	switch {
+	case errors.As(err, &se):
+		return fmt.Errorf("%s: %v", position(data, se.Offset), se)
+	case errors.As(err, &te):
+		field := te.Field
+		if field == "" {
+			field = "value"
+		}
+		return fmt.Errorf("%s: %s is a JSON %s; want %s", position(data, te.Offset), field, te.Value, kindOf(te.Type))
+	case errors.Is(err, io.ErrUnexpectedEOF) || errors.Is(err, io.EOF):
+		return fmt.Errorf("line %d: the JSON ends early", 1+bytes.Count(data, []byte{'\n'}))
+	}
+	return err
+}
+
+// kindOf names what a Go type reads from JSON.
+func kindOf(t reflect.Type) string {
+	if t == nil {
+		return "another value"
+	}
+	if reflect.PointerTo(t).Implements(textType) {
+		return "a string"
+	}
+	switch t.Kind() {
+	case reflect.Float32, reflect.Float64:
+		return "a finite number"
+	case reflect.Int, reflect.Int8, reflect.Int16, reflect.Int32, reflect.Int64, reflect.Uint, reflect.Uint8, reflect.Uint16, reflect.Uint32, reflect.Uint64:
+		return "a whole number in range"
+	case reflect.String:
+		return "a string"
+	case reflect.Bool:
+		return "true or false"
+	case reflect.Slice, reflect.Array:
+		return "an array"
+	case reflect.Pointer:
+		return kindOf(t.Elem())
+	}
+	return "an object"
+}

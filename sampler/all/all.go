@@ -1,0 +1,14 @@
+// Package all links every sampling method into a program: importing it
+// registers them with package sampler. A new method's package adds its
+// import here.
+package all
+
+import (
+	// Each import registers its method(s) in its init function.
+	_ "github.com/dstein/dstein/sampler/dhmc"
+	_ "github.com/dstein/dstein/sampler/dmala"
+	_ "github.com/dstein/dstein/sampler/gfsvgd"
+	_ "github.com/dstein/dstein/sampler/gibbs"
+	_ "github.com/dstein/dstein/sampler/gwg"
+	_ "github.com/dstein/dstein/sampler/iid"
+)

@@ -1,0 +1,79 @@
+// Package iid is the "exact" method: n independent exact samples of a
+// model, from an exact sampler (package exact: enumeration, transfer over
+// Ising grids, hidden-unit enumeration for RBMs, variable elimination for
+// factor graphs). It is one-shot: its single step draws all n samples.
+package iid
+
+import (
+	"context"
+	"fmt"
+
+	"github.com/dstein/dstein/exact"
+	"github.com/dstein/dstein/model"
+	"github.com/dstein/dstein/rng"
+	"github.com/dstein/dstein/sampler"
+)
+
+func init() {
+	sampler.Register(sampler.Method{
+		Name:        "exact",
+		Description: "n independent exact samples (enumeration, transfer over Ising grids, hidden-unit enumeration for RBMs, variable elimination for UAI networks)",
+		NewSettings: func() sampler.Settings { return new(Settings) },
+		New: func(p *sampler.Problem, s sampler.Settings) (sampler.Sampler, error) {
+			return New(p, *s.(*Settings))
+		},
+		Iters:   1,
+		Unit:    "draw of all n samples",
+		OneShot: true,
+		Needs:   "an exact sampler (small or structured models)",
+	})
+}
+
+// Settings of exact sampling: there are none.
+type Settings struct{}
+
+// Validate accepts every value.
+func (*Settings) Validate() error { return nil }
+
+// Resolved returns a copy.
+func (s *Settings) Resolved() sampler.Settings { c := *s; return &c }
+
+// Sampler draws n exact samples in its one step. Before it, its states
+// are the problem's starting states.
+type Sampler struct {
+	m     model.Model
+	truth sampler.Truth
+	key   rng.Key
+	cur   []int
+}
+
+var _ sampler.Sampler = (*Sampler)(nil)
+
+// New returns the sampler of p; it uses p.Truth, or builds an exact sampler
+// of the model in its step. The samples come from p.Key.For(rng.Sample).
+func New(p *sampler.Problem, _ Settings) (*Sampler, error) {
+	if err := p.Check(); err != nil {
+		return nil, fmt.Errorf("exact: %w", err)
+	}
+	return &Sampler{m: p.Model, truth: p.Truth, key: p.Key, cur: append([]int(nil), p.Z...)}, nil
+}
+
+// Step builds the exact sampler when needed and draws the n samples.
+func (s *Sampler) Step(ctx context.Context) error {
+	if s.truth == nil {
+		t, err := exact.ForContext(ctx, s.m)
+		if err != nil {
+			return err
+		}
+		s.truth = t
+	}
+	s.truth.Sample(s.cur, s.key.For(rng.Sample).Rand())
+	return nil
+}
+
+// Current returns the samples (the starting states before the step).
+func (s *Sampler) Current() []int { return s.cur }
+
+// Stats has no statistics; exact sampling evaluates the model only while
+// building its tables, which is not counted.
+func (s *Sampler) Stats() sampler.Stats { return sampler.Stats{} }

@@ -1,0 +1,120 @@
+package sampler
+
+import (
+	"fmt"
+	"sort"
+	"strings"
+	"sync"
+
+	"github.com/dstein/dstein/internal/suggest"
+)
+
+// Settings are a method's typed settings: a pointer to a struct whose zero
+// value is valid (each field documents its default) and whose fields carry
+// JSON names. Fields that the command line sets also carry a `flag:"name"`
+// tag and a `help:"…"` text.
+type Settings interface {
+	// Validate reports the first setting that cannot be used.
+	Validate() error
+	// Resolved returns a copy with every default filled in: the settings
+	// a run actually uses, as summaries record them.
+	Resolved() Settings
+}
+
+// Method is one sampling method, registered once by its own package.
+type Method struct {
+	// Name is what --method and pipeline files call it.
+	Name string
+	// Description says in one line what it does.
+	Description string
+	// NewSettings returns a pointer to new zero-valued settings.
+	NewSettings func() Settings
+	// New builds the method's sampler for a problem. It may assume that
+	// p.Check() passed and that s came from NewSettings and validated.
+	New func(p *Problem, s Settings) (Sampler, error)
+	// Iters is the number of iterations of a run of the method alone when
+	// none is given.
+	Iters int
+	// Unit names one iteration ("sweep", "iteration", "proposal").
+	Unit string
+	// OneShot methods make their samples in one step (exact sampling): a
+	// run gives them exactly one iteration.
+	OneShot bool
+	// Continuous methods move points of R^d and start from Problem.X;
+	// the others start from Problem.Z.
+	Continuous bool
+	// Needs says what the method needs of a model beyond log p*, for
+	// documentation ("a relaxed form", "an exact sampler").
+	Needs string
+	// Memory estimates the bytes the method allocates for a problem of n
+	// particles or chains over d variables with k states in all (Σ K_i),
+	// beyond the model itself; nil means n·d·64 bytes.
+	Memory func(n, d, k int, s Settings) float64
+	// Approximate methods do not converge to exact draws of the model
+	// (GF-SVGD's particles settle near it); the conformance tests check
+	// the others against exact marginals.
+	Approximate bool
+}
+
+// MemoryOf returns m's memory estimate for n particles over d variables
+// with k states in all.
+func (m *Method) MemoryOf(n, d, k int, s Settings) float64 {
+	if m.Memory != nil {
+		return m.Memory(n, d, k, s)
+	}
+	return 64 * float64(n) * float64(d)
+}
+
+var (
+	regMu   sync.RWMutex
+	methods = map[string]*Method{}
+	order   []string
+)
+
+// Register adds a method; its package calls it from init. It panics on a
+// duplicate or incomplete registration (a programming error).
+func Register(m Method) {
+	regMu.Lock()
+	defer regMu.Unlock()
+	switch {
+	case m.Name == "" || m.NewSettings == nil || m.New == nil || m.Description == "":
+		panic(fmt.Sprintf("sampler: incomplete registration of %q", m.Name))
+	case methods[m.Name] != nil:
+		panic(fmt.Sprintf("sampler: method %q registered twice", m.Name))
+	}
+	if m.Unit == "" {
+		m.Unit = "iteration"
+	}
+	methods[m.Name] = &m
+	order = append(order, m.Name)
+	sort.Strings(order)
+}
+
+// Lookup returns the named method, or an error that lists the methods and
+// suggests the closest names.
+func Lookup(name string) (*Method, error) {
+	regMu.RLock()
+	defer regMu.RUnlock()
+	if m := methods[name]; m != nil {
+		return m, nil
+	}
+	return nil, fmt.Errorf("unknown method %q%s (methods: %s)", name, suggest.Hint(name, order), strings.Join(order, ", "))
+}
+
+// Methods returns every registered method, by name.
+func Methods() []*Method {
+	regMu.RLock()
+	defer regMu.RUnlock()
+	out := make([]*Method, len(order))
+	for i, n := range order {
+		out[i] = methods[n]
+	}
+	return out
+}
+
+// MethodNames returns the registered names in alphabetical order.
+func MethodNames() []string {
+	regMu.RLock()
+	defer regMu.RUnlock()
+	return append([]string(nil), order...)
+}
