@@ -66,19 +66,31 @@ func randomBatch(batch int, in Shape, classes int, seed uint64) ([]float32, []ui
 // every layer type. The pass runs in float32: with step 1e-2 the rounding
 // error of a difference quotient of a sum of order 10 is about
 // 10·6e-8/1e-2 ≈ 6e-5 and the truncation error O(1e-4·f”'), so the
-// tolerance is 2e-3 absolute plus 2% relative.
+// tolerance is 2e-3 absolute plus 2% relative. Every pass must drop the same
+// units: either each re-seeds its generator, or (reuse) the first pass draws
+// the masks from a generator and every later pass applies them with
+// ReuseMasks.
 func TestRelaxedGradient(t *testing.T) {
 	for _, tau := range []float32{1, 0.5} {
-		testRelaxedGradient(t, tau)
+		for _, reuse := range []bool{false, true} {
+			testRelaxedGradient(t, tau, reuse)
+		}
 	}
 }
 
-func testRelaxedGradient(t *testing.T, tau float32) {
+func testRelaxedGradient(t *testing.T, tau float32, reuse bool) {
 	n := smallNet(t)
 	const batch = 6
 	x, y := randomBatch(batch, n.Input(), n.Classes(), 5)
 	opt := func() PassOptions {
+		if reuse {
+			return PassOptions{Mode: Relaxed, Temperature: tau, Train: true, KeepStats: true, ReuseMasks: true}
+		}
 		return PassOptions{Mode: Relaxed, Temperature: tau, Train: true, KeepStats: true, Rand: rand.New(rand.NewPCG(7, 7))}
+	}
+	if reuse {
+		// Draw the masks once, in a binarized pass.
+		n.Forward(x, batch, PassOptions{Mode: STE, Train: true, KeepStats: true, Rand: rand.New(rand.NewPCG(8, 8))})
 	}
 	f := func() float64 {
 		return LogLik(n.Forward(x, batch, opt()), y, n.Classes(), 1, nil)
@@ -99,7 +111,7 @@ func testRelaxedGradient(t *testing.T, tau float32) {
 			p.W[i] = old
 			num := (fp - fm) / (2 * h)
 			if diff := math.Abs(num - float64(g[i])); diff > 2e-3+0.02*math.Abs(num) {
-				t.Errorf("τ = %g: %s[%d]: backward %.6g, finite difference %.6g", tau, p.Name, i, g[i], num)
+				t.Errorf("τ = %g, reuse %v: %s[%d]: backward %.6g, finite difference %.6g", tau, reuse, p.Name, i, g[i], num)
 			}
 			checked++
 		}
@@ -107,6 +119,68 @@ func testRelaxedGradient(t *testing.T, tau float32) {
 	if checked < 100 {
 		t.Fatalf("checked only %d parameters", checked)
 	}
+}
+
+// dropoutMasks returns copies of the masks of the network's dropout layers.
+func dropoutMasks(n *Net) [][]float32 {
+	var m [][]float32
+	for _, l := range n.layers {
+		if d, ok := l.(*dropout); ok {
+			m = append(m, append([]float32(nil), d.mask[:d.drawn]...))
+		}
+	}
+	return m
+}
+
+// TestReuseMasks checks that a pass with ReuseMasks applies the masks of the
+// last training pass, in another mode and with evaluation passes between,
+// and does not touch its generator; and that a pass without it draws new
+// masks.
+func TestReuseMasks(t *testing.T) {
+	n := smallNet(t)
+	const batch = 8
+	x, _ := randomBatch(batch, n.Input(), n.Classes(), 11)
+	r := rand.New(rand.NewPCG(1, 1))
+	first := append([]float32(nil), n.Forward(x, batch, PassOptions{Mode: STE, Train: true, KeepStats: true, Rand: r})...)
+	m1 := dropoutMasks(n)
+	if len(m1) != 1 || len(m1[0]) == 0 {
+		t.Fatalf("masks %v: the test network has one dropout layer", m1)
+	}
+	zeros := 0
+	for _, v := range m1[0] {
+		if v == 0 {
+			zeros++
+		}
+	}
+	if zeros == 0 || zeros == len(m1[0]) {
+		t.Fatalf("%d of %d units dropped at rate 0.3", zeros, len(m1[0]))
+	}
+	n.Forward(x, batch, PassOptions{Mode: STE}) // evaluation: no masks
+	// A generator the reusing passes must not draw from.
+	r = rand.New(rand.NewPCG(1, 1))
+	for _, mode := range []Mode{Relaxed, STE} {
+		out := n.Forward(x, batch, PassOptions{Mode: mode, Temperature: 0.5, Train: true, KeepStats: true, Rand: r, ReuseMasks: true})
+		if !reflect.DeepEqual(dropoutMasks(n), m1) {
+			t.Fatalf("%v pass with ReuseMasks changed the masks", mode)
+		}
+		if mode == STE && !reflect.DeepEqual(out, first) {
+			t.Fatal("a binarized pass with ReuseMasks differs from the pass that drew the masks")
+		}
+	}
+	if got, want := r.Uint64(), rand.New(rand.NewPCG(1, 1)).Uint64(); got != want {
+		t.Fatal("a pass with ReuseMasks drew from its generator")
+	}
+	n.Forward(x, batch, PassOptions{Mode: STE, Train: true, KeepStats: true, Rand: rand.New(rand.NewPCG(2, 2))})
+	if reflect.DeepEqual(dropoutMasks(n), m1) {
+		t.Fatal("a pass without ReuseMasks kept the old masks")
+	}
+	// Another batch size cannot reuse the masks.
+	defer func() {
+		if recover() == nil {
+			t.Fatal("ReuseMasks with another batch size did not panic")
+		}
+	}()
+	n.Forward(x[:4*n.Input().Size()], 4, PassOptions{Mode: STE, Train: true, ReuseMasks: true})
 }
 
 // TestSurrogateDerivatives checks the STE and SignSwish derivatives against

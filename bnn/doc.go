@@ -21,6 +21,11 @@
 // Batch normalisation parameters are real and are not part of the discrete
 // weight vector.
 //
+// Dropout draws its masks from PassOptions.Rand in training passes. A pass
+// with PassOptions.ReuseMasks applies the masks of the last training pass
+// instead, so that two passes over one batch (GF-SVGD's binarized and
+// relaxed passes) drop the same units without re-seeding a generator.
+//
 // Inputs are batch-major NHWC (example, row, column, channel). Inside the
 // network, convolutional stages keep their activations planar (channel,
 // example, row, column), so that the three products of a convolution run

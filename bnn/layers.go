@@ -198,11 +198,15 @@ func (l *signAct) backward(p *pass, x, y, dy, dx []float32) {
 }
 
 // dropout zeroes each activation with probability Rate during training and
-// scales the others by 1/(1−Rate).
+// scales the others by 1/(1−Rate). The mask of a training pass is kept for
+// its backward pass and for later passes with PassOptions.ReuseMasks.
 type dropout struct {
 	s    Shape
 	rate float32
 	mask []float32
+	// drawn is the number of activations the kept mask covers (0: none
+	// drawn yet).
+	drawn int
 }
 
 func (l *dropout) name() string     { return fmt.Sprintf("dropout p = %g", l.rate) }
@@ -214,14 +218,26 @@ func (l *dropout) forward(p *pass, x, y []float32) {
 		copy(y[:n], x[:n])
 		return
 	}
-	l.mask = grow(l.mask, n)
-	keep := 1 / (1 - l.rate)
-	for i := range n {
-		if p.r.Float32() < l.rate {
-			l.mask[i] = 0
-		} else {
-			l.mask[i] = keep
+	if p.reuse {
+		if l.drawn != n {
+			panic(fmt.Sprintf("bnn: ReuseMasks in a pass of %d activations through %s, whose last mask covers %d", n, l.name(), l.drawn))
 		}
+	} else {
+		if p.r == nil {
+			panic(fmt.Sprintf("bnn: a training pass through %s needs PassOptions.Rand or ReuseMasks", l.name()))
+		}
+		l.mask = grow(l.mask, n)
+		keep := 1 / (1 - l.rate)
+		for i := range n {
+			if p.r.Float32() < l.rate {
+				l.mask[i] = 0
+			} else {
+				l.mask[i] = keep
+			}
+		}
+		l.drawn = n
+	}
+	for i := range n {
 		y[i] = x[i] * l.mask[i]
 	}
 }

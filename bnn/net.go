@@ -35,6 +35,8 @@ type pass struct {
 	beta  float32 // SignSwish slope
 	tau   float32 // temperature of the relaxation
 	r     *rand.Rand
+	// reuse makes dropout apply the masks of its last training pass.
+	reuse bool
 	// noStats leaves the running statistics of batch normalisation alone.
 	noStats bool
 }

@@ -187,8 +187,17 @@ type PassOptions struct {
 	// weights and activations; default 1, the paper's σ.
 	Temperature float32
 	// Rand draws dropout masks; required when training a network with
-	// dropout.
+	// dropout, unless ReuseMasks is set.
 	Rand *rand.Rand
+	// ReuseMasks makes every dropout layer of a training pass apply the
+	// mask it drew in its last training pass instead of drawing a new one
+	// (Rand is not used), whatever the modes of the two passes: a
+	// binarized and a relaxed pass over the same batch then drop the same
+	// units. The batch size must be that of the pass that drew the masks;
+	// evaluation passes (Train false) neither draw nor forget masks. A
+	// pass with ReuseMasks through a dropout layer that has drawn no mask
+	// of that size panics.
+	ReuseMasks bool
 }
 
 // Forward runs batch examples x (batch × Input().Size(), NHWC) through the
@@ -202,7 +211,7 @@ func (n *Net) Forward(x []float32, batch int, o PassOptions) []float32 {
 	if o.Temperature == 0 {
 		o.Temperature = 1
 	}
-	n.p = pass{batch: batch, mode: o.Mode, train: o.Train, beta: o.SwishBeta, tau: o.Temperature, r: o.Rand, noStats: o.KeepStats}
+	n.p = pass{batch: batch, mode: o.Mode, train: o.Train, beta: o.SwishBeta, tau: o.Temperature, r: o.Rand, reuse: o.ReuseMasks, noStats: o.KeepStats}
 	if _, ok := n.layers[0].(*conv); ok {
 		toPlanar(x, n.acts[0], batch, n.in)
 	} else {

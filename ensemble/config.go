@@ -1,13 +1,3 @@
-// Package ensemble trains ensembles of binarized networks: GF-SVGD with the
-// networks as particles (the paper's appendix algorithm), and the baselines
-// of its BNN experiment — a single network trained with the straight-through
-// estimator (STE), BNN+, bagging and BENN-style boosting (SAMME).
-//
-// Every method maximises, for each member, the minibatch log-likelihood
-// scaled by N/B plus a log prior; members see the same number of examples
-// (epochs × N) whatever the method. Training is deterministic for a seed, on
-// any number of cores, and can stop after any epoch and resume from its
-// checkpoint with the same final weights.
 package ensemble
 
 import (
@@ -17,6 +7,7 @@ import (
 	"strings"
 
 	"github.com/dstein/dstein/kernel"
+	"github.com/dstein/dstein/svgd"
 )
 
 // Defaults of the GF-SVGD surrogate's temperature schedule and of the
@@ -131,8 +122,8 @@ func (c Config) Validate() error {
 		return fmt.Errorf("unknown method %q; want one of %s", c.Method, strings.Join(Methods, ", "))
 	case c.Ensemble < 1 || c.Ensemble > 64:
 		return fmt.Errorf("ensemble size %d; want 1 to 64", c.Ensemble)
-	case c.Epochs < 1:
-		return fmt.Errorf("epochs %d; want at least 1", c.Epochs)
+	case c.Epochs < 1 || c.Epochs > maxEpochs:
+		return fmt.Errorf("epochs %d; want 1 to %d", c.Epochs, maxEpochs)
 	case c.Batch < 2:
 		return fmt.Errorf("batch size %d; want at least 2 (batch normalisation needs two examples)", c.Batch)
 	case bad(c.LearningRate) || c.LearningRate <= 0:
@@ -165,6 +156,18 @@ func (c Config) bandwidth() (kernel.Bandwidth, error) {
 		return kernel.Bandwidth{}, fmt.Errorf("bandwidth rule fixed needs a value; use paper, svgd or median")
 	}
 	return kernel.Bandwidth{Rule: r}, nil
+}
+
+// maxEpochs bounds the epochs so that the random streams of (member,
+// epoch) pairs, indexed member<<12|epoch, stay distinct.
+const maxEpochs = 1 << 12
+
+// weighting returns the svgd weighting of Weights.
+func (c Config) weighting() svgd.Weighting {
+	if c.Weights == "self" {
+		return svgd.SelfNormalized
+	}
+	return svgd.Rank
 }
 
 // sequential reports whether the members are trained one after another.

@@ -1,15 +1,22 @@
 package ensemble
 
 import (
+	"bytes"
 	"context"
+	"encoding/gob"
 	"errors"
 	"math"
 	"math/rand/v2"
+	"os"
+	"path/filepath"
 	"reflect"
 	"runtime"
+	"slices"
+	"strings"
 	"testing"
 
 	"github.com/dstein/dstein/dataset"
+	"github.com/dstein/dstein/svgd"
 )
 
 // toyData makes a two-class problem on 6×6 images: class 1 images are
@@ -115,8 +122,7 @@ func TestResume(t *testing.T) {
 
 func readStates(t *testing.T, dir string) checkpoint {
 	t.Helper()
-	tr := &trainer{opt: Options{Dir: dir}}
-	cp, err := tr.readCheckpoint()
+	cp, err := readCheckpoint(dir)
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -158,46 +164,282 @@ func TestCoresDoNotChangeResults(t *testing.T) {
 	}
 }
 
+// TestRankWeights checks the weights GF-SVGD uses for each Config.Weights
+// against the paper's formulas: rank weights γ_j = 1/H(μ_j), H(t) =
+// #{l : μ_l ≥ t}/n, and self-normalised ratios, each normalised, with their
+// effective sample sizes.
 func TestRankWeights(t *testing.T) {
 	logMu := []float64{0.5, -2, 3, 0.5}
 	g := make([]float64, 4)
-	ess, gess := weights("rank", logMu, g)
-	// H(μ) = #{l: μ_l ≥ μ}/n: 3/4, 4/4, 1/4, 3/4 → γ = 4/3, 1, 4, 4/3.
+	gess := svgd.Weights(g, logMu, Config{Weights: "rank"}.WithDefaults().weighting(), 1, nil)
+	// H(μ) = 3/4, 4/4, 1/4, 3/4 → γ = 4/3, 1, 4, 4/3, normalised.
 	want := []float64{4.0 / 3, 1, 4, 4.0 / 3}
-	for i := range g {
-		if math.Abs(g[i]-want[i]) > 1e-12 {
-			t.Fatalf("rank weights %v, want %v", g, want)
-		}
-	}
 	var s, s2 float64
 	for _, w := range want {
 		s += w
 		s2 += w * w
 	}
+	for i := range g {
+		if math.Abs(g[i]-want[i]/s) > 1e-12 {
+			t.Fatalf("rank weights %v, want %v/%v", g, want, s)
+		}
+	}
 	if math.Abs(gess-s*s/s2) > 1e-12 {
 		t.Errorf("rank ESS %v, want %v", gess, s*s/s2)
 	}
-	// Self-normalised ratios exp(logMu)/Σ.
+	if (Config{}).WithDefaults().weighting() != svgd.Rank {
+		t.Error("the default weights are not the rank weights")
+	}
+	// Self-normalised ratios exp(logMu)/Σ, and the importance ESS.
 	var z, z2 float64
 	for _, l := range logMu {
 		z += math.Exp(l)
 		z2 += math.Exp(2 * l)
 	}
-	if math.Abs(ess-z*z/z2) > 1e-9 {
+	if ess := svgd.ESS(logMu); math.Abs(ess-z*z/z2) > 1e-9 {
 		t.Errorf("importance ESS %v, want %v", ess, z*z/z2)
 	}
-	weights("self", logMu, g)
+	self := Config{Weights: "self"}.weighting()
+	svgd.Weights(g, logMu, self, 1, nil)
 	for i, l := range logMu {
 		if math.Abs(g[i]-math.Exp(l)/z) > 1e-12 {
 			t.Fatalf("self-normalised weights %v", g)
 		}
 	}
 	// Huge log ratios stay finite.
-	weights("self", []float64{1e5, 1e5 - 1, -1e5}, g[:3])
-	for _, v := range g[:3] {
-		if math.IsNaN(v) || math.IsInf(v, 0) {
-			t.Fatalf("weights %v", g[:3])
+	for _, kind := range []svgd.Weighting{svgd.SelfNormalized, svgd.Rank} {
+		svgd.Weights(g[:3], []float64{1e5, 1e5 - 1, -1e5}, kind, 1, nil)
+		for _, v := range g[:3] {
+			if math.IsNaN(v) || math.IsInf(v, 0) {
+				t.Fatalf("%v weights %v", kind, g[:3])
+			}
 		}
+	}
+}
+
+// TestDirectionMatchesFormula takes one GF-SVGD step of three networks and
+// compares the direction the ensemble applies to their binary weights with
+// the paper's formula evaluated by brute force in float64 from the same
+// particles, scores and log ratios:
+//
+//	Δw_i = Σ_j γ_j k(w_j, w_i) [s_j + (2/h)(w_i − w_j)],
+//	k(a, b) = exp(−‖a − b‖²/h), h = med²/(2 log(n + 1)),
+//
+// with γ normalised. svgd computes in float64 and rounds once to float32, so
+// each coordinate must lie within 2^−24 of the formula's value, relatively,
+// plus 1e−12 of the sum of its terms' magnitudes (float64 rounding, mostly
+// of the distances from norms and inner products). It then checks that the
+// first Adam step moved each weight by lr·sign(Δw).
+func TestDirectionMatchesFormula(t *testing.T) {
+	train, test := toyData(160, 8), toyData(50, 9)
+	for _, weights := range []string{"rank", "self"} {
+		cfg := toyConfig("gfsvgd", 3)
+		cfg.Weights = weights
+		tr, err := newTrainer(cfg, train, test, Options{})
+		if err != nil {
+			t.Fatal(err)
+		}
+		if err := tr.Step(context.Background()); err != nil {
+			t.Fatal(err)
+		}
+		g := tr.m.(*gfsvgd)
+		n, d := g.n, g.d
+		x := func(i, k int) float64 { return float64(g.x[i*d+k]) }
+		// Weights.
+		w := make([]float64, n)
+		var tot float64
+		for j, lj := range g.logMu {
+			if weights == "rank" {
+				c := 0
+				for _, l := range g.logMu {
+					if l >= lj {
+						c++
+					}
+				}
+				w[j] = float64(n) / float64(c)
+			} else {
+				w[j] = math.Exp(lj - slices.Max(g.logMu))
+			}
+			tot += w[j]
+		}
+		for j := range w {
+			w[j] /= tot
+		}
+		// Bandwidth from the median squared distance of the three pairs.
+		sq := make([]float64, n*n)
+		var pairs []float64
+		for i := range n {
+			for j := range i {
+				var s float64
+				for k := range d {
+					e := x(i, k) - x(j, k)
+					s += e * e
+				}
+				sq[i*n+j], sq[j*n+i] = s, s
+				pairs = append(pairs, s)
+			}
+		}
+		slices.Sort(pairs)
+		h := pairs[1] / (2 * math.Log(float64(n)+1))
+		if math.Abs(g.h-h) > 1e-9*h {
+			t.Fatalf("%s: bandwidth %v, formula %v", weights, g.h, h)
+		}
+		var kmin float64 = 1
+		for _, v := range sq {
+			kmin = min(kmin, math.Exp(-v/h))
+		}
+		if kmin < 1e-3 {
+			t.Fatalf("%s: smallest kernel value %v: the particles barely interact, a weak test", weights, kmin)
+		}
+		worst := 0.0
+		lr := tr.lr(0, cfg.Epochs*tr.steps)
+		moved := 0
+		for i := range n {
+			wi := tr.nets[i].BinaryVector(nil)
+			for k := range d {
+				var ref, mag float64
+				for j := range n {
+					c := w[j] * math.Exp(-sq[j*n+i]/h)
+					sj := float64(g.s[j*d+k])
+					rep := 2 / h * (x(i, k) - x(j, k))
+					ref += c * (sj + rep)
+					mag += c * (math.Abs(sj) + 2/h*(math.Abs(x(i, k))+math.Abs(x(j, k))))
+				}
+				got := float64(g.dst[i*d+k])
+				tol := 0x1p-24*math.Abs(ref) + 1e-12*mag
+				if e := math.Abs(got - ref); e > tol {
+					t.Fatalf("%s: particle %d weight %d: direction %v, formula %v (error %.3g > %.3g)", weights, i, k, got, ref, e, tol)
+				} else if ref != 0 {
+					worst = max(worst, e/math.Abs(ref))
+				}
+				// Adam's first step is lr·Δ/(|Δ| + ε) ≈ lr·sign(Δ).
+				old := x(i, k)
+				if math.Abs(ref) > 1e-4 && math.Abs(old) < 1-2*lr {
+					if e := math.Abs(float64(wi[k]) - (old + lr*ref/(math.Abs(ref)+1e-8))); e > 1e-6*lr+1e-7 {
+						t.Fatalf("%s: particle %d weight %d moved from %v to %v, want a step of %v along %v", weights, i, k, old, wi[k], lr, ref)
+					}
+					moved++
+				}
+			}
+		}
+		if moved < n*d/2 {
+			t.Errorf("%s: only %d of %d weight moves checked", weights, moved, n*d)
+		}
+		t.Logf("%s: %d weights, largest relative error %.3g, smallest kernel value %.3g", weights, n*d, worst, kmin)
+	}
+}
+
+// TestCancelStopsAtStepBoundary cancels a run between two steps of its
+// second epoch: training must stop there, return the context's error, and
+// leave the checkpoint of the first epoch exactly as an uninterrupted run
+// wrote it.
+func TestCancelStopsAtStepBoundary(t *testing.T) {
+	train, test := toyData(320, 3), toyData(200, 4)
+	for _, m := range []string{"gfsvgd", "ste"} {
+		cfg := toyConfig(m, 2)
+		unit := func(ev Event) int {
+			if ev.Member >= 0 {
+				return ev.Member*cfg.Epochs + ev.Epoch
+			}
+			return ev.Epoch
+		}
+		// The checkpoint an uninterrupted run holds after its first unit.
+		ref := t.TempDir()
+		var first checkpoint
+		if _, err := Train(context.Background(), cfg, train, test, Options{Dir: ref, Progress: func(ev Event) {
+			if unit(ev) == 0 && ev.Step == ev.Steps {
+				first = readStates(t, ref)
+			}
+		}}); err != nil {
+			t.Fatal(err)
+		}
+		dir := t.TempDir()
+		ctx, cancel := context.WithCancel(context.Background())
+		var events []Event
+		_, err := Train(ctx, cfg, train, test, Options{Dir: dir, Progress: func(ev Event) {
+			events = append(events, ev)
+			if unit(ev) == 1 && ev.Step == 5 {
+				cancel()
+			}
+		}})
+		if !errors.Is(err, context.Canceled) {
+			t.Fatalf("%s: canceled run returned %v", m, err)
+		}
+		last := events[len(events)-1]
+		if unit(last) != 1 || last.Step != 5 || len(events) != last.Steps+5 {
+			t.Errorf("%s: %d steps, the last %+v; want the run to stop after step 5 of the second epoch", m, len(events), last)
+		}
+		raw, err := readCheckpoint(dir)
+		if err != nil {
+			t.Fatal(err)
+		}
+		if raw.Units != 1 || len(raw.History) != 1 {
+			t.Errorf("%s: checkpoint after %d units with %d epoch logs, want 1", m, raw.Units, len(raw.History))
+		}
+		if !reflect.DeepEqual(readStates(t, dir), first) {
+			t.Errorf("%s: the checkpoint of the canceled run differs from the first epoch's", m)
+		}
+	}
+	// Canceled before the first step: nothing written.
+	ctx, cancel := context.WithCancel(context.Background())
+	cancel()
+	dir := t.TempDir()
+	if _, err := Train(ctx, toyConfig("ste", 1), train, test, Options{Dir: dir}); !errors.Is(err, context.Canceled) {
+		t.Fatalf("run canceled before it started returned %v", err)
+	}
+	if _, err := os.Lstat(filepath.Join(dir, CheckpointName)); !errors.Is(err, os.ErrNotExist) {
+		t.Errorf("run canceled before it started left a checkpoint (%v)", err)
+	}
+}
+
+// TestCheckpointNotThroughLinks refuses to resume from a symbolic link or a
+// directory in the checkpoint's place, and from a checkpoint of the earlier
+// format.
+func TestCheckpointNotThroughLinks(t *testing.T) {
+	train, test := toyData(160, 3), toyData(100, 4)
+	cfg := toyConfig("ste", 1)
+	cfg.Epochs = 1
+	real := t.TempDir()
+	if _, err := Train(context.Background(), cfg, train, test, Options{Dir: real}); err != nil {
+		t.Fatal(err)
+	}
+	resume := func(dir string) error {
+		_, err := Train(context.Background(), cfg, train, test, Options{Dir: dir, Resume: true})
+		return err
+	}
+	if err := resume(real); err != nil {
+		t.Fatalf("resuming a finished run: %v", err)
+	}
+	link := t.TempDir()
+	if err := os.Symlink(filepath.Join(real, CheckpointName), filepath.Join(link, CheckpointName)); err != nil {
+		t.Skip("no symbolic links here:", err)
+	}
+	if err := resume(link); err == nil || !strings.Contains(err.Error(), "symbolic link") {
+		t.Errorf("resuming through a link: %v", err)
+	}
+	other := t.TempDir()
+	if err := os.Mkdir(filepath.Join(other, CheckpointName), 0o755); err != nil {
+		t.Fatal(err)
+	}
+	if err := resume(other); err == nil || !strings.Contains(err.Error(), "not a regular file") {
+		t.Errorf("resuming from a directory: %v", err)
+	}
+	// A checkpoint of the unnumbered earlier format.
+	cp, err := readCheckpoint(real)
+	if err != nil {
+		t.Fatal(err)
+	}
+	cp.Version = 0
+	var buf bytes.Buffer
+	if err := gob.NewEncoder(&buf).Encode(&cp); err != nil {
+		t.Fatal(err)
+	}
+	old := t.TempDir()
+	if err := os.WriteFile(filepath.Join(old, CheckpointName), buf.Bytes(), 0o644); err != nil {
+		t.Fatal(err)
+	}
+	if err := resume(old); err == nil || !strings.Contains(err.Error(), "another version") {
+		t.Errorf("resuming an old-format checkpoint: %v", err)
 	}
 }
 

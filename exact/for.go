@@ -36,17 +36,31 @@ func For(m model.Model) (Truth, error) {
 	return nil, fmt.Errorf("no exact method for this model: exact answers need an open-boundary Ising grid with shorter side ≤ %d, an RBM with ≤ %d hidden units, a factor graph of elimination width ≤ %d, or at most %d joint states", MaxGridSide, MaxHidden, DefaultMaxWidth, DefaultMaxStates)
 }
 
-// ForContext is For that stops early with ctx's error when ctx is
-// canceled.
+// ForContext is For that returns ctx's error as soon as ctx is canceled.
+// The computation runs in its own goroutine, which finishes its work in the
+// background when canceled (variable elimination stops at its next step).
 func ForContext(ctx context.Context, m model.Model) (Truth, error) {
 	if err := ctx.Err(); err != nil {
 		return nil, err
 	}
-	t, err := For(m)
-	if err == nil && ctx.Err() != nil {
+	if g, ok := m.(*factorgraph.Graph); ok {
+		return ForFactorGraphContext(ctx, g, DefaultMaxWidth, memlimit.Budget{})
+	}
+	type res struct {
+		t   Truth
+		err error
+	}
+	done := make(chan res, 1)
+	go func() {
+		t, err := For(m)
+		done <- res{t, err}
+	}()
+	select {
+	case r := <-done:
+		return r.t, r.err
+	case <-ctx.Done():
 		return nil, ctx.Err()
 	}
-	return t, err
 }
 
 // ForFactorGraph runs variable elimination on a factor graph, refusing

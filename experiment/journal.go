@@ -291,6 +291,9 @@ func (j *journal) read(data []byte) (int, error) {
 		if rec[0] == "" || rec[3] == "" {
 			return 0, fmt.Errorf("line %d: empty method or metric", no)
 		}
+		if err := checkMetric(rec[3], v); err != nil {
+			return 0, fmt.Errorf("line %d: %w", no, err)
+		}
 		k := key{rec[0], x, t}
 		if _, dup := j.done[k]; dup {
 			return 0, fmt.Errorf("line %d: trial %d of %s at %s is recorded twice", no, t, k.method, rec[1])
@@ -333,3 +336,21 @@ func (j *journal) record(k key, vals map[string]float64) error {
 }
 
 func (j *journal) close() error { return j.f.Close() }
+
+// checkMetric refuses values outside a metric's range: errors, times,
+// counts and sizes are ≥ 0; rates, probabilities, p-values and accuracies
+// lie in [0, 1]. Metrics not listed here (a signed statistic, an unbiased
+// MMD²) only need to be finite.
+func checkMetric(name string, v float64) error {
+	unit := name == "reject" || name == "p_value" || name == "ks_uniform" || name == "tv" || name == "max_error" ||
+		strings.HasPrefix(name, "accuracy") || name == "member_accuracy" || strings.HasPrefix(name, "freq:") || name == doneMarker
+	nonneg := unit || name == "mse" || name == "mmd2" || name == "seconds" || name == "evaluations" || name == "eff_n" ||
+		name == "ess_per_s" || name == "weight_ess" || name == "repulsion" || name == "importance_ess"
+	switch {
+	case unit && (v < 0 || v > 1):
+		return fmt.Errorf("%s = %v; want a value in [0, 1]", name, v)
+	case nonneg && v < 0:
+		return fmt.Errorf("%s = %v; want a value ≥ 0", name, v)
+	}
+	return nil
+}

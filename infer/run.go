@@ -115,7 +115,7 @@ func Run(ctx context.Context, m model.Model, spec Spec) (*Output, error) {
 }
 
 // Describe returns a one-line description of a pipeline: "gfsvgd (100
-// iterations) → gibbs (30 sweeps, stratified)".
+// iterations) → gibbs (30 sweeps)".
 func Describe(p sampler.Pipeline) string {
 	s := ""
 	for k, st := range p.Resolved().Stages {
@@ -130,7 +130,7 @@ func Describe(p sampler.Pipeline) string {
 		if m.OneShot {
 			s += st.Method
 		} else {
-			s += fmt.Sprintf("%s (%d × %s)", st.Method, st.Iters, m.Unit)
+			s += fmt.Sprintf("%s (%s)", st.Method, m.Count(st.Iters))
 		}
 	}
 	return s
@@ -141,10 +141,7 @@ func Describe(p sampler.Pipeline) string {
 // copies of n·d values), and the largest of its stages' own estimates.
 func Memory(m model.Model, spec Spec) float64 {
 	n, d := float64(spec.N), float64(m.Dim())
-	k := 0
-	for i := range m.Dim() {
-		k += len(m.States(i))
-	}
+	k := sampler.States(m)
 	need := 16*float64(k) + 5*8*n*d
 	if spec.Trace {
 		need += 200 * float64(spec.Pipeline.Iters())
@@ -152,7 +149,7 @@ func Memory(m model.Model, spec Spec) float64 {
 	var stage float64
 	for _, st := range spec.Pipeline.Resolved().Stages {
 		if meth, err := sampler.Lookup(st.Method); err == nil {
-			stage = max(stage, meth.MemoryOf(spec.N, m.Dim(), k, st.Settings))
+			stage = max(stage, meth.MemoryOf(m, spec.N, st.Settings))
 		}
 	}
 	return need + stage

@@ -127,3 +127,18 @@ var Spins = []float64{-1, 1}
 
 // Spin returns the ±1 value of a spin state index.
 func Spin(s int) float64 { return float64(2*s - 1) }
+
+// MaxLogBound is the largest bound on |log p*(z)| a model may have: far
+// beyond any real model, and small enough that sums and differences of a
+// few log-probabilities (Gibbs conditionals, Metropolis ratios, importance
+// weights) can never overflow to ±Inf or NaN.
+const MaxLogBound = 1e100
+
+// CheckLogBound reports a model whose worst-case |log p*| (bound, computed
+// by the model from its parameters) is not finite or exceeds MaxLogBound.
+func CheckLogBound(what string, bound float64) error {
+	if math.IsNaN(bound) || math.IsInf(bound, 0) || bound > MaxLogBound {
+		return fmt.Errorf("%s: its parameters are so large that |log p*| can reach %v, beyond %g where sampling arithmetic stays finite; rescale them", what, bound, MaxLogBound)
+	}
+	return nil
+}

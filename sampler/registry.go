@@ -7,6 +7,7 @@ import (
 	"sync"
 
 	"github.com/dstein/dstein/internal/suggest"
+	"github.com/dstein/dstein/model"
 )
 
 // Settings are a method's typed settings: a pointer to a struct whose zero
@@ -46,23 +47,45 @@ type Method struct {
 	// Needs says what the method needs of a model beyond log p*, for
 	// documentation ("a relaxed form", "an exact sampler").
 	Needs string
-	// Memory estimates the bytes the method allocates for a problem of n
-	// particles or chains over d variables with k states in all (Σ K_i),
-	// beyond the model itself; nil means n·d·64 bytes.
-	Memory func(n, d, k int, s Settings) float64
+	// Memory estimates the bytes the method allocates for n particles or
+	// chains on m, beyond the model itself; nil means n·d·64 bytes.
+	Memory func(m model.Model, n int, s Settings) float64
 	// Approximate methods do not converge to exact draws of the model
 	// (GF-SVGD's particles settle near it); the conformance tests check
 	// the others against exact marginals.
 	Approximate bool
 }
 
-// MemoryOf returns m's memory estimate for n particles over d variables
-// with k states in all.
-func (m *Method) MemoryOf(n, d, k int, s Settings) float64 {
-	if m.Memory != nil {
-		return m.Memory(n, d, k, s)
+// Count writes n iterations of the method in words: "100 iterations",
+// "30 sweeps", "1 sweep of d proposals".
+func (m *Method) Count(n int) string {
+	u := m.Unit
+	if n != 1 {
+		first, rest, _ := strings.Cut(u, " ")
+		u = first + "s"
+		if rest != "" {
+			u += " " + rest
+		}
 	}
-	return 64 * float64(n) * float64(d)
+	return fmt.Sprintf("%d %s", n, u)
+}
+
+// MemoryOf returns the method's memory estimate for n particles or chains
+// on mod.
+func (m *Method) MemoryOf(mod model.Model, n int, s Settings) float64 {
+	if m.Memory != nil {
+		return m.Memory(mod, n, s)
+	}
+	return 64 * float64(n) * float64(mod.Dim())
+}
+
+// States returns Σ_i K_i, the total number of states of m's variables.
+func States(m model.Model) int {
+	k := 0
+	for i := range m.Dim() {
+		k += len(m.States(i))
+	}
+	return k
 }
 
 var (

@@ -48,6 +48,7 @@ func (w *Weighting) UnmarshalText(b []byte) error {
 // weights in w and returns their effective sample size 1/Σ w_j². Entries of
 // −Inf (ρ = 0) get weight zero; entries of +Inf (particles in states of
 // probability zero, where p_c = 0 < ρ) share all the weight equally, whatever
+// the weighting; when every entry is −Inf the weights are uniform, whatever
 // the weighting. power β tempers self-normalised weights, w_j ∝ (ρ/p_c)^β
 // (1 or 0: none). rank is scratch of length n for rank weights (nil
 // allocates).
@@ -63,10 +64,18 @@ func Weights(w, logw []float64, kind Weighting, power float64, rank []int) float
 		}
 		return numeric.NormalizeLogWeights(w)
 	}
+	// +Inf entries take all the weight, as for self-normalised weights; so
+	// does every particle when all entries are −Inf (uniform weights, not
+	// the 0/0 of rank weights that are all zero).
+	finite := false
 	for _, v := range logw {
 		if math.IsInf(v, 1) {
 			return numeric.NormalizeLogWeights(w)
 		}
+		finite = finite || !math.IsInf(v, -1)
+	}
+	if !finite {
+		return numeric.NormalizeLogWeights(w)
 	}
 	n := len(logw)
 	if rank == nil {

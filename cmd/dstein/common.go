@@ -35,11 +35,33 @@ func (m *memoryFlag) budget() (memlimit.Budget, error) {
 // loadModel reads a model file (JSON or UAI, with evidence) within the
 // memory budget.
 func loadModel(e *env, path, evidence string, b memlimit.Budget) (*modelfile.Loaded, error) {
-	l, err := modelfile.OpenLimit(e.ctx, path, evidence, b)
-	if err != nil {
-		return nil, err
+	return cancelable(e, func() (*modelfile.Loaded, error) { return modelfile.OpenLimit(e.ctx, path, evidence, b) })
+}
+
+// cancelable runs f and returns its result, or an interrupted error as soon
+// as the command's context is canceled (f then finishes in the background
+// while the process exits).
+func cancelable[T any](e *env, f func() (T, error)) (T, error) {
+	type res struct {
+		v   T
+		err error
 	}
-	return l, nil
+	done := make(chan res, 1)
+	go func() {
+		v, err := f()
+		done <- res{v, err}
+	}()
+	select {
+	case r := <-done:
+		if e.ctx.Err() != nil {
+			var zero T
+			return zero, interrupted{"interrupted; nothing written"}
+		}
+		return r.v, r.err
+	case <-e.ctx.Done():
+		var zero T
+		return zero, interrupted{"interrupted; nothing written"}
+	}
 }
 
 // newPlan starts the output plan of a command: its inputs, so that no

@@ -18,6 +18,9 @@ import (
 	"github.com/dstein/dstein/rng"
 )
 
+// maxBootstrap bounds --bootstrap: 10⁷ draws resolve p-values to 10⁻⁷.
+const maxBootstrap = 10_000_000
+
 // gofTests are the tests dstein gof runs.
 var gofTests = []string{"gfksd", "dksd", "mmd"}
 
@@ -118,6 +121,9 @@ func (f *gofFlags) options(cmd *cobra.Command) (gof.Options, gof.GFKSDSettings, 
 	}
 	if err := atLeast("bootstrap", f.b, 1); err != nil {
 		return o, set, err
+	}
+	if f.b > maxBootstrap {
+		return o, set, usagef("--bootstrap must be at most %d (the p-value's resolution is 1/(B+1)), got %d", maxBootstrap, f.b)
 	}
 	if f.test == "mmd" && fs.Changed("bootstrap-kind") {
 		return o, set, usagef("--bootstrap-kind applies to gfksd and dksd; mmd's null comes from permutations")

@@ -50,7 +50,7 @@ func printMethods(e *env) {
 	fmt.Fprintln(w, "Methods (dstein sample --method NAME; pipeline files name them in \"method\"):")
 	for _, m := range sampler.Methods() {
 		fmt.Fprintf(w, "\n%s: %s\n", m.Name, m.Description)
-		iters := fmt.Sprintf("%d × %s by default", m.Iters, m.Unit)
+		iters := m.Count(m.Iters) + " by default"
 		if m.OneShot {
 			iters = "one step: " + m.Unit
 		}
@@ -96,7 +96,8 @@ func settingRows(v reflect.Value, prefix string) [][3]string {
 		}
 		flag := "-"
 		if fl := f.Tag.Get("flag"); fl != "" {
-			flag = "--" + fl
+			name, _, _ := strings.Cut(fl, ",")
+			flag = "--" + name
 		}
 		rows = append(rows, [3]string{prefix + name, flag, formatSetting(fv)})
 	}

@@ -70,7 +70,17 @@ func run(ctx context.Context, args []string, stdout, stderr io.Writer) (code int
 	}()
 	root := newRoot(e)
 	root.SetArgs(args)
-	err := root.Execute()
+	var err error
+	if len(args) > 0 && !strings.HasPrefix(args[0], "-") && args[0] != "help" {
+		// A mistyped command: say so before cobra reads its flags as the
+		// root's.
+		if c, _, ferr := root.Find(args); ferr == nil && c == root {
+			err = root.Args(root, args[:1])
+		}
+	}
+	if err == nil {
+		err = root.Execute()
+	}
 	if err == nil {
 		return exitOK
 	}
@@ -191,16 +201,25 @@ Start with "dstein demo", then "dstein sample --model examples/ising-grid.json";
 	root.CompletionOptions.DisableDefaultCmd = true
 	root.SuggestionsMinimumDistance = 2
 	root.AddCommand(newSampleCmd(e), newMethodsCmd(e), newGofCmd(e), newExactCmd(e), newCompareMARCmd(e), newDemoCmd(e), newExperimentCmd(e), newBNNCmd(e))
-	root.Args = func(cmd *cobra.Command, args []string) error {
-		if len(args) > 0 {
-			var names []string
-			for _, c := range cmd.Commands() {
-				names = append(names, c.Name())
-			}
-			return usagef("unknown command %q%s", args[0], suggest.Hint(args[0], names))
+	for _, c := range append([]*cobra.Command{root}, root.Commands()...) {
+		if !c.HasSubCommands() {
+			continue
 		}
+		c.Args = unknownSubcommand
+		c.RunE = func(cmd *cobra.Command, _ []string) error { return cmd.Help() }
+	}
+	return root
+}
+
+// unknownSubcommand refuses arguments to a command that only groups
+// subcommands, suggesting the closest name.
+func unknownSubcommand(cmd *cobra.Command, args []string) error {
+	if len(args) == 0 {
 		return nil
 	}
-	root.RunE = func(cmd *cobra.Command, _ []string) error { return cmd.Help() }
-	return root
+	var names []string
+	for _, c := range cmd.Commands() {
+		names = append(names, c.Name())
+	}
+	return usagef("unknown command %q for %s%s", args[0], cmd.CommandPath(), suggest.Hint(args[0], names))
 }

@@ -57,10 +57,12 @@ func Parse(s string) (int64, error) {
 	t := strings.TrimSpace(s)
 	if strings.HasSuffix(t, "%") {
 		p, err := strconv.ParseFloat(strings.TrimSuffix(t, "%"), 64)
-		if err != nil || !(p > 0) || p > 100 {
+		n := int64(float64(Available()) * p / 100)
+		if err != nil || !(p > 0) || p > 100 || n < 1 {
+			// n < 1 would be no limit at all (Budget.Limit ≤ 0).
 			return 0, fmt.Errorf("memory limit %q: want a percentage in (0, 100]", s)
 		}
-		return int64(float64(Available()) * p / 100), nil
+		return n, nil
 	}
 	u := strings.ToUpper(t)
 	mult := 1.0
@@ -74,7 +76,8 @@ func Parse(s string) (int64, error) {
 		}
 	}
 	v, err := strconv.ParseFloat(strings.TrimSpace(u), 64)
-	if err != nil || !(v > 0) || math.IsInf(v*mult, 0) || v*mult > math.MaxInt64/2 {
+	// Under one byte would be no limit at all (Budget.Limit ≤ 0).
+	if err != nil || !(v*mult >= 1) || math.IsInf(v*mult, 0) || v*mult > math.MaxInt64/2 {
 		return 0, fmt.Errorf("memory limit %q: want a size such as 512MB, 4GB or 50%%", s)
 	}
 	return int64(v * mult), nil
@@ -167,9 +170,9 @@ func (b Budget) Check(what string, need float64) error {
 	if b.Limit <= 0 {
 		return nil
 	}
-	if math.IsNaN(need) || need > float64(b.Limit) {
+	if math.IsNaN(need) || need < 0 || need > float64(b.Limit) {
 		n := int64(math.MaxInt64)
-		if need < float64(math.MaxInt64) {
+		if need >= 0 && need < float64(math.MaxInt64) {
 			n = int64(need)
 		}
 		return &Exceeded{What: what, Need: n, Limit: b.Limit}

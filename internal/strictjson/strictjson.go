@@ -15,6 +15,7 @@ import (
 	"io"
 	"reflect"
 	"strings"
+	"unicode"
 )
 
 // Unmarshal decodes data into v (a pointer) after checking its keys against
@@ -71,21 +72,26 @@ var (
 	rawType         = reflect.TypeOf(json.RawMessage(nil))
 )
 
-// value reads one JSON value and checks it against t (nil: any shape).
-func (c *checker) value(t reflect.Type, path string) error {
+// deref strips pointers from t: a *T field reads the JSON of a T.
+func deref(t reflect.Type) reflect.Type {
 	for t != nil && t.Kind() == reflect.Pointer {
-		if t.Implements(checkerType) {
-			break
-		}
 		t = t.Elem()
 	}
+	return t
+}
+
+// value reads one JSON value and checks it against t (nil: any shape).
+func (c *checker) value(t reflect.Type, path string) error {
+	t = deref(t)
 	if t != nil {
+		// Methods are called on a non-nil value: the zero value, or a
+		// pointer to one (a nil pointer would panic in a value method).
 		pt := reflect.PointerTo(t)
 		switch {
-		case t.Implements(checkerType):
-			t = reflect.Zero(t).Interface().(Checker).JSONShape()
+		case t.Kind() != reflect.Interface && t.Implements(checkerType):
+			t = deref(reflect.Zero(t).Interface().(Checker).JSONShape())
 		case pt.Implements(checkerType):
-			t = reflect.New(t).Interface().(Checker).JSONShape()
+			t = deref(reflect.New(t).Interface().(Checker).JSONShape())
 		case t == rawType || t.Implements(unmarshalerType) || pt.Implements(unmarshalerType) || pt.Implements(textType):
 			t = nil
 		}
@@ -175,33 +181,96 @@ func (c *checker) object(t reflect.Type, path string) error {
 }
 
 // collect maps the JSON names of t's fields (embedded structs flattened) to
-// their types.
+// their types, with encoding/json's rules: a name at a shallower depth of
+// embedding hides the same name deeper down, a tagged name hides an untagged
+// one at the same depth, and two names that tie are both dropped (encoding/json
+// ignores them). Each embedded struct type is explored once, so a type that
+// embeds a pointer to itself terminates.
 func collect(t reflect.Type, out map[string]reflect.Type) {
-	for i := range t.NumField() {
-		f := t.Field(i)
-		tag := f.Tag.Get("json")
-		if tag == "-" {
-			continue
-		}
-		name, _, _ := strings.Cut(tag, ",")
-		if f.Anonymous && name == "" {
-			ft := f.Type
-			if ft.Kind() == reflect.Pointer {
-				ft = ft.Elem()
-			}
-			if ft.Kind() == reflect.Struct {
-				collect(ft, out)
+	type found struct {
+		typ    reflect.Type
+		depth  int
+		tagged bool
+		ties   int // how many fields share this name, depth and taggedness
+	}
+	best := map[string]*found{}
+	visited := map[reflect.Type]bool{}
+	next := []reflect.Type{t}
+	nextCount := map[reflect.Type]int{t: 1}
+	for depth := 0; len(next) > 0; depth++ {
+		current, count := next, nextCount
+		next, nextCount = nil, map[reflect.Type]int{}
+		for _, st := range current {
+			if visited[st] {
 				continue
 			}
+			visited[st] = true
+			for i := range st.NumField() {
+				f := st.Field(i)
+				ft := f.Type
+				if ft.Name() == "" && ft.Kind() == reflect.Pointer {
+					ft = ft.Elem()
+				}
+				if f.Anonymous {
+					if !f.IsExported() && ft.Kind() != reflect.Struct {
+						continue
+					}
+				} else if !f.IsExported() {
+					continue
+				}
+				tag := f.Tag.Get("json")
+				if tag == "-" {
+					continue
+				}
+				name, _, _ := strings.Cut(tag, ",")
+				if !validTag(name) {
+					name = ""
+				}
+				if f.Anonymous && name == "" && ft.Kind() == reflect.Struct {
+					nextCount[ft]++
+					if nextCount[ft] == 1 {
+						next = append(next, ft)
+					}
+					continue
+				}
+				tagged := name != ""
+				if !tagged {
+					name = f.Name
+				}
+				ties := 1
+				if count[st] > 1 {
+					ties = 2 // the same struct embedded twice at this depth
+				}
+				switch b := best[name]; {
+				case b == nil || b.depth == depth && tagged && !b.tagged:
+					best[name] = &found{f.Type, depth, tagged, ties}
+				case b.depth == depth && tagged == b.tagged:
+					b.ties += ties
+				}
+			}
 		}
-		if !f.IsExported() {
-			continue
-		}
-		if name == "" {
-			name = f.Name
-		}
-		out[name] = f.Type
 	}
+	for name, b := range best {
+		if b.ties == 1 {
+			out[name] = b.typ
+		}
+	}
+}
+
+// validTag reports whether encoding/json accepts name as a field's JSON
+// name (it uses the Go name otherwise).
+func validTag(name string) bool {
+	if name == "" {
+		return false
+	}
+	for _, c := range name {
+		switch {
+		case strings.ContainsRune("!#$%&()*+-./:;<=>?@[]^_{|}~ ", c):
+		case !unicode.IsLetter(c) && !unicode.IsDigit(c):
+			return false
+		}
+	}
+	return true
 }
 
 func sorted(s []string) []string {

@@ -1,5 +1,3 @@
-// Package suggest finds the names closest to a mistyped one, for "did you
-// mean" hints.
 package suggest
 
 import "strings"

@@ -112,6 +112,7 @@ func New(card []int, factors []Factor) (*Graph, error) {
 		g.states[s] = float64(s)
 	}
 
+	bound := 0.0            // Σ_f max |finite log-value|: the largest |log p*|
 	stamp := make([]int, n) // stamp[v] == k+1 when factor k names v
 	deg := make([]int, n)
 	g.factors = make([]Factor, len(factors))
@@ -136,14 +137,17 @@ func New(card []int, factors []Factor) (*Graph, error) {
 			return nil, fmt.Errorf("factor %d has %d table entries; its scope %v wants %d", k, len(f.LogTable), f.Scope, size)
 		}
 		someNonZero := false
+		largest := 0.0
 		for a, x := range f.LogTable {
 			if math.IsNaN(x) || math.IsInf(x, 1) {
 				return nil, fmt.Errorf("factor %d: log-table entry %d is %v; want a finite number or −Inf", k, a, x)
 			}
 			if !math.IsInf(x, -1) {
 				someNonZero = true
+				largest = max(largest, math.Abs(x))
 			}
 		}
+		bound += largest
 		if !someNonZero {
 			return nil, fmt.Errorf("factor %d is zero for every assignment of its scope %v, so every configuration has probability zero", k, f.Scope)
 		}
@@ -166,6 +170,9 @@ func New(card []int, factors []Factor) (*Graph, error) {
 		}
 	}
 
+	if err := model.CheckLogBound("the factor graph", bound); err != nil {
+		return nil, err
+	}
 	for i := range n {
 		g.adjStart[i+1] = g.adjStart[i] + deg[i]
 	}

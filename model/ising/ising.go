@@ -76,6 +76,16 @@ func New(n int, edges []Edge, fields []float64) (*Ising, error) {
 		deg[e.I]++
 		deg[e.J]++
 	}
+	bound := 0.0
+	for _, h := range fields {
+		bound += math.Abs(h)
+	}
+	for _, e := range edges {
+		bound += math.Abs(e.Coupling)
+	}
+	if err := model.CheckLogBound("the Ising model", bound); err != nil {
+		return nil, err
+	}
 	m := &Ising{
 		n:      n,
 		edges:  append([]Edge(nil), edges...),

@@ -144,3 +144,14 @@ func TestNewGridChecksEdges(t *testing.T) {
 		t.Error("a model without a grid reports one")
 	}
 }
+
+// A coupling so large that log p* could overflow is refused at
+// construction, not left to fail inside a sampler.
+func TestHugeParametersRefused(t *testing.T) {
+	if _, err := New(2, []Edge{{0, 1, 1e308}}, []float64{1e308, 0}); err == nil || !strings.Contains(err.Error(), "rescale") {
+		t.Errorf("coupling 1e308: %v", err)
+	}
+	if _, err := New(2, []Edge{{0, 1, 1e50}}, nil); err != nil {
+		t.Errorf("coupling 1e50 refused: %v", err)
+	}
+}

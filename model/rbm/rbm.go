@@ -79,6 +79,20 @@ func New(W [][]float64, b, c []float64) (*RBM, error) {
 			return nil, fmt.Errorf("rbm c[%d] is %v; want a finite number", k, v)
 		}
 	}
+	// log p*(z) = bᵀz + Σ_k log 2cosh(W_kᵀz + c_k) ≤ Σ|b| + Σ_k (Σ_i |W_ik| + |c_k| + log 2).
+	bound := 0.0
+	for _, v := range r.b {
+		bound += math.Abs(v)
+	}
+	for k := range m {
+		bound += math.Abs(r.c[k]) + math.Ln2
+		for _, w := range r.wt[k*d : (k+1)*d] {
+			bound += math.Abs(w)
+		}
+	}
+	if err := model.CheckLogBound("the RBM", bound); err != nil {
+		return nil, err
+	}
 	return r, nil
 }
 

@@ -134,3 +134,10 @@ func TestNewRejectsBadInput(t *testing.T) {
 		}
 	}
 }
+
+// Weights so large that log p* could overflow are refused at construction.
+func TestHugeParametersRefused(t *testing.T) {
+	if _, err := New([][]float64{{1e308}, {1e308}}, nil, nil); err == nil {
+		t.Error("W of 1e308 accepted")
+	}
+}

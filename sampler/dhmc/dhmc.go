@@ -155,6 +155,11 @@ func init() {
 		Iters:      500,
 		Unit:       "iteration",
 		Continuous: true,
+		Memory: func(m model.Model, n int, _ sampler.Settings) float64 {
+			// Positions, and per chain its state, bins, momentum, order and
+			// tracker.
+			return float64(n) * (8*8*float64(m.Dim()) + 256)
+		},
 	})
 }
 

@@ -21,9 +21,20 @@ func init() {
 		New: func(p *sampler.Problem, s sampler.Settings) (sampler.Sampler, error) {
 			return New(p, *s.(*Settings))
 		},
-		Iters:      500,
-		Unit:       "iteration",
-		Continuous: true,
+		Iters:       500,
+		Unit:        "iteration",
+		Continuous:  true,
+		Approximate: true,
+		Memory: func(m model.Model, n int, s sampler.Settings) float64 {
+			nf, df := float64(n), float64(m.Dim())
+			if s != nil && s.(*Settings).Kernel == svgd.Coordinatewise {
+				return 8*(0.5*nf*nf) + 8*13*nf*df
+			}
+			// Kernel, kernel × weights, median pairs; positions, states,
+			// scores, direction, previous positions, Adam's moments, and the
+			// direction's products.
+			return 8*(2.5*nf*nf) + 8*11*nf*df
+		},
 	})
 }
 

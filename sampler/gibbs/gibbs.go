@@ -24,6 +24,11 @@ func init() {
 		},
 		Iters: 500,
 		Unit:  "sweep",
+		Memory: func(m model.Model, n int, _ sampler.Settings) float64 {
+			// Each chain's state and tracker (local fields), the current
+			// states, and the stratified sweeps' conditionals.
+			return float64(n) * (8*4*float64(m.Dim()) + 8*float64(sampler.States(m)) + 256)
+		},
 	})
 }
 

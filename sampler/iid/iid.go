@@ -1,7 +1,3 @@
-// Package iid is the "exact" method: n independent exact samples of a
-// model, from an exact sampler (package exact: enumeration, transfer over
-// Ising grids, hidden-unit enumeration for RBMs, variable elimination for
-// factor graphs). It is one-shot: its single step draws all n samples.
 package iid
 
 import (
@@ -9,6 +5,7 @@ import (
 	"fmt"
 
 	"github.com/dstein/dstein/exact"
+	"github.com/dstein/dstein/internal/memlimit"
 	"github.com/dstein/dstein/model"
 	"github.com/dstein/dstein/rng"
 	"github.com/dstein/dstein/sampler"
@@ -26,6 +23,9 @@ func init() {
 		Unit:    "draw of all n samples",
 		OneShot: true,
 		Needs:   "an exact sampler (small or structured models)",
+		Memory: func(m model.Model, n int, _ sampler.Settings) float64 {
+			return exact.Memory(m) - memlimit.Base + 8*float64(n)*float64(m.Dim())
+		},
 	})
 }
 

@@ -5,8 +5,10 @@ import (
 	"testing"
 
 	"github.com/dstein/dstein/exact"
+	"github.com/dstein/dstein/model"
 	"github.com/dstein/dstein/rng"
 	"github.com/dstein/dstein/sampler"
+	_ "github.com/dstein/dstein/sampler/all"
 )
 
 type recorder struct {
@@ -37,6 +39,35 @@ func TestCheckMarginalsCanFail(t *testing.T) {
 		CheckMarginals(r, name, m, bad, 0)
 		if len(r.errors) == 0 {
 			t.Errorf("%s: draws all in one state accepted", name)
+		}
+	}
+}
+
+// Every registered method that claims exact draws (all but the
+// approximate ones) converges to the exact marginals on every small model
+// it supports: 2000 chains, the method's default settings, iterations
+// enough to mix on these models (stated per unit of work); tolerance as in
+// CheckMarginals (5 binomial SE plus slack 0.002 for residual bias).
+func TestEveryMethodMatchesExact(t *testing.T) {
+	iters := map[string]int{"sweep": 200, "sweep of d proposals": 100, "proposal": 400, "iteration": 300}
+	for _, meth := range sampler.Methods() {
+		if meth.Approximate {
+			continue
+		}
+		for name, m := range SmallModels(t) {
+			if meth.Needs == "a relaxed form" {
+				if _, ok := m.(model.Relaxed); !ok {
+					continue
+				}
+			}
+			it := iters[meth.Unit]
+			if meth.OneShot {
+				it = 1
+			} else if it == 0 {
+				t.Fatalf("%s: no iteration budget for unit %q", meth.Name, meth.Unit)
+			}
+			s := Run(t, meth.Name, nil, m, 2000, it, 7)
+			CheckMarginals(t, meth.Name+" on "+name, m, s, 0.002)
 		}
 	}
 }

@@ -1,0 +1,164 @@
+package ensemble
+
+import (
+	"bufio"
+	"crypto/sha256"
+	"encoding/binary"
+	"encoding/gob"
+	"encoding/hex"
+	"errors"
+	"fmt"
+	"os"
+	"path/filepath"
+	"reflect"
+
+	"github.com/dstein/dstein/bnn"
+	"github.com/dstein/dstein/internal/safeio"
+)
+
+// CheckpointName is the checkpoint file inside Options.Dir.
+const CheckpointName = "checkpoint.gob"
+
+// checkpointVersion numbers the checkpoint's format and meaning. Version 2
+// (optim's Adam, svgd's direction, one random stream per purpose) continues
+// runs differently from the unnumbered version 0 before it, which is
+// refused.
+const checkpointVersion = 2
+
+// adamState is Adam's moments of one parameter array.
+type adamState struct {
+	M, V []float32
+}
+
+// checkpoint is everything needed to continue a run after a unit of work (a
+// GF-SVGD epoch, or one member's epoch for the sequential methods).
+type checkpoint struct {
+	Version int
+	Config  Config
+	Units   int
+	Members []bnn.State
+	// Adam[k][i] are the moments of parameter i of network k.
+	Adam          [][]adamState
+	Alphas        []float64
+	SampleWeights []float64
+	History       []EpochLog
+	Seconds       float64
+}
+
+// save writes the checkpoint atomically.
+func (t *trainer) save() error {
+	if t.opt.Dir == "" {
+		return nil
+	}
+	t.cp.Members = t.cp.Members[:0]
+	t.cp.Adam = t.cp.Adam[:0]
+	for k, n := range t.nets {
+		t.cp.Members = append(t.cp.Members, n.State())
+		a := make([]adamState, len(t.adams[k]))
+		for i, s := range t.adams[k] {
+			a[i] = adamState{M: s.M, V: s.V}
+		}
+		t.cp.Adam = append(t.cp.Adam, a)
+	}
+	return safeio.Replace(filepath.Join(t.opt.Dir, CheckpointName), func(w *bufio.Writer) error {
+		return gob.NewEncoder(w).Encode(&t.cp)
+	})
+}
+
+// readCheckpoint reads dir's checkpoint. It reads only a regular file: a
+// symbolic link in its place is refused, not followed. A missing checkpoint
+// gives an error that matches os.ErrNotExist.
+func readCheckpoint(dir string) (checkpoint, error) {
+	var cp checkpoint
+	path := filepath.Join(dir, CheckpointName)
+	fi, err := os.Lstat(path)
+	if err != nil {
+		return cp, err
+	}
+	switch {
+	case fi.Mode()&os.ModeSymlink != 0:
+		return cp, fmt.Errorf("%s is a symbolic link; dstein reads a checkpoint only from a regular file in the output directory, and does not follow links", path)
+	case !fi.Mode().IsRegular():
+		return cp, fmt.Errorf("%s is not a regular file (%v); it cannot be a dstein checkpoint", path, fi.Mode().Type())
+	}
+	f, err := os.Open(path)
+	if err != nil {
+		return cp, err
+	}
+	defer f.Close()
+	// The file opened must be the one examined, not a link put in its place
+	// since.
+	if of, err := f.Stat(); err != nil {
+		return cp, err
+	} else if !os.SameFile(fi, of) {
+		return cp, fmt.Errorf("%s was replaced while it was being opened", path)
+	}
+	if err := gob.NewDecoder(bufio.NewReader(f)).Decode(&cp); err != nil {
+		return cp, fmt.Errorf("%s is not a dstein checkpoint or is damaged: %w", path, err)
+	}
+	return cp, nil
+}
+
+// load reads the checkpoint, if any, and restores the networks and their
+// optimizers.
+func (t *trainer) load() (bool, error) {
+	path := filepath.Join(t.opt.Dir, CheckpointName)
+	cp, err := readCheckpoint(t.opt.Dir)
+	if errors.Is(err, os.ErrNotExist) {
+		return false, nil
+	}
+	if err != nil {
+		return false, err
+	}
+	if cp.Version != checkpointVersion {
+		return false, fmt.Errorf("%s was written by another version of dstein (checkpoint format %d; this one reads %d), whose training draws and computes differently, so resuming it would match neither version: start again in another --out-dir", path, cp.Version, checkpointVersion)
+	}
+	if !reflect.DeepEqual(cp.Config, t.cfg) {
+		return false, fmt.Errorf("%s was written by a run with different settings (%+v); this run has %+v: use another --out-dir or the same settings", path, cp.Config, t.cfg)
+	}
+	if len(cp.Members) != len(t.nets) || len(cp.Adam) != len(t.nets) {
+		return false, fmt.Errorf("%s holds %d networks, want %d", path, len(cp.Members), len(t.nets))
+	}
+	for k, n := range t.nets {
+		if len(cp.Adam[k]) != len(t.adams[k]) {
+			return false, fmt.Errorf("%s: network %d has %d optimizer states, want %d", path, k+1, len(cp.Adam[k]), len(t.adams[k]))
+		}
+		for i, a := range t.adams[k] {
+			if len(cp.Adam[k][i].M) != len(a.M) || len(cp.Adam[k][i].V) != len(a.V) {
+				return false, fmt.Errorf("%s: network %d optimizer state %d has the wrong size", path, k+1, i)
+			}
+		}
+		if err := n.SetState(cp.Members[k]); err != nil {
+			return false, fmt.Errorf("%s: network %d: %w", path, k+1, err)
+		}
+		for i, a := range t.adams[k] {
+			copy(a.M, cp.Adam[k][i].M)
+			copy(a.V, cp.Adam[k][i].V)
+		}
+	}
+	if t.cfg.Method == "benn" && len(cp.SampleWeights) != t.nTrain {
+		return false, fmt.Errorf("%s: %d boosting weights, want %d", path, len(cp.SampleWeights), t.nTrain)
+	}
+	if cp.Units < 0 || cp.Units > t.totalUnits() {
+		return false, fmt.Errorf("%s: %d units completed, want 0 to %d", path, cp.Units, t.totalUnits())
+	}
+	t.cp = cp
+	return true, nil
+}
+
+// digest is the SHA-256 of every network's parameters and running
+// statistics, in order.
+func digest(nets []*bnn.Net) string {
+	h := sha256.New()
+	for _, n := range nets {
+		st := n.State()
+		for _, p := range st.Params {
+			binary.Write(h, binary.LittleEndian, p)
+		}
+		for i := range st.Mean {
+			binary.Write(h, binary.LittleEndian, st.Mean[i])
+			binary.Write(h, binary.LittleEndian, st.Var[i])
+		}
+	}
+	return hex.EncodeToString(h.Sum(nil))
+}
