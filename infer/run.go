@@ -137,12 +137,13 @@ func Describe(p sampler.Pipeline) string {
 }
 
 // Memory estimates the bytes a run of spec on m allocates beyond the model
-// itself: the transform, the initial draw and the final samples (a few
+// itself: the transform, the initial draw and the final samples (three
 // copies of n·d values), and the largest of its stages' own estimates.
 func Memory(m model.Model, spec Spec) float64 {
 	n, d := float64(spec.N), float64(m.Dim())
 	k := sampler.States(m)
-	need := 16*float64(k) + 5*8*n*d
+	// The initial points and states, and the final states.
+	need := 16*float64(k) + 3*8*n*d
 	if spec.Trace {
 		need += 200 * float64(spec.Pipeline.Iters())
 	}

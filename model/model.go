@@ -142,3 +142,22 @@ func CheckLogBound(what string, bound float64) error {
 	}
 	return nil
 }
+
+// Sizer is a model that knows about how many bytes it holds, for memory
+// estimates.
+type Sizer interface {
+	Bytes() int64
+}
+
+// Bytes returns m's size in bytes when it is a Sizer, else an estimate of
+// 64 bytes per state of its variables.
+func Bytes(m Model) int64 {
+	if s, ok := m.(Sizer); ok {
+		return s.Bytes()
+	}
+	var k int64
+	for i := range m.Dim() {
+		k += int64(len(m.States(i)))
+	}
+	return 64 * k
+}

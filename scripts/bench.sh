@@ -25,9 +25,9 @@ measure() {
 	echo "dstein $*: $(tail -1 "$tmp/time.txt")"
 }
 measure demo
-measure sample --model examples/ising-grid.json --n 100 --iters 500 --out "$tmp/s.csv"
-measure sample --model examples/rbm-random.json --n 1000 --iters 50 --out "$tmp/s.csv"
-measure sample --model "$tmp/rbm1000.json" --n 1000 --iters 10 --out "$tmp/s.csv"
+measure sample --model examples/ising-grid.json --method transport --n 100 --iters 500 --out "$tmp/s.csv"
+measure sample --model examples/rbm-random.json --method transport --n 1000 --iters 50 --out "$tmp/s.csv"
+measure sample --model "$tmp/rbm1000.json" --method transport --n 1000 --iters 10 --out "$tmp/s.csv"
 measure sample --model examples/ising-grid.json --method gibbs --n 100 --iters 500 --out "$tmp/s.csv"
 measure sample --model examples/rbm-random.json --method dhmc --n 100 --iters 500 --out "$tmp/s.csv"
 measure sample --model examples/rbm-random.json --method exact --n 1000 --out "$tmp/s.csv"
@@ -36,5 +36,5 @@ for t in gfksd dksd mmd; do
 	measure gof --model examples/ising-grid.json --samples "$tmp/g.csv" --test $t --bootstrap 1000
 done
 measure sample --model examples/ising-grid.json --method dmala --n 100 --iters 500 --out "$tmp/s.csv"
-measure bnn train --arch cnn --method ste --ensemble 1 --epochs 1 --train-limit 12800 --out "$tmp/ste"
-measure bnn train --arch cnn --method gfsvgd --ensemble 5 --epochs 1 --train-limit 6400 --out "$tmp/gf5"
+measure bnn train --arch cnn --method ste --ensemble 1 --epochs 1 --train-limit 12800 --out-dir "$tmp/ste"
+measure bnn train --arch cnn --method gfsvgd --ensemble 5 --epochs 1 --train-limit 6400 --out-dir "$tmp/gf5"

@@ -10,6 +10,8 @@ import (
 	"github.com/spf13/cobra"
 
 	"github.com/dstein/dstein/exact"
+	"github.com/dstein/dstein/internal/memlimit"
+	mdl "github.com/dstein/dstein/model"
 	"github.com/dstein/dstein/model/factorgraph"
 	"github.com/dstein/dstein/model/uai"
 	"github.com/dstein/dstein/report"
@@ -64,7 +66,7 @@ the competitions' PR files give it), the marginals and the means.`,
 			}
 			defer plan.Abort()
 			say := e.stdout
-			if mar == "-" || jsonOut == "-" {
+			if plan.UsesStdout() {
 				say = e.stderr
 			}
 			lm, err := loadModel(e, model, evidence, budget)
@@ -81,9 +83,11 @@ the competitions' PR files give it), the marginals and the means.`,
 				}
 				truth, method, width = ve, "variable elimination (min-fill order)", ve.Width()
 			} else {
-				if err := budget.Check("exact inference on this model", exact.Memory(lm.Model)); err != nil {
+				need := exact.Memory(lm.Model) + float64(mdl.Bytes(lm.File))
+				if err := budget.Check("exact inference on this model", need); err != nil {
 					return err
 				}
+				defer fmt.Fprintf(say, "memory     about %s estimated (limit %s, --max-memory)\n", memlimit.Format(int64(need)), memlimit.Format(budget.Limit))
 				if truth, err = exact.ForContext(e.ctx, lm.Model); err != nil {
 					return err
 				}
@@ -199,7 +203,7 @@ to 1 (within 1e-6 per state); --normalize rescales rows that do not.`,
 			}
 			defer plan.Abort()
 			say := e.stdout
-			if jsonOut == "-" {
+			if plan.UsesStdout() {
 				say = e.stderr
 			}
 			var marg [2][][]float64

@@ -11,6 +11,7 @@ import (
 	"github.com/spf13/cobra"
 
 	"github.com/dstein/dstein/gof"
+	"github.com/dstein/dstein/internal/memlimit"
 	"github.com/dstein/dstein/internal/suggest"
 	"github.com/dstein/dstein/kernel"
 	"github.com/dstein/dstein/model"
@@ -211,7 +212,7 @@ func runGof(e *env, cmd *cobra.Command, f *gofFlags) error {
 	}
 	defer plan.Abort()
 	say := e.stdout
-	if f.json == "-" {
+	if plan.UsesStdout() {
 		say = e.stderr
 	}
 	lm, err := loadModel(e, f.model, "", budget)
@@ -227,26 +228,27 @@ func runGof(e *env, cmd *cobra.Command, f *gofFlags) error {
 	if s.N < 2 {
 		return fmt.Errorf("%s: %d sample; a test needs at least 2", f.samples, s.N)
 	}
-	if err := budget.Check(fmt.Sprintf("the %s test of %d samples of %d variables with %d bootstrap draws", f.test, s.N, m.Dim(), o.B), gof.Memory(f.test, s.N, m.Dim(), o.B)); err != nil {
+	need := gof.Memory(f.test, s.N, m.Dim(), o.B) + float64(model.Bytes(m))
+	if err := budget.Check(fmt.Sprintf("the %s test of %d samples of %d variables with %d bootstrap draws", f.test, s.N, m.Dim(), o.B), need); err != nil {
 		return err
 	}
-	var res *gof.Result
-	switch f.test {
-	case "gfksd":
-		res, err = gof.GFKSD(e.ctx, m, s, set, o)
-	case "dksd":
-		res, err = gof.DKSD(e.ctx, m, s, o)
-	case "mmd":
-		ref, src, rerr := gof.Reference(e.ctx, m, s.N, f.sweeps, o.Key)
-		if rerr != nil {
-			err = rerr
-			break
+	res, err := cancelable(e, func() (*gof.Result, error) {
+		switch f.test {
+		case "gfksd":
+			return gof.GFKSD(e.ctx, m, s, set, o)
+		case "dksd":
+			return gof.DKSD(e.ctx, m, s, o)
 		}
-		res, err = gof.MMD(e.ctx, s, ref, o)
+		ref, src, err := gof.Reference(e.ctx, m, s.N, f.sweeps, o.Key)
+		if err != nil {
+			return nil, err
+		}
+		res, err := gof.MMD(e.ctx, s, ref, o)
 		if res != nil {
 			res.Reference = src
 		}
-	}
+		return res, err
+	})
 	if err != nil {
 		if e.ctx.Err() != nil {
 			return interrupted{"interrupted; nothing written"}
@@ -254,6 +256,7 @@ func runGof(e *env, cmd *cobra.Command, f *gofFlags) error {
 		return err
 	}
 	printGof(say, f, m, set, res)
+	fmt.Fprintf(say, "memory     about %s estimated (limit %s, --max-memory)\n", memlimit.Format(int64(need)), memlimit.Format(budget.Limit))
 	if outJSON != nil {
 		if err := outJSON.Write(func(w *bufio.Writer) error { return report.WriteJSON(w, res) }); err != nil {
 			return err

@@ -13,6 +13,7 @@ import (
 	"github.com/spf13/pflag"
 
 	"github.com/dstein/dstein/infer"
+	"github.com/dstein/dstein/internal/memlimit"
 	"github.com/dstein/dstein/internal/safeio"
 	"github.com/dstein/dstein/model"
 	"github.com/dstein/dstein/model/uai"
@@ -62,7 +63,7 @@ run and written only when it completes.`,
 	fs.IntVar(&f.iters, "iters", 0, "iterations of a single method (default: the method's or preset's)")
 	fs.Uint64Var(&f.seed, "seed", 1, "random seed; the same seed gives the same output bytes")
 	fs.Float64Var(&f.initMean, "init-mean", 0, "mean of the initial N(mean, std²) draw every method starts from (default: the preset's, 0)")
-	fs.Float64Var(&f.initStd, "init-std", 1, "spread of the initial draw (default: the preset's, 1)")
+	fs.Float64Var(&f.initStd, "init-std", 0, "spread of the initial draw (default: the preset's, 1)")
 	fs.StringVar(&f.out, "out", "", "write the samples to this CSV file")
 	fs.StringVar(&f.json, "json", "", "write a JSON summary to this file")
 	fs.StringVar(&f.mar, "mar", "", "write the estimated marginals of every variable in the UAI competition's MAR format")
@@ -160,10 +161,8 @@ func runSample(e *env, cmd *cobra.Command, f *sampleFlags) error {
 	}
 	defer plan.Abort()
 	say := e.stdout
-	for _, p := range []string{f.out, f.json, f.mar, f.trace} {
-		if p == "-" {
-			say = e.stderr // standard output carries the data
-		}
+	if plan.UsesStdout() {
+		say = e.stderr // standard output carries the data
 	}
 	lm, err := loadModel(e, f.model, f.evidence, budget)
 	if err != nil {
@@ -171,7 +170,8 @@ func runSample(e *env, cmd *cobra.Command, f *sampleFlags) error {
 	}
 	m := lm.Model
 	spec := infer.Spec{Pipeline: pl, N: f.n, Key: rng.NewKey(f.seed), Trace: f.trace != ""}
-	if err := budget.Check(fmt.Sprintf("sampling %d particles or chains of %d variables with %s", f.n, m.Dim(), infer.Describe(pl)), infer.Memory(m, spec)); err != nil {
+	need := memlimit.Base + float64(model.Bytes(lm.File)) + infer.Memory(m, spec)
+	if err := budget.Check(fmt.Sprintf("sampling %d particles or chains of %d variables with %s", f.n, m.Dim(), infer.Describe(pl)), need); err != nil {
 		return err
 	}
 	out, err := runWithBar(e, m, spec, name)
@@ -179,6 +179,7 @@ func runSample(e *env, cmd *cobra.Command, f *sampleFlags) error {
 		return err
 	}
 	printSummary(say, f, name, m, out)
+	fmt.Fprintf(say, "memory     about %s estimated (limit %s, --max-memory)\n", memlimit.Format(int64(need)), memlimit.Format(budget.Limit))
 	if outCSV != nil {
 		z := lm.ExpandStates(out.Samples.Z, out.N)
 		if err := outCSV.Write(func(w *bufio.Writer) error {

@@ -143,7 +143,7 @@ func TestFormatParse(t *testing.T) {
 
 func TestAvailableDefault(t *testing.T) {
 	a := Available()
-	if a <= 0 || a > 1<<40 && memTotal() > 0 {
+	if a <= 0 || memTotal() == 0 && cgroupLimit() == 0 && a != 1<<40 {
 		t.Errorf("Available() = %d", a)
 	}
 	if mt := memTotal(); mt > 0 && a > mt {

@@ -10,6 +10,7 @@ import (
 	"io/fs"
 	"os"
 	"path/filepath"
+	"strings"
 	"syscall"
 )
 
@@ -115,6 +116,19 @@ func (f *File) resolve() error {
 		f.stdout, f.stream = true, true
 		return nil
 	}
+	// A path whose links pass through /proc or /dev/fd (/dev/stdout, a
+	// process substitution) names an open file of this process: it is
+	// written in place, as a stream, never renamed over.
+	if info, err := os.Stat(f.Path); err == nil && !info.IsDir() && (!info.Mode().IsRegular() || throughProc(f.Path)) {
+		f.Target, f.exists, f.stream = f.Path, true, true
+		// The process's own standard output (/dev/stdout, /proc/self/fd/1)
+		// is written like "-", through Plan.Stdout, so that it stays in
+		// order with the command's other output.
+		if out, err := os.Stdout.Stat(); err == nil && os.SameFile(info, out) && info.Mode()&fs.ModeCharDevice == 0 {
+			f.stdout = true
+		}
+		return nil
+	}
 	target, err := followLinks(f.Path)
 	if err != nil {
 		return fmt.Errorf("%s %s: %w", f.what, f.Path, err)
@@ -123,7 +137,7 @@ func (f *File) resolve() error {
 	info, err := os.Stat(target)
 	switch {
 	case errors.Is(err, fs.ErrNotExist):
-		dir := filepath.Dir(target)
+		dir := parent(target)
 		di, err := os.Stat(dir)
 		if err != nil {
 			return fmt.Errorf("%s %s: the directory %s does not exist", f.what, f.Path, dir)
@@ -146,6 +160,28 @@ func (f *File) resolve() error {
 	return nil
 }
 
+// throughProc reports whether path, or a symbolic link it leads through,
+// lies in /proc or /dev/fd.
+func throughProc(path string) bool {
+	for range 40 {
+		if abs, err := filepath.Abs(path); err == nil {
+			path = abs
+		}
+		if strings.HasPrefix(path, "/proc/") || strings.HasPrefix(path, "/dev/fd/") {
+			return true
+		}
+		dest, err := os.Readlink(path)
+		if err != nil {
+			return false
+		}
+		if !filepath.IsAbs(dest) {
+			dest = filepath.Join(filepath.Dir(path), dest)
+		}
+		path = dest
+	}
+	return false
+}
+
 // followLinks resolves symbolic links in the last element of path, up to
 // 40 levels, returning the path of the final target (which may not exist).
 func followLinks(path string) (string, error) {
@@ -159,7 +195,18 @@ func followLinks(path string) (string, error) {
 			return "", err
 		}
 		if !filepath.IsAbs(dest) {
-			dest = filepath.Join(filepath.Dir(path), dest)
+			// Relative to the link's directory as the system finds it:
+			// joined lexically, "alias/../x" in a link reached through a
+			// symlinked directory would name another file.
+			dir, _ := filepath.Split(path)
+			if dir == "" {
+				dir = "."
+			}
+			linkDir, err := filepath.EvalSymlinks(dir)
+			if err != nil {
+				return "", err
+			}
+			dest = filepath.Join(linkDir, dest)
 		}
 		path = dest
 	}
@@ -226,23 +273,38 @@ func (f *File) prepare() error {
 	}
 	tmp, err := createTemp(f.Target)
 	if err != nil {
-		return fmt.Errorf("%s %s: cannot write in %s: %w", f.what, f.Path, filepath.Dir(f.Target), errors.Unwrap(err))
+		return fmt.Errorf("%s %s: cannot write in %s: %w", f.what, f.Path, parent(f.Target), errors.Unwrap(err))
 	}
 	f.tmp = tmp
 	return nil
 }
 
+// parent returns the directory of path as the system finds it: unlike
+// filepath.Dir, it does not take "link/.." away lexically.
+func parent(path string) string {
+	dir, _ := filepath.Split(path)
+	if dir == "" {
+		return "."
+	}
+	if len(dir) > 1 {
+		dir = strings.TrimRight(dir, string(filepath.Separator))
+		if dir == "" {
+			dir = string(filepath.Separator)
+		}
+	}
+	return dir
+}
+
 // createTemp creates a new file beside path with the permissions a new
 // file gets (0666 less the umask).
 func createTemp(path string) (*os.File, error) {
+	// Not filepath.Join, which would clean "link/../" lexically and put the
+	// file in another directory than path's.
 	dir, base := filepath.Split(path)
-	if dir == "" {
-		dir = "."
-	}
 	var b [6]byte
 	for range 100 {
 		rand.Read(b[:])
-		name := filepath.Join(dir, "."+base+".dstein-tmp-"+hex.EncodeToString(b[:]))
+		name := dir + "." + base + ".dstein-tmp-" + hex.EncodeToString(b[:])
 		tmp, err := os.OpenFile(name, os.O_RDWR|os.O_CREATE|os.O_EXCL|syscall.O_NOFOLLOW, 0o666)
 		if errors.Is(err, fs.ErrExist) {
 			continue
@@ -338,7 +400,7 @@ func (f *File) commitStream(stdout io.Writer) error {
 			w = os.Stdout
 		}
 	} else {
-		out, err := os.OpenFile(f.Target, os.O_WRONLY, 0)
+		out, err := os.OpenFile(f.Target, os.O_WRONLY|os.O_TRUNC, 0)
 		if err != nil {
 			return fmt.Errorf("writing %s: %w", f.Path, err)
 		}
@@ -368,6 +430,17 @@ func (p *Plan) cleanup() {
 			f.tmp = nil
 		}
 	}
+}
+
+// UsesStdout reports whether an output goes to standard output (after
+// Check), so that a command can print its messages elsewhere.
+func (p *Plan) UsesStdout() bool {
+	for _, f := range p.outputs {
+		if f.stdout {
+			return true
+		}
+	}
+	return false
 }
 
 // Paths returns the paths of the written outputs, as the user gave them.

@@ -15,14 +15,14 @@ import (
 // a directory or a non-regular file, and keeps an existing file's mode. On
 // any error path is left as it was.
 func Replace(path string, fill func(w *bufio.Writer) error) (err error) {
-	mode := fs.FileMode(0)
+	mode, keep := fs.FileMode(0), false
 	info, err := os.Lstat(path)
 	switch {
 	case errors.Is(err, fs.ErrNotExist):
 	case err != nil:
 		return fmt.Errorf("writing %s: %w", path, err)
 	case info.Mode().IsRegular():
-		mode = info.Mode().Perm()
+		mode, keep = info.Mode().Perm(), true
 	case info.Mode()&fs.ModeSymlink != 0:
 	default:
 		return fmt.Errorf("writing %s: it exists and is not a regular file", path)
@@ -45,7 +45,7 @@ func Replace(path string, fill func(w *bufio.Writer) error) (err error) {
 	if err = w.Flush(); err != nil {
 		return fmt.Errorf("writing %s: %w", path, err)
 	}
-	if mode != 0 {
+	if keep { // mode 0 too
 		if err = f.Chmod(mode); err != nil {
 			return fmt.Errorf("writing %s: %w", path, err)
 		}

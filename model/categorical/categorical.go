@@ -144,3 +144,12 @@ func (c *Categorical) RelaxedLogProb(grad, m []float64) float64 {
 	}
 	return f
 }
+
+// Bytes returns the model's size.
+func (c *Categorical) Bytes() int64 {
+	var k int64
+	for _, s := range c.states {
+		k += int64(len(s))
+	}
+	return 3*8*k + 8*int64(len(c.offsets))
+}

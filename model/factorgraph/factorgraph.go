@@ -263,3 +263,13 @@ func (g *Graph) DeltaLogProb(z []int, i, s int) float64 {
 	}
 	return after - before
 }
+
+// Bytes returns the graph's size: its tables (twice: as given and as
+// evaluated) and indices.
+func (g *Graph) Bytes() int64 {
+	var t int64
+	for _, f := range g.factors {
+		t += 16*int64(len(f.LogTable)) + 48*int64(len(f.Scope))
+	}
+	return t + 8*int64(len(g.adjF)+len(g.adjPos)+len(g.off)+len(g.card)) + int64(len(g.possible))
+}

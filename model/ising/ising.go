@@ -302,3 +302,8 @@ func (t *tracker) LogConditional(dst []float64, i int) []float64 {
 	return t.m.LogConditional(dst, t.z, i)
 }
 func (t *tracker) DeltaLogProb(i, s int) float64 { return t.m.DeltaLogProb(t.z, i, s) }
+
+// Bytes returns the model's size: edges, fields and adjacency.
+func (m *Ising) Bytes() int64 {
+	return int64(len(m.edges))*24 + int64(len(m.fields)+len(m.start))*8 + int64(len(m.nbr))*16
+}

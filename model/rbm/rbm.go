@@ -352,3 +352,7 @@ func bernoulli(a float64, rnd *rand.Rand) int {
 	}
 	return 0
 }
+
+// Bytes returns the model's size: Wᵀ, biases and, once trackers were made,
+// the tabulated cosh and sinh of 2W.
+func (r *RBM) Bytes() int64 { return 8 * (3*int64(len(r.wt)) + int64(len(r.b)+len(r.c))) }

@@ -24,10 +24,25 @@ func init() {
 		},
 		Iters: 500,
 		Unit:  "sweep",
-		Memory: func(m model.Model, n int, _ sampler.Settings) float64 {
-			// Each chain's state and tracker (local fields), the current
-			// states, and the stratified sweeps' conditionals.
-			return float64(n) * (8*4*float64(m.Dim()) + 8*float64(sampler.States(m)) + 256)
+		Memory: func(m model.Model, n int, s sampler.Settings) float64 {
+			set := Settings{}
+			if s != nil {
+				set = *s.(*Settings)
+			}
+			nf, d := float64(n), float64(m.Dim())
+			cur := 8 * nf * d // the current states
+			_, block := m.(BlockModel)
+			_, spin := m.(SpinModel)
+			switch {
+			case set.Stratified:
+				// Trackers (states and local fields) and the conditionals.
+				return cur + nf*(24*d+8*float64(sampler.States(m))+256)
+			case block && set.Scan != Systematic:
+				return cur + nf*(8*(d+float64(m.(BlockModel).Hidden()))+256)
+			case spin:
+				return cur + nf*(d+256) // one byte per spin
+			}
+			return cur + nf*(24*d+256)
 		},
 	})
 }
