@@ -238,11 +238,11 @@ func (t *trainer) Step(ctx context.Context) error {
 		return errors.New("ensemble: training is already complete")
 	}
 	if t.done == 0 {
+		t.start = time.Now()
+		t.lossSum, t.accSum = 0, 0
 		if err := t.m.begin(t.unit); err != nil {
 			return err
 		}
-		t.start = time.Now()
-		t.lossSum, t.accSum = 0, 0
 	}
 	loss, acc, err := t.m.step(t.done)
 	if err != nil {

@@ -4,13 +4,14 @@ import (
 	"bytes"
 	"context"
 	"encoding/csv"
-	"github.com/dstein/dstein/rng"
 	"math"
 	"os"
 	"path/filepath"
 	"strconv"
 	"strings"
 	"testing"
+
+	"github.com/dstein/dstein/rng"
 
 	"github.com/dstein/dstein/exact"
 	"github.com/dstein/dstein/model/categorical"

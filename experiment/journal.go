@@ -214,9 +214,10 @@ func legacyHeader(data []byte, want *journalSettings) ([]byte, bool, error) {
 	line, rest, _ := bytes.Cut(data, []byte("\n"))
 	fields := strings.Fields(strings.TrimSuffix(string(line), "\r"))
 	have := journalSettings{Options: map[string]float64{}}
-	if len(fields) >= 4 {
-		have.Experiment = fields[3]
+	if len(fields) < 4 {
+		return nil, true, fmt.Errorf("line 1: a first-round header without the experiment's name")
 	}
+	have.Experiment = fields[3]
 	for _, f := range fields[4:] {
 		k, v, ok := strings.Cut(f, "=")
 		if !ok {

@@ -15,8 +15,6 @@ import (
 	"github.com/dstein/dstein/report"
 	"github.com/dstein/dstein/rng"
 	"github.com/dstein/dstein/sampler"
-	"github.com/dstein/dstein/sampler/dhmc"
-	"github.com/dstein/dstein/sampler/dmala"
 	"github.com/dstein/dstein/sampler/gfsvgd"
 	"github.com/dstein/dstein/sampler/gibbs"
 )
@@ -153,24 +151,6 @@ func newPoint(x float64, m model.Model, n int, truth exact.Truth) point {
 	return point{x: x, m: m, n: n, truth: truth, iidVar: v / float64(m.Dim())}
 }
 
-// Equal-compute metrics. For a run whose n samples estimate the d means
-// with mean squared error MSE, the effective sample size is
-//
-//	eff_n = (Σ_i Var_p(z_i) / d) / MSE,
-//
-// the number of independent exact draws whose means would have that MSE on
-// average (their expected MSE is Σ_i Var_p(z_i) / (n·d)), computed from the
-// exact marginals; ess_per_s = eff_n / seconds, the run's wall time. Both
-// are per trial and then averaged over trials. They need no
-// autocorrelation estimate, so they apply to every method alike (GF-SVGD
-// and exact sampling included), and they charge a chain method for its
-// burn-in bias as well as its autocorrelation. One trial's MSE is noisy:
-// for independent draws d·MSE·n/Σ Var is close to χ²_d/d, whose inverse has
-// mean d/(d−2), so the mean of eff_n over trials overstates n by about that
-// factor (2% at d = 100, 14% at d = 16). The exact sampler's seconds exclude
-// building the exact answers.
-const effNote = "eff_n = (Σ_i Var_p(z_i)/d) / MSE with Var_p from the exact marginals: the number of i.i.d. exact draws whose means have that expected MSE (per trial, so its mean over trials is biased up by about d/(d−2) even for exact draws); ess_per_s = eff_n / wall seconds of the run (exact: sampling only, the exact answers are built once per setting)."
-
 // runSampling runs every method at every point for every trial and returns
 // the summary rows.
 func runSampling(r *runner, pts []point, methods []sampleMethod, iters int) ([]Row, error) {
@@ -238,59 +218,6 @@ func referenceSize(mode Mode) int {
 		return 5000
 	}
 	return 20000
-}
-
-// slopes fits log10(metric) against log10(x) by least squares for each
-// method and describes the slopes.
-func slopes(rows []Row, metric string, methods []sampleMethod) string {
-	s := fmt.Sprintf("fitted slope of log10 %s against log10 n (the paper claims −1 for GF-SVGD):", metric)
-	for _, mt := range methods {
-		var xs, ys []float64
-		for _, r := range rows {
-			if r.Method == mt.name && r.Metric == metric && r.Mean > 0 {
-				xs = append(xs, math.Log10(r.X))
-				ys = append(ys, math.Log10(r.Mean))
-			}
-		}
-		if len(xs) < 2 {
-			continue
-		}
-		var mx, my float64
-		for k := range xs {
-			mx += xs[k]
-			my += ys[k]
-		}
-		mx /= float64(len(xs))
-		my /= float64(len(xs))
-		var sxy, sxx float64
-		for k := range xs {
-			sxy += (xs[k] - mx) * (ys[k] - my)
-			sxx += (xs[k] - mx) * (xs[k] - mx)
-		}
-		s += fmt.Sprintf(" %s %.2f;", mt.name, sxy/sxx)
-	}
-	return s
-}
-
-func methodLabels(methods []sampleMethod) ([]string, map[string]string) {
-	var names []string
-	labels := map[string]string{}
-	for _, mt := range methods {
-		names = append(names, mt.name)
-		labels[mt.name] = mt.label
-	}
-	return names, labels
-}
-
-// isingGrid10 is the 10×10 open grid of the Ising experiments with coupling
-// sigma and, when field > 0, fields drawn once from U(−field, field) with
-// rng.NewKey(seed).For(rng.Model).Rand().
-// fieldNote describes the fields option.
-func fieldNote(a float64) string {
-	if a == 0 {
-		return "no fields"
-	}
-	return fmt.Sprintf("fields drawn once from U(−%g, %g)", a, a)
 }
 
 func isingGrid10(side int, sigma, field float64, seed uint64) (*ising.Ising, error) {
@@ -559,64 +486,6 @@ func rbmResult(r *runner, pts []point, iters int, what, xlabel string, fitSlope 
 		{Title: "cost", XLabel: xlabel, YLabel: "log10 seconds per run", LogX: logX, Series: series(rows, "seconds", names, labels, true)},
 	}}
 	return res, fig.Save(filepath.Join(r.cfg.Out, r.name))
-}
-
-// gradientNote describes the budgets of the gradient-guided samplers.
-func gradientNote(gwgSweeps, iters int) string {
-	return fmt.Sprintf("GWG: %d sweeps of d proposals; DMALA: %d steps of one proposal that moves all d variables at once (a step evaluates one full log p* and one relaxed gradient, O(d·degree) work like one Gibbs sweep but slower than dstein's Gibbs kernel), step size α = %g", gwgSweeps, iters, dmala.DefaultStepSize) + hybridNote
-}
-
-// hybridNote describes the GF-SVGD hybrid and its ablation.
-var hybridNote = fmt.Sprintf("; gfsvgd-hybrid: %d iterations of the transport preset, then %d stratified Gibbs sweeps of the particles; strat-sweeps: the same sweeps from Γ of the initial draw, no transport", infer.HybridIters, infer.HybridSweeps)
-
-// evalNote says what the evaluation counts compare.
-const evalNote = "evaluations count calls of different cost: a Gibbs site update or a GWG log p* change is local (O(degree)), a full log p* or relaxed gradient (GF-SVGD, GWG and DMALA proposals) is O(d·degree), and exact sampling counts none (left out of the log-scale panels); wall seconds are the fair axis."
-
-// costSeries builds plot series of log10(mean metric) against log10(mean
-// cost), where cost is another metric of the same trials such as seconds
-// or evaluations: one point per setting, one series per method (coloured as
-// in series), with ±SE bars on the metric. Settings whose mean cost is not
-// positive are left out.
-func costSeries(rows []Row, metric, cost string, methods []string, labels map[string]string) []report.Series {
-	type at struct {
-		method string
-		x      float64
-	}
-	costs := map[at]float64{}
-	for _, r := range rows {
-		if r.Metric == cost {
-			costs[at{r.Method, r.X}] = r.Mean
-		}
-	}
-	var out []report.Series
-	for k, m := range methods {
-		s := report.Series{Name: labels[m], ColorIndex: k}
-		if s.Name == "" {
-			s.Name = m
-		}
-		for _, r := range rows {
-			c, ok := costs[at{m, r.X}]
-			if r.Metric != metric || r.Method != m || !ok || !(c > 0) || !(r.Mean > 0) {
-				continue
-			}
-			lo := math.Log10(r.Mean) - 1 // the bar reaches 0: show a decade
-			if r.Mean-r.SE > 0 {
-				lo = math.Log10(r.Mean - r.SE)
-			}
-			s.X = append(s.X, math.Log10(c))
-			s.Y = append(s.Y, math.Log10(r.Mean))
-			s.Lo = append(s.Lo, lo)
-			s.Hi = append(s.Hi, math.Log10(r.Mean+r.SE))
-		}
-		if len(s.X) > 0 {
-			out = append(out, s)
-		}
-	}
-	return out
-}
-
-func dhmcNote() string {
-	return fmt.Sprintf("step size %g (jitter ±%g%%), %d integration steps per iteration", dhmc.DefaultStepSize, 100*dhmc.DefaultStepJitter, dhmc.DefaultSteps)
 }
 
 func samplesOf(z []int, d int) *sampler.Samples {

@@ -63,12 +63,13 @@ type Direction[T Float] struct {
 	Diagnose bool
 
 	rbf   *kernel.RBF
-	xf    []float64 // float64 copy of the particles when T is not float64
-	act   []int     // particles with positive weight
-	sxt   []float64 // (2d)×|act|: scores then positions, transposed
-	a     []float64 // n×|act| kernel times weights
-	rsum  []float64 // row sums of a
-	prod  []float64 // n×2d: a·[scores positions] of the active particles
+	dk    *directKernel // float32 particles: pairwise work without n×d buffers
+	xf    []float64     // float64 copy of the particles (unused)
+	act   []int         // particles with positive weight
+	sxt   []float64     // (2d)×|act|: scores then positions, transposed
+	a     []float64     // n×|act| kernel times weights
+	rsum  []float64     // row sums of a
+	prod  []float64     // n×2d: a·[scores positions] of the active particles
 	mul   gemm.ABt
 	ratio []float64 // per particle ‖repulsive‖/‖driving‖ when Diagnose
 	coord *coordState
@@ -76,6 +77,8 @@ type Direction[T Float] struct {
 	aT     aTask[T]
 	dirT   dirTask[T]
 	coordT coordTask[T]
+	dDist  directDist[T]
+	dDir   directDir[T]
 
 	repulsion, offdiag float64
 }
@@ -84,18 +87,27 @@ type Direction[T Float] struct {
 func New[T Float](n, d int, kind Kernel) *Direction[T] {
 	c := &Direction[T]{n: n, d: d, kind: kind,
 		act: make([]int, 0, n), ratio: make([]float64, n)}
-	if kind == Coordinatewise {
+	var zero T
+	_, f64 := any(zero).(float64)
+	switch {
+	case kind == Coordinatewise:
 		c.coord = newCoordState(n, d)
-	} else {
+		if !f64 {
+			c.xf = make([]float64, n*d)
+		}
+	case !f64:
+		// Network weights: few particles, very many coordinates. The
+		// distances and the direction stream over the coordinates, so the
+		// workspace is O(n²), not O(n·d).
+		c.dk = newDirectKernel(n, d)
+		c.a = make([]float64, n*n)
+		c.rsum = make([]float64, n)
+	default:
 		c.rbf = kernel.NewRBF(n, d)
 		c.sxt = make([]float64, 2*d*n)
 		c.a = make([]float64, n*n)
 		c.rsum = make([]float64, n)
 		c.prod = make([]float64, n*2*d)
-	}
-	var zero T
-	if _, ok := any(zero).(float64); !ok {
-		c.xf = make([]float64, n*d)
 	}
 	c.aT.c, c.dirT.c = c, c
 	return c
@@ -104,10 +116,13 @@ func New[T Float](n, d int, kind Kernel) *Direction[T] {
 // Kernel returns the n×n kernel matrix of the last Compute (RBF only; the
 // caller must not modify it).
 func (c *Direction[T]) Kernel() []float64 {
-	if c.rbf == nil {
-		return nil
+	switch {
+	case c.rbf != nil:
+		return c.rbf.K
+	case c.dk != nil:
+		return c.dk.k
 	}
-	return c.rbf.K
+	return nil
 }
 
 // RepulsionRatio returns the mean over particles of ‖repulsive term‖ /
@@ -133,6 +148,9 @@ func (c *Direction[T]) Compute(dst, x, s []T, w []float64, bw kernel.Bandwidth) 
 		if v > 0 {
 			c.act = append(c.act, j)
 		}
+	}
+	if c.dk != nil {
+		return c.directDirection(dst, x, s, w, bw)
 	}
 	xf := c.positions(x)
 	if c.coord != nil {

@@ -1,0 +1,51 @@
+package experiment
+
+import (
+	"math"
+	"testing"
+)
+
+// FuzzJournal feeds arbitrary bytes to the journal reader (the first
+// round's comment header included): it must return an error or trials, never
+// panic; every trial it accepts has a whole index ≥ 0, a finite x and finite
+// metrics within their ranges; the kept prefix ends at a line end.
+func FuzzJournal(f *testing.F) {
+	for _, s := range []string{
+		"method,x,trial,metric,value\ngibbs,10,0,mse,0.1\ngibbs,10,0,_done,1\n",
+		"method,x,trial,metric,value\r\ngibbs,10,0,mse,0.1\r\ngibbs,10,0,_done,1\r\n",
+		"# dstein experiment ising-n seed=1 mode=full field=0\nmethod,x,trial,metric,value\ngibbs,10,0,mse,0.1\ngibbs,10,0,_done,1\ngibbs,20,0,ms",
+		"method,x,trial,metric,value\ngibbs,10,0,mse,NaN\n",
+		"method,x,trial,metric,value\n\"a,b\",1,0,mse,0.1\n\"a,b\",1,0,_done,1\n",
+		"method,x,trial,metric,value\ngibbs,10,0,_done,1\ngibbs,10,0,_done,1\n",
+	} {
+		f.Add([]byte(s))
+	}
+	f.Fuzz(func(t *testing.T, data []byte) {
+		want := journalSettings{Experiment: "ising-n", Seed: 1, Mode: "full", Options: map[string]float64{"field": 0}}
+		body, _, err := legacyHeader(data, &want)
+		if err != nil {
+			return
+		}
+		j := &journal{done: map[key]map[string]float64{}}
+		keep, err := j.read(body)
+		if err != nil {
+			return
+		}
+		if keep > len(body) || (keep > 0 && body[keep-1] != '\n') {
+			t.Fatalf("kept %d of %d bytes, not at a line end", keep, len(body))
+		}
+		if len(j.order) != len(j.done) {
+			t.Fatalf("%d trials in order, %d done", len(j.order), len(j.done))
+		}
+		for k, vals := range j.done {
+			if k.trial < 0 || math.IsNaN(k.x) || math.IsInf(k.x, 0) || k.method == "" {
+				t.Fatalf("accepted key %+v", k)
+			}
+			for m, v := range vals {
+				if math.IsNaN(v) || math.IsInf(v, 0) || checkMetric(m, v) != nil {
+					t.Fatalf("accepted %s = %v", m, v)
+				}
+			}
+		}
+	})
+}
