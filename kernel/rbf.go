@@ -149,24 +149,30 @@ func (t mirrorTask) Do(lo, hi int) {
 	}
 }
 
-// median2 returns the median of the squared pairwise distances: over the
-// distinct pairs, or over all n² ordered pairs (each distinct pair twice and
-// n zeros) when includeDiagonal is set. For an even count it is the mean of
-// the two middle squared distances, as numpy's median of the squared
-// distance matrix in the common SVGD code.
+// median2 returns the median of the squared pairwise distances (see
+// Median2).
 func (r *RBF) median2(includeDiagonal bool) float64 {
-	p := r.pairs
+	return Median2(r.pairs, r.n, includeDiagonal)
+}
+
+// Median2 returns the median of the n(n−1)/2 squared distances of the
+// distinct pairs in pairs (reordered), or, when includeDiagonal is set, of
+// all n² ordered pairs (each distinct pair twice and n zeros). For an even
+// count it is the mean of the two middle values, as numpy's median of the
+// squared distance matrix in the common SVGD code.
+func Median2(pairs []float64, n int, includeDiagonal bool) float64 {
+	p := pairs
 	m := len(p)
 	// 0-based ranks of the two middle elements in the multiset, mapped to
 	// ranks among the distinct pairs (−1 for one of the n zeros).
 	var a, b int
 	if includeDiagonal {
-		N := r.n * r.n
+		N := n * n
 		toPair := func(k int) int {
-			if k < r.n {
+			if k < n {
 				return -1
 			}
-			return (k - r.n) / 2
+			return (k - n) / 2
 		}
 		a, b = toPair((N-1)/2), toPair(N/2)
 	} else {

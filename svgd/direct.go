@@ -130,7 +130,7 @@ func (c *Direction[T]) directDirection(dst, x, s []T, w []float64, bw kernel.Ban
 	}
 	med2 := 0.0
 	if bw.NeedsMedian() && n > 1 {
-		med2 = median2(dk.pairs, n, bw.IncludeDiagonal)
+		med2 = kernel.Median2(dk.pairs, n, bw.IncludeDiagonal)
 	}
 	h := bw.FromMedian(med2, n)
 	for i := range n {
@@ -181,38 +181,4 @@ func (c *Direction[T]) directDirection(dst, x, s []T, w []float64, bw kernel.Ban
 		}
 	}
 	return h
-}
-
-// median2 returns the median of the squared distances of the distinct
-// pairs, or of all n² ordered pairs with the n zeros when all is set, as
-// kernel.RBF computes it. pairs is reordered.
-func median2(pairs []float64, n int, all bool) float64 {
-	m := len(pairs)
-	var a, b int
-	if all {
-		N := n * n
-		toPair := func(k int) int {
-			if k < n {
-				return -1
-			}
-			return (k - n) / 2
-		}
-		a, b = toPair((N-1)/2), toPair(N/2)
-	} else {
-		a, b = (m-1)/2, m/2
-	}
-	va, vb := 0.0, 0.0
-	if b >= 0 {
-		vb = kernel.Select(pairs, b)
-		switch {
-		case a == b:
-			va = vb
-		case a >= 0:
-			va = pairs[0]
-			for _, v := range pairs[:b] {
-				va = max(va, v)
-			}
-		}
-	}
-	return (va + vb) / 2
 }

@@ -1,7 +1,9 @@
 package main
 
 import (
+	"bufio"
 	"fmt"
+	"io"
 	"os"
 	"strings"
 
@@ -73,6 +75,45 @@ func newPlan(e *env, inputs ...string) *safeio.Plan {
 		p.Input(in)
 	}
 	return p
+}
+
+// outputs are a command's checked output files and where its messages go.
+type outputs struct {
+	plan  *safeio.Plan
+	files map[string]*safeio.File
+	// say receives the command's messages: standard error when an output
+	// is standard output, else standard output.
+	say io.Writer
+}
+
+// startOutputs declares the outputs (flag name, path; empty paths are not
+// asked for) of a command with the given inputs and checks them all before
+// any work. The caller defers o.plan.Abort() and ends with o.commit.
+func startOutputs(e *env, inputs []string, flagPaths ...string) (*outputs, error) {
+	o := &outputs{plan: newPlan(e, inputs...), files: map[string]*safeio.File{}, say: e.stdout}
+	for k := 0; k+1 < len(flagPaths); k += 2 {
+		o.files[flagPaths[k]] = o.plan.Output(flagPaths[k+1], flagPaths[k])
+	}
+	if err := o.plan.Check(); err != nil {
+		return nil, err
+	}
+	if o.plan.UsesStdout() {
+		o.say = e.stderr
+	}
+	return o, nil
+}
+
+// write fills the output of a flag when it was asked for.
+func (o *outputs) write(flag string, fill func(w *bufio.Writer) error) error {
+	if f := o.files[flag]; f != nil {
+		return f.Write(fill)
+	}
+	return nil
+}
+
+// commit puts the outputs in place (see commit) and says what was written.
+func (o *outputs) commit(e *env) error {
+	return commit(e, o.plan, func(format string, a ...any) { fmt.Fprintf(o.say, format, a...) })
 }
 
 // commit puts the plan's outputs in place unless the run was interrupted,

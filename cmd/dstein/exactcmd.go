@@ -58,17 +58,12 @@ the competitions' PR files give it), the marginals and the means.`,
 			if err != nil {
 				return err
 			}
-			plan := newPlan(e, model, evidence)
-			outMAR := plan.Output(mar, "--mar")
-			outJSON := plan.Output(jsonOut, "--json")
-			if err := plan.Check(); err != nil {
+			out, err := startOutputs(e, []string{model, evidence}, "--mar", mar, "--json", jsonOut)
+			if err != nil {
 				return err
 			}
-			defer plan.Abort()
-			say := e.stdout
-			if plan.UsesStdout() {
-				say = e.stderr
-			}
+			defer out.plan.Abort()
+			say := out.say
 			lm, err := loadModel(e, model, evidence, budget)
 			if err != nil {
 				return err
@@ -104,17 +99,13 @@ the competitions' PR files give it), the marginals and the means.`,
 				}
 			}
 			printExact(say, &sum)
-			if outMAR != nil {
-				if err := outMAR.Write(func(w *bufio.Writer) error { return uai.WriteMAR(w, sum.Marginals) }); err != nil {
-					return err
-				}
+			if err := out.write("--mar", func(w *bufio.Writer) error { return uai.WriteMAR(w, sum.Marginals) }); err != nil {
+				return err
 			}
-			if outJSON != nil {
-				if err := outJSON.Write(func(w *bufio.Writer) error { return report.WriteJSON(w, &sum) }); err != nil {
-					return err
-				}
+			if err := out.write("--json", func(w *bufio.Writer) error { return report.WriteJSON(w, &sum) }); err != nil {
+				return err
 			}
-			return commit(e, plan, func(format string, a ...any) { fmt.Fprintf(say, format, a...) })
+			return out.commit(e)
 		},
 	}
 	fs := cmd.Flags()
@@ -196,16 +187,12 @@ to 1 (within 1e-6 per state); --normalize rescales rows that do not.`,
 			return nil
 		},
 		RunE: func(cmd *cobra.Command, args []string) error {
-			plan := newPlan(e, args...)
-			outJSON := plan.Output(jsonOut, "--json")
-			if err := plan.Check(); err != nil {
+			out, err := startOutputs(e, args, "--json", jsonOut)
+			if err != nil {
 				return err
 			}
-			defer plan.Abort()
-			say := e.stdout
-			if plan.UsesStdout() {
-				say = e.stderr
-			}
+			defer out.plan.Abort()
+			say := out.say
 			var marg [2][][]float64
 			for k, path := range args {
 				m, err := uai.ReadMARFile(path)
@@ -224,12 +211,10 @@ to 1 (within 1e-6 per state); --normalize rescales rows that do not.`,
 			c.FileA, c.FileB = args[0], args[1]
 			fmt.Fprintf(say, "%d variables: mean absolute error %.3g, max %.3g (variable %d), mean Hellinger %.3g\n",
 				c.Variables, c.MeanAbsError, c.MaxAbsError, c.MaxErrVariable, c.MeanHellinger)
-			if outJSON != nil {
-				if err := outJSON.Write(func(w *bufio.Writer) error { return report.WriteJSON(w, c) }); err != nil {
-					return err
-				}
+			if err := out.write("--json", func(w *bufio.Writer) error { return report.WriteJSON(w, c) }); err != nil {
+				return err
 			}
-			return commit(e, plan, func(format string, a ...any) { fmt.Fprintf(say, format, a...) })
+			return out.commit(e)
 		},
 	}
 	cmd.Flags().StringVar(&jsonOut, "json", "", "write the comparison as JSON")

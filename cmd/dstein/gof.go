@@ -205,16 +205,12 @@ func runGof(e *env, cmd *cobra.Command, f *gofFlags) error {
 	if err != nil {
 		return err
 	}
-	plan := newPlan(e, f.model, f.samples)
-	outJSON := plan.Output(f.json, "--json")
-	if err := plan.Check(); err != nil {
+	out, err := startOutputs(e, []string{f.model, f.samples}, "--json", f.json)
+	if err != nil {
 		return err
 	}
-	defer plan.Abort()
-	say := e.stdout
-	if plan.UsesStdout() {
-		say = e.stderr
-	}
+	defer out.plan.Abort()
+	say := out.say
 	lm, err := loadModel(e, f.model, "", budget)
 	if err != nil {
 		return err
@@ -257,12 +253,10 @@ func runGof(e *env, cmd *cobra.Command, f *gofFlags) error {
 	}
 	printGof(say, f, m, set, res)
 	fmt.Fprintf(say, "memory     about %s estimated (limit %s, --max-memory)\n", memlimit.Format(int64(need)), memlimit.Format(budget.Limit))
-	if outJSON != nil {
-		if err := outJSON.Write(func(w *bufio.Writer) error { return report.WriteJSON(w, res) }); err != nil {
-			return err
-		}
+	if err := out.write("--json", func(w *bufio.Writer) error { return report.WriteJSON(w, res) }); err != nil {
+		return err
 	}
-	return commit(e, plan, func(format string, a ...any) { fmt.Fprintf(say, format, a...) })
+	return out.commit(e)
 }
 
 // printGof prints the verdict line and the details of the test.

@@ -151,19 +151,12 @@ func runSample(e *env, cmd *cobra.Command, f *sampleFlags) error {
 	if err != nil {
 		return err
 	}
-	plan := newPlan(e, f.model, f.evidence, f.pipeline)
-	outCSV := plan.Output(f.out, "--out")
-	outJSON := plan.Output(f.json, "--json")
-	outMAR := plan.Output(f.mar, "--mar")
-	outTrace := plan.Output(f.trace, "--trace")
-	if err := plan.Check(); err != nil {
+	outs, err := startOutputs(e, []string{f.model, f.evidence, f.pipeline}, "--out", f.out, "--json", f.json, "--mar", f.mar, "--trace", f.trace)
+	if err != nil {
 		return err
 	}
-	defer plan.Abort()
-	say := e.stdout
-	if plan.UsesStdout() {
-		say = e.stderr // standard output carries the data
-	}
+	defer outs.plan.Abort()
+	say := outs.say
 	lm, err := loadModel(e, f.model, f.evidence, budget)
 	if err != nil {
 		return err
@@ -180,32 +173,24 @@ func runSample(e *env, cmd *cobra.Command, f *sampleFlags) error {
 	}
 	printSummary(say, f, name, m, out)
 	fmt.Fprintf(say, "memory     about %s estimated (limit %s, --max-memory)\n", memlimit.Format(int64(need)), memlimit.Format(budget.Limit))
-	if outCSV != nil {
+	if err := outs.write("--out", func(w *bufio.Writer) error {
 		z := lm.ExpandStates(out.Samples.Z, out.N)
-		if err := outCSV.Write(func(w *bufio.Writer) error {
-			return report.WriteSamplesCSV(w, lm.File, &sampler.Samples{N: out.N, D: lm.File.Dim(), Z: z})
-		}); err != nil {
-			return err
-		}
+		return report.WriteSamplesCSV(w, lm.File, &sampler.Samples{N: out.N, D: lm.File.Dim(), Z: z})
+	}); err != nil {
+		return err
 	}
-	if outJSON != nil {
-		if err := outJSON.Write(func(w *bufio.Writer) error {
-			return report.WriteJSON(w, infer.NewSummary(name, f.model, m, out))
-		}); err != nil {
-			return err
-		}
+	if err := outs.write("--json", func(w *bufio.Writer) error {
+		return report.WriteJSON(w, infer.NewSummary(name, f.model, m, out))
+	}); err != nil {
+		return err
 	}
-	if outMAR != nil {
-		if err := outMAR.Write(func(w *bufio.Writer) error { return uai.WriteMAR(w, lm.ExpandMarginals(out.Marginals)) }); err != nil {
-			return err
-		}
+	if err := outs.write("--mar", func(w *bufio.Writer) error { return uai.WriteMAR(w, lm.ExpandMarginals(out.Marginals)) }); err != nil {
+		return err
 	}
-	if outTrace != nil {
-		if err := outTrace.Write(func(w *bufio.Writer) error { return infer.WriteTrace(w, out.Trace) }); err != nil {
-			return err
-		}
+	if err := outs.write("--trace", func(w *bufio.Writer) error { return infer.WriteTrace(w, out.Trace) }); err != nil {
+		return err
 	}
-	return commit(e, plan, func(format string, a ...any) { fmt.Fprintf(say, format, a...) })
+	return outs.commit(e)
 }
 
 // runWithBar runs infer.Run with a progress bar on a terminal and turns a

@@ -285,23 +285,6 @@ func bruteWeights(logw []float64, how svgd.Weighting) []float64 {
 	return w
 }
 
-func TestRankWeightsWithTies(t *testing.T) {
-	logw := []float64{0.5, -1, 0.5, 3, math.Inf(-1), 0.5}
-	w := make([]float64, 6)
-	ess := svgd.Weights(w, logw, svgd.Rank, 1, nil)
-	want := bruteWeights(logw, svgd.Rank)
-	var s2 float64
-	for j := range want {
-		if math.Abs(w[j]-want[j]) > 1e-15 {
-			t.Fatalf("rank weights %v; want %v", w, want)
-		}
-		s2 += want[j] * want[j]
-	}
-	if math.Abs(ess-1/s2) > 1e-12 {
-		t.Errorf("ESS %v; want %v", ess, 1/s2)
-	}
-}
-
 // Same seed, same particles to the last bit, on one core and on two.
 func TestSameBitsOnOneAndTwoCores(t *testing.T) {
 	m, err := rbm.Random(30, 5, 0.3, 1, 9)
