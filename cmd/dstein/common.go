@@ -2,6 +2,7 @@ package main
 
 import (
 	"bufio"
+	"errors"
 	"fmt"
 	"io"
 	"os"
@@ -140,18 +141,24 @@ func atLeast(name string, v, lo int) error {
 	return nil
 }
 
-// makeOutDir creates an output directory (and its parents) or checks that
-// an existing one is a directory.
+// makeOutDir creates an output directory (and its parents), or checks that
+// an existing one is a directory, and that files can be created in it, so
+// that a long run does not fail at its first write.
 func makeOutDir(dir string) error {
 	info, err := os.Stat(dir)
-	if err == nil {
-		if !info.IsDir() {
-			return usagef("--out-dir %s exists and is not a directory", dir)
+	switch {
+	case err == nil && !info.IsDir():
+		return usagef("--out-dir %s exists and is not a directory", dir)
+	case err != nil:
+		if err := os.MkdirAll(dir, 0o755); err != nil {
+			return fmt.Errorf("creating %s: %w", dir, err)
 		}
-		return nil
 	}
-	if err := os.MkdirAll(dir, 0o755); err != nil {
-		return fmt.Errorf("creating %s: %w", dir, err)
+	probe, err := os.CreateTemp(dir, ".dstein-probe-*")
+	if err != nil {
+		return fmt.Errorf("--out-dir %s: cannot create files in it: %w", dir, errors.Unwrap(err))
 	}
+	probe.Close()
+	os.Remove(probe.Name())
 	return nil
 }

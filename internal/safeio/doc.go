@@ -9,7 +9,10 @@
 // regular-file output into place (a new file, or an existing regular file
 // whose mode and owner are kept), and only then writes the streams: "-" is
 // standard output, and a device, FIFO or other non-regular file is opened
-// and written, never replaced. A path the user named is followed when it is
+// and written, never replaced; so is a path whose links lead through /proc
+// or /dev/fd (/dev/stdout, a process substitution), which names a file this
+// process already has open (its own standard output goes through
+// Plan.Stdout, like "-"). A path the user named is followed when it is
 // a symbolic link, so the link's target is written. Abort removes the
 // temporary files and leaves every target as it was.
 //
