@@ -31,6 +31,7 @@ type veBuild struct {
 	msg      [][]float64 // m_k
 	parent   []int
 	children [][]int
+	noCDF    bool // marginals only: leave the conditional tables out
 }
 
 func newVEBuild(card []int, factors []Factor, p vePlan) *veBuild {
@@ -176,8 +177,10 @@ func (b *veBuild) downward(ctx context.Context, values [][]float64) (*Result, er
 		if len(b.children[k]) > 0 {
 			acc = b.sendDown(k, beta, down, acc)
 		}
-		conditionalCDF(beta, K)
-		st.cdf = beta
+		if !b.noCDF {
+			conditionalCDF(beta, K)
+			st.cdf = beta
+		}
 		b.psi[k] = nil
 	}
 	return res, nil

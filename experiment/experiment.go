@@ -27,6 +27,9 @@ type Experiment struct {
 	Options map[string]float64
 	// Setting names the swept quantity (the x of the table).
 	Setting string
+	// UsesUAI experiments accept a directory of UAI networks
+	// (Config.UAIDir).
+	UsesUAI bool
 	body    func(r *runner) (*Result, error)
 }
 
@@ -76,6 +79,16 @@ func (e *Experiment) Run(ctx context.Context, cfg Config) (*Result, error) {
 		opts[k] = v
 	}
 	cfg.Options = opts
+	if cfg.UAIDir != "" {
+		if !e.UsesUAI {
+			return nil, fmt.Errorf("experiment %s takes no UAI networks (--uai)", e.Name)
+		}
+		in, err := uaiInputs(cfg.UAIDir)
+		if err != nil {
+			return nil, err
+		}
+		cfg.inputs = in
+	}
 	trials := cfg.Trials
 	if trials <= 0 {
 		switch cfg.Mode {

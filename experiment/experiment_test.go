@@ -55,6 +55,8 @@ func TestTinyRunsWriteCheckedCSV(t *testing.T) {
 		"bnn":            {[]string{"gfsvgd", "bagging", "benn", "ste", "bnnplus"}, []string{"accuracy", "seconds"}},
 		"variants-ising": {[]string{"exact", "gibbs20", "default-100+ssweeps30", "ssweeps30-only"}, []string{"mse", "mmd2", "seconds"}},
 		"variants-rbm":   {[]string{"exact", "gibbs20", "default-100+ssweeps30", "ssweeps30-only"}, []string{"mse", "mmd2", "seconds"}},
+		"suite": {[]string{"exact", "gibbs", "pt", "sw", "gwg", "dmala", "dhmc", "gfsvgd", "hybrid", "strat-gibbs"},
+			[]string{"mse", "pair_rmse", "energy_tv", "mmd2", "mmd2_first", "seconds", "evaluations", "ratio_to_iid:mse", "ratio_to_best:pair_rmse"}},
 	}
 	if len(want) != len(Names()) {
 		t.Fatalf("experiments %v; the test knows %d", Names(), len(want))
@@ -196,5 +198,49 @@ func TestEffectiveSizeVariance(t *testing.T) {
 	// Variances 1 − 0.6² = 0.64 and (0.25 + 1) − 0.75² = 0.6875.
 	if want := (0.64 + 0.6875) / 2; math.Abs(p.iidVar-want) > 1e-12 {
 		t.Errorf("iidVar = %v, want %v", p.iidVar, want)
+	}
+}
+
+// The suite takes the UAI networks of a directory as extra targets,
+// records their digests in the journal's settings, and refuses to resume
+// a journal when a network changed.
+func TestSuiteUAIDir(t *testing.T) {
+	nets := t.TempDir()
+	// Three binary variables in a chain, and a unary factor.
+	net := "MARKOV\n3\n2 2 2\n3\n2 0 1\n2 1 2\n1 0\n\n4\n2 1 1 2\n\n4\n3 1 1 3\n\n2\n1 4\n"
+	if err := os.WriteFile(filepath.Join(nets, "chain.uai"), []byte(net), 0o644); err != nil {
+		t.Fatal(err)
+	}
+	dir := t.TempDir()
+	e, _ := Get("suite")
+	cfg := Config{Out: dir, Seed: 3, Mode: Tiny, Trials: 1, UAIDir: nets}
+	res, err := e.Run(context.Background(), cfg)
+	if err != nil {
+		t.Fatal(err)
+	}
+	found := false
+	for _, n := range res.Notes {
+		found = found || strings.Contains(n, "uai:chain")
+	}
+	if !found {
+		t.Errorf("the notes do not name the network uai:chain")
+	}
+	side, _ := os.ReadFile(filepath.Join(dir, "suite.trials.json"))
+	if !strings.Contains(string(side), `"chain.uai"`) {
+		t.Errorf("the journal's settings lack the network's digest: %s", side)
+	}
+	verdict := strings.Join(res.Notes, "\n")
+	if !strings.Contains(verdict, "verdict:") || !strings.Contains(verdict, "worst") {
+		t.Errorf("no verdict in the notes")
+	}
+	if err := os.WriteFile(filepath.Join(nets, "chain.uai"), []byte(strings.Replace(net, "1 4", "1 5", 1)), 0o644); err != nil {
+		t.Fatal(err)
+	}
+	if _, err := e.Run(context.Background(), cfg); err == nil || !strings.Contains(err.Error(), "other settings") {
+		t.Errorf("resuming after the network changed: %v", err)
+	}
+	other, _ := Get("ising-n")
+	if _, err := other.Run(context.Background(), Config{Out: t.TempDir(), Mode: Tiny, UAIDir: nets}); err == nil {
+		t.Error("ising-n took --uai")
 	}
 }

@@ -61,6 +61,9 @@ type journalSettings struct {
 	Options    map[string]float64 `json:"options"`
 	// Version is the dstein build that started the journal (informative).
 	Version string `json:"dstein_version,omitempty"`
+	// Inputs are the SHA-256 digests of input files by name (the suite's
+	// UAI networks).
+	Inputs map[string]string `json:"inputs,omitempty"`
 }
 
 // Version is recorded in new journals; the command line sets it.
@@ -99,6 +102,14 @@ func resultSettings(s journalSettings) string {
 	for _, k := range keys {
 		parts = append(parts, k+"="+strconv.FormatFloat(s.Options[k], 'g', -1, 64))
 	}
+	files := make([]string, 0, len(s.Inputs))
+	for k := range s.Inputs {
+		files = append(files, k)
+	}
+	sort.Strings(files)
+	for _, k := range files {
+		parts = append(parts, k+"@"+s.Inputs[k][:min(12, len(s.Inputs[k]))])
+	}
 	return strings.Join(parts, " ")
 }
 
@@ -124,7 +135,7 @@ func noLink(path string) (exists bool, err error) {
 func openJournal(name string, cfg Config) (*journal, error) {
 	path := filepath.Join(cfg.Out, name+".trials.csv")
 	side := filepath.Join(cfg.Out, name+".trials.json")
-	want := journalSettings{Format: journalFormat, Experiment: name, Seed: cfg.Seed, Mode: cfg.Mode.String(), Options: cfg.Options, Version: Version}
+	want := journalSettings{Format: journalFormat, Experiment: name, Seed: cfg.Seed, Mode: cfg.Mode.String(), Options: cfg.Options, Version: Version, Inputs: cfg.inputs}
 	j := &journal{path: path, done: map[key]map[string]float64{}}
 	exists, err := noLink(path)
 	if err != nil {
@@ -343,10 +354,11 @@ func (j *journal) close() error { return j.f.Close() }
 // lie in [0, 1]. Metrics not listed here (a signed statistic, an unbiased
 // MMD²) only need to be finite.
 func checkMetric(name string, v float64) error {
-	unit := name == "reject" || name == "p_value" || name == "ks_uniform" || name == "tv" || name == "max_error" ||
+	unit := name == "reject" || name == "p_value" || name == "ks_uniform" || name == "tv" || name == "max_error" || name == "energy_tv" || name == "mode_mass" ||
 		strings.HasPrefix(name, "accuracy") || name == "member_accuracy" || strings.HasPrefix(name, "freq:") || name == doneMarker
 	nonneg := unit || name == "mse" || name == "mmd2" || name == "seconds" || name == "evaluations" || name == "eff_n" ||
-		name == "ess_per_s" || name == "weight_ess" || name == "repulsion" || name == "importance_ess"
+		name == "ess_per_s" || name == "weight_ess" || name == "repulsion" || name == "importance_ess" ||
+		name == "pair_rmse" || name == "mode_err2" || name == "mmd2_first"
 	switch {
 	case unit && (v < 0 || v > 1):
 		return fmt.Errorf("%s = %v; want a value in [0, 1]", name, v)

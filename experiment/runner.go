@@ -58,6 +58,12 @@ type Config struct {
 	// Restart discards an existing journal (kept as NAME.trials.csv.old)
 	// instead of resuming from it.
 	Restart bool
+	// UAIDir, for the suite, is a directory of UAI networks (NAME.uai and
+	// optional NAME.uai.evid) to add to its targets.
+	UAIDir string
+	// inputs are the SHA-256 digests of the input files (UAIDir's), which
+	// a journal records among the settings that change results.
+	inputs map[string]string
 }
 
 // Row is one line of the summary: a method at one setting, a metric's

@@ -68,7 +68,7 @@ func TestPresetsAndMethodsRun(t *testing.T) {
 		if err := json.Unmarshal(buf.Bytes(), &sum); err != nil {
 			t.Fatal(err)
 		}
-		for _, k := range []string{"schema_version", "method", "model", "n", "dim", "iters", "seed", "status", "seconds", "pipeline", "stages", "states", "mean", "marginals", "model_evaluations", "impossible"} {
+		for _, k := range []string{"schema_version", "method", "model", "n", "dim", "iters", "seed", "status", "seconds", "pipeline", "stages", "states", "mean", "marginals", "model_evaluations", "impossible", "samples", "keep", "replicates", "error_bars"} {
 			if _, ok := sum[k]; !ok {
 				t.Errorf("%s: summary lacks %q", name, k)
 			}

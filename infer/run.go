@@ -27,8 +27,19 @@ type Spec struct {
 	Truth sampler.Truth
 	// Progress, when not nil, hears about every iteration.
 	Progress sampler.Progress
-	// Trace records every stage's statistics after every iteration.
+	// Trace records every stage's statistics after every iteration (of
+	// the first replicate).
 	Trace bool
+	// Keep, when Keep.Draws > 0, keeps draws of the last stage's chains
+	// (an MCMC method): after Keep.Warmup iterations, every Keep.Thin-th
+	// state of each of the N chains, Keep.Draws per chain. The last stage
+	// then runs Keep.Iters() iterations whatever its own count.
+	Keep Keep
+	// Replicates runs the pipeline this many times independently (0 and 1
+	// mean once): replicate 0 on Key, replicate r ≥ 1 on
+	// Key.ForIndex(rng.Replicate, r). Error bars then come from the spread
+	// of the replicates' estimates.
+	Replicates int
 }
 
 // TracePoint is a stage's statistics after one of its iterations.
@@ -64,16 +75,28 @@ type Output struct {
 	// Trace holds the statistics of every iteration when Spec.Trace is
 	// set.
 	Trace []TracePoint
+	// Layout says how the samples are grouped: chains of draws,
+	// replicates of particles, or one group.
+	Layout Layout
+	// Warnings are the methods' own warnings about this run (GF-SVGD's
+	// importance-weight ESS, parallel tempering's swap rates), one line
+	// each, over every replicate.
+	Warnings []string
+	// Diagnostics are the per-quantity estimates with error bars and
+	// convergence diagnostics (Diagnose), nil before Diagnose runs.
+	Diagnostics *Diagnostics
 }
 
-// Run runs the pipeline on m. When ctx is canceled it returns the output
-// so far with Status sampler.Canceled and a nil error; a failed run is an
-// error.
+// Run runs the pipeline on m (Spec.Replicates times, keeping draws when
+// Spec.Keep asks) and diagnoses the result. When ctx is canceled it returns
+// the output so far with Status sampler.Canceled and a nil error; a failed
+// run is an error.
 func Run(ctx context.Context, m model.Model, spec Spec) (*Output, error) {
 	if spec.N < 1 {
 		return nil, fmt.Errorf("the number of particles or chains must be at least 1, got %d", spec.N)
 	}
-	if err := spec.Pipeline.Validate(); err != nil {
+	pl, err := spec.Plan()
+	if err != nil {
 		return nil, err
 	}
 	start := time.Now()
@@ -81,37 +104,167 @@ func Run(ctx context.Context, m model.Model, spec Spec) (*Output, error) {
 	if err != nil {
 		return nil, err
 	}
-	out := &Output{Pipeline: spec.Pipeline.Resolved(), N: spec.N, Dim: m.Dim(), Key: spec.Key}
-	env := sampler.Env{Model: m, Transform: t, N: spec.N, Key: spec.Key, Truth: spec.Truth, Progress: spec.Progress}
-	if spec.Trace {
-		env.Observe = func(stage, iter int, s sampler.Sampler) error {
-			out.Trace = append(out.Trace, TracePoint{Stage: stage, Method: spec.Pipeline.Stages[stage].Method, Iter: iter, Stats: s.Stats()})
-			return nil
+	reps := max(1, spec.Replicates)
+	d := m.Dim()
+	out := &Output{Pipeline: pl.Resolved(), N: spec.N, Dim: d, Key: spec.Key, Status: sampler.Completed}
+	rows := spec.N
+	switch {
+	case spec.Keep.Draws > 0:
+		rows = spec.N * spec.Keep.Draws
+		out.Layout = Layout{Kind: LayoutChains, Groups: spec.N, Length: spec.Keep.Draws, Warmup: spec.Keep.Warmup, Thin: spec.Keep.thin()}
+	case reps > 1:
+		rows = reps * spec.N
+		out.Layout = Layout{Kind: LayoutReplicates, Groups: reps, Length: spec.N}
+	default:
+		out.Layout = Layout{Kind: LayoutSingle, Groups: 1, Length: spec.N}
+	}
+	out.Samples = &sampler.Samples{N: rows, D: d, Z: make([]int, rows*d)}
+	total := reps * pl.Iters()
+	last := len(pl.Stages) - 1
+	for r := range reps {
+		key := spec.Key
+		if r > 0 {
+			key = spec.Key.ForIndex(rng.Replicate, r)
 		}
-	}
-	res, err := spec.Pipeline.Execute(ctx, env)
-	if err != nil {
-		return nil, err
-	}
-	out.Status, out.Iters, out.Stages = res.Status, res.Iters, res.Stages
-	if res.Status == sampler.Failed {
-		return nil, res.Err
-	}
-	for _, st := range res.Stages {
-		out.Evaluations += st.Stats.Evaluations
-	}
-	if res.Z != nil {
-		out.Samples = &sampler.Samples{N: spec.N, D: m.Dim(), Z: res.Z}
-		out.Marginals = sampler.Marginals(m, out.Samples)
-		out.Means = sampler.Means(m, out.Marginals)
-		for r := range out.Samples.N {
-			if math.IsInf(m.LogProb(out.Samples.Row(r)), -1) {
-				out.Impossible++
+		env := sampler.Env{Model: m, Transform: t, N: spec.N, Key: key, Truth: spec.Truth}
+		if spec.Progress != nil {
+			env.Progress = offsetProgress{spec.Progress, r * pl.Iters(), total}
+		}
+		observers := []func(stage, iter int, s sampler.Sampler) error{}
+		if spec.Trace && r == 0 {
+			observers = append(observers, func(stage, iter int, s sampler.Sampler) error {
+				out.Trace = append(out.Trace, TracePoint{Stage: stage, Method: pl.Stages[stage].Method, Iter: iter, Stats: s.Stats()})
+				return nil
+			})
+		}
+		if k := spec.Keep; k.Draws > 0 {
+			observers = append(observers, func(stage, iter int, s sampler.Sampler) error {
+				if stage != last {
+					return nil
+				}
+				if t, ok := k.index(iter); ok {
+					keepDraw(out.Samples.Z, s.Current(), spec.N, k.Draws, t, d)
+				}
+				return nil
+			})
+		}
+		if len(observers) > 0 {
+			env.Observe = func(stage, iter int, s sampler.Sampler) error {
+				for _, o := range observers {
+					if err := o(stage, iter, s); err != nil {
+						return err
+					}
+				}
+				return nil
 			}
 		}
+		res, err := pl.Execute(ctx, env)
+		if err != nil {
+			return nil, err
+		}
+		out.Iters += res.Iters
+		if r == 0 {
+			out.Stages = res.Stages
+		}
+		for _, st := range res.Stages {
+			out.Evaluations += st.Stats.Evaluations
+			if meth, err := sampler.Lookup(st.Method); err == nil && meth.Warnings != nil {
+				for _, w := range meth.Warnings(st.Stats, spec.N) {
+					out.addWarning(w, reps, r)
+				}
+			}
+		}
+		if res.Status == sampler.Failed {
+			return nil, res.Err
+		}
+		if res.Status != sampler.Completed {
+			out.Status = res.Status
+			out.Seconds = time.Since(start).Seconds()
+			return out, nil
+		}
+		if spec.Keep.Draws == 0 {
+			copy(out.Samples.Z[r*spec.N*d:], res.Z)
+		}
+	}
+	out.Marginals = sampler.Marginals(m, out.Samples)
+	out.Means = sampler.Means(m, out.Marginals)
+	for r := range out.Samples.N {
+		if math.IsInf(m.LogProb(out.Samples.Row(r)), -1) {
+			out.Impossible++
+		}
+	}
+	out.Diagnostics, err = Diagnose(ctx, m, out)
+	if err != nil {
+		if ctx.Err() != nil {
+			out.Status = sampler.Canceled
+			return out, nil
+		}
+		return nil, err
 	}
 	out.Seconds = time.Since(start).Seconds()
 	return out, nil
+}
+
+// Iters returns the iterations of the whole run: every replicate's
+// stages, with the last stage's set by Keep.
+func (spec Spec) Iters() int {
+	pl, err := spec.Plan()
+	if err != nil {
+		pl = spec.Pipeline
+	}
+	return max(1, spec.Replicates) * pl.Iters()
+}
+
+// addWarning records a method's warning once, naming the replicate when
+// there are several.
+func (o *Output) addWarning(w string, reps, r int) {
+	if reps > 1 {
+		w = fmt.Sprintf("replicate %d: %s", r+1, w)
+	}
+	o.Warnings = append(o.Warnings, w)
+}
+
+type offsetProgress struct {
+	p           sampler.Progress
+	base, total int
+}
+
+func (o offsetProgress) Update(done, _ int) { o.p.Update(o.base+done, o.total) }
+
+// Plan returns the pipeline that runs: the spec's, with the last stage's
+// iterations set by Keep. It reports settings that do not fit together.
+func (spec Spec) Plan() (sampler.Pipeline, error) {
+	pl := spec.Pipeline
+	if err := pl.Validate(); err != nil {
+		return pl, err
+	}
+	if spec.Replicates < 0 {
+		return pl, fmt.Errorf("the number of replicates must be at least 1, got %d", spec.Replicates)
+	}
+	if spec.Keep == (Keep{}) {
+		return pl, nil
+	}
+	if err := spec.Keep.Validate(); err != nil {
+		return pl, err
+	}
+	if spec.Replicates > 1 {
+		return pl, fmt.Errorf("draws of chains and replicates exclude each other: independent chains already give the error bars")
+	}
+	last := pl.Stages[len(pl.Stages)-1]
+	meth, err := sampler.Lookup(last.Method)
+	if err != nil {
+		return pl, err
+	}
+	if meth.OneShot || meth.Approximate {
+		kind := "makes independent draws in one step"
+		if meth.Approximate {
+			kind = "moves particles, which are not a Markov chain on the model"
+		}
+		return pl, fmt.Errorf("draws are kept from MCMC chains, but %s %s: use replicates for its error bars", last.Method, kind)
+	}
+	pl.Stages = append([]sampler.Stage(nil), pl.Stages...)
+	pl.Stages[len(pl.Stages)-1].Iters = spec.Keep.Iters()
+	return pl, nil
 }
 
 // Describe returns a one-line description of a pipeline: "gfsvgd (100
@@ -144,11 +297,22 @@ func Memory(m model.Model, spec Spec) float64 {
 	k := sampler.States(m)
 	// The initial points and states, and the final states.
 	need := 16*float64(k) + 3*8*n*d
+	// The kept samples (draws of every chain or every replicate's
+	// particles) and their diagnostics' per-quantity buffers.
+	rows := n * float64(max(1, spec.Replicates))
+	if spec.Keep.Draws > 0 {
+		rows = n * float64(spec.Keep.Draws)
+	}
+	need += 8*rows*d + diagnoseMemory(rows)
+	pl, err := spec.Plan()
+	if err != nil {
+		pl = spec.Pipeline
+	}
 	if spec.Trace {
-		need += 200 * float64(spec.Pipeline.Iters())
+		need += 200 * float64(pl.Iters())
 	}
 	var stage float64
-	for _, st := range spec.Pipeline.Resolved().Stages {
+	for _, st := range pl.Resolved().Stages {
 		if meth, err := sampler.Lookup(st.Method); err == nil {
 			stage = max(stage, meth.MemoryOf(m, spec.N, st.Settings))
 		}

@@ -11,7 +11,7 @@ import (
 
 // SummaryVersion is the version of the summary's schema (README,
 // "Summary JSON"); it changes when a field changes meaning or goes away.
-const SummaryVersion = 2
+const SummaryVersion = 3
 
 // Summary is the JSON summary of a run. Every field is always present.
 type Summary struct {
@@ -39,6 +39,16 @@ type Summary struct {
 	Evaluations int64 `json:"model_evaluations"`
 	// Impossible counts final samples in states of probability zero.
 	Impossible int `json:"impossible"`
+	// Samples counts the samples the means are over: n, chains × draws,
+	// or replicates × n.
+	Samples int `json:"samples"`
+	// Keep are the draws kept of each chain (zeros: final states only);
+	// Replicates the number of independent runs.
+	Keep       Keep `json:"keep"`
+	Replicates int  `json:"replicates"`
+	// ErrorBars are the quantities with their Monte Carlo standard errors
+	// and convergence diagnostics, and the warnings.
+	ErrorBars *Diagnostics `json:"error_bars"`
 }
 
 // StageSummary describes one stage of a run.
@@ -61,7 +71,14 @@ func NewSummary(method, modelName string, m model.Model, out *Output) *Summary {
 	}
 	s := &Summary{Version: SummaryVersion, Method: method, Model: modelName, N: out.N, Dim: out.Dim, Iters: out.Iters, Seed: out.Key.Seed,
 		Status: out.Status.String(), Seconds: round(out.Seconds, 4), Pipeline: out.Pipeline, Stages: []StageSummary{},
-		States: st, Mean: out.Means, Marginals: out.Marginals, Evaluations: out.Evaluations, Impossible: out.Impossible}
+		States: st, Mean: out.Means, Marginals: out.Marginals, Evaluations: out.Evaluations, Impossible: out.Impossible,
+		Samples: out.Samples.N, Replicates: 1, ErrorBars: out.Diagnostics}
+	switch out.Layout.Kind {
+	case LayoutChains:
+		s.Keep = Keep{Warmup: out.Layout.Warmup, Draws: out.Layout.Length, Thin: out.Layout.Thin}
+	case LayoutReplicates:
+		s.Replicates = out.Layout.Groups
+	}
 	for _, r := range out.Stages {
 		ss := StageSummary{Method: r.Method, Iters: r.Iters, Planned: r.Planned, Seconds: round(r.Seconds, 4), Evaluations: r.Stats.Evaluations, Statistics: map[string]float64{}}
 		for _, v := range r.Stats.Values {

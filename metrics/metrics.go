@@ -191,3 +191,23 @@ func (r *Reference) MMD2Unbiased(q *sampler.Samples) float64 {
 	qr := kernelSum(p, r.ref, r.tab, false) / (n * float64(r.m))
 	return qq - 2*qr + r.ppU
 }
+
+// MMD2ToModel estimates MMD² between the empirical measure of q and the
+// model the reference sample was drawn from: the V-statistic terms of q
+// (its empirical measure is what is scored) and the unbiased within-
+// reference term, so that the estimate carries no 1/m bias from the
+// reference's own diagonal. It can be slightly negative for samples very
+// close to the model.
+func (r *Reference) MMD2ToModel(q *sampler.Samples) float64 {
+	if q.D != r.d {
+		panic(fmt.Sprintf("metrics: samples of dimension %d against a reference of dimension %d", q.D, r.d))
+	}
+	if r.m < 2 {
+		panic("metrics: MMD2ToModel needs a reference of at least two samples")
+	}
+	p := Pack(q)
+	n := float64(q.N)
+	qq := kernelSum(p, p, r.tab, false) / (n * n)
+	qr := kernelSum(p, r.ref, r.tab, false) / (n * float64(r.m))
+	return qq - 2*qr + r.ppU
+}

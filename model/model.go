@@ -161,3 +161,15 @@ func Bytes(m Model) int64 {
 	}
 	return 64 * k
 }
+
+// Observables is a model with model-level statistics that run summaries
+// monitor besides log p* and the variables themselves (the magnetisation
+// of an Ising model).
+type Observables interface {
+	Model
+	// ObservableNames returns the statistics' names, the same every call.
+	ObservableNames() []string
+	// Observe writes the statistics of configuration z into dst, one per
+	// name. It must be safe for concurrent use.
+	Observe(dst []float64, z []int)
+}

@@ -65,6 +65,10 @@ type Panel struct {
 	YMin, YMax float64
 	// LegendBottom and LegendLeft move the legend from the top right.
 	LegendBottom, LegendLeft bool
+	// XLabels, when set, name the x positions 1, 2, …, len(XLabels) of
+	// series whose x is a category (written slanted, so that long names
+	// fit).
+	XLabels []string
 }
 
 // Figure is a grid of panels saved as PNG and SVG.
@@ -99,6 +103,17 @@ func (p *Panel) build() (*plot.Plot, error) {
 			}
 		}
 		pl.X.Tick.Marker = plot.ConstantTicks(ticks)
+	}
+	if len(p.XLabels) > 0 {
+		ticks := make([]plot.Tick, len(p.XLabels))
+		for k, l := range p.XLabels {
+			ticks[k] = plot.Tick{Value: float64(k + 1), Label: l}
+		}
+		pl.X.Tick.Marker = plot.ConstantTicks(ticks)
+		pl.X.Tick.Label.Rotation = math.Pi / 6
+		pl.X.Tick.Label.XAlign = draw.XRight
+		pl.X.Tick.Label.YAlign = draw.YCenter
+		pl.X.Min, pl.X.Max = 0.5, float64(len(p.XLabels))+0.5
 	}
 	for _, s := range p.Series {
 		var pts plotter.XYs

@@ -5,11 +5,13 @@ import (
 	"encoding/csv"
 	"errors"
 	"fmt"
-	"github.com/dstein/dstein/internal/safeio"
 	"io"
 	"math"
+	"slices"
 	"strconv"
 	"strings"
+
+	"github.com/dstein/dstein/internal/safeio"
 
 	"github.com/dstein/dstein/model"
 	"github.com/dstein/dstein/sampler"
@@ -73,6 +75,16 @@ func readSamples(r io.Reader, m model.Model, maxRows int) (*sampler.Samples, err
 		return nil, csvError(err)
 	}
 	line, _ := cr.FieldPos(0)
+	if len(head) > 0 {
+		head[0] = strings.TrimPrefix(head[0], "\ufeff") // a byte-order mark
+	}
+	// Leading group columns (chain,draw or replicate,particle) are
+	// skipped.
+	skip := 0
+	for skip < len(head) && slices.Contains(IDColumns, strings.TrimSpace(head[skip])) {
+		skip++
+	}
+	head = head[skip:]
 	if len(head) != d {
 		vars := "variables"
 		if d == 1 {
@@ -81,11 +93,8 @@ func readSamples(r io.Reader, m model.Model, maxRows int) (*sampler.Samples, err
 		return nil, fmt.Errorf("line %d: the header has %d columns, the model has %d %s", line, len(head), d, vars)
 	}
 	for i, c := range head {
-		if i == 0 {
-			c = strings.TrimPrefix(c, "\ufeff") // a byte-order mark
-		}
 		if want := "z" + strconv.Itoa(i); strings.TrimSpace(c) != want {
-			return nil, fmt.Errorf("line %d, column %d: header %q, want %s (the header z0,z1,… that dstein sample writes)", line, i+1, c, want)
+			return nil, fmt.Errorf("line %d, column %d: header %q, want %s (the header z0,z1,… that dstein sample writes)", line, skip+i+1, c, want)
 		}
 	}
 	// Each variable's states by their formatted value, for the exact match.
@@ -111,13 +120,13 @@ func readSamples(r io.Reader, m model.Model, maxRows int) (*sampler.Samples, err
 		if maxRows > 0 && n >= maxRows {
 			return nil, &TooManyRows{Max: maxRows}
 		}
-		if len(row) != d {
-			return nil, fmt.Errorf("line %d: %d columns, want %d (one per variable)", line, len(row), d)
+		if len(row) != d+skip {
+			return nil, fmt.Errorf("line %d: %d columns, want %d (one per variable)", line, len(row), d+skip)
 		}
-		for i, c := range row {
+		for i, c := range row[skip:] {
 			s, err := stateOf(m, i, index[i], c)
 			if err != nil {
-				return nil, fmt.Errorf("line %d, column %d (z%d): %w", line, i+1, i, err)
+				return nil, fmt.Errorf("line %d, column %d (z%d): %w", line, skip+i+1, i, err)
 			}
 			z = append(z, s)
 		}

@@ -16,6 +16,31 @@ func FormatValue(v float64) string { return strconv.FormatFloat(v, 'g', -1, 64) 
 // WriteSamplesCSV writes a header z0,z1,… and one row per sample with the
 // state values as the model lists them.
 func WriteSamplesCSV(w *bufio.Writer, m model.Model, s *sampler.Samples) error {
+	return WriteGroupedSamplesCSV(w, m, s, Groups{})
+}
+
+// Groups name how the rows of samples are grouped, for the leading
+// columns of a samples CSV: row r is number r%Length+1 of group
+// r/Length+1. The zero value writes no such columns.
+type Groups struct {
+	// Group and Member name the two columns: "chain" and "draw" for MCMC
+	// draws, "replicate" and "particle" for replicates.
+	Group, Member string
+	Length        int
+}
+
+// IDColumns are the leading columns a samples CSV may have before
+// z0,z1,…: the group and member numbers that WriteGroupedSamplesCSV writes.
+var IDColumns = []string{"chain", "draw", "replicate", "particle"}
+
+// WriteGroupedSamplesCSV writes the samples like WriteSamplesCSV, after
+// two columns that number each row's group and its place in the group
+// (from 1) when g is not the zero value.
+func WriteGroupedSamplesCSV(w *bufio.Writer, m model.Model, s *sampler.Samples, g Groups) error {
+	ids := g.Length > 0
+	if ids {
+		w.WriteString(g.Group + "," + g.Member + ",")
+	}
 	for i := range s.D {
 		if i > 0 {
 			w.WriteByte(',')
@@ -26,6 +51,13 @@ func WriteSamplesCSV(w *bufio.Writer, m model.Model, s *sampler.Samples) error {
 	w.WriteByte('\n')
 	buf := make([]byte, 0, 32)
 	for r := range s.N {
+		if ids {
+			buf = strconv.AppendInt(buf[:0], int64(r/g.Length+1), 10)
+			buf = append(buf, ',')
+			buf = strconv.AppendInt(buf, int64(r%g.Length+1), 10)
+			buf = append(buf, ',')
+			w.Write(buf)
+		}
 		for i, st := range s.Row(r) {
 			if i > 0 {
 				w.WriteByte(',')

@@ -54,6 +54,10 @@ type Method struct {
 	// (GF-SVGD's particles settle near it); the conformance tests check
 	// the others against exact marginals.
 	Approximate bool
+	// Warnings, when not nil, returns the method's warnings about a run
+	// from its statistics at the end (for n particles or chains), one line
+	// each: what went wrong and what to do.
+	Warnings func(s Stats, n int) []string
 }
 
 // Count writes n iterations of the method in words: "100 iterations",

@@ -275,6 +275,26 @@ func abuseCases() []abuseCase {
 			return []string{"sample", "--model", model(t, dir), "--temperature", "0"}
 		}, code: 2, want: "--temperature must be > 0"},
 		{name: "inapplicable flag", setup: sample("--step-size", "0.3"), code: 2, want: "--step-size applies to dhmc and dmala, not to --method gibbs"},
+		{name: "draws 0", setup: func(t *testing.T, dir string) []string {
+			return []string{"sample", "--model", model(t, dir), "--method", "gibbs", "--draws", "0"}
+		}, code: 2, want: "--draws must be at least 1"},
+		{name: "chains without draws", setup: func(t *testing.T, dir string) []string {
+			return []string{"sample", "--model", model(t, dir), "--method", "gibbs", "--chains", "3"}
+		}, code: 2, want: "--chains applies when keeping --draws"},
+		{name: "draws and iters", setup: sample("--draws", "10"), code: 2, want: "--iters does not apply with --draws"},
+		{name: "draws of particles", setup: func(t *testing.T, dir string) []string {
+			return []string{"sample", "--model", model(t, dir), "--method", "gfsvgd", "--draws", "10"}
+		}, code: 2, want: "gfsvgd moves particles"},
+		{name: "draws and replicates", setup: func(t *testing.T, dir string) []string {
+			return []string{"sample", "--model", model(t, dir), "--method", "gibbs", "--draws", "10", "--replicates", "3"}
+		}, code: 2, want: "--replicates does not apply with --draws"},
+		{name: "replicates 0", setup: sample("--replicates", "0"), code: 2, want: "--replicates must be at least 1"},
+		{name: "n and chains", setup: func(t *testing.T, dir string) []string {
+			return []string{"sample", "--model", model(t, dir), "--method", "gibbs", "--draws", "10", "--n", "3", "--chains", "3"}
+		}, code: 2, want: "--n and --chains both"},
+		{name: "draws beyond memory", setup: func(t *testing.T, dir string) []string {
+			return []string{"sample", "--model", model(t, dir), "--method", "gibbs", "--draws", "100000000", "--chains", "1000", "--max-memory", "1GB"}
+		}, code: 3, want: "memory"},
 		{name: "iters of exact", setup: func(t *testing.T, dir string) []string {
 			return []string{"sample", "--model", model(t, dir), "--method", "exact", "--iters", "3"}
 		}, code: 2, want: "does not apply to exact"},

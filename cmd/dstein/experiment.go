@@ -17,7 +17,7 @@ func newExperimentCmd(e *env) *cobra.Command {
 	var quick, tiny, restart bool
 	var field, sigma float64
 	var fashion bool
-	var variants string
+	var variants, uaiDir string
 	cmd := &cobra.Command{
 		Use:   "experiment NAME --out-dir DIR",
 		Short: "Reproduce an experiment of the paper: a table, DIR/NAME.csv, .png and .svg",
@@ -93,6 +93,15 @@ Experiments: ` + strings.Join(experiment.Names(), ", ") + `.`,
 			if cmd.Flags().Changed("sigma") {
 				cfg.Options["sigma"] = sigma
 			}
+			if cmd.Flags().Changed("uai") {
+				if !ex.UsesUAI {
+					return usagef("--uai applies to the suite experiment, not to %s", ex.Name)
+				}
+				if uaiDir == "" {
+					return usagef("--uai needs a directory of .uai files")
+				}
+				cfg.UAIDir = uaiDir
+			}
 			experiment.Version = version()
 			res, err := ex.Run(e.ctx, cfg)
 			if err != nil {
@@ -120,6 +129,7 @@ Experiments: ` + strings.Join(experiment.Names(), ", ") + `.`,
 	fs.IntVar(&trainN, "train-limit", 0, "bnn: train on the first N training examples only (default: all)")
 	fs.BoolVar(&fashion, "fashion", false, "bnn: Fashion-MNIST instead of MNIST")
 	fs.StringVar(&variants, "variants", strings.Join(experiment.DefaultVariants, ","), "variants-ising, variants-rbm: the GF-SVGD variants to compare, comma-separated, of "+strings.Join(experiment.VariantNames(), ", "))
+	fs.StringVar(&uaiDir, "uai", "", "suite: also score every NAME.uai network of this directory (with NAME.uai.evid as evidence when present)")
 	fs.Float64Var(&sigma, "sigma", 0.05, "gof-rbm-n: standard deviation σ' of the noise added to the RBM's weights")
 	return cmd
 }

@@ -68,7 +68,7 @@ func TestSampleWritesOutputs(t *testing.T) {
 	if err := json.Unmarshal(data, &sum); err != nil {
 		t.Fatal(err)
 	}
-	for _, k := range []string{"schema_version", "method", "n", "dim", "iters", "seed", "status", "seconds", "pipeline", "stages", "states", "mean", "marginals", "model_evaluations", "impossible"} {
+	for _, k := range []string{"schema_version", "method", "n", "dim", "iters", "seed", "status", "seconds", "pipeline", "stages", "states", "mean", "marginals", "model_evaluations", "impossible", "samples", "keep", "replicates", "error_bars"} {
 		if _, ok := sum[k]; !ok {
 			t.Errorf("summary lacks %q", k)
 		}

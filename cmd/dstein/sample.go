@@ -26,6 +26,7 @@ type sampleFlags struct {
 	model, evidence, method, pipeline string
 	out, json, mar, trace             string
 	n, iters, show                    int
+	chains, warmup, draws, thin, reps int
 	seed                              uint64
 	initMean, initStd                 float64
 	mem                               memoryFlag
@@ -61,6 +62,11 @@ run and written only when it completes.`,
 	fs.StringVar(&f.pipeline, "pipeline", "", "run the pipeline in this JSON file instead of --method")
 	fs.IntVar(&f.n, "n", 100, "number of samples: particles or chains")
 	fs.IntVar(&f.iters, "iters", 0, "iterations of a single method (default: the method's or preset's)")
+	fs.IntVar(&f.draws, "draws", 0, "keep this many draws of each MCMC chain after the warm-up, for error bars and convergence diagnostics (default: keep only the final states)")
+	fs.IntVar(&f.chains, "chains", 4, "number of MCMC chains when keeping --draws (the --n of chain methods)")
+	fs.IntVar(&f.warmup, "warmup", 0, "iterations discarded before the --draws are kept (default: as many as the draws take, draws × thin)")
+	fs.IntVar(&f.thin, "thin", 1, "keep every thin-th state of each chain after the warm-up")
+	fs.IntVar(&f.reps, "replicates", 1, "run the whole method this many times independently; error bars come from the spread of the runs (for particle methods such as gfsvgd)")
 	fs.Uint64Var(&f.seed, "seed", 1, "random seed; the same seed gives the same output bytes")
 	fs.Float64Var(&f.initMean, "init-mean", 0, "mean of the initial N(mean, std²) draw every method starts from (default: the preset's, 0)")
 	fs.Float64Var(&f.initStd, "init-std", 0, "spread of the initial draw (default: the preset's, 1)")
@@ -137,6 +143,10 @@ func runSample(e *env, cmd *cobra.Command, f *sampleFlags) error {
 	if err := atLeast("n", f.n, 1); err != nil {
 		return err
 	}
+	keep, n, err := f.keep(fs)
+	if err != nil {
+		return err
+	}
 	budget, err := f.mem.budget()
 	if err != nil {
 		return err
@@ -151,6 +161,9 @@ func runSample(e *env, cmd *cobra.Command, f *sampleFlags) error {
 	if err != nil {
 		return err
 	}
+	if _, err := (infer.Spec{Pipeline: pl, Keep: keep, Replicates: f.reps}).Plan(); err != nil {
+		return usageError{err}
+	}
 	outs, err := startOutputs(e, []string{f.model, f.evidence, f.pipeline}, "--out", f.out, "--json", f.json, "--mar", f.mar, "--trace", f.trace)
 	if err != nil {
 		return err
@@ -162,9 +175,9 @@ func runSample(e *env, cmd *cobra.Command, f *sampleFlags) error {
 		return err
 	}
 	m := lm.Model
-	spec := infer.Spec{Pipeline: pl, N: f.n, Key: rng.NewKey(f.seed), Trace: f.trace != ""}
+	spec := infer.Spec{Pipeline: pl, N: n, Key: rng.NewKey(f.seed), Trace: f.trace != "", Keep: keep, Replicates: f.reps}
 	need := memlimit.Base + float64(model.Bytes(lm.File)) + infer.Memory(m, spec)
-	if err := budget.Check(fmt.Sprintf("sampling %d particles or chains of %d variables with %s", f.n, m.Dim(), infer.Describe(pl)), need); err != nil {
+	if err := budget.Check(fmt.Sprintf("sampling %d particles or chains of %d variables with %s", n, m.Dim(), infer.Describe(pl)), need); err != nil {
 		return err
 	}
 	out, err := runWithBar(e, m, spec, name)
@@ -174,8 +187,8 @@ func runSample(e *env, cmd *cobra.Command, f *sampleFlags) error {
 	printSummary(say, f, name, m, out)
 	fmt.Fprintf(say, "memory     about %s estimated (limit %s, --max-memory)\n", memlimit.Format(int64(need)), memlimit.Format(budget.Limit))
 	if err := outs.write("--out", func(w *bufio.Writer) error {
-		z := lm.ExpandStates(out.Samples.Z, out.N)
-		return report.WriteSamplesCSV(w, lm.File, &sampler.Samples{N: out.N, D: lm.File.Dim(), Z: z})
+		z := lm.ExpandStates(out.Samples.Z, out.Samples.N)
+		return report.WriteGroupedSamplesCSV(w, lm.File, &sampler.Samples{N: out.Samples.N, D: lm.File.Dim(), Z: z}, groupsOf(out.Layout))
 	}); err != nil {
 		return err
 	}
@@ -193,23 +206,82 @@ func runSample(e *env, cmd *cobra.Command, f *sampleFlags) error {
 	return outs.commit(e)
 }
 
+// keep turns --draws, --chains, --warmup and --thin into the draws to keep
+// and the number of chains; without --draws the others are errors and the
+// run has --n particles or chains.
+func (f *sampleFlags) keep(fs *pflag.FlagSet) (infer.Keep, int, error) {
+	if err := atLeast("replicates", f.reps, 1); err != nil {
+		return infer.Keep{}, 0, err
+	}
+	if !fs.Changed("draws") {
+		for _, name := range []string{"chains", "warmup", "thin"} {
+			if fs.Changed(name) {
+				return infer.Keep{}, 0, usagef("--%s applies when keeping --draws of MCMC chains; without --draws a run keeps the final states of its --n chains or particles", name)
+			}
+		}
+		return infer.Keep{}, f.n, nil
+	}
+	switch {
+	case fs.Changed("n") && fs.Changed("chains"):
+		return infer.Keep{}, 0, usagef("--n and --chains both set the number of chains; give one")
+	case fs.Changed("iters"):
+		return infer.Keep{}, 0, usagef("--iters does not apply with --draws: the chains run --warmup + --draws × --thin iterations")
+	case f.reps > 1:
+		return infer.Keep{}, 0, usagef("--replicates does not apply with --draws: independent chains (--chains) already give the error bars")
+	}
+	for _, c := range []struct {
+		name string
+		v    int
+	}{{"draws", f.draws}, {"chains", f.chains}, {"thin", f.thin}} {
+		if err := atLeast(c.name, c.v, 1); err != nil {
+			return infer.Keep{}, 0, err
+		}
+	}
+	if err := atLeast("warmup", f.warmup, 0); err != nil {
+		return infer.Keep{}, 0, err
+	}
+	n := f.chains
+	if fs.Changed("n") {
+		n = f.n
+	}
+	k := infer.Keep{Warmup: f.warmup, Draws: f.draws, Thin: f.thin}
+	if !fs.Changed("warmup") {
+		k.Warmup = f.draws * f.thin
+	}
+	if err := k.Validate(); err != nil {
+		return k, 0, usageError{err}
+	}
+	return k, n, nil
+}
+
+// groupsOf names the leading columns of the samples CSV for a layout.
+func groupsOf(l infer.Layout) report.Groups {
+	switch l.Kind {
+	case infer.LayoutChains:
+		return report.Groups{Group: "chain", Member: "draw", Length: l.Length}
+	case infer.LayoutReplicates:
+		return report.Groups{Group: "replicate", Member: "particle", Length: l.Length}
+	}
+	return report.Groups{}
+}
+
 // runWithBar runs infer.Run with a progress bar on a terminal and turns a
 // canceled run into an interrupted error.
 func runWithBar(e *env, m model.Model, spec infer.Spec, what string) (*infer.Output, error) {
-	b := newBar(e, spec.Pipeline.Iters(), what)
+	b := newBar(e, spec.Iters(), what)
 	if b != nil {
 		spec.Progress = b
 	}
 	out, err := infer.Run(e.ctx, m, spec)
 	b.finish()
 	if e.ctx.Err() != nil {
-		return nil, interrupted{fmt.Sprintf("interrupted after %d of %d iterations; nothing written", iters(out), spec.Pipeline.Iters())}
+		return nil, interrupted{fmt.Sprintf("interrupted after %d of %d iterations; nothing written", iters(out), spec.Iters())}
 	}
 	if err != nil {
 		return nil, err
 	}
 	if out.Status == sampler.Canceled {
-		return nil, interrupted{fmt.Sprintf("interrupted after %d of %d iterations; nothing written", out.Iters, spec.Pipeline.Iters())}
+		return nil, interrupted{fmt.Sprintf("interrupted after %d of %d iterations; nothing written", out.Iters, spec.Iters())}
 	}
 	return out, nil
 }
@@ -229,7 +301,7 @@ func printSummary(w io.Writer, f *sampleFlags, name string, m model.Model, out *
 	}
 	in := out.Pipeline.Init
 	fmt.Fprintf(w, "method     %s: %s; init N(%g, %g²)\n", label, infer.Describe(out.Pipeline), in.Mean, in.Std)
-	fmt.Fprintf(w, "run        n = %d, %d iterations, seed %d, %.2f s, %d model evaluations\n", out.N, out.Iters, out.Key.Seed, out.Seconds, out.Evaluations)
+	fmt.Fprintf(w, "run        %s, %d iterations, seed %d, %.2f s, %d model evaluations\n", runShape(out), out.Iters, out.Key.Seed, out.Seconds, out.Evaluations)
 	for k, st := range out.Stages {
 		label := st.Method
 		if len(out.Stages) > 1 {
@@ -250,7 +322,65 @@ func printSummary(w io.Writer, f *sampleFlags, name string, m model.Model, out *
 	if out.Impossible > 0 {
 		fmt.Fprintf(w, "warning    %d samples are in states of probability zero\n", out.Impossible)
 	}
-	printMeans(w, m, out.Means, out.Marginals, nil, f.show)
+	dg := out.Diagnostics
+	if dg == nil || dg.Source == infer.SourceNone {
+		printMeans(w, m, out.Means, out.Marginals, nil, f.show)
+	} else {
+		printDiagnostics(w, dg, f.show)
+	}
+	if dg != nil {
+		fmt.Fprintf(w, "error bars %s\n", dg.Note)
+		for _, msg := range dg.Warnings {
+			fmt.Fprintf(w, "warning    %s\n", msg)
+		}
+	}
+}
+
+// runShape says how many chains, draws, replicates or particles a run had.
+func runShape(out *infer.Output) string {
+	l := out.Layout
+	switch l.Kind {
+	case infer.LayoutChains:
+		return fmt.Sprintf("%d chains × %d draws (warm-up %d, thin %d)", l.Groups, l.Length, l.Warmup, l.Thin)
+	case infer.LayoutReplicates:
+		return fmt.Sprintf("%d replicates × n = %d", l.Groups, l.Length)
+	}
+	return fmt.Sprintf("n = %d", out.N)
+}
+
+// printDiagnostics prints the quantities with their error bars and
+// diagnostics: log p*, the model's observables and the first show
+// variables.
+func printDiagnostics(w io.Writer, dg *infer.Diagnostics, show int) {
+	fmt.Fprintf(w, "%-14s %10s %9s %9s %8s %8s %7s\n", "quantity", "mean", "mcse", "sd", "ess_bulk", "ess_tail", "rhat")
+	vars, hidden := map[string]bool{}, 0
+	for _, q := range dg.Quantities {
+		if v, ok := variableOf(q.Name); ok {
+			if !vars[v] && show > 0 && len(vars) >= show {
+				hidden++
+				continue
+			}
+			vars[v] = true
+		}
+		rh := fmt.Sprintf("%7.3f", float64(q.Rhat))
+		if math.IsInf(float64(q.Rhat), 1) {
+			rh = fmt.Sprintf("%7s", "inf")
+		}
+		fmt.Fprintf(w, "%-14s %10.4g %9.2g %9.3g %8.0f %8.0f %s\n", q.Name, q.Mean, q.MCSE, q.SD, q.BulkESS, q.TailESS, rh)
+	}
+	if hidden > 0 {
+		fmt.Fprintf(w, "(showing %d variables; %d more quantities in --json; --show N for more)\n", len(vars), hidden)
+	}
+}
+
+// variableOf returns the variable a quantity belongs to ("z3" for "z3" and
+// "z3=0.5"), and false for model-level quantities.
+func variableOf(name string) (string, bool) {
+	if len(name) < 2 || name[0] != 'z' || name[1] < '0' || name[1] > '9' {
+		return "", false
+	}
+	v, _, _ := strings.Cut(name, "=")
+	return v, true
 }
 
 // printMeans prints a table of the first show variables: the estimated mean

@@ -307,3 +307,15 @@ func (t *tracker) DeltaLogProb(i, s int) float64 { return t.m.DeltaLogProb(t.z, 
 func (m *Ising) Bytes() int64 {
 	return int64(len(m.edges))*24 + int64(len(m.fields)+len(m.start))*8 + int64(len(m.nbr))*16
 }
+
+// ObservableNames returns "magnetisation".
+func (m *Ising) ObservableNames() []string { return []string{"magnetisation"} }
+
+// Observe writes the magnetisation Σ z_i / d of z.
+func (m *Ising) Observe(dst []float64, z []int) {
+	var s int
+	for _, v := range z {
+		s += 2*v - 1
+	}
+	dst[0] = float64(s) / float64(len(z))
+}

@@ -25,6 +25,7 @@ func init() {
 		Unit:        "iteration",
 		Continuous:  true,
 		Approximate: true,
+		Warnings:    warnings,
 		Memory: func(m model.Model, n int, s sampler.Settings) float64 {
 			nf, df := float64(n), float64(m.Dim())
 			if s != nil && s.(*Settings).Kernel == svgd.Coordinatewise {
@@ -36,6 +37,17 @@ func init() {
 			return 8*(2.5*nf*nf) + 8*11*nf*df
 		},
 	})
+}
+
+// warnings flags importance weights that have collapsed: an effective
+// sample size below n/10 at the final particles means that a few
+// particles carry the estimate.
+func warnings(st sampler.Stats, n int) []string {
+	ess, ok := st.Value("weight_ess")
+	if !ok || ess >= float64(n)/10 {
+		return nil
+	}
+	return []string{fmt.Sprintf("gfsvgd: the importance weights' ESS is %.1f of %d particles (< n/10): the surrogate is far from the model; the estimates rest on a few particles", ess, n)}
 }
 
 // Diagnostics describe one iteration.

@@ -1,0 +1,384 @@
+package experiment
+
+import (
+	"bytes"
+	"crypto/sha256"
+	"embed"
+	"encoding/hex"
+	"fmt"
+	"math"
+	"os"
+	"path/filepath"
+	"sort"
+	"strings"
+	"time"
+
+	"github.com/dstein/dstein/infer"
+	"github.com/dstein/dstein/internal/safeio"
+	"github.com/dstein/dstein/model"
+	"github.com/dstein/dstein/model/categorical"
+	"github.com/dstein/dstein/model/ising"
+	"github.com/dstein/dstein/model/rbm"
+	"github.com/dstein/dstein/model/uai"
+	"github.com/dstein/dstein/rng"
+	"github.com/dstein/dstein/sampler"
+	"github.com/dstein/dstein/sampler/gibbs"
+	"github.com/dstein/dstein/sampler/pt"
+	"github.com/dstein/dstein/transform"
+)
+
+// The suite's two shipped UAI networks, made by a generator in the style
+// of two families of the UAI inference competitions (EXPERIMENTS.md,
+// "The benchmark suite").
+//
+//go:embed suitedata/*.uai
+var suiteData embed.FS
+
+// SuiteBudget is the cost every method of the suite gets per sample, in
+// sweeps: one sweep is d single-site conditionals (Gibbs), d proposals
+// (Gibbs-with-Gradients), one all-variable proposal (DMALA), one cluster
+// update (Swendsen–Wang), one GF-SVGD iteration (a log p* and a surrogate
+// score per particle), one leapfrog step of DHMC; a round of parallel
+// tempering over K temperatures costs K. Wall time is reported beside.
+const SuiteBudget = 400
+
+// suiteN is the number of samples every method returns.
+const suiteN = 200
+
+// suiteMethod is one contender of the suite: a pipeline at the budget.
+type suiteMethod struct {
+	name, label string
+	// candidate methods may become the default: they run on any model.
+	candidate bool
+	build     func(budget int) sampler.Pipeline
+	// trials, when > 0, caps the method's trials (a method whose wall time
+	// per run is far above the others').
+	trials int
+}
+
+func single(method string, set sampler.Settings, iters int) sampler.Pipeline {
+	p, err := sampler.Single(method, set, iters)
+	if err != nil {
+		panic(err) // every suite method is registered
+	}
+	return p
+}
+
+// gwgSuiteTrials caps Gibbs-with-Gradients' trials: each of its proposals
+// computes the relaxation's gradient over all d variables, so at equal
+// sweeps a run takes 20–40 s on the 10×10 grids against 0.1–3 s for the
+// others (2 cores), and 100 trials of it would take hours.
+const gwgSuiteTrials = 25
+
+// suiteMethods are the suite's contenders. The hybrid is the first
+// round's default preset (100 GF-SVGD iterations, then stratified sweeps)
+// with its sweeps extended to the budget.
+func suiteMethods() []suiteMethod {
+	ptIters := func(b int) int { return max(1, b/pt.DefaultLadder) }
+	return []suiteMethod{
+		{"exact", "exact i.i.d.", false, func(int) sampler.Pipeline { return single("exact", nil, 1) }, 0},
+		{"gibbs", "Gibbs", true, func(b int) sampler.Pipeline { return single("gibbs", nil, b) }, 0},
+		{"pt", "parallel tempering", true, func(b int) sampler.Pipeline {
+			return single("pt", &pt.Settings{Tune: max(1, ptIters(b)/4)}, ptIters(b))
+		}, 0},
+		{"sw", "Swendsen–Wang", false, func(b int) sampler.Pipeline { return single("sw", nil, b) }, 0},
+		{"gwg", "Gibbs-with-Gradients", true, func(b int) sampler.Pipeline { return single("gwg", nil, b) }, gwgSuiteTrials},
+		{"dmala", "DMALA", true, func(b int) sampler.Pipeline { return single("dmala", nil, b) }, 0},
+		{"dhmc", "DHMC", true, func(b int) sampler.Pipeline { return single("dhmc", nil, max(1, b/8)) }, 0},
+		{"gfsvgd", "GF-SVGD (transport)", true, func(b int) sampler.Pipeline {
+			p, _ := infer.Preset("transport")
+			p.Stages = []sampler.Stage{{Method: "gfsvgd", Iters: b, Settings: p.Stages[0].Settings}}
+			return p
+		}, 0},
+		{"hybrid", "GF-SVGD + stratified Gibbs", true, func(b int) sampler.Pipeline {
+			p, _ := infer.Preset("transport")
+			return sampler.Pipeline{Stages: []sampler.Stage{
+				{Method: "gfsvgd", Iters: infer.HybridIters, Settings: p.Stages[0].Settings},
+				{Method: "gibbs", Iters: max(1, b-infer.HybridIters), Settings: &gibbs.Settings{Stratified: true}},
+			}}
+		}, 0},
+		{"strat-gibbs", "stratified Gibbs", true, func(b int) sampler.Pipeline {
+			return single("gibbs", &gibbs.Settings{Stratified: true}, b)
+		}, 0},
+	}
+}
+
+// suiteModel is one target of the suite.
+type suiteModel struct {
+	name, what string
+	// hard marks the strongly coupled and multimodal targets.
+	hard bool
+	// modes marks ferromagnets whose magnetisation's sign splits the mass
+	// into modes (couplings at or above the critical 0.44): the suite
+	// scores their mode masses.
+	modes bool
+	m     model.Model
+}
+
+// isingGridOf returns a side×side open grid with coupling j and the
+// fields: constant h, or U(−spread, spread) from the model stream when
+// spread > 0.
+func isingGridOf(side int, j, h, spread float64, seed uint64) (*ising.Ising, error) {
+	f := make([]float64, side*side)
+	r := rng.NewKey(seed).For(rng.Model).Rand()
+	for i := range f {
+		f[i] = h
+		if spread > 0 {
+			f[i] = -spread + 2*spread*r.Float64()
+		}
+	}
+	return ising.Grid(side, side, false, j, f)
+}
+
+// spinGlass returns a side×side open grid with couplings ±j of random
+// signs (the ±J spin glass), no field.
+func spinGlass(side int, j float64, seed uint64) (*ising.Ising, error) {
+	r := rng.NewKey(seed).For(rng.Model).Rand()
+	edges := ising.GridEdges(side, side, false, j)
+	for k := range edges {
+		if r.IntN(2) == 0 {
+			edges[k].Coupling = -j
+		}
+	}
+	return ising.NewGrid(side, side, false, edges, make([]float64, side*side))
+}
+
+// suiteModels returns the suite's targets at the mode's size, then the
+// UAI networks of dir (when not empty).
+func suiteModels(mode Mode, seed uint64, dir string) ([]suiteModel, error) {
+	type spec struct {
+		name, what string
+		hard       bool
+		build      func() (model.Model, error)
+	}
+	big := 10
+	if mode == Tiny {
+		big = 5
+	}
+	specs := []spec{
+		{"grid4-weak", "4×4 Ising grid, J = 0.3, fields U(−0.3, 0.3)", false, func() (model.Model, error) { return isingGridOf(4, 0.3, 0, 0.3, seed) }},
+		{"grid10-fields", fmt.Sprintf("%d×%d Ising grid, J = 0.1, fields U(−0.3, 0.3)", big, big), false, func() (model.Model, error) { return isingGridOf(big, 0.1, 0, 0.3, seed) }},
+		{"rbm-weak", "Bernoulli RBM, d = 50, M = 10, W ~ N(0, 0.05)", false, func() (model.Model, error) { return rbm.Random(50, 10, math.Sqrt(0.05), 1, seed) }},
+		{"categorical", "8 independent categorical variables of 5 states, probabilities drawn uniformly from the simplex", false, func() (model.Model, error) {
+			return randomCategorical(8, 5, seed)
+		}},
+		{"grid10-critical", fmt.Sprintf("%d×%d Ising grid at the critical coupling J = 0.44, no field", big, big), true, func() (model.Model, error) { return isingGridOf(big, 0.44, 0, 0, seed) }},
+		{"grid4-strong", "4×4 Ising grid, J = 0.8, fields 0.015 (two modes)", true, func() (model.Model, error) { return isingGridOf(4, 0.8, 0.015, 0, seed) }},
+		{"grid10-strong", fmt.Sprintf("%d×%d Ising grid, J = 0.8, fields 0.003 (two modes)", big, big), true, func() (model.Model, error) { return isingGridOf(big, 0.8, 0.003, 0, seed) }},
+		{"spin-glass", "8×8 ±J spin glass, J = ±1, no field", true, func() (model.Model, error) { return spinGlass(8, 1, seed) }},
+		{"rbm-strong", "Bernoulli RBM, d = 20, M = 6, W ~ N(0, 1.5²) (several modes)", true, func() (model.Model, error) { return rbm.Random(20, 6, 1.5, 1, seed) }},
+		{"uai-grid7", "7×7 grid network in the style of UAI Grids (couplings U(−2, 2))", true, func() (model.Model, error) { return embeddedUAI("grid7.uai") }},
+		{"uai-potts12", "12 variables of 5 states, random pairwise potentials (in the style of UAI ObjectDetection)", true, func() (model.Model, error) { return embeddedUAI("potts12.uai") }},
+	}
+	var out []suiteModel
+	for _, s := range specs {
+		m, err := s.build()
+		if err != nil {
+			return nil, fmt.Errorf("suite model %s: %w", s.name, err)
+		}
+		out = append(out, suiteModel{name: s.name, what: s.what, hard: s.hard, modes: s.hard && isFerromagnet(m), m: m})
+	}
+	if dir == "" {
+		return out, nil
+	}
+	nets, err := uaiDirModels(dir)
+	if err != nil {
+		return nil, err
+	}
+	return append(out, nets...), nil
+}
+
+// randomCategorical returns d independent variables of k states with
+// values 0…k−1 and probabilities drawn uniformly from the simplex (from
+// the model stream), so that no probability is a multiple of 1/n.
+func randomCategorical(d, k int, seed uint64) (model.Model, error) {
+	r := rng.NewKey(seed).For(rng.Model).Rand()
+	vs := make([]categorical.Variable, d)
+	for i := range vs {
+		st, p := make([]float64, k), make([]float64, k)
+		var tot float64
+		for s := range p {
+			st[s] = float64(s)
+			p[s] = r.ExpFloat64()
+			tot += p[s]
+		}
+		for s := range p {
+			p[s] /= tot
+		}
+		vs[i] = categorical.Variable{States: st, Probs: p}
+	}
+	return categorical.New(vs)
+}
+
+func embeddedUAI(name string) (model.Model, error) {
+	data, err := suiteData.ReadFile("suitedata/" + name)
+	if err != nil {
+		return nil, err
+	}
+	return uai.Read(bytes.NewReader(data))
+}
+
+// uaiDirModels reads every NAME.uai of dir, with NAME.uai.evid as its
+// evidence when present, in name order.
+func uaiDirModels(dir string) ([]suiteModel, error) {
+	paths, err := filepath.Glob(filepath.Join(dir, "*.uai"))
+	if err != nil {
+		return nil, err
+	}
+	if len(paths) == 0 {
+		return nil, fmt.Errorf("--uai %s: no .uai files there", dir)
+	}
+	sort.Strings(paths)
+	var out []suiteModel
+	for _, p := range paths {
+		g, err := uai.ReadFile(p)
+		if err != nil {
+			return nil, err
+		}
+		var m model.Model = g
+		what := "UAI network " + filepath.Base(p)
+		if _, err := os.Stat(p + ".evid"); err == nil {
+			ev, err := uai.ReadEvidenceFile(p + ".evid")
+			if err != nil {
+				return nil, err
+			}
+			if len(ev) > 0 {
+				free, _, err := g.Clamp(ev)
+				if err != nil {
+					return nil, fmt.Errorf("%s.evid: %w", p, err)
+				}
+				m = free
+				what += fmt.Sprintf(" with %d observed variables", len(ev))
+			}
+		}
+		name := "uai:" + strings.TrimSuffix(filepath.Base(p), ".uai")
+		out = append(out, suiteModel{name: name, what: what, hard: true, m: m})
+	}
+	return out, nil
+}
+
+// applies reports whether every stage of p can run on m (Swendsen–Wang
+// needs a ferromagnetic Ising model; the gradient-guided samplers a
+// relaxed form), by building each stage's sampler for one chain.
+func applies(p sampler.Pipeline, m model.Model) bool {
+	t, err := transform.ForModel(nil, m)
+	if err != nil {
+		return false
+	}
+	prob := sampler.NewProblem(m, t, 1, sampler.Init{}, rng.NewKey(0))
+	for _, st := range p.Resolved().Stages {
+		meth, err := sampler.Lookup(st.Method)
+		if err != nil {
+			return false
+		}
+		q := *prob
+		if !meth.Continuous {
+			q.X = nil
+		}
+		if meth.OneShot {
+			continue // the exact method: the suite gives it the truth
+		}
+		if _, err := meth.New(&q, st.Settings); err != nil {
+			return false
+		}
+	}
+	return true
+}
+
+// isFerromagnet reports whether m is an Ising model with every coupling ≥
+// 0 (its modes are the signs of the magnetisation).
+func isFerromagnet(m model.Model) bool {
+	g, ok := m.(*ising.Ising)
+	if !ok {
+		return false
+	}
+	for _, e := range g.Edges() {
+		if e.Coupling < 0 {
+			return false
+		}
+	}
+	return true
+}
+
+// The suite runs 100 trials (Gibbs-with-Gradients 25); --quick runs 2
+// and leaves Gibbs-with-Gradients out.
+func init() {
+	register(&Experiment{
+		Name:        "suite",
+		Title:       "benchmark suite: every method at equal cost on easy and hard targets, scored beyond the means",
+		Trials:      100,
+		QuickTrials: 2,
+		Setting:     "model",
+		UsesUAI:     true,
+		body:        runSuite,
+	})
+}
+
+func runSuite(r *runner) (*Result, error) {
+	models, err := suiteModels(r.cfg.Mode, r.cfg.Seed, r.cfg.UAIDir)
+	if err != nil {
+		return nil, err
+	}
+	budget, n := SuiteBudget, suiteN
+	if r.cfg.Mode == Tiny {
+		budget, n = 40, 30
+	}
+	methods := suiteMethods()
+	var targets []*suiteTarget
+	for k, sm := range models {
+		if err := r.ctx.Err(); err != nil {
+			return nil, err
+		}
+		start := time.Now()
+		tg, err := newSuiteTarget(r, sm, float64(k+1), n)
+		if err != nil {
+			return nil, fmt.Errorf("suite model %s: %w", sm.name, err)
+		}
+		r.logf("%s: ground truth of %s (%s) in %.1f s", r.name, sm.name, tg.truthNote, time.Since(start).Seconds())
+		targets = append(targets, tg)
+	}
+	for tr := range r.trials {
+		key := r.trialKey(tr)
+		for _, tg := range targets {
+			for _, mt := range methods {
+				p := mt.build(budget)
+				if !tg.runs(mt.name, p) || (mt.trials > 0 && tr >= mt.trials) || (r.cfg.Mode == Quick && mt.trials > 0) {
+					continue
+				}
+				_, err := r.trial(mt.name, tg.x, tr, func() (map[string]float64, error) {
+					return tg.score(r, p, key)
+				})
+				if err != nil {
+					return nil, err
+				}
+			}
+		}
+		r.logf("%s: trial %d/%d done", r.name, tr+1, r.trials)
+	}
+	rows := r.summarize()
+	return suiteResult(r, rows, targets, methods, budget, n)
+}
+
+// uaiInputs returns the SHA-256 digest of every .uai and .evid file of
+// dir by base name.
+func uaiInputs(dir string) (map[string]string, error) {
+	out := map[string]string{}
+	for _, pat := range []string{"*.uai", "*.uai.evid"} {
+		paths, err := filepath.Glob(filepath.Join(dir, pat))
+		if err != nil {
+			return nil, err
+		}
+		for _, p := range paths {
+			data, err := safeio.ReadFile(p, "UAI network", 1<<30)
+			if err != nil {
+				return nil, err
+			}
+			sum := sha256.Sum256(data)
+			out[filepath.Base(p)] = hex.EncodeToString(sum[:])
+		}
+	}
+	if len(out) == 0 {
+		return nil, fmt.Errorf("--uai %s: no .uai files there", dir)
+	}
+	return out, nil
+}

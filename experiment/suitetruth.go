@@ -1,0 +1,167 @@
+package experiment
+
+import (
+	"fmt"
+	"time"
+
+	"github.com/dstein/dstein/exact"
+	"github.com/dstein/dstein/infer"
+	"github.com/dstein/dstein/internal/memlimit"
+	"github.com/dstein/dstein/metrics"
+	"github.com/dstein/dstein/model"
+	"github.com/dstein/dstein/rng"
+	"github.com/dstein/dstein/sampler"
+)
+
+// suiteExactMMD is the largest number of joint states for which the suite
+// computes MMD² against the model itself rather than against a reference
+// sample.
+const suiteExactMMD = 1 << 16
+
+// suiteExactBins is the largest number of joint states for which the
+// energy bins come from the exact distribution of log p*.
+const suiteExactBins = 1 << 20
+
+// suiteTarget is a suite model with its ground truth.
+type suiteTarget struct {
+	suiteModel
+	x     float64
+	n     int
+	truth exact.Truth
+	means []float64
+	marg  [][]float64
+	pairs *exact.Pairs
+	bins  *metrics.EnergyBins
+	// mode is the exact or reference mass of positive magnetisation of a
+	// ferromagnet; nil for other models.
+	mode *metrics.ModeMass
+	// ref is the exact reference sample for MMD² when the model has too
+	// many states to compute it against the model itself.
+	ref *metrics.Reference
+	// truthNote says where each part of the truth comes from.
+	truthNote string
+	ok        map[string]bool
+}
+
+// newSuiteTarget computes the ground truth of sm: exact marginals and
+// pair marginals, the energy distribution's bins, the mode mass of a
+// ferromagnet, and a reference sample where exact sums are out of reach.
+func newSuiteTarget(r *runner, sm suiteModel, x float64, n int) (*suiteTarget, error) {
+	ctx := r.ctx
+	m := sm.m
+	tg := &suiteTarget{suiteModel: sm, x: x, n: n, ok: map[string]bool{}}
+	var err error
+	if tg.truth, err = exact.ForContext(ctx, m); err != nil {
+		return nil, err
+	}
+	res := tg.truth.Result()
+	tg.means, tg.marg = res.Means, res.Marginals
+	if tg.pairs, err = exact.PairsFor(ctx, m, memlimit.Budget{}); err != nil {
+		return nil, err
+	}
+	notes := []string{"marginals exact", "pairs " + tg.pairs.Route()}
+	states := model.StateCount(m)
+	var refS *sampler.Samples
+	if states > suiteExactMMD || states > suiteExactBins {
+		size := referenceSize(r.cfg.Mode)
+		z := make([]int, size*m.Dim())
+		tg.truth.Sample(z, rng.NewKey(r.cfg.Seed).ForIndex(rng.Test, int(x)).Rand())
+		refS = &sampler.Samples{N: size, D: m.Dim(), Z: z}
+	}
+	if states <= suiteExactBins {
+		tg.bins, err = metrics.ExactEnergyBins(ctx, m, suiteExactBins, metrics.DefaultEnergyBins)
+		notes = append(notes, "energy exact")
+	} else {
+		tg.bins, err = metrics.ReferenceEnergyBins(m, refS, metrics.DefaultEnergyBins)
+		notes = append(notes, fmt.Sprintf("energy bins from %d exact draws", refS.N))
+	}
+	if err != nil {
+		return nil, err
+	}
+	if states <= suiteExactMMD {
+		notes = append(notes, "MMD² exact")
+	} else {
+		tg.ref = metrics.NewReference(refS)
+		notes = append(notes, fmt.Sprintf("MMD² against %d exact draws", refS.N))
+	}
+	if sm.modes {
+		mm, err := metrics.ExactModeMass(ctx, m, memlimit.Budget{})
+		if err != nil {
+			if refS == nil {
+				return nil, err
+			}
+			if mm, err = metrics.ReferenceModeMass(m, refS); err != nil {
+				return nil, err
+			}
+			notes = append(notes, fmt.Sprintf("mode mass %.4f ± %.4f from %d exact draws", mm.P, mm.SE, mm.N))
+		} else {
+			notes = append(notes, fmt.Sprintf("mode mass %.4f exact", mm.P))
+		}
+		tg.mode = &mm
+	}
+	tg.truthNote = joinNotes(notes)
+	return tg, nil
+}
+
+func joinNotes(s []string) string {
+	out := ""
+	for k, v := range s {
+		if k > 0 {
+			out += ", "
+		}
+		out += v
+	}
+	return out
+}
+
+// runs reports whether the method's pipeline applies to the target
+// (cached).
+func (tg *suiteTarget) runs(name string, p sampler.Pipeline) bool {
+	ok, seen := tg.ok[name]
+	if !seen {
+		ok = applies(p, tg.m)
+		tg.ok[name] = ok
+	}
+	return ok
+}
+
+// score runs the pipeline once with the trial's key and scores its
+// samples against the truth.
+func (tg *suiteTarget) score(r *runner, p sampler.Pipeline, key rng.Key) (map[string]float64, error) {
+	start := time.Now()
+	out, err := infer.Run(r.ctx, tg.m, infer.Spec{Pipeline: p, N: tg.n, Key: key, Truth: tg.truth})
+	if err != nil {
+		return nil, err
+	}
+	if err := r.ctx.Err(); err != nil {
+		return nil, err
+	}
+	secs := time.Since(start).Seconds()
+	s := out.Samples
+	res := map[string]float64{
+		"mse":         metrics.MSE(out.Means, tg.means),
+		"pair_rmse":   metrics.PairRMSE(s, tg.pairs),
+		"energy_tv":   tg.bins.TV(s),
+		"mmd2_first":  metrics.FirstOrderMMD2(out.Marginals, tg.marg),
+		"seconds":     secs,
+		"evaluations": float64(out.Evaluations),
+	}
+	if tg.ref != nil {
+		res["mmd2"] = tg.ref.MMD2ToModel(s)
+	} else {
+		total, _, err := metrics.ExactMMD2(r.ctx, tg.m, s, suiteExactMMD)
+		if err != nil {
+			return nil, err
+		}
+		res["mmd2"] = total
+	}
+	if tg.mode != nil {
+		p, err := metrics.SampleModeMass(tg.m, s)
+		if err != nil {
+			return nil, err
+		}
+		res["mode_mass"] = p
+		res["mode_err2"] = (p - tg.mode.P) * (p - tg.mode.P)
+	}
+	return res, nil
+}

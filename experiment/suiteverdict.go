@@ -1,0 +1,333 @@
+package experiment
+
+import (
+	"fmt"
+	"math"
+	"path/filepath"
+	"sort"
+	"strings"
+
+	"github.com/dstein/dstein/report"
+)
+
+// suiteStats are the suite's scores, each lower-is-better, with the words
+// the table uses.
+var suiteStats = []struct{ metric, label string }{
+	{"mse", "MSE of the means"},
+	{"pair_rmse", "RMSE of the pair moments"},
+	{"energy_tv", "TV distance of the energy (log p*) distribution"},
+	{"mmd2", "MMD² with exp(−H/d)"},
+	{"mode_err2", "squared error of the mode mass P(M > 0)"},
+}
+
+// ratio is a ratio of two mean scores with its 95% interval.
+type ratio struct {
+	v, lo, hi float64
+	ok        bool
+}
+
+// ratioOf divides two independent means with standard errors; the
+// interval is exp(±1.96·SE) of the log ratio, SE² the sum of the squared
+// relative standard errors (the delta method).
+func ratioOf(a, sa, b, sb float64) ratio {
+	if !(a > 0) || !(b > 0) {
+		if a == 0 && b == 0 {
+			return ratio{1, 1, 1, true}
+		}
+		return ratio{}
+	}
+	v := a / b
+	se := math.Hypot(sa/a, sb/b)
+	f := math.Exp(1.96 * se)
+	return ratio{v, v / f, v * f, true}
+}
+
+// halfWidth is the relative half-width of the interval.
+func (r ratio) halfWidth() float64 { return (r.hi/r.v - r.lo/r.v) / 2 }
+
+type cell struct{ mean, se float64 }
+
+// suiteTable indexes the summary rows: method → x → metric.
+type suiteTable map[string]map[float64]map[string]cell
+
+func newSuiteTable(rows []Row) suiteTable {
+	t := suiteTable{}
+	for _, r := range rows {
+		if t[r.Method] == nil {
+			t[r.Method] = map[float64]map[string]cell{}
+		}
+		if t[r.Method][r.X] == nil {
+			t[r.Method][r.X] = map[string]cell{}
+		}
+		t[r.Method][r.X][r.Metric] = cell{r.Mean, r.SE}
+	}
+	return t
+}
+
+func (t suiteTable) get(method string, x float64, metric string) (cell, bool) {
+	c, ok := t[method][x][metric]
+	return c, ok
+}
+
+// best returns the method with the smallest mean of metric at x among the
+// methods other than exact sampling.
+func (t suiteTable) best(methods []suiteMethod, x float64, metric string) (string, bool) {
+	name, v := "", math.Inf(1)
+	for _, m := range methods {
+		if m.name == "exact" {
+			continue
+		}
+		if c, ok := t.get(m.name, x, metric); ok && c.mean < v {
+			name, v = m.name, c.mean
+		}
+	}
+	return name, name != ""
+}
+
+func (t suiteTable) ratio(a, b string, x float64, metric string) ratio {
+	ca, ok1 := t.get(a, x, metric)
+	cb, ok2 := t.get(b, x, metric)
+	if !ok1 || !ok2 {
+		return ratio{}
+	}
+	return ratioOf(ca.mean, ca.se, cb.mean, cb.se)
+}
+
+// verdict is a candidate's record over the suite.
+type verdict struct {
+	method string
+	// worst is its largest ratio to the best method, at (model, stat).
+	worst        ratio
+	worstAt      string
+	vsGibbs      ratio
+	vsGibbsAt    string
+	modeFailures []string
+	ran          int
+}
+
+// suiteResult adds the ratio rows, writes the table of ratios and the
+// verdict as notes, and draws the figure.
+func suiteResult(r *runner, rows []Row, targets []*suiteTarget, methods []suiteMethod, budget, n int) (*Result, error) {
+	t := newSuiteTable(rows)
+	var extra []Row
+	add := func(method string, x float64, metric string, rt ratio) {
+		if rt.ok {
+			extra = append(extra, Row{Method: method, Setting: r.setting, X: x, Metric: metric, Mean: rt.v, SE: (rt.hi - rt.lo) / (2 * 1.96), Trials: r.trials})
+		}
+	}
+	for _, tg := range targets {
+		for _, st := range suiteStats {
+			best, ok := t.best(methods, tg.x, st.metric)
+			if !ok {
+				continue
+			}
+			for _, m := range methods {
+				add(m.name, tg.x, "ratio_to_best:"+st.metric, t.ratio(m.name, best, tg.x, st.metric))
+				add(m.name, tg.x, "ratio_to_iid:"+st.metric, t.ratio(m.name, "exact", tg.x, st.metric))
+				add(m.name, tg.x, "ratio_to_gibbs:"+st.metric, t.ratio(m.name, "gibbs", tg.x, st.metric))
+			}
+		}
+		for _, m := range methods {
+			first, ok1 := t.get(m.name, tg.x, "mmd2_first")
+			all, ok2 := t.get(m.name, tg.x, "mmd2")
+			if ok1 && ok2 && all.mean > 0 {
+				extra = append(extra, Row{Method: m.name, Setting: r.setting, X: tg.x, Metric: "mmd2_first_share", Mean: first.mean / all.mean, Trials: r.trials})
+			}
+		}
+	}
+	res := &Result{Rows: append(rows, extra...), Show: []string{"mode_mass"}}
+	res.Notes = append(res.Notes, fmt.Sprintf("Every method returns n = %d samples at a cost of %d sweeps per sample (pt: %d rounds of 8 temperatures; dhmc: %d iterations of 8 leapfrog steps; hybrid: 100 GF-SVGD iterations + %d stratified sweeps); %d trials; models by x:",
+		n, budget, max(1, budget/8), max(1, budget/8), max(1, budget-100), r.trials))
+	for _, tg := range targets {
+		res.Notes = append(res.Notes, fmt.Sprintf("  x = %g  %-16s %s; %s", tg.x, tg.name, tg.what, tg.truthNote))
+	}
+	for _, st := range suiteStats {
+		res.Notes = append(res.Notes, ratioMatrix(t, targets, methods, st.metric, st.label)...)
+	}
+	res.Notes = append(res.Notes, firstOrderLines(t, targets, methods)...)
+	verdicts := suiteVerdicts(t, targets, methods)
+	res.Notes = append(res.Notes, verdictLines(verdicts)...)
+	return res, suiteFigure(r, t, targets, methods)
+}
+
+// ratioMatrix writes one statistic as a model × method table of ratios to
+// exact i.i.d. sampling, the best method of each row marked with *.
+func ratioMatrix(t suiteTable, targets []*suiteTarget, methods []suiteMethod, metric, label string) []string {
+	var out []string
+	head := fmt.Sprintf("%-16s", label+": ratio to exact i.i.d. (* best at equal cost; ± = 95% CI half-width)")
+	out = append(out, "", head)
+	line := fmt.Sprintf("%-16s", "model")
+	for _, m := range methods {
+		line += fmt.Sprintf(" %12s", m.name)
+	}
+	out = append(out, line)
+	for _, tg := range targets {
+		best, ok := t.best(methods, tg.x, metric)
+		if !ok {
+			continue
+		}
+		line := fmt.Sprintf("%-16s", tg.name)
+		for _, m := range methods {
+			rt := t.ratio(m.name, "exact", tg.x, metric)
+			c, ran := t.get(m.name, tg.x, metric)
+			switch {
+			case !ran:
+				line += fmt.Sprintf(" %12s", "—")
+			case !rt.ok:
+				line += fmt.Sprintf(" %12s", report.FormatValue(c.mean))
+			default:
+				mark := " "
+				if m.name == best {
+					mark = "*"
+				}
+				line += fmt.Sprintf(" %6.3g±%3.0f%%%s", rt.v, 100*rt.halfWidth(), mark)
+			}
+		}
+		out = append(out, line)
+	}
+	return out
+}
+
+// firstOrderLines report the share of MMD² that is first-order (from the
+// marginals alone) for exact sampling and each method.
+func firstOrderLines(t suiteTable, targets []*suiteTarget, methods []suiteMethod) []string {
+	out := []string{"", "share of MMD² that is first-order (mean first-order part / mean MMD²)"}
+	line := fmt.Sprintf("%-16s", "model")
+	for _, m := range methods {
+		line += fmt.Sprintf(" %12s", m.name)
+	}
+	out = append(out, line)
+	for _, tg := range targets {
+		line := fmt.Sprintf("%-16s", tg.name)
+		for _, m := range methods {
+			f, ok1 := t.get(m.name, tg.x, "mmd2_first")
+			a, ok2 := t.get(m.name, tg.x, "mmd2")
+			if !ok1 || !ok2 || a.mean <= 0 {
+				line += fmt.Sprintf(" %12s", "—")
+				continue
+			}
+			line += fmt.Sprintf(" %11.0f%%", 100*f.mean/a.mean)
+		}
+		out = append(out, line)
+	}
+	return out
+}
+
+// suiteVerdicts scores each candidate: its worst ratio to the best method
+// over every model and statistic, its worst ratio to plain Gibbs, and the
+// two-mode models whose mode mass it misses by more than 3 standard
+// errors.
+func suiteVerdicts(t suiteTable, targets []*suiteTarget, methods []suiteMethod) []verdict {
+	var out []verdict
+	for _, m := range methods {
+		if !m.candidate {
+			continue
+		}
+		v := verdict{method: m.name}
+		for _, tg := range targets {
+			for _, st := range suiteStats {
+				best, ok := t.best(methods, tg.x, st.metric)
+				if !ok {
+					continue
+				}
+				if rt := t.ratio(m.name, best, tg.x, st.metric); rt.ok {
+					v.ran++
+					if !v.worst.ok || rt.v > v.worst.v {
+						v.worst, v.worstAt = rt, tg.name+" / "+st.metric
+					}
+				}
+				if rg := t.ratio(m.name, "gibbs", tg.x, st.metric); rg.ok && (!v.vsGibbs.ok || rg.v > v.vsGibbs.v) {
+					v.vsGibbs, v.vsGibbsAt = rg, tg.name+" / "+st.metric
+				}
+			}
+			if tg.mode == nil || math.Abs(tg.mode.P-0.5) < 1e-9 {
+				// Symmetric modes (no field): the mass is scored, but
+				// the condition is about the two-mode models with a field.
+				continue
+			}
+			if c, ok := t.get(m.name, tg.x, "mode_mass"); ok {
+				se := math.Hypot(c.se, tg.mode.SE)
+				if math.Abs(c.mean-tg.mode.P) > 3*se {
+					v.modeFailures = append(v.modeFailures, fmt.Sprintf("%s: %.3f ± %.3f against %.3f", tg.name, c.mean, se, tg.mode.P))
+				}
+			}
+		}
+		if v.ran > 0 {
+			out = append(out, v)
+		}
+	}
+	sort.SliceStable(out, func(a, b int) bool { return out[a].worst.v < out[b].worst.v })
+	return out
+}
+
+// verdictLines write the candidates in order of their worst ratio to the
+// best method, with the two conditions a default must meet, and name the
+// choice.
+func verdictLines(vs []verdict) []string {
+	out := []string{"", "verdict: candidates for the default, by their worst ratio to the best method at equal cost (all models and statistics)"}
+	choice := ""
+	for _, v := range vs {
+		okGibbs := !v.vsGibbs.ok || v.vsGibbs.v <= 1.5
+		okMode := len(v.modeFailures) == 0
+		status := "meets both conditions"
+		if !okGibbs || !okMode {
+			var why []string
+			if !okGibbs {
+				why = append(why, fmt.Sprintf("%.3g× Gibbs at %s", v.vsGibbs.v, v.vsGibbsAt))
+			}
+			if !okMode {
+				why = append(why, "mode mass off by > 3 SE ("+strings.Join(v.modeFailures, "; ")+")")
+			}
+			status = "fails: " + strings.Join(why, "; ")
+		} else if choice == "" {
+			choice = v.method
+		}
+		out = append(out, fmt.Sprintf("  %-12s worst %.3g× the best [%.3g, %.3g] at %s; worst vs Gibbs %.3g× at %s; %s",
+			v.method, v.worst.v, v.worst.lo, v.worst.hi, v.worstAt, v.vsGibbs.v, v.vsGibbsAt, status))
+	}
+	if choice == "" {
+		out = append(out, "  no candidate meets both conditions (never worse than Gibbs by more than 1.5×; mode masses of the two-mode models within 3 SE)")
+	} else {
+		out = append(out, fmt.Sprintf("  choice: %s (the smallest worst ratio among the candidates that meet both conditions)", choice))
+	}
+	return out
+}
+
+// suiteFigure draws, per statistic, each method's ratio to exact i.i.d.
+// sampling on a log scale, per model, with 95% intervals.
+func suiteFigure(r *runner, t suiteTable, targets []*suiteTarget, methods []suiteMethod) error {
+	var labels []string
+	for _, tg := range targets {
+		labels = append(labels, tg.name)
+	}
+	var panels []report.Panel
+	for _, st := range suiteStats {
+		p := report.Panel{Title: st.label + ": ratio to exact i.i.d. sampling (95% CI)", YLabel: "log10 ratio", XLabels: labels, LegendBottom: true}
+		shown := 0
+		for k, m := range methods {
+			if m.name == "exact" {
+				continue
+			}
+			s := report.Series{Name: m.label, Points: true, ColorIndex: k}
+			off := -0.35 + 0.7*float64(shown)/float64(len(methods)-2)
+			for i, tg := range targets {
+				rt := t.ratio(m.name, "exact", tg.x, st.metric)
+				if !rt.ok {
+					continue
+				}
+				s.X = append(s.X, float64(i+1)+off)
+				s.Y = append(s.Y, math.Log10(rt.v))
+				s.Lo = append(s.Lo, math.Log10(rt.lo))
+				s.Hi = append(s.Hi, math.Log10(rt.hi))
+			}
+			shown++
+			if len(s.X) > 0 {
+				p.Series = append(p.Series, s)
+			}
+		}
+		p.Series = append(p.Series, report.Series{Name: "exact i.i.d.", X: []float64{0.5, float64(len(targets)) + 0.5}, Y: []float64{0, 0}, Dashed: true, ColorIndex: 0})
+		panels = append(panels, p)
+	}
+	fig := report.Figure{Panels: panels, Cols: 1, Width: 11 * 72, Height: 4.2 * 72, SharedLegend: true}
+	return fig.Save(filepath.Join(r.cfg.Out, r.name))
+}

@@ -1,0 +1,19 @@
+package pt
+
+import (
+	"testing"
+
+	"github.com/dstein/dstein/model"
+	"github.com/dstein/dstein/rng"
+	"github.com/dstein/dstein/sampler"
+	"github.com/dstein/dstein/sampler/samplertest"
+	"github.com/dstein/dstein/transform"
+)
+
+// One iteration (K = 8 sweeps and a swap phase) of 100 chains; the first
+// 50 iterations adapt the ladder.
+func BenchmarkIteration(b *testing.B) {
+	samplertest.BenchSteps(b, func(m model.Model, t *transform.Transform) (sampler.Sampler, error) {
+		return New(sampler.NewProblem(m, t, 100, sampler.Init{}, rng.NewKey(1)), Settings{})
+	})
+}

@@ -1,0 +1,383 @@
+package pt
+
+import (
+	"context"
+	"fmt"
+	"math"
+	"math/rand/v2"
+	"strconv"
+	"strings"
+
+	"github.com/dstein/dstein/internal/parallel"
+	"github.com/dstein/dstein/model"
+	"github.com/dstein/dstein/rng"
+	"github.com/dstein/dstein/sampler"
+	"github.com/dstein/dstein/sampler/gibbs"
+)
+
+// Defaults of the settings.
+const (
+	// DefaultLadder is K when Settings.Ladder is 0. With the
+	// non-reversible scheme the round-trip rate is 1/(2 + 2Σ_k r_k/(1−r_k))
+	// (Syed et al.), within a factor of about 1.5 of its limit 1/(2 + 2Λ)
+	// once K − 1 ≥ 2Λ; the small and moderate models of dstein have
+	// barriers Λ of 1 to 3, and every replica costs one sweep per
+	// iteration, so 8 replicas balance communication and cost.
+	DefaultLadder = 8
+	// DefaultTune is the number of tuning iterations when Settings.Tune is
+	// 0: a quarter of the default run.
+	DefaultTune = 50
+	// DefaultIters is the default number of iterations.
+	DefaultIters = 200
+)
+
+func init() {
+	sampler.Register(sampler.Method{
+		Name:        "pt",
+		Description: "n chains of parallel tempering: K tempered replicas each, single-site Gibbs sweeps, non-reversible even/odd swaps, ladder tuned to equal swap rates",
+		NewSettings: func() sampler.Settings { return new(Settings) },
+		New: func(p *sampler.Problem, s sampler.Settings) (sampler.Sampler, error) {
+			return New(p, *s.(*Settings))
+		},
+		Iters:    DefaultIters,
+		Unit:     "round of K sweeps and a swap phase",
+		Memory:   memory,
+		Warnings: warnings,
+	})
+}
+
+// warnings flags a ladder too short for the measured communication
+// barrier Λ: with K temperatures the swaps are frequent (and the round
+// trips near their best rate) once K − 1 ≥ 2Λ (Syed et al.); the warning
+// fires below 1.5Λ, because Λ's estimate grows a little as the ladder
+// refines.
+func warnings(st sampler.Stats, _ int) []string {
+	lambda, ok := st.Value("barrier")
+	if !ok {
+		return nil
+	}
+	k := 1
+	for _, v := range st.Values {
+		if strings.HasPrefix(v.Name, "swap_") && v.Name != "swap_rate" {
+			k++
+		}
+	}
+	if float64(k-1) >= 1.5*lambda {
+		return nil
+	}
+	rate, _ := st.Value("swap_rate")
+	need := int(math.Ceil(2*lambda)) + 1
+	return []string{fmt.Sprintf("pt: the measured barrier Λ = %.2g needs about 2Λ + 1 = %d temperatures; with %d the mean swap rate is %.2f and the replicas cross the ladder slowly (--ladder %d)", lambda, need, k, rate, need)}
+}
+
+// Settings configure parallel tempering. The zero value is valid.
+type Settings struct {
+	// Ladder is K, the number of temperatures per chain, at least 2
+	// (default 8, DefaultLadder).
+	Ladder int `json:"ladder" flag:"ladder,positive" help:"number of inverse temperatures in the ladder: replicas per chain (at least 2)"`
+	// BetaMin is the smallest inverse temperature β_min in [0, 1)
+	// (default 0: the hottest replica samples the uniform distribution on
+	// the support, which a sweep explores freely).
+	BetaMin float64 `json:"beta_min" flag:"beta-min" help:"smallest inverse temperature β_min, in [0, 1); 0 is the uniform distribution on the support"`
+	// Tune is the number of iterations during which the ladder is adapted
+	// (default 50, DefaultTune; −1: none, the ladder stays evenly spaced in
+	// β). The adaptation needs at least 2 iterations to see every pair.
+	Tune int `json:"tune" flag:"tune" help:"iterations during which the ladder is adapted to equal swap rates (0: 50; -1: none, evenly spaced)"`
+}
+
+// Validate reports a bad number of replicas, β_min or tuning length.
+func (s *Settings) Validate() error {
+	switch {
+	case s.Ladder < 0 || s.Ladder == 1:
+		return fmt.Errorf("ladder is %d; want at least 2 (or 0 for %d)", s.Ladder, DefaultLadder)
+	case math.IsNaN(s.BetaMin) || s.BetaMin < 0 || s.BetaMin >= 1:
+		return fmt.Errorf("beta_min is %v; want a number in [0, 1)", s.BetaMin)
+	case s.Tune < -1:
+		return fmt.Errorf("tune is %d; want a number of iterations, 0 for %d or -1 for none", s.Tune, DefaultTune)
+	}
+	return nil
+}
+
+// Resolved returns a copy with the defaults filled in.
+func (s *Settings) Resolved() sampler.Settings {
+	c := *s
+	if c.Ladder == 0 {
+		c.Ladder = DefaultLadder
+	}
+	if c.Tune == 0 {
+		c.Tune = DefaultTune
+	}
+	return &c
+}
+
+func memory(m model.Model, n int, s sampler.Settings) float64 {
+	set := Settings{}
+	if s != nil {
+		set = *s.(*Settings)
+	}
+	set = *set.Resolved().(*Settings)
+	nf, d, k := float64(n), float64(m.Dim()), float64(set.Ladder)
+	perChain := 256 + 48*k // stream, ladder position, log p*, swap sums
+	if _, ok := m.(gibbs.SpinModel); ok {
+		// One byte per spin and replica; tables of up to 2^maxTableDegree
+		// thresholds per site and level.
+		return 8*nf*d + nf*(k*d+perChain) + 8*k*d*(1<<maxTableDegree)
+	}
+	// A tracker per replica (states and local fields), the current states.
+	return 8*nf*d + nf*(k*(24*d+128)+perChain)
+}
+
+// Sampler is the state of n chains of K replicas. It is not safe for
+// concurrent use.
+type Sampler struct {
+	m      model.Model
+	spin   *spinKernel
+	n, d   int
+	k      int
+	ladder []float64 // β_0 = 1 > β_1 > … > β_{K−1} = β_min
+	chains []chain
+	cur    []int
+	task   iterTask
+
+	iter     int // completed iterations
+	tune     *tuner
+	attempts []int64   // swap proposals per chain and pair since the ladder last changed
+	rate     []float64 // last estimate of each pair's acceptance rate
+	evals    int64
+	names    []string // swap_1 … swap_{K−1}
+}
+
+type chain struct {
+	r     *rand.Rand
+	perm  []int           // perm[k]: the replica at level k
+	ll    []float64       // log p* of each replica
+	acc   []float64       // Σ acceptance probabilities of each pair since the ladder changed
+	trip  []int8          // per replica: 0 start, 1 went to β_min, 2 then reached β = 1
+	trips int64           // completed round trips since the ladder was fixed
+	spins []uint8         // spin kernel: K×d spins, replica by replica
+	tr    []model.Tracker // otherwise: one tracker per replica
+	buf   []float64
+}
+
+var _ sampler.Sampler = (*Sampler)(nil)
+
+// New starts n = p.N chains with all K replicas at the chain's state in
+// p.Z; chain c draws from p.Key.ForIndex(rng.Sample, c).
+func New(p *sampler.Problem, set Settings) (*Sampler, error) {
+	if err := p.Check(); err != nil {
+		return nil, fmt.Errorf("pt: %w", err)
+	}
+	if err := set.Validate(); err != nil {
+		return nil, fmt.Errorf("pt: %w", err)
+	}
+	set = *set.Resolved().(*Settings)
+	m, n, d, k := p.Model, p.N, p.Model.Dim(), set.Ladder
+	s := &Sampler{
+		m: m, n: n, d: d, k: k,
+		ladder:   evenLadder(k, set.BetaMin),
+		chains:   make([]chain, n),
+		cur:      make([]int, n*d),
+		attempts: make([]int64, k-1),
+		rate:     make([]float64, k-1),
+		names:    make([]string, k-1),
+	}
+	for j := range s.names {
+		s.names[j] = "swap_" + strconv.Itoa(j+1)
+	}
+	if set.Tune > 0 {
+		s.tune = newTuner(set.Tune, k)
+	}
+	if sm, ok := m.(gibbs.SpinModel); ok {
+		s.spin = newSpinKernel(sm, k)
+		s.spin.fill(s.ladder)
+	}
+	for c := range s.chains {
+		ch := &s.chains[c]
+		ch.r = p.Key.ForIndex(rng.Sample, c).Rand()
+		ch.perm, ch.ll, ch.acc = make([]int, k), make([]float64, k), make([]float64, k-1)
+		ch.trip = make([]int8, k)
+		zc := p.Z[c*d : (c+1)*d]
+		if s.spin != nil {
+			ch.spins = make([]uint8, k*d)
+		} else {
+			ch.tr = make([]model.Tracker, k)
+		}
+		for j := range k {
+			ch.perm[j] = j
+			if s.spin != nil {
+				for i, v := range zc {
+					ch.spins[j*d+i] = uint8(v)
+				}
+			} else {
+				ch.tr[j] = model.NewTracker(m, zc)
+			}
+		}
+	}
+	s.task.s = s
+	return s, nil
+}
+
+// Ladder returns the current inverse temperatures, β_0 = 1 first. The
+// slice belongs to the sampler.
+func (s *Sampler) Ladder() []float64 { return s.ladder }
+
+// Iterations returns the number of completed iterations.
+func (s *Sampler) Iterations() int { return s.iter }
+
+// Tuning reports whether the ladder is still being adapted.
+func (s *Sampler) Tuning() bool { return s.tune != nil && s.iter < s.tune.end }
+
+type iterTask struct{ s *Sampler }
+
+// Do runs one iteration of chains [lo, hi): a sweep of every replica, then
+// the swap phase of the iteration's parity.
+func (t *iterTask) Do(lo, hi int) {
+	s := t.s
+	for c := lo; c < hi; c++ {
+		ch := &s.chains[c]
+		for lvl, rep := range ch.perm {
+			beta := s.ladder[lvl]
+			if s.spin != nil {
+				b := ch.spins[rep*s.d : (rep+1)*s.d]
+				s.spin.sweep(b, lvl, ch.r)
+				ch.ll[rep] = s.spin.logProb(b)
+				continue
+			}
+			tr := ch.tr[rep]
+			for i := range s.d {
+				ch.buf = tr.LogConditional(ch.buf, i)
+				if beta != 1 {
+					for q, v := range ch.buf {
+						if !math.IsInf(v, -1) {
+							ch.buf[q] = beta * v
+						}
+					}
+				}
+				tr.Set(i, gibbs.Draw(ch.buf, ch.r.Float64()))
+			}
+			ch.ll[rep] = s.m.LogProb(tr.State())
+		}
+		s.swap(ch)
+	}
+}
+
+// swap proposes the exchanges of the iteration's parity and follows the
+// round trips of the replicas at both ends of the ladder.
+func (s *Sampler) swap(ch *chain) {
+	for lvl := s.iter & 1; lvl+1 < s.k; lvl += 2 {
+		a, b := ch.perm[lvl], ch.perm[lvl+1]
+		p := acceptProb(s.ladder[lvl]-s.ladder[lvl+1], ch.ll[a], ch.ll[b])
+		ch.acc[lvl] += p
+		if p >= 1 || ch.r.Float64() < p {
+			ch.perm[lvl], ch.perm[lvl+1] = b, a
+		}
+	}
+	if bottom := ch.perm[s.k-1]; ch.trip[bottom] == 2 {
+		ch.trips++
+		ch.trip[bottom] = 1
+	} else {
+		ch.trip[bottom] = 1
+	}
+	if top := ch.perm[0]; ch.trip[top] == 1 {
+		ch.trip[top] = 2
+	}
+}
+
+// acceptProb returns min(1, exp(dBeta·(lb − la))) for dBeta > 0, the
+// probability of exchanging state a (log p* la, at the higher β) with state
+// b (lb). A state of probability zero (−Inf) never moves to the higher β
+// and always leaves it; two such states are exchanged (a choice between
+// states the target never visits). The result is never NaN.
+func acceptProb(dBeta, la, lb float64) float64 {
+	if la == lb { // both −Inf too
+		return 1
+	}
+	lr := dBeta * (lb - la)
+	if lr >= 0 {
+		return 1
+	}
+	return math.Exp(lr)
+}
+
+// Step runs one iteration: a sweep of every replica of every chain, then a
+// swap phase; while tuning, the ladder moves at the end of each round.
+func (s *Sampler) Step(context.Context) error {
+	parallel.For(s.n, 1, &s.task)
+	pairs := 0
+	for lvl := s.iter & 1; lvl+1 < s.k; lvl += 2 {
+		s.attempts[lvl]++
+		pairs++
+		var sum float64
+		for c := range s.chains {
+			sum += s.chains[c].acc[lvl]
+		}
+		s.rate[lvl] = sum / (float64(s.n) * float64(s.attempts[lvl]))
+	}
+	s.evals += int64(s.n) * (int64(s.k)*int64(s.d) + 2*int64(pairs))
+	s.iter++
+	if s.tune != nil && s.iter <= s.tune.end && s.iter == s.tune.roundEnd {
+		if s.tune.adapt(s.ladder, s.rate, s.attempts) && s.spin != nil {
+			s.spin.fill(s.ladder)
+		}
+		s.tune.next(s.iter)
+		s.resetWindow(s.iter == s.tune.end)
+	}
+	return nil
+}
+
+// resetWindow starts new swap-rate sums after the ladder changed; frozen
+// also restarts the round-trip counts.
+func (s *Sampler) resetWindow(frozen bool) {
+	clear(s.attempts)
+	for c := range s.chains {
+		ch := &s.chains[c]
+		clear(ch.acc)
+		if frozen {
+			clear(ch.trip)
+			ch.trips = 0
+		}
+	}
+}
+
+// Current returns the states of the β = 1 replicas.
+func (s *Sampler) Current() []int {
+	for c := range s.chains {
+		ch := &s.chains[c]
+		row := s.cur[c*s.d : (c+1)*s.d]
+		rep := ch.perm[0]
+		if s.spin != nil {
+			for i, v := range ch.spins[rep*s.d : (rep+1)*s.d] {
+				row[i] = int(v)
+			}
+			continue
+		}
+		copy(row, ch.tr[rep].State())
+	}
+	return s.cur
+}
+
+// Stats reports the swap statistics described in the package
+// documentation; Evaluations counts conditionals and log p* evaluations.
+func (s *Sampler) Stats() sampler.Stats {
+	vals := make([]sampler.Stat, 0, 5+len(s.rate))
+	mean, lo, barrier := 0.0, 1.0, 0.0
+	for _, r := range s.rate {
+		mean += r / float64(len(s.rate))
+		lo = min(lo, r)
+		barrier += 1 - r
+	}
+	var trips int64
+	for c := range s.chains {
+		trips += s.chains[c].trips
+	}
+	vals = append(vals,
+		sampler.Stat{Name: "swap_rate", Value: mean},
+		sampler.Stat{Name: "min_swap_rate", Value: lo},
+		sampler.Stat{Name: "barrier", Value: barrier},
+		sampler.Stat{Name: "beta_min", Value: s.ladder[s.k-1]},
+		sampler.Stat{Name: "round_trips", Value: float64(trips) / float64(s.n)})
+	for j, r := range s.rate {
+		vals = append(vals, sampler.Stat{Name: s.names[j], Value: r})
+	}
+	return sampler.Stats{Evaluations: s.evals, Values: vals}
+}
