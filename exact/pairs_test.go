@@ -347,3 +347,44 @@ func TestPairsForEnumerates(t *testing.T) {
 	want, _ := GridPairs(context.Background(), m, memlimit.Budget{})
 	comparePairs(t, "wrapped 2×3 grid", got, want, pairsTol)
 }
+
+// Empirical pair marginals of exact draws lie within 5 binomial standard
+// errors of the exact ones, and sum to one per pair.
+func TestEmpiricalPairs(t *testing.T) {
+	g, err := ising.Grid(3, 3, false, 0.4, []float64{0.3, -0.2, 0.1, 0, 0.5, -0.4, 0.2, 0.1, -0.3})
+	if err != nil {
+		t.Fatal(err)
+	}
+	ex, err := EnumeratePairs(context.Background(), g, 0)
+	if err != nil {
+		t.Fatal(err)
+	}
+	tr, err := For(g)
+	if err != nil {
+		t.Fatal(err)
+	}
+	const n = 20000
+	z := make([]int, n*9)
+	tr.Sample(z, rand.New(rand.NewPCG(1, 2)))
+	emp := EmpiricalPairs(g, z, n)
+	if !strings.HasPrefix(emp.Route(), "reference sample of 20000") {
+		t.Errorf("route %q", emp.Route())
+	}
+	for i := range 9 {
+		for j := i + 1; j < 9; j++ {
+			var tot float64
+			for s := range 2 {
+				for u := range 2 {
+					want, got := ex.Prob(i, s, j, u), emp.Prob(i, s, j, u)
+					tot += got
+					if se := math.Sqrt(want * (1 - want) / n); math.Abs(got-want) > 5*se {
+						t.Errorf("P(z%d=%d, z%d=%d) = %.4f, exact %.4f (SE %.4f)", i, s, j, u, got, want, se)
+					}
+				}
+			}
+			if math.Abs(tot-1) > 1e-9 {
+				t.Errorf("pair (%d, %d) sums to %v", i, j, tot)
+			}
+		}
+	}
+}

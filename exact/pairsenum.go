@@ -114,3 +114,30 @@ func (p *Pairs) addState(z []int, w float64) {
 		}
 	}
 }
+
+// EmpiricalPairs returns the pair marginals of n samples of m (row-major
+// n×d state indices): the frequency of each (z_i = s, z_j = t). It is the
+// fallback ground truth where PairsFor has no exact route: from n exact
+// draws each entry has standard error sqrt(p(1−p)/n). Its route is
+// "reference sample of N".
+func EmpiricalPairs(m model.Model, z []int, n int) *Pairs {
+	d := m.Dim()
+	card := make([]int, d)
+	vals := make([][]float64, d)
+	for i := range d {
+		card[i] = len(m.States(i))
+		vals[i] = m.States(i)
+	}
+	p := newPairs(card, vals, fmt.Sprintf("reference sample of %d", n))
+	for i, k := range card {
+		p.marg[i] = make([]float64, k)
+	}
+	if n == 0 {
+		return p
+	}
+	w := 1 / float64(n)
+	for r := range n {
+		p.addState(z[r*d:(r+1)*d], w)
+	}
+	return p
+}

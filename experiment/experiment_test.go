@@ -55,7 +55,7 @@ func TestTinyRunsWriteCheckedCSV(t *testing.T) {
 		"bnn":            {[]string{"gfsvgd", "bagging", "benn", "ste", "bnnplus"}, []string{"accuracy", "seconds"}},
 		"variants-ising": {[]string{"exact", "gibbs20", "default-100+ssweeps30", "ssweeps30-only"}, []string{"mse", "mmd2", "seconds"}},
 		"variants-rbm":   {[]string{"exact", "gibbs20", "default-100+ssweeps30", "ssweeps30-only"}, []string{"mse", "mmd2", "seconds"}},
-		"suite": {[]string{"exact", "gibbs", "pt", "sw", "gwg", "dmala", "dhmc", "gfsvgd", "hybrid", "strat-gibbs"},
+		"suite": {[]string{"exact", "gibbs", "pt", "sw", "gwg", "dmala", "dhmc", "gfsvgd", "hybrid", "strat-gibbs", "gibbs-4chains", "pt-4chains"},
 			[]string{"mse", "pair_rmse", "energy_tv", "mmd2", "mmd2_first", "seconds", "evaluations", "ratio_to_iid:mse", "ratio_to_best:pair_rmse"}},
 	}
 	if len(want) != len(Names()) {
@@ -202,8 +202,8 @@ func TestEffectiveSizeVariance(t *testing.T) {
 }
 
 // The suite takes the UAI networks of a directory as extra targets,
-// records their digests in the journal's settings, and refuses to resume
-// a journal when a network changed.
+// records their digests in the journal's settings, resumes when a network
+// is added, and refuses to resume when a network changed.
 func TestSuiteUAIDir(t *testing.T) {
 	nets := t.TempDir()
 	// Three binary variables in a chain, and a unary factor.
@@ -232,6 +232,16 @@ func TestSuiteUAIDir(t *testing.T) {
 	verdict := strings.Join(res.Notes, "\n")
 	if !strings.Contains(verdict, "verdict:") || !strings.Contains(verdict, "worst") {
 		t.Errorf("no verdict in the notes")
+	}
+	// Another network may join: the journal resumes and records it.
+	if err := os.WriteFile(filepath.Join(nets, "b.uai"), []byte(strings.Replace(net, "1 4", "2 3", 1)), 0o644); err != nil {
+		t.Fatal(err)
+	}
+	if _, err := e.Run(context.Background(), cfg); err != nil {
+		t.Fatalf("resuming with a network added: %v", err)
+	}
+	if side, _ := os.ReadFile(filepath.Join(dir, "suite.trials.json")); !strings.Contains(string(side), `"b.uai"`) {
+		t.Errorf("the added network is not recorded: %s", side)
 	}
 	if err := os.WriteFile(filepath.Join(nets, "chain.uai"), []byte(strings.Replace(net, "1 4", "1 5", 1)), 0o644); err != nil {
 		t.Fatal(err)

@@ -102,15 +102,25 @@ func resultSettings(s journalSettings) string {
 	for _, k := range keys {
 		parts = append(parts, k+"="+strconv.FormatFloat(s.Options[k], 'g', -1, 64))
 	}
-	files := make([]string, 0, len(s.Inputs))
-	for k := range s.Inputs {
-		files = append(files, k)
-	}
-	sort.Strings(files)
-	for _, k := range files {
-		parts = append(parts, k+"@"+s.Inputs[k][:min(12, len(s.Inputs[k]))])
-	}
 	return strings.Join(parts, " ")
+}
+
+// sameInputs refuses input files that the journal recorded with other
+// contents. Inputs may be added or left out between runs (each names its
+// own targets, so their trials do not mix), but a file whose digest
+// changed would give the journal's trials of it a different meaning.
+func sameInputs(have, want map[string]string) error {
+	names := make([]string, 0, len(want))
+	for k := range want {
+		names = append(names, k)
+	}
+	sort.Strings(names)
+	for _, k := range names {
+		if h, ok := have[k]; ok && h != want[k] {
+			return fmt.Errorf("was written with other settings: input %s has changed since (SHA-256 %.12s…, now %.12s…)", k, h, want[k])
+		}
+	}
+	return nil
 }
 
 // noLink refuses a path that is a symbolic link or not a regular file.
@@ -182,6 +192,23 @@ func openJournal(name string, cfg Config) (*journal, error) {
 		}
 		if a, b := resultSettings(have), resultSettings(want); a != b {
 			return nil, fmt.Errorf("%s was written with other settings (%s; now %s); use another --out-dir, or --restart to start over", path, a, b)
+		}
+		if err := sameInputs(have.Inputs, want.Inputs); err != nil {
+			return nil, fmt.Errorf("%s: %w; use another --out-dir, or --restart to start over", path, err)
+		}
+		if len(have.Inputs) > 0 || len(want.Inputs) > 0 {
+			// Record every input seen, so that a later resume checks them all.
+			merged := map[string]string{}
+			for k, v := range have.Inputs {
+				merged[k] = v
+			}
+			for k, v := range want.Inputs {
+				merged[k] = v
+			}
+			want.Inputs = merged
+			if err := writeSettings(side, want); err != nil {
+				return nil, err
+			}
 		}
 	}
 	keep, err := j.read(data)

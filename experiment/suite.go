@@ -6,6 +6,7 @@ import (
 	"embed"
 	"encoding/hex"
 	"fmt"
+	"hash/fnv"
 	"math"
 	"os"
 	"path/filepath"
@@ -54,6 +55,23 @@ type suiteMethod struct {
 	// trials, when > 0, caps the method's trials (a method whose wall time
 	// per run is far above the others').
 	trials int
+	// chains, when > 0, runs the method as that many long chains whose
+	// thinned draws make the n samples, at the same total cost: the
+	// pipeline's iterations are then set by keep.
+	chains int
+	// sweepsPerIter is the cost of one iteration in sweeps (K for
+	// parallel tempering), for the chains' length.
+	sweepsPerIter int
+}
+
+// keep returns the draws of a long-chain method: the n·budget sweeps
+// shared by its chains, the first half warm-up, the second half thinned
+// to n/chains draws per chain.
+func (m suiteMethod) keep(budget, n int) infer.Keep {
+	draws := n / m.chains
+	iters := n * budget / (m.chains * max(1, m.sweepsPerIter))
+	thin := max(1, iters/2/draws)
+	return infer.Keep{Warmup: iters - draws*thin, Draws: draws, Thin: thin}
 }
 
 func single(method string, set sampler.Settings, iters int) sampler.Pipeline {
@@ -68,7 +86,7 @@ func single(method string, set sampler.Settings, iters int) sampler.Pipeline {
 // computes the relaxation's gradient over all d variables, so at equal
 // sweeps a run takes 20–40 s on the 10×10 grids against 0.1–3 s for the
 // others (2 cores), and 100 trials of it would take hours.
-const gwgSuiteTrials = 25
+const gwgSuiteTrials = 10
 
 // suiteMethods are the suite's contenders. The hybrid is the first
 // round's default preset (100 GF-SVGD iterations, then stratified sweeps)
@@ -76,30 +94,36 @@ const gwgSuiteTrials = 25
 func suiteMethods() []suiteMethod {
 	ptIters := func(b int) int { return max(1, b/pt.DefaultLadder) }
 	return []suiteMethod{
-		{"exact", "exact i.i.d.", false, func(int) sampler.Pipeline { return single("exact", nil, 1) }, 0},
-		{"gibbs", "Gibbs", true, func(b int) sampler.Pipeline { return single("gibbs", nil, b) }, 0},
+		{"exact", "exact i.i.d.", false, func(int) sampler.Pipeline { return single("exact", nil, 1) }, 0, 0, 0},
+		{"gibbs", "Gibbs", true, func(b int) sampler.Pipeline { return single("gibbs", nil, b) }, 0, 0, 0},
 		{"pt", "parallel tempering", true, func(b int) sampler.Pipeline {
 			return single("pt", &pt.Settings{Tune: max(1, ptIters(b)/4)}, ptIters(b))
-		}, 0},
-		{"sw", "Swendsen–Wang", false, func(b int) sampler.Pipeline { return single("sw", nil, b) }, 0},
-		{"gwg", "Gibbs-with-Gradients", true, func(b int) sampler.Pipeline { return single("gwg", nil, b) }, gwgSuiteTrials},
-		{"dmala", "DMALA", true, func(b int) sampler.Pipeline { return single("dmala", nil, b) }, 0},
-		{"dhmc", "DHMC", true, func(b int) sampler.Pipeline { return single("dhmc", nil, max(1, b/8)) }, 0},
+		}, 0, 0, 0},
+		{"sw", "Swendsen–Wang", false, func(b int) sampler.Pipeline { return single("sw", nil, b) }, 0, 0, 0},
+		{"gwg", "Gibbs-with-Gradients", true, func(b int) sampler.Pipeline { return single("gwg", nil, b) }, gwgSuiteTrials, 0, 0},
+		{"dmala", "DMALA", true, func(b int) sampler.Pipeline { return single("dmala", nil, b) }, 0, 0, 0},
+		{"dhmc", "DHMC", true, func(b int) sampler.Pipeline { return single("dhmc", nil, max(1, b/8)) }, 0, 0, 0},
 		{"gfsvgd", "GF-SVGD (transport)", true, func(b int) sampler.Pipeline {
 			p, _ := infer.Preset("transport")
 			p.Stages = []sampler.Stage{{Method: "gfsvgd", Iters: b, Settings: p.Stages[0].Settings}}
 			return p
-		}, 0},
+		}, 0, 0, 0},
 		{"hybrid", "GF-SVGD + stratified Gibbs", true, func(b int) sampler.Pipeline {
 			p, _ := infer.Preset("transport")
 			return sampler.Pipeline{Stages: []sampler.Stage{
 				{Method: "gfsvgd", Iters: infer.HybridIters, Settings: p.Stages[0].Settings},
 				{Method: "gibbs", Iters: max(1, b-infer.HybridIters), Settings: &gibbs.Settings{Stratified: true}},
 			}}
-		}, 0},
+		}, 0, 0, 0},
 		{"strat-gibbs", "stratified Gibbs", true, func(b int) sampler.Pipeline {
 			return single("gibbs", &gibbs.Settings{Stratified: true}, b)
-		}, 0},
+		}, 0, 0, 0},
+		{name: "gibbs-4chains", label: "Gibbs, 4 long chains, thinned draws", candidate: true, build: func(b int) sampler.Pipeline {
+			return single("gibbs", nil, b)
+		}, chains: 4, sweepsPerIter: 1},
+		{name: "pt-4chains", label: "parallel tempering, 4 long chains, thinned draws", candidate: true, build: func(b int) sampler.Pipeline {
+			return single("pt", nil, b)
+		}, chains: 4, sweepsPerIter: pt.DefaultLadder},
 	}
 }
 
@@ -113,6 +137,18 @@ type suiteModel struct {
 	// scores their mode masses.
 	modes bool
 	m     model.Model
+	// x is the target's number in the journal: 1, 2, … for the built-in
+	// targets, uaiX of the name for a network of --uai.
+	x float64
+}
+
+// uaiX numbers a --uai network by its name (1000 + a 20-bit FNV-1a hash),
+// so that adding or removing networks never renumbers the others and a
+// journal can be resumed with another set of networks.
+func uaiX(name string) float64 {
+	h := fnv.New32a()
+	h.Write([]byte(name))
+	return float64(1000 + h.Sum32()%(1<<20))
 }
 
 // isingGridOf returns a side×side open grid with coupling j and the
@@ -176,7 +212,7 @@ func suiteModels(mode Mode, seed uint64, dir string) ([]suiteModel, error) {
 		if err != nil {
 			return nil, fmt.Errorf("suite model %s: %w", s.name, err)
 		}
-		out = append(out, suiteModel{name: s.name, what: s.what, hard: s.hard, modes: s.hard && isFerromagnet(m), m: m})
+		out = append(out, suiteModel{name: s.name, what: s.what, hard: s.hard, modes: s.hard && isFerromagnet(m), m: m, x: float64(len(out) + 1)})
 	}
 	if dir == "" {
 		return out, nil
@@ -252,7 +288,7 @@ func uaiDirModels(dir string) ([]suiteModel, error) {
 			}
 		}
 		name := "uai:" + strings.TrimSuffix(filepath.Base(p), ".uai")
-		out = append(out, suiteModel{name: name, what: what, hard: true, m: m})
+		out = append(out, suiteModel{name: name, what: what, hard: true, m: m, x: uaiX(name)})
 	}
 	return out, nil
 }
@@ -300,13 +336,14 @@ func isFerromagnet(m model.Model) bool {
 	return true
 }
 
-// The suite runs 100 trials (Gibbs-with-Gradients 25); --quick runs 2
-// and leaves Gibbs-with-Gradients out.
+// The suite runs 60 trials (Gibbs-with-Gradients 10: about 45 minutes of
+// the 2-core machine); --quick runs 2 and leaves Gibbs-with-Gradients
+// out.
 func init() {
 	register(&Experiment{
 		Name:        "suite",
 		Title:       "benchmark suite: every method at equal cost on easy and hard targets, scored beyond the means",
-		Trials:      100,
+		Trials:      60,
 		QuickTrials: 2,
 		Setting:     "model",
 		UsesUAI:     true,
@@ -325,12 +362,12 @@ func runSuite(r *runner) (*Result, error) {
 	}
 	methods := suiteMethods()
 	var targets []*suiteTarget
-	for k, sm := range models {
+	for _, sm := range models {
 		if err := r.ctx.Err(); err != nil {
 			return nil, err
 		}
 		start := time.Now()
-		tg, err := newSuiteTarget(r, sm, float64(k+1), n)
+		tg, err := newSuiteTarget(r, sm, n)
 		if err != nil {
 			return nil, fmt.Errorf("suite model %s: %w", sm.name, err)
 		}
@@ -346,7 +383,7 @@ func runSuite(r *runner) (*Result, error) {
 					continue
 				}
 				_, err := r.trial(mt.name, tg.x, tr, func() (map[string]float64, error) {
-					return tg.score(r, p, key)
+					return tg.score(r, mt, p, budget, key)
 				})
 				if err != nil {
 					return nil, err

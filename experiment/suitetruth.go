@@ -25,7 +25,6 @@ const suiteExactBins = 1 << 20
 // suiteTarget is a suite model with its ground truth.
 type suiteTarget struct {
 	suiteModel
-	x     float64
 	n     int
 	truth exact.Truth
 	means []float64
@@ -46,28 +45,35 @@ type suiteTarget struct {
 // newSuiteTarget computes the ground truth of sm: exact marginals and
 // pair marginals, the energy distribution's bins, the mode mass of a
 // ferromagnet, and a reference sample where exact sums are out of reach.
-func newSuiteTarget(r *runner, sm suiteModel, x float64, n int) (*suiteTarget, error) {
+func newSuiteTarget(r *runner, sm suiteModel, n int) (*suiteTarget, error) {
 	ctx := r.ctx
 	m := sm.m
-	tg := &suiteTarget{suiteModel: sm, x: x, n: n, ok: map[string]bool{}}
+	tg := &suiteTarget{suiteModel: sm, n: n, ok: map[string]bool{}}
 	var err error
 	if tg.truth, err = exact.ForContext(ctx, m); err != nil {
 		return nil, err
 	}
 	res := tg.truth.Result()
 	tg.means, tg.marg = res.Means, res.Marginals
-	if tg.pairs, err = exact.PairsFor(ctx, m, memlimit.Budget{}); err != nil {
-		return nil, err
-	}
-	notes := []string{"marginals exact", "pairs " + tg.pairs.Route()}
 	states := model.StateCount(m)
 	var refS *sampler.Samples
-	if states > suiteExactMMD || states > suiteExactBins {
+	pairs, perr := exact.PairsFor(ctx, m, memlimit.Budget{})
+	if perr != nil && ctx.Err() != nil {
+		return nil, ctx.Err()
+	}
+	if states > suiteExactMMD || states > suiteExactBins || perr != nil {
 		size := referenceSize(r.cfg.Mode)
 		z := make([]int, size*m.Dim())
-		tg.truth.Sample(z, rng.NewKey(r.cfg.Seed).ForIndex(rng.Test, int(x)).Rand())
+		tg.truth.Sample(z, rng.NewKey(r.cfg.Seed).ForIndex(rng.Test, int(sm.x)).Rand())
 		refS = &sampler.Samples{N: size, D: m.Dim(), Z: z}
 	}
+	if perr != nil {
+		// No exact route (a wide network): the pair marginals of the
+		// exact reference sample, each with SE sqrt(p(1 − p)/size).
+		pairs = exact.EmpiricalPairs(m, refS.Z, refS.N)
+	}
+	tg.pairs = pairs
+	notes := []string{"marginals exact", "pairs " + tg.pairs.Route()}
 	if states <= suiteExactBins {
 		tg.bins, err = metrics.ExactEnergyBins(ctx, m, suiteExactBins, metrics.DefaultEnergyBins)
 		notes = append(notes, "energy exact")
@@ -127,9 +133,13 @@ func (tg *suiteTarget) runs(name string, p sampler.Pipeline) bool {
 
 // score runs the pipeline once with the trial's key and scores its
 // samples against the truth.
-func (tg *suiteTarget) score(r *runner, p sampler.Pipeline, key rng.Key) (map[string]float64, error) {
+func (tg *suiteTarget) score(r *runner, mt suiteMethod, p sampler.Pipeline, budget int, key rng.Key) (map[string]float64, error) {
 	start := time.Now()
-	out, err := infer.Run(r.ctx, tg.m, infer.Spec{Pipeline: p, N: tg.n, Key: key, Truth: tg.truth})
+	spec := infer.Spec{Pipeline: p, N: tg.n, Key: key, Truth: tg.truth}
+	if mt.chains > 0 {
+		spec.N, spec.Keep = mt.chains, mt.keep(budget, tg.n)
+	}
+	out, err := infer.Run(r.ctx, tg.m, spec)
 	if err != nil {
 		return nil, err
 	}

@@ -7,6 +7,7 @@ import (
 
 	"github.com/dstein/dstein/internal/suggest"
 	"github.com/dstein/dstein/kernel"
+	"github.com/dstein/dstein/rng"
 	"github.com/dstein/dstein/sampler"
 	"github.com/dstein/dstein/sampler/gfsvgd"
 	"github.com/dstein/dstein/sampler/gibbs"
@@ -95,4 +96,42 @@ func Pipeline(name string) (sampler.Pipeline, bool, error) {
 	all := append(sampler.MethodNames(), PresetNames()...)
 	return sampler.Pipeline{}, false, fmt.Errorf("unknown method %q%s (methods: %s; presets: %s)", name, suggest.Hint(name, all),
 		strings.Join(sampler.MethodNames(), ", "), strings.Join(PresetNames(), ", "))
+}
+
+// ChainDefaults are the draws a preset of MCMC chains keeps when the user
+// names none: its n samples come from Chains chains, ⌈n/Chains⌉ draws
+// each, kept every Thin-th iteration after Warmup iterations, so that the
+// run has error bars and convergence diagnostics without further flags.
+type ChainDefaults struct {
+	Chains, Warmup, Thin int
+}
+
+// presetChains holds the presets that run as chains with draws.
+func presetChains() map[string]ChainDefaults {
+	return map[string]ChainDefaults{}
+}
+
+// PresetChains returns the chain defaults of the named preset, and false
+// when it has none (its n particles or chains keep their final states).
+func PresetChains(name string) (ChainDefaults, bool) {
+	c, ok := presetChains()[name]
+	return c, ok
+}
+
+// Keep returns the chains and the draws that give n samples.
+func (c ChainDefaults) Keep(n int) (chains int, k Keep) {
+	draws := (n + c.Chains - 1) / c.Chains
+	return c.Chains, Keep{Warmup: c.Warmup, Draws: draws, Thin: c.Thin}
+}
+
+// SpecFor returns the spec of a run of the named method or preset (p, its
+// pipeline) for about n samples: a preset with chain defaults runs as its
+// chains with ⌈n/Chains⌉ draws each, anything else as n particles or
+// chains keeping their final states.
+func SpecFor(name string, p sampler.Pipeline, n int, key rng.Key) Spec {
+	if cd, ok := PresetChains(name); ok {
+		chains, k := cd.Keep(n)
+		return Spec{Pipeline: p, N: chains, Keep: k, Key: key}
+	}
+	return Spec{Pipeline: p, N: n, Key: key}
 }

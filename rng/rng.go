@@ -14,16 +14,16 @@ type Purpose uint64
 // The purposes. Their numbers are part of dstein's reproducibility
 // contract: changing one changes every result drawn from it.
 const (
-	Init      Purpose = 1 // initial particles or chain states
-	Model     Purpose = 2 // random model parameters (fields, weights)
-	Sample    Purpose = 3 // transition randomness of a sampler (per chain: with an index)
-	Lift      Purpose = 4 // continuous points drawn inside discrete samples' bins
-	Test      Purpose = 5 // bootstrap weights and permutations of a test; reference samples (with an index)
-	Stage     Purpose = 6 // the later stages of a pipeline (with the stage's index)
-	Dropout   Purpose = 7 // dropout masks of network training (with member and epoch)
-	Bootstrap Purpose = 8 // bootstrap resamples of training data (bagging; with the member)
-	Order     Purpose = 9 // example order of network training (with member and epoch)
-	Replicate Purpose = 10
+	Init      Purpose = 1  // initial particles or chain states
+	Model     Purpose = 2  // random model parameters (fields, weights)
+	Sample    Purpose = 3  // transition randomness of a sampler (per chain: with an index)
+	Lift      Purpose = 4  // continuous points drawn inside discrete samples' bins
+	Test      Purpose = 5  // bootstrap weights and permutations of a test; reference samples (with an index)
+	Stage     Purpose = 6  // the later stages of a pipeline (with the stage's index)
+	Dropout   Purpose = 7  // dropout masks of network training (with member and epoch)
+	Bootstrap Purpose = 8  // bootstrap resamples of training data (bagging; with the member)
+	Order     Purpose = 9  // example order of network training (with member and epoch)
+	Replicate Purpose = 10 // independent replicates of a whole run (with the replicate's index)
 )
 
 // Key is the one way randomness enters dstein: a seed and a stream number.

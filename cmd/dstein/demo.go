@@ -4,6 +4,7 @@ import (
 	"fmt"
 	"io"
 	"math"
+	"strconv"
 	"text/tabwriter"
 
 	"github.com/spf13/cobra"
@@ -90,8 +91,13 @@ The RMSE that n exact i.i.d. samples have on average is shown for scale.`,
 				}
 				ex := truth.Result()
 				var outs []*infer.Output
-				for _, mt := range methods {
-					out, err := runWithBar(e, m, infer.Spec{Pipeline: mt.p, N: n, Key: rng.NewKey(seed), Truth: truth}, "demo")
+				for j, mt := range methods {
+					spec := infer.Spec{Pipeline: mt.p, N: n, Key: rng.NewKey(seed)}
+					if j == 0 {
+						spec = infer.SpecFor(method, mt.p, n, rng.NewKey(seed))
+					}
+					spec.Truth = truth
+					out, err := runWithBar(e, m, spec, "demo")
 					if err != nil {
 						return err
 					}
@@ -102,9 +108,9 @@ The RMSE that n exact i.i.d. samples have on average is shown for scale.`,
 				}
 				fmt.Fprintf(e.stdout, "%s: exact answers by enumeration\n\n", names[k])
 				tw := tabwriter.NewWriter(e.stdout, 0, 0, 2, ' ', 0)
-				fmt.Fprintln(tw, "method\tn\titerations\tseconds\tRMSE of E[z]\t")
+				fmt.Fprintln(tw, "method\tsamples\titerations\tseconds\tRMSE of E[z]\texact inside 90% CI\t")
 				for j, mt := range methods {
-					fmt.Fprintf(tw, "%s\t%d\t%d\t%.2f\t%.4f\t\n", mt.label, n, outs[j].Iters, outs[j].Seconds, rmse(outs[j].Means, ex.Means))
+					fmt.Fprintf(tw, "%s\t%d\t%d\t%.2f\t%.4f\t%s\t\n", mt.label, outs[j].Samples.N, outs[j].Iters, outs[j].Seconds, rmse(outs[j].Means, ex.Means), covered(outs[j], ex.Means))
 				}
 				tw.Flush()
 				fmt.Fprintf(e.stdout, "(n exact i.i.d. samples have an expected RMSE of %.4f)\n\n", iidRMSE(m, ex, n))
@@ -121,6 +127,27 @@ The RMSE that n exact i.i.d. samples have on average is shown for scale.`,
 	fs.Uint64Var(&modelSeed, "model-seed", 1, "seed of the built-in models' random parameters")
 	fs.IntVar(&show, "show", 8, "number of variables to print")
 	return cmd
+}
+
+// covered counts the variables whose exact mean lies inside the run's
+// nominal 90% interval, or says why the run has none.
+func covered(out *infer.Output, exactMeans []float64) string {
+	dg := out.Diagnostics
+	if dg == nil || dg.Source == infer.SourceNone {
+		return "no error bars"
+	}
+	in, tot := 0, 0
+	for i, mu := range exactMeans {
+		q := dg.Quantity("z" + strconv.Itoa(i))
+		if q == nil {
+			continue
+		}
+		tot++
+		if q.CI90[0] <= mu && mu <= q.CI90[1] {
+			in++
+		}
+	}
+	return fmt.Sprintf("%d of %d", in, tot)
 }
 
 func rmse(est, exactMeans []float64) float64 {

@@ -213,6 +213,39 @@ func (f *sampleFlags) keep(fs *pflag.FlagSet) (infer.Keep, int, error) {
 	if err := atLeast("replicates", f.reps, 1); err != nil {
 		return infer.Keep{}, 0, err
 	}
+	cd, chainPreset := infer.PresetChains(f.method)
+	chainPreset = chainPreset && f.pipeline == ""
+	if chainPreset && !fs.Changed("draws") {
+		// The preset's chains and draws: --n samples in all.
+		switch {
+		case fs.Changed("iters"):
+			return infer.Keep{}, 0, usagef("--iters does not apply to --method %s: it runs %d chains of --warmup + --draws × --thin iterations", f.method, cd.Chains)
+		case f.reps > 1:
+			return infer.Keep{}, 0, usagef("--replicates does not apply to --method %s: its %d chains already give the error bars", f.method, cd.Chains)
+		}
+		for _, c := range []struct {
+			name string
+			v    int
+		}{{"chains", f.chains}, {"thin", f.thin}} {
+			if err := atLeast(c.name, c.v, 1); err != nil {
+				return infer.Keep{}, 0, err
+			}
+		}
+		if fs.Changed("chains") {
+			cd.Chains = f.chains
+		}
+		if fs.Changed("thin") {
+			cd.Thin = f.thin
+		}
+		if fs.Changed("warmup") {
+			if err := atLeast("warmup", f.warmup, 0); err != nil {
+				return infer.Keep{}, 0, err
+			}
+			cd.Warmup = f.warmup
+		}
+		chains, k := cd.Keep(f.n)
+		return k, chains, nil
+	}
 	if !fs.Changed("draws") {
 		for _, name := range []string{"chains", "warmup", "thin"} {
 			if fs.Changed(name) {
@@ -245,7 +278,19 @@ func (f *sampleFlags) keep(fs *pflag.FlagSet) (infer.Keep, int, error) {
 		n = f.n
 	}
 	k := infer.Keep{Warmup: f.warmup, Draws: f.draws, Thin: f.thin}
-	if !fs.Changed("warmup") {
+	switch {
+	case chainPreset:
+		// The preset's chains, warm-up and thinning unless given.
+		if !fs.Changed("chains") && !fs.Changed("n") {
+			n = cd.Chains
+		}
+		if !fs.Changed("thin") {
+			k.Thin = cd.Thin
+		}
+		if !fs.Changed("warmup") {
+			k.Warmup = cd.Warmup
+		}
+	case !fs.Changed("warmup"):
 		k.Warmup = f.draws * f.thin
 	}
 	if err := k.Validate(); err != nil {
