@@ -93,7 +93,7 @@ func samplingMethods(paperSurrogate string, withGradient bool, gwgSweeps int) []
 	}
 	if withGradient {
 		ms = append(ms,
-			presetMethod("gfsvgd-hybrid", "default preset: GF-SVGD + 30 stratified sweeps", "default", "relaxed", infer.HybridIters),
+			presetMethod("gfsvgd-hybrid", "hybrid preset: GF-SVGD + 30 stratified sweeps", "hybrid", "relaxed", infer.HybridIters),
 			sampleMethod{name: "strat-sweeps", label: "30 stratified sweeps alone", build: func(int) (sampler.Pipeline, error) {
 				return sampler.Pipeline{Stages: []sampler.Stage{{Method: "gibbs", Iters: infer.HybridSweeps, Settings: &gibbs.Settings{Stratified: true}}}}, nil
 			}})

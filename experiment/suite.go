@@ -88,6 +88,10 @@ func single(method string, set sampler.Settings, iters int) sampler.Pipeline {
 // others (2 cores), and 100 trials of it would take hours.
 const gwgSuiteTrials = 10
 
+// ptStratSweeps is the number of stratified sweeps after parallel
+// tempering in the pt-strat contender.
+const ptStratSweeps = 40
+
 // suiteMethods are the suite's contenders. The hybrid is the first
 // round's default preset (100 GF-SVGD iterations, then stratified sweeps)
 // with its sweeps extended to the budget.
@@ -118,6 +122,15 @@ func suiteMethods() []suiteMethod {
 		{"strat-gibbs", "stratified Gibbs", true, func(b int) sampler.Pipeline {
 			return single("gibbs", &gibbs.Settings{Stratified: true}, b)
 		}, 0, 0, 0},
+		{name: "pt-strat", label: "parallel tempering, then stratified Gibbs", candidate: true, build: func(b int) sampler.Pipeline {
+			// 40 stratified sweeps of the tempered chains' final states;
+			// the rest of the budget in rounds of 8 temperatures.
+			rounds := max(1, (b-ptStratSweeps)/pt.DefaultLadder)
+			return sampler.Pipeline{Stages: []sampler.Stage{
+				{Method: "pt", Iters: rounds, Settings: &pt.Settings{Tune: max(1, rounds/4)}},
+				{Method: "gibbs", Iters: min(b, ptStratSweeps), Settings: &gibbs.Settings{Stratified: true}},
+			}}
+		}},
 		{name: "gibbs-4chains", label: "Gibbs, 4 long chains, thinned draws", candidate: true, build: func(b int) sampler.Pipeline {
 			return single("gibbs", nil, b)
 		}, chains: 4, sweepsPerIter: 1},

@@ -2,6 +2,7 @@ package experiment
 
 import (
 	"fmt"
+	"strings"
 	"time"
 
 	"github.com/dstein/dstein/exact"
@@ -105,19 +106,8 @@ func newSuiteTarget(r *runner, sm suiteModel, n int) (*suiteTarget, error) {
 		}
 		tg.mode = &mm
 	}
-	tg.truthNote = joinNotes(notes)
+	tg.truthNote = strings.Join(notes, ", ")
 	return tg, nil
-}
-
-func joinNotes(s []string) string {
-	out := ""
-	for k, v := range s {
-		if k > 0 {
-			out += ", "
-		}
-		out += v
-	}
-	return out
 }
 
 // runs reports whether the method's pipeline applies to the target

@@ -12,6 +12,7 @@ import (
 	"gonum.org/v1/gonum/stat/distuv"
 
 	"github.com/dstein/dstein/diag"
+	"github.com/dstein/dstein/internal/parallel"
 	"github.com/dstein/dstein/model"
 	"github.com/dstein/dstein/sampler"
 )
@@ -198,40 +199,61 @@ func Diagnose(ctx context.Context, m model.Model, out *Output) (*Diagnostics, er
 		return dg, nil
 	}
 	s := out.Samples
-	vals := make([]float64, s.N)
-	groups := make([][]float64, lay.Groups)
-	for g := range groups {
-		groups[g] = vals[g*lay.Length : (g+1)*lay.Length]
+	qs := quantities(m)
+	results := make([]Quantity, len(qs))
+	errs := make([]error, len(qs))
+	skip := make([]bool, len(qs))
+	z := normal90
+	if lay.Kind == LayoutReplicates {
+		z = distuv.StudentsT{Mu: 0, Sigma: 1, Nu: float64(lay.Groups - 1)}.Quantile(0.95)
 	}
-	var skipped []string
-	for _, q := range quantities(m) {
-		if err := ctx.Err(); err != nil {
-			return nil, err
+	// Quantities are independent: each chunk of them gets its own
+	// buffers, so the results do not depend on the number of cores.
+	parallel.For(len(qs), 16, parallel.Func(func(lo, hi int) {
+		vals := make([]float64, s.N)
+		groups := make([][]float64, lay.Groups)
+		for g := range groups {
+			groups[g] = vals[g*lay.Length : (g+1)*lay.Length]
 		}
-		q.fill(vals, s)
-		if slices.ContainsFunc(vals, func(v float64) bool { return math.IsInf(v, 0) || math.IsNaN(v) }) {
+		for k := lo; k < hi; k++ {
+			if err := ctx.Err(); err != nil {
+				errs[k] = err
+				return
+			}
+			q := qs[k]
+			q.fill(vals, s)
+			if slices.ContainsFunc(vals, func(v float64) bool { return math.IsInf(v, 0) || math.IsNaN(v) }) {
+				skip[k] = true
+				continue
+			}
+			var qt Quantity
+			var err error
+			if lay.Kind == LayoutReplicates {
+				qt, err = replicateQuantity(groups)
+			} else {
+				var sm diag.Summary
+				sm, err = diag.Summarize(groups) // pooled workspaces
+				qt = Quantity{Mean: sm.Mean, SD: sm.SD, MCSE: sm.MCSE, BulkESS: sm.BulkESS, TailESS: sm.TailESS, Rhat: Float(sm.Rhat)}
+			}
+			if err != nil {
+				errs[k] = fmt.Errorf("diagnosing %s: %w", q.name, err)
+				continue
+			}
+			qt.Name = q.name
+			qt.CI90 = [2]float64{qt.Mean - z*qt.MCSE, qt.Mean + z*qt.MCSE}
+			results[k] = qt
+		}
+	}))
+	var skipped []string
+	for k, q := range qs {
+		if errs[k] != nil {
+			return nil, errs[k]
+		}
+		if skip[k] {
 			skipped = append(skipped, q.name)
 			continue
 		}
-		var qt Quantity
-		var err error
-		if lay.Kind == LayoutReplicates {
-			qt, err = replicateQuantity(groups)
-		} else {
-			var sm diag.Summary
-			sm, err = diag.Summarize(groups)
-			qt = Quantity{Mean: sm.Mean, SD: sm.SD, MCSE: sm.MCSE, BulkESS: sm.BulkESS, TailESS: sm.TailESS, Rhat: Float(sm.Rhat)}
-		}
-		if err != nil {
-			return nil, fmt.Errorf("diagnosing %s: %w", q.name, err)
-		}
-		qt.Name = q.name
-		z := normal90
-		if lay.Kind == LayoutReplicates {
-			z = distuv.StudentsT{Mu: 0, Sigma: 1, Nu: float64(lay.Groups - 1)}.Quantile(0.95)
-		}
-		qt.CI90 = [2]float64{qt.Mean - z*qt.MCSE, qt.Mean + z*qt.MCSE}
-		dg.Quantities = append(dg.Quantities, qt)
+		dg.Quantities = append(dg.Quantities, results[k])
 	}
 	if len(skipped) > 0 {
 		dg.Warnings = append(dg.Warnings, fmt.Sprintf("%s not diagnosed: some samples are in states of probability zero", strings.Join(skipped, ", ")))
@@ -387,11 +409,29 @@ func quantile(sorted []float64, p float64) float64 {
 	return sorted[lo] + (h-float64(lo))*(sorted[hi]-sorted[lo])
 }
 
+// replicateRhatLimit is the R̂ above which R replicates of n particles
+// disagree beyond chance. Between independent replicates of i.i.d. draws,
+// split-R̂² − 1 is about 2(F − 1)/n with F an F(2R − 1, 2R(n/2 − 1))
+// variable, so with few or small replicates R̂ exceeds 1.01 by chance alone;
+// the limit is the larger of 1.01 and the level that F passes with
+// probability 0.5% over all q quantities (Bonferroni).
+func replicateRhatLimit(R, n, q int) float64 {
+	if R < 2 || n < 4 || q < 1 {
+		return RhatLimit
+	}
+	f := distuv.F{D1: float64(2*R - 1), D2: float64(2 * R * (n/2 - 1))}.Quantile(1 - 0.005/float64(q))
+	return max(RhatLimit, math.Sqrt(1+2*(f-1)/float64(n)))
+}
+
 // convergenceWarnings returns the R̂ and ESS warnings of the quantities.
 func convergenceWarnings(dg *Diagnostics) []string {
 	var rhat, ess []Quantity
+	limit := RhatLimit
+	if dg.Source == SourceReplicates {
+		limit = replicateRhatLimit(dg.Groups, dg.Length, len(dg.Quantities))
+	}
 	for _, q := range dg.Quantities {
-		if float64(q.Rhat) > RhatLimit {
+		if float64(q.Rhat) > limit {
 			rhat = append(rhat, q)
 		}
 		if min(q.BulkESS, q.TailESS) < ESSLimit {
@@ -406,7 +446,7 @@ func convergenceWarnings(dg *Diagnostics) []string {
 		if dg.Source == SourceReplicates {
 			what = "the replicates disagree beyond their error bars (different modes in different runs?): the answer depends on the run"
 		}
-		out = append(out, fmt.Sprintf("R̂ > %g for %d of %d quantities (worst %s): %s", RhatLimit, len(rhat), total, worst(rhat, func(q Quantity) string { return fmtRhat(q.Rhat) }), what))
+		out = append(out, fmt.Sprintf("R̂ > %.3g for %d of %d quantities (worst %s): %s", limit, len(rhat), total, worst(rhat, func(q Quantity) string { return fmtRhat(q.Rhat) }), what))
 	}
 	if len(ess) > 0 {
 		sort.SliceStable(ess, func(a, b int) bool { return min(ess[a].BulkESS, ess[a].TailESS) < min(ess[b].BulkESS, ess[b].TailESS) })

@@ -87,7 +87,7 @@ func TestPresetsAndMethodsRun(t *testing.T) {
 // The same key gives the same samples; another key other samples.
 func TestRunIsDeterministic(t *testing.T) {
 	g := grid4(t)
-	p, _ := Preset("default")
+	p, _ := Preset("hybrid")
 	a, _ := Run(context.Background(), g, Spec{Pipeline: p, N: 30, Key: rng.NewKey(5)})
 	b, _ := Run(context.Background(), g, Spec{Pipeline: p, N: 30, Key: rng.NewKey(5)})
 	c, _ := Run(context.Background(), g, Spec{Pipeline: p, N: 30, Key: rng.NewKey(6)})
@@ -111,7 +111,7 @@ func TestDefaultPresetBeatsIIDMeansOnEasyModels(t *testing.T) {
 		t.Fatal(err)
 	}
 	sweepsOnly := sampler.Pipeline{Init: sampler.Init{Mean: -2}, Stages: []sampler.Stage{{Method: "gibbs", Iters: 10, Settings: &gibbs.Settings{Stratified: true}}}}
-	def, _ := Preset("default")
+	def, _ := Preset("hybrid")
 	for _, m := range []model.Model{grid4(t), b} {
 		ex, err := exact.Enumerate(m, 0)
 		if err != nil {

@@ -80,7 +80,7 @@ func TestPlanRefusesMisfits(t *testing.T) {
 // their spread.
 func TestReplicates(t *testing.T) {
 	g := grid4(t)
-	p, _ := Preset("default")
+	p, _ := Preset("hybrid")
 	one, err := Run(context.Background(), g, Spec{Pipeline: p, N: 20, Key: rng.NewKey(2)})
 	if err != nil {
 		t.Fatal(err)
@@ -164,5 +164,61 @@ func TestFloatJSON(t *testing.T) {
 	b, err := json.Marshal([]Float{1.5, Float(math.Inf(1)), Float(math.Inf(-1))})
 	if err != nil || string(b) != `[1.5,"inf","-inf"]` {
 		t.Errorf("%s, %v", b, err)
+	}
+}
+
+// Replicates of exact draws rarely disagree: the R̂ limit for replicates
+// keeps the false warnings near its design rate of 0.5% per run (at most 3
+// of 60 runs here, a generous bound for a binomial(60, 0.005) count, whose
+// probability of exceeding 3 is below 1e-4). Replicates that sit in
+// different modes do warn.
+func TestReplicateDisagreement(t *testing.T) {
+	g := grid4(t)
+	ex, _ := sampler.Single("exact", nil, 1)
+	alarms := 0
+	for seed := range uint64(60) {
+		out, err := Run(context.Background(), g, Spec{Pipeline: ex, N: 50, Key: rng.NewKey(seed), Replicates: 5})
+		if err != nil {
+			t.Fatal(err)
+		}
+		if strings.Contains(strings.Join(out.Diagnostics.Warnings, "\n"), "R̂ >") {
+			alarms++
+		}
+	}
+	if alarms > 3 {
+		t.Errorf("%d of 60 runs of exact replicates warned of disagreement", alarms)
+	}
+	// Four replicates of 30 particles: two all in the mode z = −1, two
+	// all at +1, with one particle of each replicate in the other mode.
+	d := g.Dim()
+	z := make([]int, 4*30*d)
+	for r := range 4 {
+		for j := range 30 {
+			s := r % 2
+			if j == 0 {
+				s = 1 - s
+			}
+			for i := range d {
+				z[(r*30+j)*d+i] = s
+			}
+		}
+	}
+	p, _ := Preset("hybrid")
+	out := &Output{Pipeline: p, Samples: &sampler.Samples{N: 120, D: d, Z: z}, Layout: Layout{Kind: LayoutReplicates, Groups: 4, Length: 30}}
+	dg, err := Diagnose(context.Background(), g, out)
+	if err != nil {
+		t.Fatal(err)
+	}
+	if w := strings.Join(dg.Warnings, "\n"); !strings.Contains(w, "replicates disagree") {
+		t.Errorf("replicates in opposite modes: warnings %q", w)
+	}
+}
+
+func TestReplicateRhatLimit(t *testing.T) {
+	if l := replicateRhatLimit(10, 200, 100); l < RhatLimit || l > 1.02 {
+		t.Errorf("10 replicates of 200, 100 quantities: limit %v", l)
+	}
+	if l := replicateRhatLimit(5, 50, 4); l < 1.02 {
+		t.Errorf("5 replicates of 50: limit %v, want well above 1.01", l)
 	}
 }

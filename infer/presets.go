@@ -50,6 +50,12 @@ func presets() map[string]sampler.Pipeline {
 				{Method: "gfsvgd", Iters: HybridIters, Settings: &gfsvgd.Settings{}},
 				{Method: "gibbs", Iters: HybridSweeps, Settings: &gibbs.Settings{Stratified: true}},
 			}},
+		"hybrid": {Name: "hybrid",
+			Description: "the first round's default: 100 iterations of GF-SVGD (the transport preset's settings), then 30 stratified Gibbs sweeps of the particles (exact conditionals; the particles' uniforms for each variable form one systematic sample); means far better than i.i.d. on weakly coupled models, biased on multimodal ones (EXPERIMENTS.md, the benchmark suite)",
+			Stages: []sampler.Stage{
+				{Method: "gfsvgd", Iters: HybridIters, Settings: &gfsvgd.Settings{}},
+				{Method: "gibbs", Iters: HybridSweeps, Settings: &gibbs.Settings{Stratified: true}},
+			}},
 		"transport": {Name: "transport",
 			Description: "GF-SVGD alone for 500 iterations: Adam, learning rate 0.1, h = med²/log(n+1) over distinct pairs, self-normalised weights, relaxed surrogate τ = 0.25, init N(0, 1) (dstein's default before the hybrid)",
 			Stages:      []sampler.Stage{{Method: "gfsvgd", Iters: 500, Settings: &gfsvgd.Settings{}}}},

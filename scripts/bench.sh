@@ -8,7 +8,10 @@ count=${1:-5}
 echo "## go test -bench (count $count)"
 go test -run '^$' -bench 'StepRBM|StepCategorical1D|ReferenceProducts' -benchmem -count "$count" ./sampler/gfsvgd/
 go test -run '^$' -bench 'ABt' -count "$count" ./internal/gemm/
-go test -run '^$' -bench . -benchmem -count "$count" ./sampler/gibbs/ ./sampler/gwg/ ./sampler/dmala/ ./sampler/dhmc/ ./metrics/
+go test -run '^$' -bench . -benchmem -count "$count" ./sampler/gibbs/ ./sampler/gwg/ ./sampler/dmala/ ./sampler/dhmc/ ./sampler/pt/ ./sampler/sw/ ./metrics/
+go test -run '^$' -bench . -benchmem -count "$count" ./diag/
+go test -run '^$' -bench 'Diagnose' -benchmem -benchtime 5x -count "$count" ./infer/
+go test -run '^$' -bench 'GridPairs|RBMPairs|VEPairs' -benchmem -benchtime 3x -count "$count" ./exact/
 go test -run '^$' -bench 'TrainStep' -benchmem -benchtime 40x -count "$count" ./bnn/
 go test -run '^$' -bench 'Train' -benchtime 2x -count 3 ./ensemble/
 go test -run '^$' -bench 'NewIsingGrid|IsingGridSample' -benchmem -count "$count" ./exact/
@@ -29,6 +32,10 @@ measure sample --model examples/ising-grid.json --method transport --n 100 --ite
 measure sample --model examples/rbm-random.json --method transport --n 1000 --iters 50 --out "$tmp/s.csv"
 measure sample --model "$tmp/rbm1000.json" --method transport --n 1000 --iters 10 --out "$tmp/s.csv"
 measure sample --model examples/ising-grid.json --method gibbs --n 100 --iters 500 --out "$tmp/s.csv"
+measure sample --model examples/ising-grid.json --out "$tmp/s.csv"
+measure sample --model examples/ising-grid.json --method gibbs --chains 4 --draws 1000 --out "$tmp/s.csv"
+measure sample --model "$tmp/rbm1000.json" --method gibbs --chains 4 --draws 1000 --out "$tmp/s.csv"
+measure sample --model examples/ising-strong.json --method pt --chains 4 --draws 1000 --out "$tmp/s.csv"
 measure sample --model examples/rbm-random.json --method dhmc --n 100 --iters 500 --out "$tmp/s.csv"
 measure sample --model examples/rbm-random.json --method exact --n 1000 --out "$tmp/s.csv"
 "$bin" sample --model examples/ising-grid.json --method exact --n 1000 --out "$tmp/g.csv" > /dev/null
