@@ -97,16 +97,16 @@ func (t suiteTable) ratio(a, b string, x float64, metric string) ratio {
 type verdict struct {
 	method string
 	// worst is its largest ratio to the best method, at (model, stat).
-	worst        ratio
-	worstAt      string
-	vsGibbs      ratio
-	vsGibbsAt    string
+	worst     ratio
+	worstAt   string
+	vsGibbs   ratio
+	vsGibbsAt string
 	// gibbsFailures are the ratios to Gibbs whose whole 95% interval
 	// lies above 1.5.
 	gibbsFailures []string
 	gibbsWorse    []ratio
 	modeFailures  []string
-	ran          int
+	ran           int
 }
 
 // suiteResult adds the ratio rows, writes the table of ratios and the
