@@ -75,6 +75,9 @@ func printMethods(e *env) {
 	for _, n := range infer.PresetNames() {
 		p, _ := infer.Preset(n)
 		fmt.Fprintf(w, "\n%s: %s\n  %s\n", n, infer.Describe(p), p.Description)
+		if cd, ok := infer.PresetChains(n); ok {
+			fmt.Fprintf(w, "  runs as %d chains: %d warm-up iterations, then every %d-th state, --n/%d draws per chain (--chains, --warmup, --thin, --draws change them)\n", cd.Chains, cd.Warmup, cd.Thin, cd.Chains)
+		}
 	}
 }
 
