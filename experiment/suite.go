@@ -137,6 +137,12 @@ func suiteMethods() []suiteMethod {
 		{name: "pt-4chains", label: "parallel tempering, 4 long chains, thinned draws", candidate: true, build: func(b int) sampler.Pipeline {
 			return single("pt", nil, b)
 		}, chains: 4, sweepsPerIter: pt.DefaultLadder},
+		{name: "pt-8chains", label: "parallel tempering, 8 long chains, thinned draws", candidate: true, build: func(b int) sampler.Pipeline {
+			return single("pt", nil, b)
+		}, chains: 8, sweepsPerIter: pt.DefaultLadder},
+		{name: "pt-20chains", label: "parallel tempering, 20 long chains, thinned draws", candidate: true, build: func(b int) sampler.Pipeline {
+			return single("pt", nil, b)
+		}, chains: 20, sweepsPerIter: pt.DefaultLadder},
 	}
 }
 

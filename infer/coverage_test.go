@@ -91,6 +91,8 @@ func errorBarRuns() []errorBarRun {
 		{"dmala", chains(500, 1000), true, 0},
 		{"dhmc", chains(100, 500), true, 0},
 		{"exact", func(p sampler.Pipeline) Spec { return Spec{Pipeline: p, N: 1000} }, true, 0},
+		// The default preset as a user runs it: 4 chains, 200 draws.
+		{"default", func(p sampler.Pipeline) Spec { return SpecFor("default", p, 200, rng.Key{}) }, true, 0},
 		{"gfsvgd", func(p sampler.Pipeline) Spec {
 			p.Stages[0].Iters = 200
 			return Spec{Pipeline: p, N: 50, Replicates: 10}
@@ -147,9 +149,12 @@ func TestErrorBarCoverage(t *testing.T) {
 		}
 		for _, eb := range errorBarRuns() {
 			method, _, _ := strings.Cut(eb.method, "-")
-			p, err := sampler.Single(method, nil, -1)
+			p, isPreset, err := Pipeline(method)
 			if err != nil {
 				t.Fatal(err)
+			}
+			if isPreset {
+				method = p.Stages[len(p.Stages)-1].Method
 			}
 			if !methodApplies(method, m) {
 				continue
@@ -177,7 +182,7 @@ func TestErrorBarCoverage(t *testing.T) {
 				uncal := 0
 				for seed := range seeds {
 					spec := eb.spec(p)
-					if name == "grid4-strong" {
+					if name == "grid4-strong" && eb.method != "default" {
 						spec = longer(spec)
 					}
 					spec.Key = rng.NewKey(uint64(seed) + 1)

@@ -198,6 +198,19 @@ func Diagnose(ctx context.Context, m model.Model, out *Output) (*Diagnostics, er
 		dg.Warnings = append(dg.Warnings, out.Warnings...)
 		return dg, nil
 	}
+	if dg.Source != SourceReplicates && lay.Length < diag.MinDraws {
+		// Too short for split-R̂ and ESS: the samples stand, without
+		// error bars.
+		what, flag := "draws per chain", "--draws"
+		if dg.Source == SourceIID {
+			what, flag = "exact draws", "--n"
+		}
+		dg.Source = SourceNone
+		dg.Note = fmt.Sprintf("none: %d %s are too few for R̂ and ESS (at least %d)", lay.Length, what, diag.MinDraws)
+		dg.Warnings = append(dg.Warnings, out.Warnings...)
+		dg.Warnings = append(dg.Warnings, fmt.Sprintf("no error bars: %d %s are too few for R̂ and ESS; keep at least %d (%s)", lay.Length, what, diag.MinDraws, flag))
+		return dg, nil
+	}
 	s := out.Samples
 	qs := quantities(m)
 	results := make([]Quantity, len(qs))
@@ -409,27 +422,26 @@ func quantile(sorted []float64, p float64) float64 {
 	return sorted[lo] + (h-float64(lo))*(sorted[hi]-sorted[lo])
 }
 
-// replicateRhatLimit is the R̂ above which R replicates of n particles
-// disagree beyond chance. Between independent replicates of i.i.d. draws,
-// split-R̂² − 1 is about 2(F − 1)/n with F an F(2R − 1, 2R(n/2 − 1))
-// variable, so with few or small replicates R̂ exceeds 1.01 by chance alone;
+// rhatChanceLimit is the R̂ above which g chains or replicates of n draws
+// each disagree beyond chance. Between independent groups of independent
+// draws, split-R̂² − 1 is about 2(F − 1)/n with F an F(2g − 1, 2g(n/2 − 1))
+// variable, so with few or short groups R̂ exceeds 1.01 by chance alone
+// (8 chains of 25 draws: R̂ > 1.01 in about a quarter of the quantities);
 // the limit is the larger of 1.01 and the level that F passes with
-// probability 0.5% over all q quantities (Bonferroni).
-func replicateRhatLimit(R, n, q int) float64 {
-	if R < 2 || n < 4 || q < 1 {
+// probability 0.5% over all q quantities (Bonferroni). Chains whose draws
+// are autocorrelated pass it more often; long chains (n ≳ 1000) get 1.01.
+func rhatChanceLimit(g, n, q int) float64 {
+	if g < 2 || n < 4 || q < 1 {
 		return RhatLimit
 	}
-	f := distuv.F{D1: float64(2*R - 1), D2: float64(2 * R * (n/2 - 1))}.Quantile(1 - 0.005/float64(q))
+	f := distuv.F{D1: float64(2*g - 1), D2: float64(2 * g * (n/2 - 1))}.Quantile(1 - 0.005/float64(q))
 	return max(RhatLimit, math.Sqrt(1+2*(f-1)/float64(n)))
 }
 
 // convergenceWarnings returns the R̂ and ESS warnings of the quantities.
 func convergenceWarnings(dg *Diagnostics) []string {
 	var rhat, ess []Quantity
-	limit := RhatLimit
-	if dg.Source == SourceReplicates {
-		limit = replicateRhatLimit(dg.Groups, dg.Length, len(dg.Quantities))
-	}
+	limit := rhatChanceLimit(dg.Groups, dg.Length, len(dg.Quantities))
 	for _, q := range dg.Quantities {
 		if float64(q.Rhat) > limit {
 			rhat = append(rhat, q)
@@ -446,7 +458,11 @@ func convergenceWarnings(dg *Diagnostics) []string {
 		if dg.Source == SourceReplicates {
 			what = "the replicates disagree beyond their error bars (different modes in different runs?): the answer depends on the run"
 		}
-		out = append(out, fmt.Sprintf("R̂ > %.3g for %d of %d quantities (worst %s): %s", limit, len(rhat), total, worst(rhat, func(q Quantity) string { return fmtRhat(q.Rhat) }), what))
+		chance := ""
+		if limit > RhatLimit {
+			chance = fmt.Sprintf(" (the level %d groups of %d draws pass by chance)", dg.Groups, dg.Length)
+		}
+		out = append(out, fmt.Sprintf("R̂ > %.3g%s for %d of %d quantities (worst %s): %s", limit, chance, len(rhat), total, worst(rhat, func(q Quantity) string { return fmtRhat(q.Rhat) }), what))
 	}
 	if len(ess) > 0 {
 		sort.SliceStable(ess, func(a, b int) bool { return min(ess[a].BulkESS, ess[a].TailESS) < min(ess[b].BulkESS, ess[b].TailESS) })

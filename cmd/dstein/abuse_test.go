@@ -272,7 +272,7 @@ func abuseCases() []abuseCase {
 			return []string{"sample", "--model", model(t, dir), "--lr", "NaN"}
 		}, code: 2, want: "not a finite number"},
 		{name: "zero temperature", setup: func(t *testing.T, dir string) []string {
-			return []string{"sample", "--model", model(t, dir), "--temperature", "0"}
+			return []string{"sample", "--model", model(t, dir), "--method", "gfsvgd", "--temperature", "0"}
 		}, code: 2, want: "--temperature must be > 0"},
 		{name: "inapplicable flag", setup: sample("--step-size", "0.3"), code: 2, want: "--step-size applies to dhmc and dmala, not to --method gibbs"},
 		{name: "draws 0", setup: func(t *testing.T, dir string) []string {

@@ -5,6 +5,7 @@ import (
 	"io"
 	"math"
 	"strconv"
+	"strings"
 	"text/tabwriter"
 
 	"github.com/spf13/cobra"
@@ -102,6 +103,14 @@ The RMSE that n exact i.i.d. samples have on average is shown for scale.`,
 						return err
 					}
 					outs = append(outs, out)
+				}
+				if lay := outs[0].Layout; lay.Kind == infer.LayoutChains {
+					// A chain preset: what ran, in chains and draws.
+					var names []string
+					for _, st := range outs[0].Pipeline.Stages {
+						names = append(names, st.Method)
+					}
+					methods[0].label = fmt.Sprintf("%s: %s, %d chains × %d draws (warm-up %d, thin %d)", method, strings.Join(names, " → "), lay.Groups, lay.Length, lay.Warmup, lay.Thin)
 				}
 				if k > 0 {
 					fmt.Fprintln(e.stdout)

@@ -30,7 +30,7 @@ func TestDemo(t *testing.T) {
 	if code != 0 {
 		t.Fatalf("exit %d: %s", code, errs)
 	}
-	for _, want := range []string{"Ising 4×4", "RBM", "RMSE of E[z]", "default: gfsvgd", "Gibbs", "exact i.i.d."} {
+	for _, want := range []string{"Ising 4×4", "RBM", "RMSE of E[z]", "default: pt, 4 chains", "Gibbs", "exact i.i.d."} {
 		if !strings.Contains(out, want) {
 			t.Errorf("demo output lacks %q:\n%s", want, out)
 		}
@@ -161,14 +161,16 @@ func TestBadInputGivesOneLine(t *testing.T) {
 		{"no model", []string{}, 2, "--model is required"},
 		{"n < 1", []string{"--model", good, "--n", "0"}, 2, "--n must be at least 1"},
 		{"negative iters", []string{"--model", good, "--method", "gibbs", "--iters", "-1"}, 2, "--iters must be at least 0"},
-		{"iters of a pipeline", []string{"--model", good, "--iters", "5"}, 2, "--iters sets the iterations of a single method"},
+		{"iters of a pipeline", []string{"--model", good, "--method", "hybrid", "--iters", "5"}, 2, "--iters sets the iterations of a single method"},
+		{"iters of the default", []string{"--model", good, "--iters", "5"}, 2, "--iters does not apply to --method default"},
 		{"unknown method", []string{"--model", good, "--method", "hmc"}, 2, `unknown method "hmc"`},
 		{"typo method", []string{"--model", good, "--method", "gibs"}, 2, "did you mean gibbs?"},
 		{"bad n", []string{"--model", good, "--n", "x"}, 2, "invalid argument"},
-		{"surrogate", []string{"--model", good, "--surrogate", "smooth"}, 2, `unknown surrogate "smooth"`},
-		{"lr", []string{"--model", good, "--lr", "-1"}, 2, "--lr must be > 0"},
-		{"fixed h", []string{"--model", good, "--bandwidth", "fixed"}, 2, "fixed bandwidth is 0"},
-		{"temperature", []string{"--model", good, "--temperature", "0"}, 2, "--temperature must be > 0"},
+		{"surrogate", []string{"--model", good, "--method", "gfsvgd", "--surrogate", "smooth"}, 2, `unknown surrogate "smooth"`},
+		{"gfsvgd flag on the default", []string{"--model", good, "--lr", "0.1"}, 2, "--lr applies to gfsvgd, not to --method default"},
+		{"lr", []string{"--model", good, "--method", "gfsvgd", "--lr", "-1"}, 2, "--lr must be > 0"},
+		{"fixed h", []string{"--model", good, "--method", "gfsvgd", "--bandwidth", "fixed"}, 2, "fixed bandwidth is 0"},
+		{"temperature", []string{"--model", good, "--method", "gfsvgd", "--temperature", "0"}, 2, "--temperature must be > 0"},
 		{"step size", []string{"--model", good, "--method", "dmala", "--step-size", "0"}, 2, "--step-size must be > 0"},
 		{"step size inf", []string{"--model", good, "--method", "dmala", "--step-size", "+Inf"}, 2, "not a finite number"},
 		{"inapplicable", []string{"--model", good, "--method", "gibbs", "--lr", "3"}, 2, "--lr applies to gfsvgd, not to --method gibbs"},

@@ -74,9 +74,15 @@ func printMethods(e *env) {
 	fmt.Fprintln(w, "\nPresets (dstein sample --method NAME; dstein methods --pipeline NAME prints one):")
 	for _, n := range infer.PresetNames() {
 		p, _ := infer.Preset(n)
-		fmt.Fprintf(w, "\n%s: %s\n  %s\n", n, infer.Describe(p), p.Description)
-		if cd, ok := infer.PresetChains(n); ok {
-			fmt.Fprintf(w, "  runs as %d chains: %d warm-up iterations, then every %d-th state, --n/%d draws per chain (--chains, --warmup, --thin, --draws change them)\n", cd.Chains, cd.Warmup, cd.Thin, cd.Chains)
+		cd, chains := infer.PresetChains(n)
+		what := infer.Describe(p)
+		if chains {
+			// Its length comes from the chains' draws, not the stage.
+			what = fmt.Sprintf("%s, %d chains, draws after warm-up", p.Stages[len(p.Stages)-1].Method, cd.Chains)
+		}
+		fmt.Fprintf(w, "\n%s: %s\n  %s\n", n, what, p.Description)
+		if chains {
+			fmt.Fprintf(w, "  runs as %d chains: %d warm-up iterations, then every %d-th state; --n draws in all (default %d), --n/%d per chain (--chains, --warmup, --thin, --draws change them)\n", cd.Chains, cd.Warmup, cd.Thin, cd.Samples, cd.Chains)
 		}
 	}
 }

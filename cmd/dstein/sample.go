@@ -60,7 +60,7 @@ run and written only when it completes.`,
 	fs.StringVar(&f.evidence, "evidence", "", "UAI evidence file (.evid) for a .uai network: sample the free variables given it")
 	fs.StringVar(&f.method, "method", infer.DefaultMethod, "sampling method or preset: "+strings.Join(append(sampler.MethodNames(), infer.PresetNames()...), ", "))
 	fs.StringVar(&f.pipeline, "pipeline", "", "run the pipeline in this JSON file instead of --method")
-	fs.IntVar(&f.n, "n", 100, "number of samples: particles or chains")
+	fs.IntVar(&f.n, "n", 100, "number of samples: particles or chains (the default preset: draws, 1000 when not given)")
 	fs.IntVar(&f.iters, "iters", 0, "iterations of a single method (default: the method's or preset's)")
 	fs.IntVar(&f.draws, "draws", 0, "keep this many draws of each MCMC chain after the warm-up, for error bars and convergence diagnostics (default: keep only the final states)")
 	fs.IntVar(&f.chains, "chains", 4, "number of MCMC chains when keeping --draws (the --n of chain methods)")
@@ -243,7 +243,11 @@ func (f *sampleFlags) keep(fs *pflag.FlagSet) (infer.Keep, int, error) {
 			}
 			cd.Warmup = f.warmup
 		}
-		chains, k := cd.Keep(f.n)
+		n := f.n
+		if !fs.Changed("n") {
+			n = cd.Samples
+		}
+		chains, k := cd.Keep(n)
 		return k, chains, nil
 	}
 	if !fs.Changed("draws") {
