@@ -77,18 +77,9 @@ func EnumeratePairs(ctx context.Context, m model.Model, maxStates int) (*Pairs, 
 	if err != nil {
 		return nil, err
 	}
-	d := m.Dim()
-	card := make([]int, d)
-	vals := make([][]float64, d)
-	for i := range d {
-		card[i] = len(m.States(i))
-		vals[i] = m.States(i)
-	}
-	p := newPairs(card, vals, "enumeration")
-	for i, k := range card {
-		p.marg[i] = make([]float64, k)
-	}
-	z := make([]int, d)
+	p := newModelPairs(m, "enumeration")
+	card := p.card
+	z := make([]int, m.Dim())
 	for idx, v := range lp {
 		if idx&0xfff == 0 && ctx.Err() != nil {
 			return nil, ctx.Err()
@@ -99,6 +90,22 @@ func EnumeratePairs(ctx context.Context, m model.Model, maxStates int) (*Pairs, 
 		odometer(z, card)
 	}
 	return p, nil
+}
+
+// newModelPairs returns zero pair and single marginals over m's states.
+func newModelPairs(m model.Model, route string) *Pairs {
+	d := m.Dim()
+	card := make([]int, d)
+	vals := make([][]float64, d)
+	for i := range d {
+		card[i] = len(m.States(i))
+		vals[i] = m.States(i)
+	}
+	p := newPairs(card, vals, route)
+	for i, k := range card {
+		p.marg[i] = make([]float64, k)
+	}
+	return p
 }
 
 // addState adds weight w to every marginal and pair entry of state z.
@@ -122,16 +129,7 @@ func (p *Pairs) addState(z []int, w float64) {
 // "reference sample of N".
 func EmpiricalPairs(m model.Model, z []int, n int) *Pairs {
 	d := m.Dim()
-	card := make([]int, d)
-	vals := make([][]float64, d)
-	for i := range d {
-		card[i] = len(m.States(i))
-		vals[i] = m.States(i)
-	}
-	p := newPairs(card, vals, fmt.Sprintf("reference sample of %d", n))
-	for i, k := range card {
-		p.marg[i] = make([]float64, k)
-	}
+	p := newModelPairs(m, fmt.Sprintf("reference sample of %d", n))
 	if n == 0 {
 		return p
 	}

@@ -20,7 +20,8 @@ import (
 // coverageSeeds sets the number of seeds of the coverage test: 100 in
 // CI; go test ./infer -run Coverage -args -coverage.seeds=1000 is the
 // full size, where the standard error of the pooled coverage is at most
-// 1% and the band is strict.
+// 1% and the band is strict (except for methods that warn in more than a
+// tenth of their runs, whose runs without warnings are too few for it).
 var coverageSeeds = flag.Int("coverage.seeds", 100, "seeds per method and model of TestErrorBarCoverage")
 
 // coverageModels are small models with exact means: the weakly and the
@@ -235,6 +236,13 @@ func TestErrorBarCoverage(t *testing.T) {
 				slack := 2 * se
 				if strict {
 					slack = 0
+				}
+				if strict && len(flagged) > seeds/10 {
+					// Most runs warn (the two-mode grid): the runs that
+					// do not are too few for a 1% standard error, and
+					// the band is widened as at the CI size.
+					t.Logf("%d of %d runs warned: the band is widened by 2 SE", len(flagged), seeds)
+					strict, slack = false, 2*se
 				}
 				switch {
 				case strict && se > 0.01:

@@ -357,10 +357,7 @@ func (s *Sampler) Current() []int {
 // direct formula, so the draws are identical), which removes the
 // exponential from the sweep.
 type spinKernel struct {
-	start []int
-	nbr   []int
-	cpl   []float64
-	h     []float64
+	SpinGraph
 	// table[tstart[i] + pattern] is the threshold of site i for the
 	// neighbour pattern (bit k set when neighbour k is +1); tstart[i] < 0
 	// for sites without a table.
@@ -368,8 +365,46 @@ type spinKernel struct {
 	table  []uint64
 }
 
-// threshold returns ⌊p·2^64⌋ for p = 1/(1+exp(−2l)), saturating at 2^64−1.
-func threshold(l float64) uint64 {
+// SpinGraph is a pairwise ±1 model in flat arrays, for samplers' inner
+// loops: site i's neighbours are Nbr[Start[i]:Start[i+1]], with couplings
+// Cpl at the same positions, and H holds the fields.
+type SpinGraph struct {
+	Start []int
+	Nbr   []int
+	Cpl   []float64
+	H     []float64
+}
+
+// NewSpinGraph lays out m's neighbours and fields.
+func NewSpinGraph(m SpinModel) SpinGraph {
+	d := m.Dim()
+	g := SpinGraph{Start: make([]int, d+1), H: append([]float64(nil), m.Fields()...)}
+	for i := range d {
+		nb, cp := m.Neighbors(i)
+		g.Nbr = append(g.Nbr, nb...)
+		g.Cpl = append(g.Cpl, cp...)
+		g.Start[i+1] = len(g.Nbr)
+	}
+	return g
+}
+
+// Degree returns the number of neighbours of site i.
+func (g *SpinGraph) Degree(i int) int { return g.Start[i+1] - g.Start[i] }
+
+// PatternField returns L_i = h_i + Σ_j J_ij z_j for the neighbour pattern
+// pat (bit e set when site i's e-th neighbour is +1), summed in neighbour
+// order as the sweeps sum it.
+func (g *SpinGraph) PatternField(i, pat int) float64 {
+	l := g.H[i]
+	for e := g.Start[i]; e < g.Start[i+1]; e++ {
+		l += g.Cpl[e] * float64(2*((pat>>(e-g.Start[i]))&1)-1)
+	}
+	return l
+}
+
+// Threshold returns ⌊p·2^64⌋ for p = 1/(1+exp(−2l)), saturating at 2^64−1:
+// a spin becomes +1 when a uniform 64-bit integer falls below it.
+func Threshold(l float64) uint64 {
 	p := 1 / (1 + math.Exp(-2*l))
 	if p >= 1 {
 		return math.MaxUint64
@@ -380,27 +415,16 @@ func threshold(l float64) uint64 {
 const maxTableDegree = 10
 
 func newSpinKernel(m SpinModel) *spinKernel {
-	d := m.Dim()
-	k := &spinKernel{start: make([]int, d+1), h: append([]float64(nil), m.Fields()...), tstart: make([]int, d)}
-	for i := range d {
-		nb, cp := m.Neighbors(i)
-		k.nbr = append(k.nbr, nb...)
-		k.cpl = append(k.cpl, cp...)
-		k.start[i+1] = len(k.nbr)
-	}
-	for i := range d {
-		deg := k.start[i+1] - k.start[i]
+	k := &spinKernel{SpinGraph: NewSpinGraph(m), tstart: make([]int, m.Dim())}
+	for i := range k.tstart {
+		deg := k.Degree(i)
 		if deg > maxTableDegree {
 			k.tstart[i] = -1
 			continue
 		}
 		k.tstart[i] = len(k.table)
 		for pat := range 1 << deg {
-			l := k.h[i]
-			for e := k.start[i]; e < k.start[i+1]; e++ {
-				l += k.cpl[e] * float64(2*((pat>>(e-k.start[i]))&1)-1)
-			}
-			k.table = append(k.table, threshold(l))
+			k.table = append(k.table, Threshold(k.PatternField(i, pat)))
 		}
 	}
 	return k
@@ -409,20 +433,20 @@ func newSpinKernel(m SpinModel) *spinKernel {
 // sweep updates the spins b (0 for −1, 1 for +1) in order.
 func (k *spinKernel) sweep(b []uint8, r *rand.Rand) {
 	for i := range b {
-		lo, hi := k.start[i], k.start[i+1]
+		lo, hi := k.Start[i], k.Start[i+1]
 		var th uint64
 		if t := k.tstart[i]; t >= 0 {
 			pat := 0
-			for j, nb := range k.nbr[lo:hi] {
+			for j, nb := range k.Nbr[lo:hi] {
 				pat |= int(b[nb]) << j
 			}
 			th = k.table[t+pat]
 		} else {
-			l := k.h[i]
+			l := k.H[i]
 			for e := lo; e < hi; e++ {
-				l += k.cpl[e] * float64(2*int(b[k.nbr[e]])-1)
+				l += k.Cpl[e] * float64(2*int(b[k.Nbr[e]])-1)
 			}
-			th = threshold(l)
+			th = Threshold(l)
 		}
 		// The borrow of u − th is 1 exactly when u < th: a branch-free
 		// draw (the branch would be mispredicted half the time).
