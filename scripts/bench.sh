@@ -33,9 +33,12 @@ measure sample --model examples/rbm-random.json --method transport --n 1000 --it
 measure sample --model "$tmp/rbm1000.json" --method transport --n 1000 --iters 10 --out "$tmp/s.csv"
 measure sample --model examples/ising-grid.json --method gibbs --n 100 --iters 500 --out "$tmp/s.csv"
 measure sample --model examples/ising-grid.json --out "$tmp/s.csv"
+measure sample --model examples/rbm-random.json --out "$tmp/s.csv"
+measure sample --model "$tmp/rbm1000.json" --out "$tmp/s.csv"
 measure sample --model examples/ising-grid.json --method gibbs --chains 4 --draws 1000 --out "$tmp/s.csv"
 measure sample --model "$tmp/rbm1000.json" --method gibbs --chains 4 --draws 1000 --out "$tmp/s.csv"
 measure sample --model examples/ising-strong.json --method pt --chains 4 --draws 1000 --out "$tmp/s.csv"
+measure sample --model examples/ising-strong.json --method sw --chains 4 --draws 1000 --out "$tmp/s.csv"
 measure sample --model examples/rbm-random.json --method dhmc --n 100 --iters 500 --out "$tmp/s.csv"
 measure sample --model examples/rbm-random.json --method exact --n 1000 --out "$tmp/s.csv"
 "$bin" sample --model examples/ising-grid.json --method exact --n 1000 --out "$tmp/g.csv" > /dev/null
