@@ -134,7 +134,7 @@ func suiteMethods() []suiteMethod {
 		{name: "gibbs-4chains", label: "Gibbs, 4 long chains, thinned draws", candidate: true, build: func(b int) sampler.Pipeline {
 			return single("gibbs", nil, b)
 		}, chains: 4, sweepsPerIter: 1},
-		{name: "pt-4chains", label: "parallel tempering, 4 long chains, thinned draws", candidate: true, build: func(b int) sampler.Pipeline {
+		{name: "pt-4chains", label: "parallel tempering, 4 long chains, thinned draws (the default)", candidate: true, build: func(b int) sampler.Pipeline {
 			return single("pt", nil, b)
 		}, chains: 4, sweepsPerIter: pt.DefaultLadder},
 		{name: "pt-8chains", label: "parallel tempering, 8 long chains, thinned draws", candidate: true, build: func(b int) sampler.Pipeline {
@@ -358,11 +358,13 @@ func isFerromagnet(m model.Model) bool {
 // The suite runs 60 trials (Gibbs-with-Gradients 10: about 45 minutes of
 // the 2-core machine); --quick runs 2 and leaves Gibbs-with-Gradients
 // out.
+const suiteTrials = 60
+
 func init() {
 	register(&Experiment{
 		Name:        "suite",
 		Title:       "benchmark suite: every method at equal cost on easy and hard targets, scored beyond the means",
-		Trials:      60,
+		Trials:      suiteTrials,
 		QuickTrials: 2,
 		Setting:     "model",
 		UsesUAI:     true,

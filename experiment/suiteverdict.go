@@ -153,6 +153,9 @@ func suiteResult(r *runner, rows []Row, targets []*suiteTarget, methods []suiteM
 	res.Notes = append(res.Notes, widthLines(t, targets, methods)...)
 	verdicts := suiteVerdicts(t, targets, methods)
 	res.Notes = append(res.Notes, verdictLines(verdicts)...)
+	if r.trials < minVerdictTrials {
+		res.Notes = append(res.Notes, fmt.Sprintf("  (%d trials: too few for the intervals the verdict relies on; the default was chosen from the full run of %d trials, EXPERIMENTS.md)", r.trials, suiteTrials))
+	}
 	return res, suiteFigure(r, t, targets, methods)
 }
 
@@ -250,6 +253,11 @@ func widthLines(t suiteTable, targets []*suiteTarget, methods []suiteMethod) []s
 	}
 	return out
 }
+
+// minVerdictTrials is the fewest trials whose delta-method intervals the
+// verdict trusts: with fewer, the standard errors of the squared errors
+// are themselves too noisy (a --quick run has 2).
+const minVerdictTrials = 20
 
 // suiteVerdicts scores each candidate: its worst ratio to the best method
 // over every model and statistic, its worst ratio to plain Gibbs, and the
