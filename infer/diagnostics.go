@@ -423,7 +423,8 @@ func quantile(sorted []float64, p float64) float64 {
 }
 
 // rhatChanceLimit is the R̂ above which g chains or replicates of n draws
-// each disagree beyond chance. Between independent groups of independent
+// each (one group for exact draws, whose halves R̂ compares) disagree
+// beyond chance. Between independent groups of independent
 // draws, split-R̂² − 1 is about 2(F − 1)/n with F an F(2g − 1, 2g(n/2 − 1))
 // variable, so with few or short groups R̂ exceeds 1.01 by chance alone
 // (8 chains of 25 draws: R̂ > 1.01 in about a quarter of the quantities);
@@ -431,7 +432,7 @@ func quantile(sorted []float64, p float64) float64 {
 // probability 0.5% over all q quantities (Bonferroni). Chains whose draws
 // are autocorrelated pass it more often; long chains (n ≳ 1000) get 1.01.
 func rhatChanceLimit(g, n, q int) float64 {
-	if g < 2 || n < 4 || q < 1 {
+	if g < 1 || n < 4 || q < 1 {
 		return RhatLimit
 	}
 	f := distuv.F{D1: float64(2*g - 1), D2: float64(2 * g * (n/2 - 1))}.Quantile(1 - 0.005/float64(q))
