@@ -15,6 +15,7 @@ import (
 	"github.com/dstein/dstein/model/rbm"
 	"github.com/dstein/dstein/rng"
 	"github.com/dstein/dstein/sampler"
+	"github.com/dstein/dstein/stein"
 	"github.com/dstein/dstein/transform"
 )
 
@@ -83,18 +84,18 @@ func hammingKernel(a, b []int) float64 {
 // evaluations at the moved states and scores from LogProb.
 func bruteDKSD(m model.Model, a, b []int) float64 {
 	d := len(a)
-	c := newCycle(m)
+	c := stein.NewCycle(m)
 	score := func(z []int, l int) float64 {
-		if c.next[l][z[l]] < 0 {
+		if c.Next[l][z[l]] < 0 {
 			return 0
 		}
 		zz := append([]int(nil), z...)
-		zz[l] = c.next[l][z[l]]
+		zz[l] = c.Next[l][z[l]]
 		return 1 - math.Exp(m.LogProb(zz)-m.LogProb(z))
 	}
 	back := func(z []int, l int) []int {
 		zz := append([]int(nil), z...)
-		if p := c.prev[l][z[l]]; p >= 0 {
+		if p := c.Prev[l][z[l]]; p >= 0 {
 			zz[l] = p
 		}
 		return zz
