@@ -1,0 +1,286 @@
+// Package compress picks n points that represent a distribution from many
+// candidate states (the draws of long chains): kernel herding, which
+// matches the candidates' empirical measure in MMD, and Stein thinning
+// (Riabiz et al. 2022), which minimises the kernel Stein discrepancy
+// against the model and so needs p only up to its normaliser.
+//
+// Both work on the candidates' distinct states with their multiplicities:
+// a long chain of a small model revisits states, and nothing is ever
+// computed for every pair of draws. Herding's mean embedding takes one
+// pass over the distinct states per distinct state (O(U²d) for U distinct
+// states); beyond Options.MaxReference distinct states it is computed
+// against an evenly spaced sub-sample of the draws of that size, which the
+// result records. Each greedy step then costs O(Ud).
+package compress
+
+import (
+	"context"
+	"fmt"
+	"math"
+
+	"github.com/dstein/dstein/model"
+	"github.com/dstein/dstein/sampler"
+	"github.com/dstein/dstein/stein"
+)
+
+// DefaultMaxReference is Options.MaxReference when it is 0.
+const DefaultMaxReference = 20000
+
+// Options configure a compression. The zero value is valid.
+type Options struct {
+	// Ell is the bandwidth ℓ of the Hamming kernel exp(−H/ℓ) (0: 1, the
+	// better of ℓ = 1 and ℓ = d in the prototype on a 4×4 grid).
+	Ell float64
+	// MaxReference caps the distinct states against which herding's mean
+	// embedding is computed (0: DefaultMaxReference).
+	MaxReference int
+}
+
+func (o Options) resolved() (Options, error) {
+	if o.Ell == 0 {
+		o.Ell = 1
+	}
+	if !(o.Ell > 0) || math.IsInf(o.Ell, 0) {
+		return o, fmt.Errorf("compress: bandwidth ℓ = %v; want a positive finite number", o.Ell)
+	}
+	if o.MaxReference == 0 {
+		o.MaxReference = DefaultMaxReference
+	}
+	if o.MaxReference < 1 {
+		return o, fmt.Errorf("compress: MaxReference = %d; want at least 1", o.MaxReference)
+	}
+	return o, nil
+}
+
+// Result is a compression: Index[t] is the row of the candidates chosen at
+// step t (a candidate may be chosen more than once), and Points the chosen
+// states, n×d.
+type Result struct {
+	Index  []int
+	Points *sampler.Samples
+	// Distinct is the number of distinct candidate states, Reference the
+	// number of draws herding's mean embedding was computed against (all
+	// of them unless the cap applied).
+	Distinct, Reference int
+}
+
+// distinct groups the candidates' rows by state: first[u] is the first row
+// of distinct state u and count[u] its multiplicity (weights summed when
+// w is not nil).
+func distinct(c *sampler.Samples, w []float64) (first []int, mass []float64) {
+	seen := map[string]int{}
+	d := c.D
+	key := make([]byte, 0, 4*d)
+	for i := range c.N {
+		key = key[:0]
+		for _, v := range c.Z[i*d : (i+1)*d] {
+			key = append(key, byte(v), byte(v>>8), byte(v>>16), byte(v>>24))
+		}
+		wi := 1.0
+		if w != nil {
+			wi = w[i]
+		}
+		if u, ok := seen[string(key)]; ok {
+			mass[u] += wi
+			continue
+		}
+		seen[string(key)] = len(first)
+		first = append(first, i)
+		mass = append(mass, wi)
+	}
+	return first, mass
+}
+
+func check(c *sampler.Samples, w []float64, n int) error {
+	switch {
+	case c == nil || c.N == 0:
+		return fmt.Errorf("compress: no candidates")
+	case n < 1:
+		return fmt.Errorf("compress: n = %d; want at least 1", n)
+	case w != nil && len(w) != c.N:
+		return fmt.Errorf("compress: %d weights for %d candidates", len(w), c.N)
+	}
+	var tot float64
+	for i, v := range w {
+		if !(v >= 0) || math.IsInf(v, 0) {
+			return fmt.Errorf("compress: weight %d is %v; want a finite number ≥ 0", i, v)
+		}
+		tot += v
+	}
+	if w != nil && tot == 0 {
+		return fmt.Errorf("compress: every weight is 0")
+	}
+	return nil
+}
+
+// hamming returns the number of coordinates where a and b differ.
+func hamming(a, b []int) int {
+	h := 0
+	for l, v := range a {
+		if v != b[l] {
+			h++
+		}
+	}
+	return h
+}
+
+func pick(c *sampler.Samples, rows []int) *sampler.Samples {
+	out := sampler.NewSamples(len(rows), c.D)
+	for t, i := range rows {
+		copy(out.Z[t*c.D:(t+1)*c.D], c.Z[i*c.D:(i+1)*c.D])
+	}
+	return out
+}
+
+// Herd picks n points from the candidates c (with weights w, or equal
+// weights when w is nil) by kernel herding with k = exp(−H/ℓ): at step
+// t + 1 the candidate x maximising μ(x) − (1/(t+1)) Σ_{s≤t} k(x, x_s),
+// μ(x) = Σ_j w_j k(x, c_j) / Σ_j w_j, which is the greedy minimiser of the
+// MMD² between the chosen points and the weighted candidates (k(x, x) = 1).
+// Ties go to the earliest distinct state, so the result is deterministic.
+func Herd(ctx context.Context, c *sampler.Samples, w []float64, n int, o Options) (*Result, error) {
+	if err := check(c, w, n); err != nil {
+		return nil, err
+	}
+	o, err := o.resolved()
+	if err != nil {
+		return nil, err
+	}
+	first, mass := distinct(c, w)
+	u, d := len(first), c.D
+	kOf := make([]float64, d+1)
+	for h := range kOf {
+		kOf[h] = math.Exp(-float64(h) / o.Ell)
+	}
+	// The reference measure: the distinct states with their masses, or an
+	// evenly spaced sub-sample of the draws.
+	refRows, refMass := first, mass
+	reference := c.N
+	if u > o.MaxReference {
+		refRows, refMass = make([]int, o.MaxReference), make([]float64, o.MaxReference)
+		for r := range refRows {
+			i := int((float64(r) + 0.5) * float64(c.N) / float64(o.MaxReference))
+			refRows[r] = i
+			refMass[r] = 1
+			if w != nil {
+				refMass[r] = w[i]
+			}
+		}
+		reference = o.MaxReference
+	}
+	var tot float64
+	for _, m := range refMass {
+		tot += m
+	}
+	mu := make([]float64, u)
+	for a := range u {
+		if a%64 == 0 {
+			if err := ctx.Err(); err != nil {
+				return nil, err
+			}
+		}
+		za := c.Z[first[a]*d : (first[a]+1)*d]
+		var s float64
+		for r, i := range refRows {
+			s += refMass[r] * kOf[hamming(za, c.Z[i*d:(i+1)*d])]
+		}
+		mu[a] = s / tot
+	}
+	sum := make([]float64, u) // Σ_{s≤t} k(x, x_s)
+	res := &Result{Index: make([]int, n), Distinct: u, Reference: reference}
+	for t := range n {
+		if err := ctx.Err(); err != nil {
+			return nil, err
+		}
+		best, bestV := 0, math.Inf(-1)
+		for a := range u {
+			if v := mu[a] - sum[a]/float64(t+1); v > bestV {
+				best, bestV = a, v
+			}
+		}
+		res.Index[t] = first[best]
+		zb := c.Z[first[best]*d : (first[best]+1)*d]
+		for a := range u {
+			sum[a] += kOf[hamming(c.Z[first[a]*d:(first[a]+1)*d], zb)]
+		}
+	}
+	res.Points = pick(c, res.Index)
+	return res, nil
+}
+
+// SteinThin picks n points from the candidates c by greedy Stein thinning
+// (Riabiz et al. 2022): at step t + 1 the candidate x minimising
+// κ(x, x)/2 + Σ_{s≤t} κ(x, x_s), κ the discrete Stein kernel of m with the
+// Hamming kernel exp(−H/ℓ) (package stein), which greedily minimises the
+// kernel Stein discrepancy of the chosen points. It needs m only up to its
+// normaliser and can correct the candidates' bias, but not create states
+// the candidates lack. Ties go to the earliest distinct state.
+func SteinThin(ctx context.Context, m model.Model, c *sampler.Samples, n int, o Options) (*Result, error) {
+	if err := check(c, nil, n); err != nil {
+		return nil, err
+	}
+	if c.D != m.Dim() {
+		return nil, fmt.Errorf("compress: candidates have %d variables, the model %d", c.D, m.Dim())
+	}
+	o, err := o.resolved()
+	if err != nil {
+		return nil, err
+	}
+	first, _ := distinct(c, nil)
+	u, d := len(first), c.D
+	z := make([]int, u*d)
+	for a, i := range first {
+		copy(z[a*d:(a+1)*d], c.Z[i*d:(i+1)*d])
+	}
+	pts, err := stein.Prepare(m, z, u)
+	if err != nil {
+		return nil, fmt.Errorf("compress: %w", err)
+	}
+	k, err := stein.NewKernel(d, o.Ell)
+	if err != nil {
+		return nil, err
+	}
+	obj := make([]float64, u) // κ(x, x)/2 + Σ_{s≤t} κ(x, x_s)
+	for a := range u {
+		obj[a] = k.Eval(pts, a, pts, a) / 2
+	}
+	res := &Result{Index: make([]int, n), Distinct: u, Reference: c.N}
+	for t := range n {
+		if err := ctx.Err(); err != nil {
+			return nil, err
+		}
+		best, bestV := 0, math.Inf(1)
+		for a := range u {
+			if obj[a] < bestV {
+				best, bestV = a, obj[a]
+			}
+		}
+		res.Index[t] = first[best]
+		for a := range u {
+			obj[a] += k.Eval(pts, a, pts, best)
+		}
+	}
+	res.Points = pick(c, res.Index)
+	return res, nil
+}
+
+// KSD2 returns the squared kernel Stein discrepancy of the points (equal
+// weights), (1/n²) Σ_{i,j} κ(z_i, z_j), with the Hamming kernel exp(−H/ℓ):
+// zero in expectation only for points distributed as m, up to O(1/n).
+func KSD2(m model.Model, s *sampler.Samples, ell float64) (float64, error) {
+	pts, err := stein.Prepare(m, s.Z[:s.N*s.D], s.N)
+	if err != nil {
+		return 0, fmt.Errorf("compress: %w", err)
+	}
+	k, err := stein.NewKernel(s.D, ell)
+	if err != nil {
+		return 0, err
+	}
+	var tot float64
+	for i := range s.N {
+		for j := range s.N {
+			tot += k.Eval(pts, i, pts, j)
+		}
+	}
+	return tot / float64(s.N*s.N), nil
+}
