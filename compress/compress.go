@@ -4,7 +4,9 @@
 // (Riabiz et al. 2022), which minimises the kernel Stein discrepancy
 // against the model and so needs p only up to its normaliser.
 //
-// Both work on the candidates' distinct states with their multiplicities:
+// Both work on the candidates' distinct states with their multiplicities
+// (bit-packed, one bit per variable, when no variable has more than two
+// states):
 // a long chain of a small model revisits states, and nothing is ever
 // computed for every pair of draws. Herding's mean embedding takes one
 // pass over the distinct states per distinct state (O(U²d) for U distinct
@@ -17,6 +19,7 @@ import (
 	"context"
 	"fmt"
 	"math"
+	"math/bits"
 
 	"github.com/dstein/dstein/model"
 	"github.com/dstein/dstein/sampler"
@@ -28,8 +31,9 @@ const DefaultMaxReference = 20000
 
 // Options configure a compression. The zero value is valid.
 type Options struct {
-	// Ell is the bandwidth ℓ of the Hamming kernel exp(−H/ℓ) (0: 1, the
-	// better of ℓ = 1 and ℓ = d in the prototype on a 4×4 grid).
+	// Ell is the bandwidth ℓ of the Hamming kernel exp(−H/ℓ) (0: 1). On a
+	// 4×4 grid herding did best near ℓ = d/4 and Stein thinning at ℓ = 1
+	// (README, "Representative points"); dstein compress uses those.
 	Ell float64
 	// MaxReference caps the distinct states against which herding's mean
 	// embedding is computed (0: DefaultMaxReference).
@@ -113,6 +117,58 @@ func check(c *sampler.Samples, w []float64, n int) error {
 	return nil
 }
 
+// states holds the distinct candidate states for Hamming distances:
+// bit-packed (one bit per variable, 64 per word) when every variable has
+// at most two states, so that a distance is a few XORs and popcounts, else
+// as state indices.
+type states struct {
+	d, words int
+	bits     []uint64 // words per state, when packed
+	z        [][]int  // otherwise
+}
+
+func newStates(c *sampler.Samples, rows []int) *states {
+	d := c.D
+	binary := true
+	for _, v := range c.Z[:c.N*d] {
+		if v > 1 {
+			binary = false
+			break
+		}
+	}
+	st := &states{d: d}
+	if !binary {
+		for _, i := range rows {
+			st.z = append(st.z, c.Z[i*d:(i+1)*d])
+		}
+		return st
+	}
+	st.words = (d + 63) / 64
+	st.bits = make([]uint64, len(rows)*st.words)
+	for a, i := range rows {
+		w := st.bits[a*st.words : (a+1)*st.words]
+		for l, v := range c.Z[i*d : (i+1)*d] {
+			w[l/64] |= uint64(v) << (l % 64)
+		}
+	}
+	return st
+}
+
+// dist returns the Hamming distance between distinct states a and b of
+// sets s and t (the same layout).
+func (s *states) dist(a int, t *states, b int) int {
+	if s.bits == nil {
+		return hamming(s.z[a], t.z[b])
+	}
+	x := s.bits[a*s.words : (a+1)*s.words]
+	y := t.bits[b*s.words : (b+1)*s.words]
+	h := 0
+	for k, v := range x {
+		h += bits.OnesCount64(v ^ y[k])
+	}
+	return h
+}
+
 // hamming returns the number of coordinates where a and b differ.
 func hamming(a, b []int) int {
 	h := 0
@@ -172,6 +228,7 @@ func Herd(ctx context.Context, c *sampler.Samples, w []float64, n int, o Options
 	for _, m := range refMass {
 		tot += m
 	}
+	cand, ref := newStates(c, first), newStates(c, refRows)
 	mu := make([]float64, u)
 	for a := range u {
 		if a%64 == 0 {
@@ -179,10 +236,9 @@ func Herd(ctx context.Context, c *sampler.Samples, w []float64, n int, o Options
 				return nil, err
 			}
 		}
-		za := c.Z[first[a]*d : (first[a]+1)*d]
 		var s float64
-		for r, i := range refRows {
-			s += refMass[r] * kOf[hamming(za, c.Z[i*d:(i+1)*d])]
+		for r := range refRows {
+			s += refMass[r] * kOf[cand.dist(a, ref, r)]
 		}
 		mu[a] = s / tot
 	}
@@ -199,9 +255,8 @@ func Herd(ctx context.Context, c *sampler.Samples, w []float64, n int, o Options
 			}
 		}
 		res.Index[t] = first[best]
-		zb := c.Z[first[best]*d : (first[best]+1)*d]
 		for a := range u {
-			sum[a] += kOf[hamming(c.Z[first[a]*d:(first[a]+1)*d], zb)]
+			sum[a] += kOf[cand.dist(a, cand, best)]
 		}
 	}
 	res.Points = pick(c, res.Index)
@@ -283,4 +338,13 @@ func KSD2(m model.Model, s *sampler.Samples, ell float64) (float64, error) {
 		}
 	}
 	return tot / float64(s.N*s.N), nil
+}
+
+// Memory estimates the bytes a compression of n candidates of d variables
+// allocates beyond the candidates themselves, at most one of each per
+// candidate: the index of distinct states (a 4d-byte key and about 48
+// bytes of map entry), the Stein points (16d bytes: states, predecessors
+// and scores) and the per-state sums.
+func Memory(n, d int) float64 {
+	return float64(n) * (20*float64(d) + 96)
 }

@@ -2,6 +2,8 @@ package compress_test
 
 import (
 	"context"
+	"flag"
+	"fmt"
 	"math"
 	"testing"
 
@@ -9,6 +11,7 @@ import (
 	"github.com/dstein/dstein/exact"
 	"github.com/dstein/dstein/internal/memlimit"
 	"github.com/dstein/dstein/model"
+	"github.com/dstein/dstein/model/categorical"
 	"github.com/dstein/dstein/model/ising"
 	"github.com/dstein/dstein/rng"
 	"github.com/dstein/dstein/sampler"
@@ -267,4 +270,107 @@ func BenchmarkCompress(b *testing.B) {
 			}
 		}
 	})
+}
+
+// Every herding step takes the candidate that maximises μ(x) − (1/(t+1))
+// Σ_{s≤t} k(x, x_s), recomputed by brute force over the draws, on binary
+// states (the bit-packed path) and on categorical ones (state indices).
+func TestHerdIsGreedy(t *testing.T) {
+	cat, err := categorical.New([]categorical.Variable{
+		{States: []float64{0, 1, 2, 3}, Probs: []float64{0.13, 0.41, 0.29, 0.17}},
+		{States: []float64{-1, 1}, Probs: []float64{0.37, 0.63}},
+		{States: []float64{0, 1, 2}, Probs: []float64{0.52, 0.07, 0.41}},
+	})
+	if err != nil {
+		t.Fatal(err)
+	}
+	for name, m := range map[string]model.Model{"grid": grid(t), "categorical": cat} {
+		e, err := exact.NewEnumerated(m, 0)
+		if err != nil {
+			t.Fatal(err)
+		}
+		c := draws(t, e, 60, 9)
+		d := c.D
+		const n, ell = 8, 1.5
+		res, err := compress.Herd(context.Background(), c, nil, n, compress.Options{Ell: ell})
+		if err != nil {
+			t.Fatal(err)
+		}
+		k := func(i, j int) float64 {
+			h := 0
+			for l := range d {
+				if c.Z[i*d+l] != c.Z[j*d+l] {
+					h++
+				}
+			}
+			return math.Exp(-float64(h) / ell)
+		}
+		obj := func(i int, chosen []int) float64 {
+			var mu, s float64
+			for j := range c.N {
+				mu += k(i, j)
+			}
+			for _, j := range chosen {
+				s += k(i, j)
+			}
+			return mu/float64(c.N) - s/float64(len(chosen)+1)
+		}
+		var chosen []int
+		for step, got := range res.Index {
+			best := math.Inf(-1)
+			for i := range c.N {
+				best = max(best, obj(i, chosen))
+			}
+			if v := obj(got, chosen); v < best-1e-12 {
+				t.Fatalf("%s, step %d: chose row %d with objective %.6g; the best is %.6g", name, step, got, v, best)
+			}
+			chosen = append(chosen, got)
+		}
+	}
+}
+
+// measure runs TestMeasureCompression, which prints the numbers of the
+// README's "Representative points": go test ./compress -run Measure -v
+// -args -compress.measure (about 15 s).
+var measure = flag.Bool("compress.measure", false, "print herding and Stein thinning against i.i.d. draws on the 4×4 grid")
+
+func TestMeasureCompression(t *testing.T) {
+	if !*measure {
+		t.Skip("a measurement, not a check: -args -compress.measure")
+	}
+	g := grid(t)
+	e, _ := exact.NewEnumerated(g, 0)
+	pairs, _ := exact.PairsFor(context.Background(), g, memlimit.Budget{})
+	for _, n := range []int{50, 200} {
+		type acc struct{ m, p float64 }
+		res := map[string]*acc{}
+		const seeds = 10
+		for seed := range uint64(seeds) {
+			c := draws(t, e, 5000, seed)
+			add := func(name string, s *sampler.Samples) {
+				a, b := errors(g, s, e.Result().Means, pairs)
+				if res[name] == nil {
+					res[name] = &acc{}
+				}
+				res[name].m += a / seeds
+				res[name].p += b / seeds
+			}
+			add("iid", &sampler.Samples{N: n, D: 16, Z: c.Z[:n*16]})
+			for _, ell := range []float64{1, 4, 16} {
+				h, err := compress.Herd(context.Background(), c, nil, n, compress.Options{Ell: ell})
+				if err != nil {
+					t.Fatal(err)
+				}
+				add(fmt.Sprintf("herd ℓ=%g", ell), h.Points)
+				st, err := compress.SteinThin(context.Background(), g, c, n, compress.Options{Ell: ell})
+				if err != nil {
+					t.Fatal(err)
+				}
+				add(fmt.Sprintf("stein ℓ=%g", ell), st.Points)
+			}
+		}
+		for _, k := range []string{"iid", "herd ℓ=1", "herd ℓ=4", "herd ℓ=16", "stein ℓ=1", "stein ℓ=4", "stein ℓ=16"} {
+			t.Logf("n=%d %-10s MSE of the means %.3g (%.2f× i.i.d.), pair RMSE %.3g (%.2f×)", n, k, res[k].m, res[k].m/res["iid"].m, res[k].p, res[k].p/res["iid"].p)
+		}
+	}
 }

@@ -1,0 +1,148 @@
+package main
+
+import (
+	"bufio"
+	"fmt"
+	"slices"
+	"strings"
+	"time"
+
+	"github.com/spf13/cobra"
+
+	"github.com/dstein/dstein/compress"
+	"github.com/dstein/dstein/internal/memlimit"
+	"github.com/dstein/dstein/internal/suggest"
+	"github.com/dstein/dstein/model"
+	"github.com/dstein/dstein/report"
+)
+
+// maxKSDPoints bounds the points whose KSD² is printed (it costs n²d).
+const maxKSDPoints = 2000
+
+// compressRules are the rules dstein compress knows.
+var compressRules = []string{"herding", "stein"}
+
+type compressFlags struct {
+	model, samples, rule, out string
+	n                         int
+	ell                       float64
+	mem                       memoryFlag
+}
+
+func newCompressCmd(e *env) *cobra.Command {
+	var f compressFlags
+	cmd := &cobra.Command{
+		Use:   "compress --model FILE --samples FILE.csv --n N --out FILE.csv [flags]",
+		Short: "Pick n points that represent many draws (kernel herding, Stein thinning)",
+		Long: `Pick --n points from the draws of --samples (a CSV file as "dstein sample
+--out" writes it, chain and draw columns included) that represent the
+distribution better than n of the draws would. Rules:
+
+  herding  kernel herding with the Hamming kernel exp(−H/ℓ): greedily
+           matches the draws' empirical measure (needs no model, inherits
+           the draws' bias)
+  stein    greedy Stein thinning: minimises the kernel Stein discrepancy of
+           the points against the model (p up to its normaliser), with the
+           discrete Stein kernel of the same base kernel
+
+Points may repeat a draw. The output is a samples CSV of the n points.`,
+		Args: cobra.NoArgs,
+		RunE: func(cmd *cobra.Command, _ []string) error {
+			return runCompress(e, &f, cmd.Flags().Changed("ell"))
+		},
+	}
+	fs := cmd.Flags()
+	fs.StringVar(&f.model, "model", "", "JSON model file or UAI network (.uai) the draws are of (required)")
+	fs.StringVar(&f.samples, "samples", "", "draws to compress: a samples CSV file (required)")
+	fs.IntVar(&f.n, "n", 100, "number of points to pick")
+	fs.StringVar(&f.rule, "rule", "herding", "rule: "+strings.Join(compressRules, ", "))
+	fs.Float64Var(&f.ell, "ell", 0, "bandwidth ℓ of the Hamming kernel exp(−H/ℓ) (default: d/4, at least 1, for herding; 1 for stein)")
+	fs.StringVar(&f.out, "out", "", "write the points as a samples CSV file (\"-\": standard output)")
+	f.mem.register(fs)
+	return cmd
+}
+
+func runCompress(e *env, f *compressFlags, ellSet bool) error {
+	switch {
+	case f.model == "":
+		return usagef("--model is required: the model file the draws are of")
+	case f.samples == "":
+		return usagef("--samples is required: a CSV file as dstein sample --out writes it")
+	case !slices.Contains(compressRules, f.rule):
+		return usagef("unknown rule %q%s; want one of %s", f.rule, suggest.Hint(f.rule, compressRules), strings.Join(compressRules, ", "))
+	}
+	if err := atLeast("n", f.n, 1); err != nil {
+		return err
+	}
+	if err := finiteFlag("ell", f.ell); err != nil {
+		return err
+	}
+	if ellSet && !(f.ell > 0) {
+		return usagef("--ell must be a finite number > 0, got %v", f.ell)
+	}
+	budget, err := f.mem.budget()
+	if err != nil {
+		return err
+	}
+	out, err := startOutputs(e, []string{f.model, f.samples}, "--out", f.out)
+	if err != nil {
+		return err
+	}
+	defer out.plan.Abort()
+	say := out.say
+	lm, err := loadModel(e, f.model, "", budget)
+	if err != nil {
+		return err
+	}
+	m := lm.Model
+	d := m.Dim()
+	perRow := 8*float64(d) + compress.Memory(1, d)
+	maxRows := int(min(float64(budget.Limit)/perRow, 1<<40))
+	s, err := report.LoadSamplesCSV(e.ctx, f.samples, m, maxRows)
+	if err != nil {
+		return err
+	}
+	if !ellSet {
+		// The better bandwidths on the 4×4 grid of EXPERIMENTS.md: herding
+		// at ℓ = d/4 (the means 0.03–0.05× i.i.d. against 0.16–0.23× at
+		// ℓ = 1), Stein thinning at ℓ = 1.
+		f.ell = 1
+		if f.rule == "herding" {
+			f.ell = max(1, float64(d)/4)
+		}
+	}
+	need := memlimit.Base + float64(model.Bytes(m)) + float64(s.N)*perRow
+	if err := budget.Check(fmt.Sprintf("compressing %d draws of %d variables", s.N, d), need); err != nil {
+		return err
+	}
+	start := time.Now()
+	res, err := cancelable(e, func() (*compress.Result, error) {
+		o := compress.Options{Ell: f.ell}
+		if f.rule == "stein" {
+			return compress.SteinThin(e.ctx, m, s, f.n, o)
+		}
+		return compress.Herd(e.ctx, s, nil, f.n, o)
+	})
+	if err != nil {
+		if e.ctx.Err() != nil {
+			return interrupted{"interrupted; nothing written"}
+		}
+		return err
+	}
+	repeats := f.n - len(slices.Compact(slices.Sorted(slices.Values(res.Index))))
+	fmt.Fprintf(say, "compress   %s, ℓ = %g: %d points from %d draws (%d distinct states) of %s in %.2f s; %d points repeat a state\n",
+		f.rule, f.ell, f.n, s.N, res.Distinct, f.samples, time.Since(start).Seconds(), repeats)
+	if f.rule == "herding" && res.Reference < s.N {
+		fmt.Fprintf(say, "reference  herding matched an evenly spaced sub-sample of %d of the draws (more than %d distinct states)\n", res.Reference, compress.DefaultMaxReference)
+	}
+	if f.n <= maxKSDPoints {
+		if ksd, err := compress.KSD2(m, res.Points, f.ell); err == nil {
+			fmt.Fprintf(say, "ksd²       %.4g (V-statistic of the points with the Stein kernel of exp(−H/%g))\n", ksd, f.ell)
+		}
+	}
+	fmt.Fprintf(say, "memory     about %s estimated (limit %s, --max-memory)\n", memlimit.Format(int64(need)), memlimit.Format(budget.Limit))
+	if err := out.write("--out", func(w *bufio.Writer) error { return report.WriteSamplesCSV(w, m, res.Points) }); err != nil {
+		return err
+	}
+	return out.commit(e)
+}
