@@ -254,3 +254,37 @@ func TestSuiteUAIDir(t *testing.T) {
 		t.Error("ising-n took --uai")
 	}
 }
+
+// --methods runs a subset (exact and Gibbs always), resumes a journal that
+// holds other methods' trials, and leaves those out of the tables.
+func TestSuiteMethodSubset(t *testing.T) {
+	dir := t.TempDir()
+	e, _ := Get("suite")
+	cfg := Config{Out: dir, Seed: 3, Mode: Tiny, Trials: 1, Methods: []string{"pt", "sw"}}
+	res, err := e.Run(context.Background(), cfg)
+	if err != nil {
+		t.Fatal(err)
+	}
+	methods := func(rows []Row) map[string]bool {
+		got := map[string]bool{}
+		for _, r := range rows {
+			got[r.Method] = true
+		}
+		return got
+	}
+	if got := methods(res.Rows); len(got) != 4 || !got["exact"] || !got["gibbs"] || !got["pt"] || !got["sw"] {
+		t.Errorf("methods in the tables: %v; want exact, gibbs, pt, sw", got)
+	}
+	cfg.Methods = []string{"dhmc"}
+	res, err = e.Run(context.Background(), cfg)
+	if err != nil {
+		t.Fatalf("resuming a journal with pt and sw trials for dhmc: %v", err)
+	}
+	if got := methods(res.Rows); got["pt"] || !got["dhmc"] {
+		t.Errorf("methods in the tables of the second run: %v", got)
+	}
+	cfg.Methods = []string{"nope"}
+	if _, err := e.Run(context.Background(), cfg); err == nil || !strings.Contains(err.Error(), "unknown method") {
+		t.Errorf("an unknown method: %v", err)
+	}
+}

@@ -58,6 +58,10 @@ type Config struct {
 	// Restart discards an existing journal (kept as NAME.trials.csv.old)
 	// instead of resuming from it.
 	Restart bool
+	// Methods, for the suite, names the methods to run (nil: all); exact
+	// and gibbs always run. Trials of other methods in the journal are
+	// kept and left out of the tables.
+	Methods []string
 	// UAIDir, for the suite, is a directory of UAI networks (NAME.uai and
 	// optional NAME.uai.evid) to add to its targets.
 	UAIDir string

@@ -10,12 +10,14 @@ import (
 	"math"
 	"os"
 	"path/filepath"
+	"slices"
 	"sort"
 	"strings"
 	"time"
 
 	"github.com/dstein/dstein/infer"
 	"github.com/dstein/dstein/internal/safeio"
+	"github.com/dstein/dstein/internal/suggest"
 	"github.com/dstein/dstein/model"
 	"github.com/dstein/dstein/model/categorical"
 	"github.com/dstein/dstein/model/ising"
@@ -144,6 +146,43 @@ func suiteMethods() []suiteMethod {
 			return single("pt", nil, b)
 		}, chains: 20, sweepsPerIter: pt.DefaultLadder},
 	}
+}
+
+// SuiteMethodNames lists the suite's methods and candidates.
+func SuiteMethodNames() []string {
+	var out []string
+	for _, m := range suiteMethods() {
+		out = append(out, m.name)
+	}
+	return out
+}
+
+// selectSuiteMethods returns the suite's methods named in names (all when
+// names is empty), exact and gibbs always included; the others stay known
+// to the runner, so that a journal holding their trials still resumes.
+func selectSuiteMethods(r *runner, names []string) ([]suiteMethod, error) {
+	all := suiteMethods()
+	if len(names) == 0 {
+		return all, nil
+	}
+	want := map[string]bool{"exact": true, "gibbs": true}
+	known := SuiteMethodNames()
+	for _, n := range names {
+		n = strings.TrimSpace(n)
+		if !slices.Contains(known, n) {
+			return nil, fmt.Errorf("--methods: unknown method %q%s (the suite's: %s)", n, suggest.Hint(n, known), strings.Join(known, ", "))
+		}
+		want[n] = true
+	}
+	var out []suiteMethod
+	for _, m := range all {
+		if want[m.name] {
+			out = append(out, m)
+		} else {
+			r.methods[m.name] = true
+		}
+	}
+	return out, nil
 }
 
 // suiteModel is one target of the suite.
@@ -381,7 +420,10 @@ func runSuite(r *runner) (*Result, error) {
 	if r.cfg.Mode == Tiny {
 		budget, n = 40, 30
 	}
-	methods := suiteMethods()
+	methods, err := selectSuiteMethods(r, r.cfg.Methods)
+	if err != nil {
+		return nil, err
+	}
 	var targets []*suiteTarget
 	for _, sm := range models {
 		if err := r.ctx.Err(); err != nil {
@@ -401,6 +443,7 @@ func runSuite(r *runner) (*Result, error) {
 			for _, mt := range methods {
 				p := mt.build(budget)
 				if !tg.runs(mt.name, p) || (mt.trials > 0 && tr >= mt.trials) || (r.cfg.Mode == Quick && mt.trials > 0) {
+					r.methods[mt.name] = true // known, so that its journal rows are not foreign
 					continue
 				}
 				_, err := r.trial(mt.name, tg.x, tr, func() (map[string]float64, error) {

@@ -3,11 +3,13 @@ package main
 import (
 	"fmt"
 	"math"
+	"slices"
 	"strings"
 
 	"github.com/spf13/cobra"
 
 	"github.com/dstein/dstein/experiment"
+	"github.com/dstein/dstein/internal/suggest"
 )
 
 func newExperimentCmd(e *env) *cobra.Command {
@@ -17,7 +19,7 @@ func newExperimentCmd(e *env) *cobra.Command {
 	var quick, tiny, restart bool
 	var field, sigma float64
 	var fashion bool
-	var variants, uaiDir string
+	var variants, uaiDir, methods string
 	cmd := &cobra.Command{
 		Use:   "experiment NAME --out-dir DIR",
 		Short: "Reproduce an experiment of the paper: a table, DIR/NAME.csv, .png and .svg",
@@ -93,6 +95,18 @@ Experiments: ` + strings.Join(experiment.Names(), ", ") + `.`,
 			if cmd.Flags().Changed("sigma") {
 				cfg.Options["sigma"] = sigma
 			}
+			if cmd.Flags().Changed("methods") {
+				if !ex.UsesUAI {
+					return usagef("--methods applies to the suite experiment, not to %s", ex.Name)
+				}
+				cfg.Methods = strings.Split(methods, ",")
+				known := experiment.SuiteMethodNames()
+				for _, m := range cfg.Methods {
+					if !slices.Contains(known, strings.TrimSpace(m)) {
+						return usagef("--methods: unknown method %q%s (the suite's: %s)", m, suggest.Hint(m, known), strings.Join(known, ", "))
+					}
+				}
+			}
 			if cmd.Flags().Changed("uai") {
 				if !ex.UsesUAI {
 					return usagef("--uai applies to the suite experiment, not to %s", ex.Name)
@@ -129,6 +143,7 @@ Experiments: ` + strings.Join(experiment.Names(), ", ") + `.`,
 	fs.IntVar(&trainN, "train-limit", 0, "bnn: train on the first N training examples only (default: all)")
 	fs.BoolVar(&fashion, "fashion", false, "bnn: Fashion-MNIST instead of MNIST")
 	fs.StringVar(&variants, "variants", strings.Join(experiment.DefaultVariants, ","), "variants-ising, variants-rbm: the GF-SVGD variants to compare, comma-separated, of "+strings.Join(experiment.VariantNames(), ", "))
+	fs.StringVar(&methods, "methods", "", "suite: run only these methods, comma-separated (exact and gibbs always run: the ratios need them); default all of "+strings.Join(experiment.SuiteMethodNames(), ", "))
 	fs.StringVar(&uaiDir, "uai", "", "suite: also score every NAME.uai network of this directory (with NAME.uai.evid as evidence when present)")
 	fs.Float64Var(&sigma, "sigma", 0.05, "gof-rbm-n: standard deviation σ' of the noise added to the RBM's weights")
 	return cmd
