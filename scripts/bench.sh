@@ -9,7 +9,8 @@ echo "## go test -bench (count $count)"
 go test -run '^$' -bench 'StepRBM|StepCategorical1D|ReferenceProducts' -benchmem -count "$count" ./sampler/gfsvgd/
 go test -run '^$' -bench 'ABt' -count "$count" ./internal/gemm/
 go test -run '^$' -bench . -benchmem -count "$count" ./sampler/gibbs/ ./sampler/gwg/ ./sampler/dmala/ ./sampler/dhmc/ ./sampler/pt/ ./sampler/sw/ ./metrics/
-go test -run '^$' -bench . -benchmem -count "$count" ./diag/
+go test -run '^$' -bench . -benchmem -count "$count" ./diag/ ./stein/
+go test -run '^$' -bench . -benchmem -benchtime 3x -count "$count" ./compress/
 go test -run '^$' -bench 'Diagnose' -benchmem -benchtime 5x -count "$count" ./infer/
 go test -run '^$' -bench 'GridPairs|RBMPairs|VEPairs' -benchmem -benchtime 3x -count "$count" ./exact/
 go test -run '^$' -bench 'TrainStep' -benchmem -benchtime 40x -count "$count" ./bnn/
