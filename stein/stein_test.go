@@ -31,7 +31,17 @@ func testModels(t *testing.T) map[string]model.Model {
 	if err != nil {
 		t.Fatal(err)
 	}
-	return map[string]model.Model{"ising": g, "rbm": r, "categorical": c}
+	// A state of probability zero (model.Support skips it in the cycle) and
+	// a variable with one state (no move).
+	zeros, err := categorical.New([]categorical.Variable{
+		{States: []float64{0, 1, 2}, Probs: []float64{0.5, 0, 0.5}},
+		{States: []float64{7}, Probs: []float64{1}},
+		{States: []float64{0, 1, 2, 3}, Probs: []float64{0.1, 0.2, 0.3, 0.4}},
+	})
+	if err != nil {
+		t.Fatal(err)
+	}
+	return map[string]model.Model{"ising": g, "rbm": r, "categorical": c, "zeros": zeros}
 }
 
 // all returns every joint state of m (row-major) and its probability.
@@ -157,12 +167,15 @@ func TestKernelMatchesDefinition(t *testing.T) {
 		z := make([]int, n*d)
 		for i := range z {
 			z[i] = r.IntN(len(m.States(i % d)))
+			if name == "zeros" && i%d == 0 {
+				z[i] = 2 * r.IntN(2) // possible states only
+			}
 		}
 		pts, err := stein.Prepare(m, z, n)
 		if err != nil {
 			t.Fatal(err)
 		}
-		for _, ell := range []float64{1, 3.7} {
+		for _, ell := range []float64{1, 3.7, float64(d)} {
 			k, _ := stein.NewKernel(d, ell)
 			for i := range n {
 				for j := range n {
