@@ -31,18 +31,19 @@ const DefaultMaxReference = 20000
 
 // Options configure a compression. The zero value is valid.
 type Options struct {
-	// Ell is the bandwidth ℓ of the Hamming kernel exp(−H/ℓ) (0: 1). On a
-	// 4×4 grid herding did best near ℓ = d/4 and Stein thinning at ℓ = 1
-	// (README, "Representative points"); dstein compress uses those.
+	// Ell is the bandwidth ℓ of the Hamming kernel exp(−H/ℓ); 0 takes the
+	// better bandwidth measured on a 4×4 grid (README, "Representative
+	// points"): d/4 (at least 1) for Herd, 1 for SteinThin, d for
+	// SteinWeights.
 	Ell float64
 	// MaxReference caps the distinct states against which herding's mean
 	// embedding is computed (0: DefaultMaxReference).
 	MaxReference int
 }
 
-func (o Options) resolved() (Options, error) {
+func (o Options) resolved(defaultEll float64) (Options, error) {
 	if o.Ell == 0 {
-		o.Ell = 1
+		o.Ell = defaultEll
 	}
 	if !(o.Ell > 0) || math.IsInf(o.Ell, 0) {
 		return o, fmt.Errorf("compress: bandwidth ℓ = %v; want a positive finite number", o.Ell)
@@ -69,11 +70,12 @@ type Result struct {
 }
 
 // distinct groups the candidates' rows by state: first[u] is the first row
-// of distinct state u and count[u] its multiplicity (weights summed when
-// w is not nil).
-func distinct(c *sampler.Samples, w []float64) (first []int, mass []float64) {
+// of distinct state u, mass[u] its multiplicity (weights summed when w is
+// not nil), and of[i] the distinct state of row i.
+func distinct(c *sampler.Samples, w []float64) (first []int, mass []float64, of []int) {
 	seen := map[string]int{}
 	d := c.D
+	of = make([]int, c.N)
 	key := make([]byte, 0, 4*d)
 	for i := range c.N {
 		key = key[:0]
@@ -84,15 +86,17 @@ func distinct(c *sampler.Samples, w []float64) (first []int, mass []float64) {
 		if w != nil {
 			wi = w[i]
 		}
-		if u, ok := seen[string(key)]; ok {
-			mass[u] += wi
-			continue
+		u, ok := seen[string(key)]
+		if !ok {
+			u = len(first)
+			seen[string(key)] = u
+			first = append(first, i)
+			mass = append(mass, 0)
 		}
-		seen[string(key)] = len(first)
-		first = append(first, i)
-		mass = append(mass, wi)
+		mass[u] += wi
+		of[i] = u
 	}
-	return first, mass
+	return first, mass, of
 }
 
 func check(c *sampler.Samples, w []float64, n int) error {
@@ -198,11 +202,11 @@ func Herd(ctx context.Context, c *sampler.Samples, w []float64, n int, o Options
 	if err := check(c, w, n); err != nil {
 		return nil, err
 	}
-	o, err := o.resolved()
+	o, err := o.resolved(max(1, float64(c.D)/4))
 	if err != nil {
 		return nil, err
 	}
-	first, mass := distinct(c, w)
+	first, mass, _ := distinct(c, w)
 	u, d := len(first), c.D
 	kOf := make([]float64, d+1)
 	for h := range kOf {
@@ -277,11 +281,11 @@ func SteinThin(ctx context.Context, m model.Model, c *sampler.Samples, n int, o 
 	if c.D != m.Dim() {
 		return nil, fmt.Errorf("compress: candidates have %d variables, the model %d", c.D, m.Dim())
 	}
-	o, err := o.resolved()
+	o, err := o.resolved(1)
 	if err != nil {
 		return nil, err
 	}
-	first, _ := distinct(c, nil)
+	first, _, _ := distinct(c, nil)
 	u, d := len(first), c.D
 	z := make([]int, u*d)
 	for a, i := range first {
@@ -342,9 +346,9 @@ func KSD2(m model.Model, s *sampler.Samples, ell float64) (float64, error) {
 
 // Memory estimates the bytes a compression of n candidates of d variables
 // allocates beyond the candidates themselves, at most one of each per
-// candidate: the index of distinct states (a 4d-byte key and about 48
-// bytes of map entry), the Stein points (16d bytes: states, predecessors
-// and scores) and the per-state sums.
+// candidate: the index of distinct states (a 4d-byte key, about 48 bytes
+// of map entry and the row's state), the Stein points (16d bytes: states,
+// predecessors and scores) and the per-state sums.
 func Memory(n, d int) float64 {
-	return float64(n) * (20*float64(d) + 96)
+	return float64(n) * (20*float64(d) + 104)
 }

@@ -16,6 +16,9 @@ import (
 	"github.com/dstein/dstein/report"
 )
 
+// maxWeightIters bounds the iterations of the Stein weights' solver.
+const maxWeightIters = 5000
+
 // maxKSDPoints bounds the points whose KSD² is printed (it costs n²d).
 const maxKSDPoints = 2000
 
@@ -24,6 +27,7 @@ var compressRules = []string{"herding", "stein"}
 
 type compressFlags struct {
 	model, samples, rule, out string
+	reweight                  string
 	n                         int
 	ell                       float64
 	mem                       memoryFlag
@@ -57,6 +61,7 @@ Points may repeat a draw. The output is a samples CSV of the n points.`,
 	fs.IntVar(&f.n, "n", 100, "number of points to pick")
 	fs.StringVar(&f.rule, "rule", "herding", "rule: "+strings.Join(compressRules, ", "))
 	fs.Float64Var(&f.ell, "ell", 0, "bandwidth ℓ of the Hamming kernel exp(−H/ℓ) (default: d/4, at least 1, for herding; 1 for stein)")
+	fs.StringVar(&f.reweight, "reweight", "", "ksd: Stein importance weights on the draws first (ℓ = d), which herding then matches; corrects draws of a slightly wrong distribution")
 	fs.StringVar(&f.out, "out", "", "write the points as a samples CSV file (\"-\": standard output)")
 	f.mem.register(fs)
 	return cmd
@@ -70,6 +75,12 @@ func runCompress(e *env, f *compressFlags, ellSet bool) error {
 		return usagef("--samples is required: a CSV file as dstein sample --out writes it")
 	case !slices.Contains(compressRules, f.rule):
 		return usagef("unknown rule %q%s; want one of %s", f.rule, suggest.Hint(f.rule, compressRules), strings.Join(compressRules, ", "))
+	}
+	switch {
+	case f.reweight != "" && f.reweight != "ksd":
+		return usagef("unknown --reweight %q; want ksd", f.reweight)
+	case f.reweight != "" && f.rule != "herding":
+		return usagef("--reweight applies to --rule herding (Stein thinning already targets the model)")
 	}
 	if err := atLeast("n", f.n, 1); err != nil {
 		return err
@@ -112,16 +123,29 @@ func runCompress(e *env, f *compressFlags, ellSet bool) error {
 		}
 	}
 	need := memlimit.Base + float64(model.Bytes(m)) + float64(s.N)*perRow
+	if f.reweight != "" {
+		u := float64(min(s.N, compress.MaxWeightStates))
+		need += 8*u*u + 48*u // the Stein kernel matrix and the solver's vectors
+	}
 	if err := budget.Check(fmt.Sprintf("compressing %d draws of %d variables", s.N, d), need); err != nil {
 		return err
 	}
 	start := time.Now()
+	var wts *compress.Weights
 	res, err := cancelable(e, func() (*compress.Result, error) {
 		o := compress.Options{Ell: f.ell}
 		if f.rule == "stein" {
 			return compress.SteinThin(e.ctx, m, s, f.n, o)
 		}
-		return compress.Herd(e.ctx, s, nil, f.n, o)
+		var w []float64
+		if f.reweight == "ksd" {
+			var err error
+			if wts, err = compress.SteinWeights(e.ctx, m, s, compress.Options{}, maxWeightIters); err != nil {
+				return nil, err
+			}
+			w = wts.W
+		}
+		return compress.Herd(e.ctx, s, w, f.n, o)
 	})
 	if err != nil {
 		if e.ctx.Err() != nil {
@@ -132,6 +156,10 @@ func runCompress(e *env, f *compressFlags, ellSet bool) error {
 	repeats := f.n - len(slices.Compact(slices.Sorted(slices.Values(res.Index))))
 	fmt.Fprintf(say, "compress   %s, ℓ = %g: %d points from %d draws (%d distinct states) of %s in %.2f s; %d points repeat a state\n",
 		f.rule, f.ell, f.n, s.N, res.Distinct, f.samples, time.Since(start).Seconds(), repeats)
+	if wts != nil {
+		fmt.Fprintf(say, "weights    Stein importance weights (ℓ = %d) on %d distinct states: KSD² %.4g → %.4g, weight ESS %.0f of %d draws, %d iterations (Frank–Wolfe gap %.2g)\n",
+			d, wts.Distinct, wts.Unweighted, wts.KSD2, wts.ESS, s.N, wts.Iterations, wts.Gap)
+	}
 	if f.rule == "herding" && res.Reference < s.N {
 		fmt.Fprintf(say, "reference  herding matched an evenly spaced sub-sample of %d of the draws (more than %d distinct states)\n", res.Reference, compress.DefaultMaxReference)
 	}

@@ -39,6 +39,10 @@ func TestCompressCommand(t *testing.T) {
 			t.Errorf("%s: two runs wrote different bytes", rule)
 		}
 	}
+	p := filepath.Join(dir, "w.csv")
+	if code, out, errs := dstein(t, "compress", "--model", gridModel, "--samples", draws, "--n", "20", "--reweight", "ksd", "--out", p); code != 0 || !strings.Contains(out, "Stein importance weights") {
+		t.Errorf("--reweight ksd: exit %d, stdout %q, stderr %q", code, out, errs)
+	}
 	for _, c := range []struct {
 		args []string
 		want string
@@ -49,6 +53,8 @@ func TestCompressCommand(t *testing.T) {
 		{[]string{"--model", gridModel, "--samples", draws, "--n", "0"}, "--n must be at least 1"},
 		{[]string{"--model", gridModel, "--samples", draws, "--ell", "0"}, "--ell must be a finite number > 0"},
 		{[]string{"--model", gridModel, "--samples", draws, "--out", draws}, "draws.csv"},
+		{[]string{"--model", gridModel, "--samples", draws, "--reweight", "kl"}, `unknown --reweight "kl"`},
+		{[]string{"--model", gridModel, "--samples", draws, "--reweight", "ksd", "--rule", "stein"}, "--reweight applies to --rule herding"},
 	} {
 		code, _, errs := dstein(t, append([]string{"compress"}, c.args...)...)
 		if code == 0 || !strings.Contains(errs, c.want) || strings.Count(strings.TrimSpace(errs), "\n") > 0 {
