@@ -247,7 +247,7 @@ func TestBadInput(t *testing.T) {
 }
 
 // Herding and Stein thinning of 100 points from 5000 exact draws of the
-// 4×4 grid.
+// 4×4 grid, and Stein weights on 1000 of them.
 func BenchmarkCompress(b *testing.B) {
 	g := grid(b)
 	e, err := exact.NewEnumerated(g, 0)
@@ -259,6 +259,14 @@ func BenchmarkCompress(b *testing.B) {
 	b.Run("herd", func(b *testing.B) {
 		for b.Loop() {
 			if _, err := compress.Herd(ctx, c, nil, 100, compress.Options{}); err != nil {
+				b.Fatal(err)
+			}
+		}
+	})
+	b.Run("weights-1000", func(b *testing.B) {
+		small := &sampler.Samples{N: 1000, D: c.D, Z: c.Z[:1000*c.D]}
+		for b.Loop() {
+			if _, err := compress.SteinWeights(ctx, g, small, compress.Options{}, 5000); err != nil {
 				b.Fatal(err)
 			}
 		}

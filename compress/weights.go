@@ -161,6 +161,9 @@ func SteinWeights(ctx context.Context, m model.Model, c *sampler.Samples, o Opti
 		copy(prev, w)
 		tk = tn
 		res.Iterations = it
+		if it%10 != 0 && it != maxIter {
+			continue // the gap costs a product with K: every 10th iteration
+		}
 		// The Frank–Wolfe gap at w: ∇f(w)ᵀw − min ∇f(w).
 		mul(kx, w)
 		f := quad(w, kx)
