@@ -337,7 +337,7 @@ func TestHerdIsGreedy(t *testing.T) {
 	}
 }
 
-// measure runs TestMeasureCompression, which prints the numbers of the
+// measure runs TestMeasureCompression and TestMeasurePTHerding, which print the numbers of the
 // README's "Representative points": go test ./compress -run Measure -v
 // -args -compress.measure (about 15 s).
 var measure = flag.Bool("compress.measure", false, "print herding and Stein thinning against i.i.d. draws on the 4×4 grid")
