@@ -286,16 +286,8 @@ func SteinThin(ctx context.Context, m model.Model, c *sampler.Samples, n int, o 
 		return nil, err
 	}
 	first, _, _ := distinct(c, nil)
-	u, d := len(first), c.D
-	z := make([]int, u*d)
-	for a, i := range first {
-		copy(z[a*d:(a+1)*d], c.Z[i*d:(i+1)*d])
-	}
-	pts, err := stein.Prepare(m, z, u)
-	if err != nil {
-		return nil, fmt.Errorf("compress: %w", err)
-	}
-	k, err := stein.NewKernel(d, o.Ell)
+	u := len(first)
+	pts, k, err := steinOf(m, c, first, o.Ell)
 	if err != nil {
 		return nil, err
 	}
@@ -321,6 +313,25 @@ func SteinThin(ctx context.Context, m model.Model, c *sampler.Samples, n int, o 
 	}
 	res.Points = pick(c, res.Index)
 	return res, nil
+}
+
+// steinOf prepares the distinct states (rows first of c) for the Stein
+// kernel of m with bandwidth ell.
+func steinOf(m model.Model, c *sampler.Samples, first []int, ell float64) (*stein.Points, *stein.Kernel, error) {
+	d := c.D
+	z := make([]int, len(first)*d)
+	for a, i := range first {
+		copy(z[a*d:(a+1)*d], c.Z[i*d:(i+1)*d])
+	}
+	pts, err := stein.Prepare(m, z, len(first))
+	if err != nil {
+		return nil, nil, fmt.Errorf("compress: %w", err)
+	}
+	k, err := stein.NewKernel(d, ell)
+	if err != nil {
+		return nil, nil, err
+	}
+	return pts, k, nil
 }
 
 // KSD2 returns the squared kernel Stein discrepancy of the points (equal

@@ -8,7 +8,6 @@ import (
 
 	"github.com/dstein/dstein/model"
 	"github.com/dstein/dstein/sampler"
-	"github.com/dstein/dstein/stein"
 )
 
 // MaxWeightStates caps the distinct states SteinWeights takes: it holds the
@@ -61,19 +60,11 @@ func SteinWeights(ctx context.Context, m model.Model, c *sampler.Samples, o Opti
 		return nil, fmt.Errorf("compress: maxIter = %d; want at least 1", maxIter)
 	}
 	first, mass, of := distinct(c, nil)
-	u, d := len(first), c.D
+	u := len(first)
 	if u > MaxWeightStates {
 		return nil, fmt.Errorf("compress: %d distinct states; Stein weights take at most %d (the U×U kernel matrix): compress or thin the draws first", u, MaxWeightStates)
 	}
-	z := make([]int, u*d)
-	for a, i := range first {
-		copy(z[a*d:(a+1)*d], c.Z[i*d:(i+1)*d])
-	}
-	pts, err := stein.Prepare(m, z, u)
-	if err != nil {
-		return nil, fmt.Errorf("compress: %w", err)
-	}
-	k, err := stein.NewKernel(d, o.Ell)
+	pts, k, err := steinOf(m, c, first, o.Ell)
 	if err != nil {
 		return nil, err
 	}
