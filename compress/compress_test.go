@@ -34,6 +34,25 @@ func grid(t testing.TB) *ising.Ising {
 	return g
 }
 
+// reversed returns the exact sampler of the grid g with its fields
+// reversed: a deliberately wrong model for g's draws.
+func reversed(t testing.TB, g *ising.Ising) *exact.Enumerated {
+	t.Helper()
+	f := append([]float64(nil), g.Fields()...)
+	for i := range f {
+		f[i] = -f[i]
+	}
+	flip, err := ising.Grid(4, 4, false, 0.35, f)
+	if err != nil {
+		t.Fatal(err)
+	}
+	ef, err := exact.NewEnumerated(flip, 0)
+	if err != nil {
+		t.Fatal(err)
+	}
+	return ef
+}
+
 func draws(t testing.TB, e *exact.Enumerated, n int, seed uint64) *sampler.Samples {
 	d := len(e.Result().Means)
 	t.Helper()
@@ -182,12 +201,7 @@ func TestSteinThinIsGreedyKSD(t *testing.T) {
 func TestKSD2(t *testing.T) {
 	g := grid(t)
 	e, _ := exact.NewEnumerated(g, 0)
-	f := append([]float64(nil), g.Fields()...)
-	for i := range f {
-		f[i] = -f[i]
-	}
-	flip, _ := ising.Grid(4, 4, false, 0.35, f)
-	ef, _ := exact.NewEnumerated(flip, 0)
+	ef := reversed(t, g)
 	k, _ := stein.NewKernel(16, 1)
 	ustat := func(s *sampler.Samples) float64 {
 		v, err := compress.KSD2(g, s, 1)
@@ -394,12 +408,7 @@ func TestMeasureCompression(t *testing.T) {
 func TestSteinWeightsRepairWrongDraws(t *testing.T) {
 	g := grid(t)
 	e, _ := exact.NewEnumerated(g, 0)
-	f := append([]float64(nil), g.Fields()...)
-	for i := range f {
-		f[i] = -f[i]
-	}
-	flip, _ := ising.Grid(4, 4, false, 0.35, f)
-	ef, _ := exact.NewEnumerated(flip, 0)
+	ef := reversed(t, g)
 	means := e.Result().Means
 	var weighted, plain []float64
 	for seed := range uint64(3) {

@@ -9,11 +9,28 @@ import (
 	"github.com/dstein/dstein/exact"
 	"github.com/dstein/dstein/infer"
 	"github.com/dstein/dstein/internal/memlimit"
+	"github.com/dstein/dstein/model"
 	"github.com/dstein/dstein/model/ising"
 	"github.com/dstein/dstein/rng"
 	"github.com/dstein/dstein/sampler"
 	_ "github.com/dstein/dstein/sampler/all"
 )
+
+// plusFraction returns the fraction of the points with positive
+// magnetisation.
+func plusFraction(m model.Model, s *sampler.Samples) float64 {
+	plus := 0
+	for i := range s.N {
+		var mag float64
+		for l := range s.D {
+			mag += m.States(l)[s.Z[i*s.D+l]]
+		}
+		if mag > 0 {
+			plus++
+		}
+	}
+	return float64(plus) / float64(s.N)
+}
 
 // TestMeasurePTHerding measures a lead for issue 16 (not a check): the
 // draws of 4 parallel-tempering chains (500 warm-up rounds, 1000 draws
@@ -44,39 +61,8 @@ func TestMeasurePTHerding(t *testing.T) {
 		pairs, _ := exact.PairsFor(context.Background(), g, memlimit.Budget{})
 		means := e.Result().Means
 		errs := func(s *sampler.Samples) (float64, float64, float64) {
-			d := s.D
-			var mse, pr float64
-			plus := 0.0
-			for i := range s.N {
-				m := 0.0
-				for l := range d {
-					m += g.States(l)[s.Z[i*d+l]]
-				}
-				if m > 0 {
-					plus++
-				}
-			}
-			for l := range d {
-				var mu float64
-				for i := range s.N {
-					mu += g.States(l)[s.Z[i*d+l]]
-				}
-				mu /= float64(s.N)
-				mse += (mu - means[l]) * (mu - means[l]) / float64(d)
-			}
-			np := 0
-			for a := range d {
-				for b := a + 1; b < d; b++ {
-					var m float64
-					for i := range s.N {
-						m += g.States(a)[s.Z[i*d+a]] * g.States(b)[s.Z[i*d+b]]
-					}
-					m /= float64(s.N)
-					pr += (m - pairs.Moment(a, b)) * (m - pairs.Moment(a, b))
-					np++
-				}
-			}
-			return mse, math.Sqrt(pr / float64(np)), plus / float64(s.N)
+			mse, pr := errors(g, s, means, pairs)
+			return mse, pr, plusFraction(g, s)
 		}
 		const n, seeds = 100, 20
 		type acc struct{ m, p, mode, mode2 float64 }
