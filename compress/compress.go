@@ -39,6 +39,14 @@ type Options struct {
 	// MaxReference caps the distinct states against which herding's mean
 	// embedding is computed (0: DefaultMaxReference).
 	MaxReference int
+	// Regularize, for SteinThin, is the strength λ of the entropic
+	// regulariser of Bénard, Staber and Da Veiga (2023): step t + 1 also
+	// subtracts λ·(t+1)·log p*(x), which keeps the greedy choice away from
+	// improbable states whose Stein kernel happens to be small. 0 turns it
+	// off; Bénard et al. take λ = 1/n for n points. (Their second term, the
+	// positive part of the Laplacian of log p, has no discrete
+	// counterpart here.)
+	Regularize float64
 }
 
 func (o Options) resolved(defaultEll float64) (Options, error) {
@@ -54,6 +62,9 @@ func (o Options) resolved(defaultEll float64) (Options, error) {
 	if o.MaxReference < 1 {
 		return o, fmt.Errorf("compress: MaxReference = %d; want at least 1", o.MaxReference)
 	}
+	if !(o.Regularize >= 0) || math.IsInf(o.Regularize, 0) {
+		return o, fmt.Errorf("compress: regularisation λ = %v; want a finite number ≥ 0", o.Regularize)
+	}
 	return o, nil
 }
 
@@ -67,6 +78,8 @@ type Result struct {
 	// number of draws herding's mean embedding was computed against (all
 	// of them unless the cap applied).
 	Distinct, Reference int
+	// Ell is the bandwidth ℓ used (Options.Ell or the rule's default).
+	Ell float64
 }
 
 // distinct groups the candidates' rows by state: first[u] is the first row
@@ -247,7 +260,7 @@ func Herd(ctx context.Context, c *sampler.Samples, w []float64, n int, o Options
 		mu[a] = s / tot
 	}
 	sum := make([]float64, u) // Σ_{s≤t} k(x, x_s)
-	res := &Result{Index: make([]int, n), Distinct: u, Reference: reference}
+	res := &Result{Index: make([]int, n), Distinct: u, Reference: reference, Ell: o.Ell}
 	for t := range n {
 		if err := ctx.Err(); err != nil {
 			return nil, err
@@ -291,17 +304,32 @@ func SteinThin(ctx context.Context, m model.Model, c *sampler.Samples, n int, o 
 	if err != nil {
 		return nil, err
 	}
-	obj := make([]float64, u) // κ(x, x)/2 + Σ_{s≤t} κ(x, x_s)
+	obj := make([]float64, u) // κ(x, x)/2 + Σ_{s≤t} κ(x, x_s) − λ(t+1) log p*(x)
+	var reg []float64         // λ log p*(x)
+	if o.Regularize > 0 {
+		reg = make([]float64, u)
+	}
 	for a := range u {
 		obj[a] = k.Eval(pts, a, pts, a) / 2
+		if reg != nil {
+			lp := m.LogProb(c.Row(first[a]))
+			if math.IsInf(lp, -1) {
+				reg[a] = math.Inf(-1) // never chosen
+			} else {
+				reg[a] = o.Regularize * lp
+			}
+		}
 	}
-	res := &Result{Index: make([]int, n), Distinct: u, Reference: c.N}
+	res := &Result{Index: make([]int, n), Distinct: u, Reference: c.N, Ell: o.Ell}
 	for t := range n {
 		if err := ctx.Err(); err != nil {
 			return nil, err
 		}
 		best, bestV := 0, math.Inf(1)
 		for a := range u {
+			if reg != nil {
+				obj[a] -= reg[a]
+			}
 			if obj[a] < bestV {
 				best, bestV = a, obj[a]
 			}

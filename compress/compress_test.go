@@ -5,6 +5,7 @@ import (
 	"flag"
 	"fmt"
 	"math"
+	"slices"
 	"testing"
 
 	"github.com/dstein/dstein/compress"
@@ -189,6 +190,45 @@ func TestSteinThinIsGreedyKSD(t *testing.T) {
 			t.Fatalf("step %d: chose row %d (KSD² %.6g), row %d gives %.6g", step, got, gotV, best, bestV)
 		}
 		chosen = gotSet
+	}
+}
+
+// The entropic regulariser shifts each step by λ(t+1) log p*(x): at λ = 0
+// Stein thinning is unchanged, and at a λ large enough to dominate the
+// kernel every point is the most probable candidate state.
+func TestSteinThinRegularizer(t *testing.T) {
+	g := grid(t)
+	e, err := exact.NewEnumerated(g, 0)
+	if err != nil {
+		t.Fatal(err)
+	}
+	c := draws(t, e, 300, 5)
+	plain, _ := compress.SteinThin(context.Background(), g, c, 10, compress.Options{})
+	zero, _ := compress.SteinThin(context.Background(), g, c, 10, compress.Options{Regularize: 0})
+	if !slices.Equal(plain.Index, zero.Index) {
+		t.Error("λ = 0 changed Stein thinning")
+	}
+	best, bestLP := 0, math.Inf(-1)
+	for i := range c.N {
+		if lp := g.LogProb(c.Row(i)); lp > bestLP+1e-12 {
+			best, bestLP = i, lp
+		}
+	}
+	strong, err := compress.SteinThin(context.Background(), g, c, 5, compress.Options{Regularize: 1e6})
+	if err != nil {
+		t.Fatal(err)
+	}
+	for step, i := range strong.Index {
+		if !slices.Equal(c.Row(i), c.Row(best)) {
+			t.Fatalf("step %d chose log p* %g, the best candidate has %g", step, g.LogProb(c.Row(i)), bestLP)
+		}
+	}
+	reg, _ := compress.SteinThin(context.Background(), g, c, 10, compress.Options{Regularize: 0.1})
+	if slices.Equal(plain.Index, reg.Index) {
+		t.Error("λ = 0.1 changed nothing")
+	}
+	if _, err := compress.SteinThin(context.Background(), g, c, 10, compress.Options{Regularize: -1}); err == nil {
+		t.Error("λ < 0 accepted")
 	}
 }
 
@@ -389,9 +429,14 @@ func TestMeasureCompression(t *testing.T) {
 					t.Fatal(err)
 				}
 				add(fmt.Sprintf("stein ℓ=%g", ell), st.Points)
+				sr, err := compress.SteinThin(context.Background(), g, c, n, compress.Options{Ell: ell, Regularize: 1 / float64(n)})
+				if err != nil {
+					t.Fatal(err)
+				}
+				add(fmt.Sprintf("stein-reg ℓ=%g", ell), sr.Points)
 			}
 		}
-		for _, k := range []string{"iid", "herd ℓ=1", "herd ℓ=4", "herd ℓ=16", "stein ℓ=1", "stein ℓ=4", "stein ℓ=16"} {
+		for _, k := range []string{"iid", "herd ℓ=1", "herd ℓ=4", "herd ℓ=16", "stein ℓ=1", "stein ℓ=4", "stein ℓ=16", "stein-reg ℓ=1", "stein-reg ℓ=4", "stein-reg ℓ=16"} {
 			t.Logf("n=%d %-10s MSE of the means %.3g (%.2f× i.i.d.), pair RMSE %.3g (%.2f×)", n, k, res[k].m, res[k].m/res["iid"].m, res[k].p, res[k].p/res["iid"].p)
 		}
 	}

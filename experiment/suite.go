@@ -64,6 +64,10 @@ type suiteMethod struct {
 	// sweepsPerIter is the cost of one iteration in sweeps (K for
 	// parallel tempering), for the chains' length.
 	sweepsPerIter int
+	// herd, for a long-chain method, keeps every herdThin-th state of the
+	// second half of the chains and herds them to the n samples
+	// (infer.Compression), instead of thinning them to n draws.
+	herdThin int
 }
 
 // keep returns the draws of a long-chain method: the n·budget sweeps
@@ -73,7 +77,19 @@ func (m suiteMethod) keep(budget, n int) infer.Keep {
 	draws := n / m.chains
 	iters := n * budget / (m.chains * max(1, m.sweepsPerIter))
 	thin := max(1, iters/2/draws)
+	if m.herdThin > 0 {
+		thin = m.herdThin
+		draws = max(1, iters/2/thin)
+	}
 	return infer.Keep{Warmup: iters - draws*thin, Draws: draws, Thin: thin}
+}
+
+// compression returns the compression of a herding method to n samples.
+func (m suiteMethod) compression(n int) infer.Compression {
+	if m.herdThin == 0 {
+		return infer.Compression{}
+	}
+	return infer.Compression{Rule: infer.RuleHerding, N: n}
 }
 
 func single(method string, set sampler.Settings, iters int) sampler.Pipeline {
@@ -100,30 +116,30 @@ const ptStratSweeps = 40
 func suiteMethods() []suiteMethod {
 	ptIters := func(b int) int { return max(1, b/pt.DefaultLadder) }
 	return []suiteMethod{
-		{"exact", "exact i.i.d.", false, func(int) sampler.Pipeline { return single("exact", nil, 1) }, 0, 0, 0},
-		{"gibbs", "Gibbs", true, func(b int) sampler.Pipeline { return single("gibbs", nil, b) }, 0, 0, 0},
+		{"exact", "exact i.i.d.", false, func(int) sampler.Pipeline { return single("exact", nil, 1) }, 0, 0, 0, 0},
+		{"gibbs", "Gibbs", true, func(b int) sampler.Pipeline { return single("gibbs", nil, b) }, 0, 0, 0, 0},
 		{"pt", "parallel tempering", true, func(b int) sampler.Pipeline {
 			return single("pt", &pt.Settings{Tune: max(1, ptIters(b)/4)}, ptIters(b))
-		}, 0, 0, 0},
-		{"sw", "Swendsen–Wang", false, func(b int) sampler.Pipeline { return single("sw", nil, b) }, 0, 0, 0},
-		{"gwg", "Gibbs-with-Gradients", true, func(b int) sampler.Pipeline { return single("gwg", nil, b) }, gwgSuiteTrials, 0, 0},
-		{"dmala", "DMALA", true, func(b int) sampler.Pipeline { return single("dmala", nil, b) }, 0, 0, 0},
-		{"dhmc", "DHMC", true, func(b int) sampler.Pipeline { return single("dhmc", nil, max(1, b/8)) }, 0, 0, 0},
+		}, 0, 0, 0, 0},
+		{"sw", "Swendsen–Wang", false, func(b int) sampler.Pipeline { return single("sw", nil, b) }, 0, 0, 0, 0},
+		{"gwg", "Gibbs-with-Gradients", true, func(b int) sampler.Pipeline { return single("gwg", nil, b) }, gwgSuiteTrials, 0, 0, 0},
+		{"dmala", "DMALA", true, func(b int) sampler.Pipeline { return single("dmala", nil, b) }, 0, 0, 0, 0},
+		{"dhmc", "DHMC", true, func(b int) sampler.Pipeline { return single("dhmc", nil, max(1, b/8)) }, 0, 0, 0, 0},
 		{"gfsvgd", "GF-SVGD (transport)", true, func(b int) sampler.Pipeline {
 			p, _ := infer.Preset("transport")
 			p.Stages = []sampler.Stage{{Method: "gfsvgd", Iters: b, Settings: p.Stages[0].Settings}}
 			return p
-		}, 0, 0, 0},
+		}, 0, 0, 0, 0},
 		{"hybrid", "GF-SVGD + stratified Gibbs", true, func(b int) sampler.Pipeline {
 			p, _ := infer.Preset("transport")
 			return sampler.Pipeline{Stages: []sampler.Stage{
 				{Method: "gfsvgd", Iters: infer.HybridIters, Settings: p.Stages[0].Settings},
 				{Method: "gibbs", Iters: max(1, b-infer.HybridIters), Settings: &gibbs.Settings{Stratified: true}},
 			}}
-		}, 0, 0, 0},
+		}, 0, 0, 0, 0},
 		{"strat-gibbs", "stratified Gibbs", true, func(b int) sampler.Pipeline {
 			return single("gibbs", &gibbs.Settings{Stratified: true}, b)
-		}, 0, 0, 0},
+		}, 0, 0, 0, 0},
 		{name: "pt-strat", label: "parallel tempering, then stratified Gibbs", candidate: true, build: func(b int) sampler.Pipeline {
 			// 40 stratified sweeps of the tempered chains' final states;
 			// the rest of the budget in rounds of 8 temperatures.
@@ -145,6 +161,9 @@ func suiteMethods() []suiteMethod {
 		{name: "pt-20chains", label: "parallel tempering, 20 long chains, thinned draws", candidate: true, build: func(b int) sampler.Pipeline {
 			return single("pt", nil, b)
 		}, chains: 20, sweepsPerIter: pt.DefaultLadder},
+		{name: "pt-herd", label: "parallel tempering, 4 long chains, herded to n points (the compact preset)", candidate: true, build: func(b int) sampler.Pipeline {
+			return single("pt", nil, b)
+		}, chains: 4, sweepsPerIter: pt.DefaultLadder, herdThin: infer.CompactChains.Thin},
 	}
 }
 
@@ -245,9 +264,9 @@ func suiteModels(mode Mode, seed uint64, dir string) ([]suiteModel, error) {
 		hard       bool
 		build      func() (model.Model, error)
 	}
-	big := 10
+	big, rbmD, rbmM := 10, 100, 25
 	if mode == Tiny {
-		big = 5
+		big, rbmD, rbmM = 5, 20, 5
 	}
 	specs := []spec{
 		{"grid4-weak", "4×4 Ising grid, J = 0.3, fields U(−0.3, 0.3)", false, func() (model.Model, error) { return isingGridOf(4, 0.3, 0, 0.3, seed) }},
@@ -263,6 +282,9 @@ func suiteModels(mode Mode, seed uint64, dir string) ([]suiteModel, error) {
 		{"rbm-strong", "Bernoulli RBM, d = 20, M = 6, W ~ N(0, 1.5²) (several modes)", true, func() (model.Model, error) { return rbm.Random(20, 6, 1.5, 1, seed) }},
 		{"uai-grid7", "7×7 grid network in the style of UAI Grids (couplings U(−2, 2))", true, func() (model.Model, error) { return embeddedUAI("grid7.uai") }},
 		{"uai-potts12", "12 variables of 5 states, random pairwise potentials (in the style of UAI ObjectDetection)", true, func() (model.Model, error) { return embeddedUAI("potts12.uai") }},
+		// Added after the first 60-trial run (last, so that the others keep
+		// their numbers in the journal): the paper's RBM.
+		{"rbm-100", fmt.Sprintf("the paper's Bernoulli RBM, d = %d, M = %d, W ~ N(0, 0.05)", rbmD, rbmM), false, func() (model.Model, error) { return rbmModel(rbmD, rbmM, seed) }},
 	}
 	var out []suiteModel
 	for _, s := range specs {
@@ -419,6 +441,12 @@ func runSuite(r *runner) (*Result, error) {
 	budget, n := SuiteBudget, suiteN
 	if r.cfg.Mode == Tiny {
 		budget, n = 40, 30
+	}
+	if v, ok := r.cfg.Options["n"]; ok {
+		n = int(v)
+		if n < 20 {
+			return nil, fmt.Errorf("--n %d: the suite's longest-chain method runs 20 chains, so n must be at least 20", n)
+		}
 	}
 	methods, err := selectSuiteMethods(r, r.cfg.Methods)
 	if err != nil {

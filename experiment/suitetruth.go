@@ -127,7 +127,7 @@ func (tg *suiteTarget) score(r *runner, mt suiteMethod, p sampler.Pipeline, budg
 	start := time.Now()
 	spec := infer.Spec{Pipeline: p, N: tg.n, Key: key, Truth: tg.truth}
 	if mt.chains > 0 {
-		spec.N, spec.Keep = mt.chains, mt.keep(budget, tg.n)
+		spec.N, spec.Keep, spec.Compress = mt.chains, mt.keep(budget, tg.n), mt.compression(tg.n)
 	}
 	out, err := infer.Run(r.ctx, tg.m, spec)
 	if err != nil {

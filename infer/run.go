@@ -40,6 +40,10 @@ type Spec struct {
 	// Key.ForIndex(rng.Replicate, r). Error bars then come from the spread
 	// of the replicates' estimates.
 	Replicates int
+	// Compress, when on, ends the run by picking Compress.N points from
+	// its samples (the draws of the chains, usually); the diagnostics stay
+	// those of the draws.
+	Compress Compression
 }
 
 // TracePoint is a stage's statistics after one of its iterations.
@@ -85,6 +89,11 @@ type Output struct {
 	// Diagnostics are the per-quantity estimates with error bars and
 	// convergence diagnostics (Diagnose), nil before Diagnose runs.
 	Diagnostics *Diagnostics
+	// Compressed, when the spec asked for a compression, says how the
+	// samples were picked: Samples, Marginals and Means are then the
+	// points', Layout and Diagnostics those of the draws they were picked
+	// from.
+	Compressed *Compressed
 }
 
 // Run runs the pipeline on m (Spec.Replicates times, keeping draws when
@@ -201,6 +210,17 @@ func Run(ctx context.Context, m model.Model, spec Spec) (*Output, error) {
 		}
 		return nil, err
 	}
+	if spec.Compress.On() {
+		t0 := time.Now()
+		if err := compressOutput(ctx, m, out, spec.Compress); err != nil {
+			if ctx.Err() != nil {
+				out.Status = sampler.Canceled
+				return out, nil
+			}
+			return nil, err
+		}
+		out.Compressed.Seconds = time.Since(t0).Seconds()
+	}
 	out.Seconds = time.Since(start).Seconds()
 	return out, nil
 }
@@ -240,6 +260,9 @@ func (spec Spec) Plan() (sampler.Pipeline, error) {
 	}
 	if spec.Replicates < 0 {
 		return pl, fmt.Errorf("the number of replicates must be at least 1, got %d", spec.Replicates)
+	}
+	if err := spec.Compress.Validate(); err != nil {
+		return pl, err
 	}
 	if spec.Keep == (Keep{}) {
 		return pl, nil
@@ -303,7 +326,7 @@ func Memory(m model.Model, spec Spec) float64 {
 	if spec.Keep.Draws > 0 {
 		rows = n * float64(spec.Keep.Draws)
 	}
-	need += 8*rows*d + diagnoseMemory(rows)
+	need += 8*rows*d + diagnoseMemory(rows) + compressMemory(spec.Compress, rows, d)
 	pl, err := spec.Plan()
 	if err != nil {
 		pl = spec.Pipeline

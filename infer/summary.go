@@ -11,7 +11,7 @@ import (
 
 // SummaryVersion is the version of the summary's schema (README,
 // "Summary JSON"); it changes when a field changes meaning or goes away.
-const SummaryVersion = 3
+const SummaryVersion = 4
 
 // Summary is the JSON summary of a run. Every field is always present.
 type Summary struct {
@@ -49,6 +49,10 @@ type Summary struct {
 	// ErrorBars are the quantities with their Monte Carlo standard errors
 	// and convergence diagnostics, and the warnings.
 	ErrorBars *Diagnostics `json:"error_bars"`
+	// Compressed says how the samples were picked from the draws when the
+	// run compressed them (null otherwise): mean, marginals and samples
+	// are then the points', error_bars and keep the draws'.
+	Compressed *Compressed `json:"compressed"`
 }
 
 // StageSummary describes one stage of a run.
@@ -72,7 +76,7 @@ func NewSummary(method, modelName string, m model.Model, out *Output) *Summary {
 	s := &Summary{Version: SummaryVersion, Method: method, Model: modelName, N: out.N, Dim: out.Dim, Iters: out.Iters, Seed: out.Key.Seed,
 		Status: out.Status.String(), Seconds: round(out.Seconds, 4), Pipeline: out.Pipeline, Stages: []StageSummary{},
 		States: st, Mean: out.Means, Marginals: out.Marginals, Evaluations: out.Evaluations, Impossible: out.Impossible,
-		Samples: out.Samples.N, Replicates: 1, ErrorBars: out.Diagnostics}
+		Samples: out.Samples.N, Replicates: 1, ErrorBars: out.Diagnostics, Compressed: out.Compressed}
 	switch out.Layout.Kind {
 	case LayoutChains:
 		s.Keep = Keep{Warmup: out.Layout.Warmup, Draws: out.Layout.Length, Thin: out.Layout.Thin}

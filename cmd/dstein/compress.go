@@ -10,20 +10,15 @@ import (
 	"github.com/spf13/cobra"
 
 	"github.com/dstein/dstein/compress"
+	"github.com/dstein/dstein/infer"
 	"github.com/dstein/dstein/internal/memlimit"
 	"github.com/dstein/dstein/internal/suggest"
 	"github.com/dstein/dstein/model"
 	"github.com/dstein/dstein/report"
 )
 
-// maxWeightIters bounds the iterations of the Stein weights' solver.
-const maxWeightIters = 5000
-
 // maxKSDPoints bounds the points whose KSD² is printed (it costs n²d).
 const maxKSDPoints = 2000
-
-// compressRules are the rules dstein compress knows.
-var compressRules = []string{"herding", "stein"}
 
 type compressFlags struct {
 	model, samples, rule, out string
@@ -48,6 +43,8 @@ distribution better than n of the draws would. Rules:
   stein    greedy Stein thinning: minimises the kernel Stein discrepancy of
            the points against the model (p up to its normaliser), with the
            discrete Stein kernel of the same base kernel
+  stein-reg  the same with the entropic regulariser of Bénard, Staber and
+           Da Veiga (2023), λ = 1/n: each step also favours probable states
 
 Points may repeat a draw. The output is a samples CSV of the n points.`,
 		Args: cobra.NoArgs,
@@ -59,7 +56,7 @@ Points may repeat a draw. The output is a samples CSV of the n points.`,
 	fs.StringVar(&f.model, "model", "", "JSON model file or UAI network (.uai) the draws are of (required)")
 	fs.StringVar(&f.samples, "samples", "", "draws to compress: a samples CSV file (required)")
 	fs.IntVar(&f.n, "n", 100, "number of points to pick")
-	fs.StringVar(&f.rule, "rule", "herding", "rule: "+strings.Join(compressRules, ", "))
+	fs.StringVar(&f.rule, "rule", "herding", "rule: "+strings.Join(infer.CompressionRules, ", "))
 	fs.Float64Var(&f.ell, "ell", 0, "bandwidth ℓ of the Hamming kernel exp(−H/ℓ) (default: d/4, at least 1, for herding; 1 for stein)")
 	fs.StringVar(&f.reweight, "reweight", "", "ksd: Stein importance weights on the draws first (ℓ = d), which herding then matches; corrects draws of a slightly wrong distribution")
 	fs.StringVar(&f.out, "out", "", "write the points as a samples CSV file (\"-\": standard output)")
@@ -73,13 +70,13 @@ func runCompress(e *env, f *compressFlags, ellSet bool) error {
 		return usagef("--model is required: the model file the draws are of")
 	case f.samples == "":
 		return usagef("--samples is required: a CSV file as dstein sample --out writes it")
-	case !slices.Contains(compressRules, f.rule):
-		return usagef("unknown rule %q%s; want one of %s", f.rule, suggest.Hint(f.rule, compressRules), strings.Join(compressRules, ", "))
+	case !slices.Contains(infer.CompressionRules, f.rule):
+		return usagef("unknown rule %q%s; want one of %s", f.rule, suggest.Hint(f.rule, infer.CompressionRules), strings.Join(infer.CompressionRules, ", "))
 	}
 	switch {
 	case f.reweight != "" && f.reweight != "ksd":
 		return usagef("unknown --reweight %q; want ksd", f.reweight)
-	case f.reweight != "" && f.rule != "herding":
+	case f.reweight != "" && f.rule != infer.RuleHerding:
 		return usagef("--reweight applies to --rule herding (Stein thinning already targets the model)")
 	}
 	if err := atLeast("n", f.n, 1); err != nil {
@@ -113,15 +110,6 @@ func runCompress(e *env, f *compressFlags, ellSet bool) error {
 	if err != nil {
 		return err
 	}
-	if !ellSet {
-		// The better bandwidths on the 4×4 grid of EXPERIMENTS.md: herding
-		// at ℓ = d/4 (the means 0.03–0.05× i.i.d. against 0.16–0.23× at
-		// ℓ = 1), Stein thinning at ℓ = 1.
-		f.ell = 1
-		if f.rule == "herding" {
-			f.ell = max(1, float64(d)/4)
-		}
-	}
 	need := memlimit.Base + float64(model.Bytes(m)) + float64(s.N)*perRow
 	if f.reweight != "" {
 		u := float64(min(s.N, compress.MaxWeightStates))
@@ -133,19 +121,15 @@ func runCompress(e *env, f *compressFlags, ellSet bool) error {
 	start := time.Now()
 	var wts *compress.Weights
 	res, err := cancelable(e, func() (*compress.Result, error) {
-		o := compress.Options{Ell: f.ell}
-		if f.rule == "stein" {
-			return compress.SteinThin(e.ctx, m, s, f.n, o)
-		}
 		var w []float64
 		if f.reweight == "ksd" {
 			var err error
-			if wts, err = compress.SteinWeights(e.ctx, m, s, compress.Options{}, maxWeightIters); err != nil {
+			if wts, err = compress.SteinWeights(e.ctx, m, s, compress.Options{}, infer.MaxWeightIters); err != nil {
 				return nil, err
 			}
 			w = wts.W
 		}
-		return compress.Herd(e.ctx, s, w, f.n, o)
+		return infer.Compress(e.ctx, m, s, w, f.rule, f.n, f.ell)
 	})
 	if err != nil {
 		if e.ctx.Err() != nil {
@@ -155,7 +139,7 @@ func runCompress(e *env, f *compressFlags, ellSet bool) error {
 	}
 	repeats := f.n - len(slices.Compact(slices.Sorted(slices.Values(res.Index))))
 	fmt.Fprintf(say, "compress   %s, ℓ = %g: %d points from %d draws (%d distinct states) of %s in %.2f s; %d points repeat a state\n",
-		f.rule, f.ell, f.n, s.N, res.Distinct, f.samples, time.Since(start).Seconds(), repeats)
+		f.rule, res.Ell, f.n, s.N, res.Distinct, f.samples, time.Since(start).Seconds(), repeats)
 	if wts != nil {
 		fmt.Fprintf(say, "weights    Stein importance weights (ℓ = %d) on %d distinct states: KSD² %.4g → %.4g, weight ESS %.0f of %d draws, %d iterations (Frank–Wolfe gap %.2g)\n",
 			d, wts.Distinct, wts.Unweighted, wts.KSD2, wts.ESS, s.N, wts.Iterations, wts.Gap)
@@ -164,8 +148,8 @@ func runCompress(e *env, f *compressFlags, ellSet bool) error {
 		fmt.Fprintf(say, "reference  herding matched an evenly spaced sub-sample of %d of the draws (more than %d distinct states)\n", res.Reference, compress.DefaultMaxReference)
 	}
 	if f.n <= maxKSDPoints {
-		if ksd, err := compress.KSD2(m, res.Points, f.ell); err == nil {
-			fmt.Fprintf(say, "ksd²       %.4g (V-statistic of the points with the Stein kernel of exp(−H/%g))\n", ksd, f.ell)
+		if ksd, err := compress.KSD2(m, res.Points, res.Ell); err == nil {
+			fmt.Fprintf(say, "ksd²       %.4g (V-statistic of the points with the Stein kernel of exp(−H/%g))\n", ksd, res.Ell)
 		}
 	}
 	fmt.Fprintf(say, "memory     about %s estimated (limit %s, --max-memory)\n", memlimit.Format(int64(need)), memlimit.Format(budget.Limit))

@@ -14,7 +14,7 @@ import (
 
 func newExperimentCmd(e *env) *cobra.Command {
 	var out string
-	var trials, nmax, epochs, trainN int
+	var trials, nmax, epochs, trainN, suiteN int
 	var seed uint64
 	var quick, tiny, restart bool
 	var field, sigma float64
@@ -53,7 +53,7 @@ Experiments: ` + strings.Join(experiment.Names(), ", ") + `.`,
 					return usagef("--%s must be a finite number ≥ 0, got %v", name, v)
 				}
 			}
-			for name, v := range map[string]int{"nmax": nmax, "epochs": epochs, "train-limit": trainN} {
+			for name, v := range map[string]int{"nmax": nmax, "epochs": epochs, "train-limit": trainN, "n": suiteN} {
 				if cmd.Flags().Changed(name) && v < 1 {
 					return usagef("--%s must be at least 1, got %d", name, v)
 				}
@@ -107,6 +107,12 @@ Experiments: ` + strings.Join(experiment.Names(), ", ") + `.`,
 					}
 				}
 			}
+			if cmd.Flags().Changed("n") {
+				if !ex.UsesUAI {
+					return usagef("--n applies to the suite experiment, not to %s", ex.Name)
+				}
+				cfg.Options["n"] = float64(suiteN)
+			}
 			if cmd.Flags().Changed("uai") {
 				if !ex.UsesUAI {
 					return usagef("--uai applies to the suite experiment, not to %s", ex.Name)
@@ -138,6 +144,7 @@ Experiments: ` + strings.Join(experiment.Names(), ", ") + `.`,
 	fs.BoolVar(&quick, "quick", false, "a reduced run that finishes in under a minute")
 	fs.BoolVar(&tiny, "tiny", false, "a run of a few seconds, for testing the pipeline")
 	fs.Float64Var(&field, "field", 0, "Ising experiments: fields drawn once from U(−A, A) with the seed")
+	fs.IntVar(&suiteN, "n", 0, "suite: the number of samples every method returns (default 200; each n needs its own --out-dir)")
 	fs.IntVar(&nmax, "nmax", 0, "ising-n, rbm-n: only sample sizes n ≤ NMAX (default: all)")
 	fs.IntVar(&epochs, "epochs", 0, "bnn: epochs per network (default: the mode's)")
 	fs.IntVar(&trainN, "train-limit", 0, "bnn: train on the first N training examples only (default: all)")

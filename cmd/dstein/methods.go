@@ -81,7 +81,10 @@ func printMethods(e *env) {
 			what = fmt.Sprintf("%s, %d chains, draws after warm-up", p.Stages[len(p.Stages)-1].Method, cd.Chains)
 		}
 		fmt.Fprintf(w, "\n%s: %s\n  %s\n", n, what, p.Description)
-		if chains {
+		switch {
+		case chains && cd.Compress.On():
+			fmt.Fprintf(w, "  runs as %d chains: %d warm-up iterations, then every %d-th state, %d per point, %s to --n points (default %d) (--chains, --warmup, --thin change them; --draws with --points set the draws and points)\n", cd.Chains, cd.Warmup, cd.Thin, cd.PerPoint, cd.Compress.Rule, cd.Samples)
+		case chains:
 			fmt.Fprintf(w, "  runs as %d chains: %d warm-up iterations, then every %d-th state; --n draws in all (default %d), --n/%d per chain (--chains, --warmup, --thin, --draws change them)\n", cd.Chains, cd.Warmup, cd.Thin, cd.Samples, cd.Chains)
 		}
 	}

@@ -6,6 +6,7 @@ import (
 	"fmt"
 	"io"
 	"math"
+	"slices"
 	"sort"
 	"strings"
 
@@ -15,6 +16,7 @@ import (
 	"github.com/dstein/dstein/infer"
 	"github.com/dstein/dstein/internal/memlimit"
 	"github.com/dstein/dstein/internal/safeio"
+	"github.com/dstein/dstein/internal/suggest"
 	"github.com/dstein/dstein/model"
 	"github.com/dstein/dstein/model/uai"
 	"github.com/dstein/dstein/report"
@@ -31,6 +33,9 @@ type sampleFlags struct {
 	initMean, initStd                 float64
 	mem                               memoryFlag
 	settings                          *settingFlags
+	compress, reweight                string
+	points                            int
+	ell                               float64
 }
 
 func newSampleCmd(e *env) *cobra.Command {
@@ -75,6 +80,10 @@ run and written only when it completes.`,
 	fs.StringVar(&f.mar, "mar", "", "write the estimated marginals of every variable in the UAI competition's MAR format")
 	fs.StringVar(&f.trace, "trace", "", "write every stage's statistics after every iteration to this CSV file")
 	fs.IntVar(&f.show, "show", 10, "number of variables to print (the JSON has all)")
+	fs.StringVar(&f.compress, "compress", "", "end the run by picking --points representative points from its samples: herding or stein (dstein compress; the compact preset herds)")
+	fs.IntVar(&f.points, "points", 100, "number of points --compress picks (the compact preset: --n)")
+	fs.Float64Var(&f.ell, "ell", 0, "bandwidth ℓ of --compress's Hamming kernel exp(−H/ℓ) (default: d/4, at least 1, for herding; 1 for stein)")
+	fs.StringVar(&f.reweight, "reweight", "", "ksd: Stein importance weights on the samples before herding them (--compress herding)")
 	f.mem.register(fs)
 	f.settings = registerSettingFlags(fs)
 	return cmd
@@ -147,6 +156,10 @@ func runSample(e *env, cmd *cobra.Command, f *sampleFlags) error {
 	if err != nil {
 		return err
 	}
+	comp, err := f.compression(fs)
+	if err != nil {
+		return err
+	}
 	budget, err := f.mem.budget()
 	if err != nil {
 		return err
@@ -161,7 +174,7 @@ func runSample(e *env, cmd *cobra.Command, f *sampleFlags) error {
 	if err != nil {
 		return err
 	}
-	if _, err := (infer.Spec{Pipeline: pl, Keep: keep, Replicates: f.reps}).Plan(); err != nil {
+	if _, err := (infer.Spec{Pipeline: pl, Keep: keep, Replicates: f.reps, Compress: comp}).Plan(); err != nil {
 		return usageError{err}
 	}
 	outs, err := startOutputs(e, []string{f.model, f.evidence, f.pipeline}, "--out", f.out, "--json", f.json, "--mar", f.mar, "--trace", f.trace)
@@ -175,7 +188,7 @@ func runSample(e *env, cmd *cobra.Command, f *sampleFlags) error {
 		return err
 	}
 	m := lm.Model
-	spec := infer.Spec{Pipeline: pl, N: n, Key: rng.NewKey(f.seed), Trace: f.trace != "", Keep: keep, Replicates: f.reps}
+	spec := infer.Spec{Pipeline: pl, N: n, Key: rng.NewKey(f.seed), Trace: f.trace != "", Keep: keep, Replicates: f.reps, Compress: comp}
 	need := memlimit.Base + float64(model.Bytes(lm.File)) + infer.Memory(m, spec)
 	if err := budget.Check(fmt.Sprintf("sampling %d particles or chains of %d variables with %s", n, m.Dim(), infer.Describe(pl)), need); err != nil {
 		return err
@@ -188,7 +201,11 @@ func runSample(e *env, cmd *cobra.Command, f *sampleFlags) error {
 	fmt.Fprintf(say, "memory     about %s estimated (limit %s, --max-memory)\n", memlimit.Format(int64(need)), memlimit.Format(budget.Limit))
 	if err := outs.write("--out", func(w *bufio.Writer) error {
 		z := lm.ExpandStates(out.Samples.Z, out.Samples.N)
-		return report.WriteGroupedSamplesCSV(w, lm.File, &sampler.Samples{N: out.Samples.N, D: lm.File.Dim(), Z: z}, groupsOf(out.Layout))
+		groups := groupsOf(out.Layout)
+		if out.Compressed != nil {
+			groups = report.Groups{} // the points, not the draws
+		}
+		return report.WriteGroupedSamplesCSV(w, lm.File, &sampler.Samples{N: out.Samples.N, D: lm.File.Dim(), Z: z}, groups)
 	}); err != nil {
 		return err
 	}
@@ -303,6 +320,59 @@ func (f *sampleFlags) keep(fs *pflag.FlagSet) (infer.Keep, int, error) {
 	return k, n, nil
 }
 
+// compression turns --compress, --points, --ell and --reweight (or the
+// compact preset's defaults) into the run's compression.
+func (f *sampleFlags) compression(fs *pflag.FlagSet) (infer.Compression, error) {
+	cd, chainPreset := infer.PresetChains(f.method)
+	chainPreset = chainPreset && f.pipeline == ""
+	c := infer.Compression{Rule: f.compress}
+	if !fs.Changed("compress") && chainPreset {
+		c.Rule = cd.Compress.Rule
+	}
+	if c.Rule == "" {
+		for _, name := range []string{"points", "ell", "reweight"} {
+			if fs.Changed(name) {
+				return c, usagef("--%s applies with --compress (a rule: %s)", name, strings.Join(infer.CompressionRules, ", "))
+			}
+		}
+		return infer.Compression{}, nil
+	}
+	if !slices.Contains(infer.CompressionRules, c.Rule) {
+		return c, usagef("unknown --compress rule %q%s; want one of %s", c.Rule, suggest.Hint(c.Rule, infer.CompressionRules), strings.Join(infer.CompressionRules, ", "))
+	}
+	c.N = f.points
+	if chainPreset && cd.Compress.On() && !fs.Changed("draws") {
+		if fs.Changed("points") {
+			return c, usagef("--points does not apply to --method %s without --draws: its --n is the number of points (%d draws each)", f.method, cd.PerPoint)
+		}
+		c.N = cd.Samples
+		if fs.Changed("n") {
+			c.N = f.n
+		}
+	}
+	if err := atLeast("points", c.N, 1); err != nil {
+		return c, err
+	}
+	if err := finiteFlag("ell", f.ell); err != nil {
+		return c, err
+	}
+	if fs.Changed("ell") && !(f.ell > 0) {
+		return c, usagef("--ell must be a finite number > 0, got %v", f.ell)
+	}
+	c.Ell = f.ell
+	switch f.reweight {
+	case "":
+	case "ksd":
+		c.Reweight = true
+	default:
+		return c, usagef("unknown --reweight %q; want ksd", f.reweight)
+	}
+	if err := c.Validate(); err != nil {
+		return c, usageError{err}
+	}
+	return c, nil
+}
+
 // groupsOf names the leading columns of the samples CSV for a layout.
 func groupsOf(l infer.Layout) report.Groups {
 	switch l.Kind {
@@ -383,6 +453,23 @@ func printSummary(w io.Writer, f *sampleFlags, name string, m model.Model, out *
 			fmt.Fprintf(w, "warning    %s\n", msg)
 		}
 	}
+	if c := out.Compressed; c != nil {
+		printCompressed(w, c)
+	}
+}
+
+// printCompressed says how a run's points were picked from its draws.
+func printCompressed(w io.Writer, c *infer.Compressed) {
+	fmt.Fprintf(w, "compress   %s, ℓ = %g: %d points from %d draws (%d distinct states) in %.2f s; %d points repeat a state\n",
+		c.Rule, c.Ell, c.N, c.Candidates, c.Distinct, c.Seconds, c.Repeats)
+	if c.Reweight {
+		fmt.Fprintf(w, "weights    Stein importance weights on the draws: KSD² %.4g → %.4g, weight ESS %.0f of %d draws\n",
+			c.UnweightedKSD2, c.WeightsKSD2, c.WeightsESS, c.Candidates)
+	}
+	if c.Reference < c.Candidates {
+		fmt.Fprintf(w, "reference  herding matched an evenly spaced sub-sample of %d of the draws\n", c.Reference)
+	}
+	fmt.Fprintf(w, "points     the table is the draws'; the points' means differ from the draws' by at most %.3g (--out and --json hold the points)\n", c.MaxMeanGap)
 }
 
 // runShape says how many chains, draws, replicates or particles a run had.
