@@ -107,7 +107,11 @@ type Compressed struct {
 	WeightsESS     float64 `json:"weights_ess,omitempty"`
 	WeightsKSD2    float64 `json:"weights_ksd2,omitempty"`
 	UnweightedKSD2 float64 `json:"unweighted_ksd2,omitempty"`
-	Seconds        float64 `json:"seconds"`
+	// WeightedMeans and WeightedMarginals are the Stein-weighted draws'
+	// estimates (with Reweight), which herding's points approximate.
+	WeightedMeans     []float64   `json:"weighted_mean,omitempty"`
+	WeightedMarginals [][]float64 `json:"weighted_marginals,omitempty"`
+	Seconds           float64     `json:"seconds"`
 }
 
 // compressOutput replaces out's samples (the candidates) by c.N points and
@@ -128,6 +132,8 @@ func compressOutput(ctx context.Context, m model.Model, out *Output, c Compressi
 		}
 		w = wts.W
 		rec.WeightsESS, rec.WeightsKSD2, rec.UnweightedKSD2 = wts.ESS, wts.KSD2, wts.Unweighted
+		rec.WeightedMarginals = weightedMarginals(m, cand, w)
+		rec.WeightedMeans = sampler.Means(m, rec.WeightedMarginals)
 	}
 	res, err = Compress(ctx, m, cand, w, c.Rule, c.N, c.Ell)
 	if err != nil {
@@ -150,6 +156,21 @@ func compressOutput(ctx context.Context, m model.Model, out *Output, c Compressi
 	}
 	out.Compressed = rec
 	return nil
+}
+
+// weightedMarginals returns Σ_r w_r [z_ri = s] for every variable i and
+// state s (w sums to 1).
+func weightedMarginals(m model.Model, c *sampler.Samples, w []float64) [][]float64 {
+	marg := make([][]float64, c.D)
+	for i := range marg {
+		marg[i] = make([]float64, len(m.States(i)))
+	}
+	for r := range c.N {
+		for i, z := range c.Row(r) {
+			marg[i][z] += w[r]
+		}
+	}
+	return marg
 }
 
 // compressMemory estimates the bytes a compression of rows draws of d

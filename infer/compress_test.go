@@ -119,7 +119,15 @@ func TestCompressionValidate(t *testing.T) {
 	for _, c := range []Compression{{Rule: RuleStein, N: 8}, {Rule: RuleHerding, N: 8, Reweight: true}} {
 		out, err := Run(context.Background(), g, Spec{Pipeline: p, N: 4, Key: rng.NewKey(1), Keep: Keep{Draws: 50}, Compress: c})
 		if err != nil || out.Samples.N != 8 || (c.Reweight && !(out.Compressed.WeightsESS > 0)) {
-			t.Errorf("%+v: %v", c, err)
+			t.Fatalf("%+v: %v", c, err)
+		}
+		if c.Reweight {
+			// The weighted marginals are distributions.
+			for i, mg := range out.Compressed.WeightedMarginals {
+				if tot := mg[0] + mg[1]; math.Abs(tot-1) > 1e-9 || len(out.Compressed.WeightedMeans) != g.Dim() {
+					t.Fatalf("weighted marginal %d sums to %g", i, tot)
+				}
+			}
 		}
 	}
 }

@@ -20,6 +20,14 @@
 //   - Relaxed: a smooth extension of log p* to soft state memberships and its
 //     gradient (relaxed surrogates for GF-SVGD, gradient-informed samplers).
 //
+// Samplers that make local moves follow one configuration per chain with a
+// tracker, so that a move costs only its neighbourhood: Tracker (log p*
+// changes and conditionals; a model's own through Incremental, else a
+// generic one) and GradientTracker (the same for the gradient of the
+// relaxation at the one-hot memberships, with a tried change that can be
+// read before it is committed; a model's own through RelaxedIncremental,
+// else a generic one that evaluates RelaxedLogProb whole).
+//
 // Log-probabilities may be −Inf (a state of probability zero) but never NaN
 // or +Inf. The package modeltest checks all of these contracts against
 // brute-force enumeration.

@@ -55,6 +55,53 @@ type Relaxed interface {
 	RelaxedLogProb(grad, m []float64) float64
 }
 
+// RelaxedIncremental is a Relaxed model with its own fast GradientTracker.
+type RelaxedIncremental interface {
+	Relaxed
+	// NewGradientTracker returns a gradient tracker at a copy of z.
+	NewGradientTracker(z []int) GradientTracker
+}
+
+// GradientTracker follows one configuration z of a Relaxed model and the
+// gradient of RelaxedLogProb at z's one-hot memberships through changes of
+// single variables, so that gradient-guided samplers making local moves
+// (Gibbs-with-Gradients) pay for the entries a change touches, not for a
+// whole gradient. A change is made in two steps: Try computes the gradient
+// at z with z_i = s without moving, and Commit moves there; the next Try or
+// Reset abandons a tried change that was not committed. A sampler can thus
+// read the gradient at a proposed state, for the reverse proposal, before it
+// decides.
+//
+// Grad equals the gradient that RelaxedLogProb writes at the one-hot
+// memberships of State(), up to rounding that does not accumulate: a
+// tracker that updates sums in place recomputes them from scratch often
+// enough that they stay within 1e-9 (relative to the size of their terms)
+// of a fresh computation, however many changes it has made. A tracker is
+// not safe for concurrent use; make one per chain.
+type GradientTracker interface {
+	// State returns the current configuration. The caller must not modify
+	// it; it changes with Commit and Reset.
+	State() []int
+	// Grad returns the gradient at the current configuration, laid out like
+	// the memberships (Offsets). The caller must not modify it; it changes
+	// with Commit and Reset.
+	Grad() []float64
+	// DeltaLogProb returns log p*(z with z_i = s) − log p*(z), with the
+	// conventions of Delta.DeltaLogProb.
+	DeltaLogProb(i, s int) float64
+	// Try computes the gradient at the current configuration with z_i = s
+	// (s ≠ z_i) and returns the variables whose blocks of it may differ
+	// from Grad() (i among them), each once, and the whole tried gradient.
+	// Both are valid until the next call; the caller must not modify them.
+	Try(i, s int) (changed []int, grad []float64)
+	// Commit moves to the configuration of the last Try, whose gradient
+	// becomes Grad(). It panics when no Try is pending.
+	Commit()
+	// Reset moves the tracker to configuration z (copied) and recomputes
+	// everything from scratch.
+	Reset(z []int)
+}
+
 // Support is a model that knows states which have probability zero whatever
 // the other variables are (unary zeros). The continuous parameterization
 // gives such states no bin, so that no sampler working through it can reach

@@ -32,6 +32,8 @@ var (
 	_ model.Delta       = (*Categorical)(nil)
 	_ model.Relaxed     = (*Categorical)(nil)
 	_ model.Support     = (*Categorical)(nil)
+
+	_ model.RelaxedIncremental = (*Categorical)(nil)
 )
 
 // New checks the variables and returns the model. Each variable needs at
@@ -152,4 +154,67 @@ func (c *Categorical) Bytes() int64 {
 		k += int64(len(s))
 	}
 	return 3*8*k + 8*int64(len(c.offsets))
+}
+
+// gradTracker keeps one configuration and the relaxed gradient at it,
+// p_i(s)/p_i(z_i) for every state s of every variable i. A change of
+// variable i changes i's block only, computed as RelaxedLogProb does (bit
+// for bit) in O(K_i).
+type gradTracker struct {
+	c       *Categorical
+	z       []int
+	g, g2   []float64 // gradient at z; g2 equals g outside the pending Try's block
+	changed [1]int
+	ti, ts  int // the pending Try (ti < 0: none)
+}
+
+// NewGradientTracker returns a gradient tracker at a copy of z.
+func (c *Categorical) NewGradientTracker(z []int) model.GradientTracker {
+	f := c.offsets[len(c.states)]
+	t := &gradTracker{c: c, z: make([]int, len(c.states)), g: make([]float64, f), g2: make([]float64, f), ti: -1}
+	t.Reset(z)
+	return t
+}
+
+func (t *gradTracker) State() []int                  { return t.z }
+func (t *gradTracker) Grad() []float64               { return t.g }
+func (t *gradTracker) DeltaLogProb(i, s int) float64 { return t.c.DeltaLogProb(t.z, i, s) }
+
+// block writes variable i's gradient at state s into dst.
+func (c *Categorical) block(dst []float64, i, s int) {
+	inv := 1 / c.probs[i][s]
+	for r, p := range c.probs[i] {
+		dst[c.offsets[i]+r] = p * inv
+	}
+}
+
+func (t *gradTracker) Try(i, s int) ([]int, []float64) {
+	if t.ti >= 0 {
+		a, b := t.c.offsets[t.ti], t.c.offsets[t.ti+1]
+		copy(t.g2[a:b], t.g[a:b])
+	}
+	t.c.block(t.g2, i, s)
+	t.ti, t.ts = i, s
+	t.changed[0] = i
+	return t.changed[:], t.g2
+}
+
+func (t *gradTracker) Commit() {
+	if t.ti < 0 {
+		panic("categorical: GradientTracker.Commit without a pending Try")
+	}
+	i := t.ti
+	t.z[i] = t.ts
+	a, b := t.c.offsets[i], t.c.offsets[i+1]
+	copy(t.g[a:b], t.g2[a:b])
+	t.ti = -1
+}
+
+func (t *gradTracker) Reset(z []int) {
+	copy(t.z, z)
+	for i, s := range t.z {
+		t.c.block(t.g, i, s)
+	}
+	copy(t.g2, t.g)
+	t.ti = -1
 }

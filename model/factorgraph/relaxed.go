@@ -1,6 +1,10 @@
 package factorgraph
 
-import "math"
+import (
+	"math"
+
+	"github.com/dstein/dstein/model"
+)
 
 // scratch holds RelaxedLogProb's buffers; one per concurrent call, from a
 // pool.
@@ -149,4 +153,111 @@ func (g *Graph) RelaxedLogProb(grad, m []float64) float64 {
 		}
 	}
 	return total
+}
+
+// gradTracker keeps one configuration and the gradient of RelaxedLogProb
+// at its one-hot memberships: for variable v and state s,
+// Σ_{f∋v} φ_f(z with z_v = s)/φ_f(z) over the factors that are not zero at z
+// (1 per such factor at s = z_v). A change of variable i changes the
+// blocks of the variables that share a factor with i (i's Markov blanket)
+// and i's own; each is recomputed from scratch, adding the factors in the
+// order RelaxedLogProb does, so Grad equals RelaxedLogProb's gradient bit
+// for bit.
+type gradTracker struct {
+	g       *Graph
+	z       []int
+	gr, gr2 []float64 // gradient at z; gr2 equals gr outside the pending Try's blocks
+	changed []int     // the pending Try's variables
+	stamp   []int     // stamp[v] == epoch when v is in changed
+	epoch   int
+	ti, ts  int // the pending Try (ti < 0: none)
+}
+
+var _ model.RelaxedIncremental = (*Graph)(nil)
+
+// NewGradientTracker returns a gradient tracker at a copy of z.
+func (g *Graph) NewGradientTracker(z []int) model.GradientTracker {
+	n, f := len(g.card), g.off[len(g.card)]
+	t := &gradTracker{g: g, z: make([]int, n), gr: make([]float64, f), gr2: make([]float64, f), stamp: make([]int, n), ti: -1}
+	t.Reset(z)
+	return t
+}
+
+func (t *gradTracker) State() []int                  { return t.z }
+func (t *gradTracker) Grad() []float64               { return t.gr }
+func (t *gradTracker) DeltaLogProb(i, s int) float64 { return t.g.DeltaLogProb(t.z, i, s) }
+
+// block writes variable v's block of the gradient at z into dst (laid out
+// like the memberships).
+func (g *Graph) block(dst []float64, z []int, v int) {
+	b := dst[g.off[v]:g.off[v+1]]
+	clear(b)
+	zv := z[v]
+	for a := g.adjStart[v]; a < g.adjStart[v+1]; a++ {
+		f := &g.fac[g.adjF[a]]
+		idx := f.index(z)
+		top := f.table[idx]
+		if math.IsInf(top, -1) {
+			continue // a zero factor contributes nothing
+		}
+		st := f.stride[g.adjPos[a]]
+		base := idx - zv*st
+		for s := range b {
+			if s == zv {
+				b[s] += 1
+				continue
+			}
+			if x := f.table[base+s*st]; !math.IsInf(x, -1) {
+				b[s] += math.Exp(x - top)
+			}
+		}
+	}
+}
+
+func (t *gradTracker) Try(i, s int) ([]int, []float64) {
+	g := t.g
+	if t.ti >= 0 {
+		for _, v := range t.changed {
+			copy(t.gr2[g.off[v]:g.off[v+1]], t.gr[g.off[v]:g.off[v+1]])
+		}
+	}
+	t.epoch++
+	t.changed = append(t.changed[:0], i)
+	t.stamp[i] = t.epoch
+	for a := g.adjStart[i]; a < g.adjStart[i+1]; a++ {
+		for _, v := range g.fac[g.adjF[a]].scope {
+			if t.stamp[v] != t.epoch {
+				t.stamp[v] = t.epoch
+				t.changed = append(t.changed, v)
+			}
+		}
+	}
+	old := t.z[i]
+	t.z[i] = s
+	for _, v := range t.changed {
+		g.block(t.gr2, t.z, v)
+	}
+	t.z[i] = old
+	t.ti, t.ts = i, s
+	return t.changed, t.gr2
+}
+
+func (t *gradTracker) Commit() {
+	if t.ti < 0 {
+		panic("factorgraph: GradientTracker.Commit without a pending Try")
+	}
+	t.z[t.ti] = t.ts
+	for _, v := range t.changed {
+		copy(t.gr[t.g.off[v]:t.g.off[v+1]], t.gr2[t.g.off[v]:t.g.off[v+1]])
+	}
+	t.ti = -1
+}
+
+func (t *gradTracker) Reset(z []int) {
+	copy(t.z, z)
+	for v := range t.z {
+		t.g.block(t.gr, t.z, v)
+	}
+	copy(t.gr2, t.gr)
+	t.ti = -1
 }

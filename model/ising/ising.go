@@ -34,6 +34,8 @@ var (
 	_ model.Delta       = (*Ising)(nil)
 	_ model.Relaxed     = (*Ising)(nil)
 	_ model.Incremental = (*Ising)(nil)
+
+	_ model.RelaxedIncremental = (*Ising)(nil)
 )
 
 func finite(x float64) bool { return !math.IsNaN(x) && !math.IsInf(x, 0) }
@@ -302,6 +304,76 @@ func (t *tracker) LogConditional(dst []float64, i int) []float64 {
 	return t.m.LogConditional(dst, t.z, i)
 }
 func (t *tracker) DeltaLogProb(i, s int) float64 { return t.m.DeltaLogProb(t.z, i, s) }
+
+// gradTracker keeps one configuration and the relaxed gradient at it,
+// (−L_i, +L_i) for each spin. A change of spin i changes the local fields of
+// i's neighbours only; each is recomputed from scratch in O(degree), in the
+// order of RelaxedLogProb, so Grad equals RelaxedLogProb's gradient bit for
+// bit and a Try costs O(degree²).
+type gradTracker struct {
+	m       *Ising
+	z       []int
+	g, g2   []float64 // gradient at z; g2 equals g outside the pending Try's blocks
+	changed []int     // the pending Try's variables
+	ti, ts  int       // the pending Try (ti < 0: none)
+}
+
+// NewGradientTracker returns a gradient tracker at a copy of z.
+func (m *Ising) NewGradientTracker(z []int) model.GradientTracker {
+	t := &gradTracker{m: m, z: make([]int, m.n), g: make([]float64, 2*m.n), g2: make([]float64, 2*m.n), ti: -1}
+	t.Reset(z)
+	return t
+}
+
+func (t *gradTracker) State() []int                  { return t.z }
+func (t *gradTracker) Grad() []float64               { return t.g }
+func (t *gradTracker) DeltaLogProb(i, s int) float64 { return t.m.DeltaLogProb(t.z, i, s) }
+
+// abandon brings g2 back to g after a Try that was not committed.
+func (t *gradTracker) abandon() {
+	if t.ti >= 0 {
+		for _, v := range t.changed {
+			t.g2[2*v], t.g2[2*v+1] = t.g[2*v], t.g[2*v+1]
+		}
+		t.ti = -1
+	}
+}
+
+func (t *gradTracker) Try(i, s int) ([]int, []float64) {
+	t.abandon()
+	nb := t.m.nbr[t.m.start[i]:t.m.start[i+1]]
+	t.changed = append(append(t.changed[:0], i), nb...)
+	old := t.z[i]
+	t.z[i] = s
+	for _, v := range t.changed {
+		l := t.m.LocalField(t.z, v)
+		t.g2[2*v], t.g2[2*v+1] = -l, l
+	}
+	t.z[i] = old
+	t.ti, t.ts = i, s
+	return t.changed, t.g2
+}
+
+func (t *gradTracker) Commit() {
+	if t.ti < 0 {
+		panic("ising: GradientTracker.Commit without a pending Try")
+	}
+	t.z[t.ti] = t.ts
+	for _, v := range t.changed {
+		t.g[2*v], t.g[2*v+1] = t.g2[2*v], t.g2[2*v+1]
+	}
+	t.ti = -1
+}
+
+func (t *gradTracker) Reset(z []int) {
+	copy(t.z, z)
+	for v := range t.m.n {
+		l := t.m.LocalField(t.z, v)
+		t.g[2*v], t.g[2*v+1] = -l, l
+	}
+	copy(t.g2, t.g)
+	t.ti = -1
+}
 
 // Bytes returns the model's size: edges, fields and adjacency.
 func (m *Ising) Bytes() int64 {

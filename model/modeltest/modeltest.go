@@ -180,8 +180,109 @@ func Check(t testing.TB, m model.Model, opt Options) {
 
 	if r, ok := m.(model.Relaxed); ok {
 		checkRelaxed(t, m, r, z0, lp0, opt)
+		checkGradientTracker(t, m, r, opt)
 	}
 	checkTracker(t, m, opt)
+}
+
+// checkGradientTracker walks a gradient tracker (the model's own, or the
+// generic one) through every state by tried and committed single-variable
+// changes. At every possible state it compares Grad, and the gradient of
+// every tried change (abandoned), with RelaxedLogProb's gradient at the
+// one-hot memberships, within Tol relative to max(1, |entry|); blocks
+// outside a Try's changed variables must equal Grad exactly.
+func checkGradientTracker(t testing.TB, m model.Model, r model.Relaxed, opt Options) {
+	t.Helper()
+	d := m.Dim()
+	off := model.Offsets(m)
+	mem := make([]float64, off[d])
+	want := make([]float64, off[d])
+	fresh := func(z []int) []float64 {
+		clear(mem)
+		for i, s := range z {
+			mem[off[i]+s] = 1
+		}
+		r.RelaxedLogProb(want, mem)
+		return want
+	}
+	same := func(what string, z []int, got, want []float64, blocks []int) {
+		t.Helper()
+		for _, i := range blocks {
+			for k := off[i]; k < off[i+1]; k++ {
+				if !agree(got[k], want[k], opt.Tol*math.Max(1, math.Abs(want[k]))) {
+					t.Errorf("gradient tracker %s at %v, entry %d (variable %d): %v; RelaxedLogProb gives %v", what, z, k, i, got[k], want[k])
+				}
+			}
+		}
+	}
+	all := make([]int, d)
+	for i := range all {
+		all[i] = i
+	}
+	tr := model.NewGradientTracker(r, make([]int, d))
+	zs := make([]int, d)
+	seen := make([]bool, d)
+	ForEachState(m, func(z []int) {
+		for i, s := range z {
+			if tr.State()[i] != s {
+				tr.Try(i, s)
+				tr.Commit()
+			}
+		}
+		for i := range z {
+			if tr.State()[i] != z[i] {
+				t.Fatalf("gradient tracker state %v after moving to %v", tr.State(), z)
+			}
+		}
+		lp := m.LogProb(z)
+		if math.IsInf(lp, -1) {
+			return
+		}
+		same("Grad", z, tr.Grad(), fresh(z), all)
+		for i := range d {
+			for s := range m.States(i) {
+				if s == z[i] {
+					continue
+				}
+				copy(zs, z)
+				zs[i] = s
+				lps := m.LogProb(zs)
+				if got := tr.DeltaLogProb(i, s); !agree(got, lps-lp, opt.Tol) {
+					t.Errorf("gradient tracker DeltaLogProb at %v, variable %d, state %d: %v; want %v", z, i, s, got, lps-lp)
+				}
+				changed, g := tr.Try(i, s)
+				clear(seen)
+				for _, v := range changed {
+					if seen[v] {
+						t.Fatalf("gradient tracker Try(%d, %d) at %v names variable %d twice", i, s, z, v)
+					}
+					seen[v] = true
+				}
+				if !seen[i] {
+					t.Fatalf("gradient tracker Try(%d, %d) at %v does not name variable %d", i, s, z, i)
+				}
+				cur := tr.Grad()
+				for v := range d {
+					for k := off[v]; !seen[v] && k < off[v+1]; k++ {
+						if g[k] != cur[k] && !(math.IsNaN(g[k]) && math.IsNaN(cur[k])) {
+							t.Errorf("gradient tracker Try(%d, %d) at %v changed entry %d of variable %d, which it does not name", i, s, z, k, v)
+						}
+					}
+				}
+				if !math.IsInf(lps, -1) {
+					same("Try", zs, g, fresh(zs), all)
+				}
+			}
+		}
+		// The tries were abandoned: Grad is still the current state's.
+		same("Grad after abandoned tries", z, tr.Grad(), fresh(z), all)
+	})
+	tr.Reset(make([]int, d))
+	for _, v := range tr.State() {
+		if v != 0 {
+			t.Fatalf("gradient tracker Reset to zeros gave %v", tr.State())
+		}
+	}
 }
 
 // checkTracker walks a tracker (the model's own, or the generic one) through

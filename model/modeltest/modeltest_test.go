@@ -64,6 +64,62 @@ func (m badRelaxed) RelaxedLogProb(grad, mem []float64) float64 {
 	return m.j * u0 * u1
 }
 
+// relaxedSpins is twoSpins with a correct relaxed form.
+type relaxedSpins struct{ twoSpins }
+
+func (m relaxedSpins) RelaxedLogProb(grad, mem []float64) float64 {
+	u0, u1 := mem[1]-mem[0], mem[3]-mem[2]
+	if grad != nil {
+		g0, g1 := m.j*u1, m.j*u0
+		grad[0], grad[1], grad[2], grad[3] = -g0, g0, -g1, g1
+	}
+	return m.j * u0 * u1
+}
+
+// staleGradient has a gradient tracker that updates only the changed
+// variable's own block, missing its neighbour's.
+type staleGradient struct{ relaxedSpins }
+
+func (m staleGradient) NewGradientTracker(z []int) model.GradientTracker {
+	t := &staleTracker{m: m.relaxedSpins, z: append([]int(nil), z...), g: make([]float64, 4), g2: make([]float64, 4)}
+	t.Reset(z)
+	return t
+}
+
+type staleTracker struct {
+	m      relaxedSpins
+	z      []int
+	g, g2  []float64
+	ti, ts int
+}
+
+func (t *staleTracker) State() []int    { return t.z }
+func (t *staleTracker) Grad() []float64 { return t.g }
+func (t *staleTracker) DeltaLogProb(i, s int) float64 {
+	z := append([]int(nil), t.z...)
+	z[i] = s
+	return t.m.LogProb(z) - t.m.LogProb(t.z)
+}
+func (t *staleTracker) Try(i, s int) ([]int, []float64) {
+	z := append([]int(nil), t.z...)
+	z[i] = s
+	copy(t.g2, t.g)
+	mem := make([]float64, 4)
+	mem[z[0]], mem[2+z[1]] = 1, 1
+	fresh := make([]float64, 4)
+	t.m.RelaxedLogProb(fresh, mem)
+	copy(t.g2[2*i:2*i+2], fresh[2*i:2*i+2]) // only i's block
+	t.ti, t.ts = i, s
+	return []int{i}, t.g2
+}
+func (t *staleTracker) Commit() { t.z[t.ti] = t.ts; t.g, t.g2 = t.g2, t.g }
+func (t *staleTracker) Reset(z []int) {
+	copy(t.z, z)
+	mem := make([]float64, 4)
+	mem[z[0]], mem[2+z[1]] = 1, 1
+	t.m.RelaxedLogProb(t.g, mem)
+}
+
 type nanModel struct{ twoSpins }
 
 func (nanModel) LogProb(z []int) float64 {
@@ -79,6 +135,9 @@ func TestCheckCatchesBrokenModels(t *testing.T) {
 	if r := check(ok, Options{Reference: ok.LogProb}); len(r.errors) > 0 {
 		t.Fatalf("a correct model failed: %v", r.errors)
 	}
+	if r := check(relaxedSpins{ok}, Options{}); len(r.errors) > 0 {
+		t.Fatalf("a correct relaxed model failed: %v", r.errors)
+	}
 	cases := map[string]struct {
 		m   model.Model
 		opt Options
@@ -87,6 +146,7 @@ func TestCheckCatchesBrokenModels(t *testing.T) {
 		"wrong conditional": {badConditional{ok}, Options{}},
 		"wrong gradient":    {badRelaxed{ok}, Options{}},
 		"NaN":               {nanModel{ok}, Options{}},
+		"stale gradient":    {staleGradient{relaxedSpins{ok}}, Options{}},
 	}
 	for name, c := range cases {
 		if r := check(c.m, c.opt); len(r.errors) == 0 {

@@ -30,6 +30,8 @@ var (
 	_ model.Delta       = (*RBM)(nil)
 	_ model.Relaxed     = (*RBM)(nil)
 	_ model.Incremental = (*RBM)(nil)
+
+	_ model.RelaxedIncremental = (*RBM)(nil)
 )
 
 func finite(x float64) bool { return !math.IsNaN(x) && !math.IsInf(x, 0) }
@@ -301,14 +303,17 @@ func (t *tracker) LogConditional(dst []float64, i int) []float64 {
 
 // DeltaLogProb returns the change of log p* when unit i takes state s, in
 // O(M).
-func (t *tracker) DeltaLogProb(i, s int) float64 {
-	if t.z[i] == s {
+func (t *tracker) DeltaLogProb(i, s int) float64 { return t.r.deltaFlip(t.z, t.a, t.t, i, s) }
+
+// deltaFlip returns the change of log p* when unit i of z takes state s,
+// given the preactivations a of z and their tanh t, in O(M).
+func (r *RBM) deltaFlip(z []int, a, t []float64, i, s int) float64 {
+	if z[i] == s {
 		return 0
 	}
-	r := t.r
-	dz := model.Spin(s) - model.Spin(t.z[i]) // ±2
+	dz := model.Spin(s) - model.Spin(z[i]) // ±2
 	f := r.b[i] * dz
-	for k, ak := range t.a {
+	for k, ak := range a {
 		idx := k*r.d + i
 		w := r.wt[idx]
 		if math.Abs(2*w) > maxFlipShift {
@@ -319,9 +324,156 @@ func (t *tracker) DeltaLogProb(i, s int) float64 {
 		if dz < 0 {
 			sh = -sh
 		}
-		f += math.Log(r.coshW[idx] + t.t[k]*sh)
+		f += math.Log(r.coshW[idx] + t[k]*sh)
 	}
 	return f
+}
+
+// gradTracker keeps one chain's configuration, its hidden preactivations
+// a = Wᵀz + c with their tanh, and the relaxed gradient b + W tanh(a) (with
+// respect to u; its negative for the memberships of −1). A Try updates the
+// M preactivations in O(M) but, since every tanh changes, rewrites the
+// whole gradient in O(dM), in the order of RelaxedLogProb; DeltaLogProb
+// costs O(M) with one logarithm per 64 hidden units. The preactivations
+// are updated in place, so every d commits they and the gradient are
+// recomputed from scratch, which bounds their rounding error by that of d
+// additions. (The gradient at a configuration therefore depends, in its
+// last bits, on the path to it; the other models' trackers are exact.)
+type gradTracker struct {
+	r       *RBM
+	z       []int
+	a, t    []float64 // preactivations and their tanh at z
+	a2, t2  []float64 // the same at the tried configuration
+	g, g2   []float64 // gradient at z and at the tried configuration
+	u       []float64 // scratch for gradient
+	all     []int     // 0, 1, …, d−1
+	ti, ts  int       // the pending Try (ti < 0: none)
+	commits int       // commits since a and g were last computed from scratch
+}
+
+// NewGradientTracker returns a gradient tracker at a copy of z.
+func (r *RBM) NewGradientTracker(z []int) model.GradientTracker {
+	r.flipTables()
+	t := &gradTracker{
+		r: r, z: make([]int, r.d),
+		a: make([]float64, r.m), t: make([]float64, r.m), a2: make([]float64, r.m), t2: make([]float64, r.m),
+		g: make([]float64, 2*r.d), g2: make([]float64, 2*r.d), u: make([]float64, r.d), all: make([]int, r.d), ti: -1,
+	}
+	for i := range t.all {
+		t.all[i] = i
+	}
+	t.Reset(z)
+	return t
+}
+
+func (t *gradTracker) State() []int    { return t.z }
+func (t *gradTracker) Grad() []float64 { return t.g }
+func (t *gradTracker) DeltaLogProb(i, s int) float64 {
+	return t.r.deltaProduct(t.z, t.a, t.t, i, s)
+}
+
+// deltaProduct is deltaFlip with one logarithm per 64 hidden units: the
+// factors cosh 2W_ik ± tanh(a_k) sinh 2W_ik lie in [e^−3, e^3] where the
+// identity is used, so the product of 64 of them neither overflows nor
+// underflows, and its logarithm differs from the sum of theirs by rounding
+// (at most about 64 ulp of the product: below 1e-14).
+func (r *RBM) deltaProduct(z []int, a, t []float64, i, s int) float64 {
+	if z[i] == s {
+		return 0
+	}
+	dz := model.Spin(s) - model.Spin(z[i]) // ±2
+	f := r.b[i] * dz
+	prod, n := 1.0, 0
+	for k, ak := range a {
+		idx := k*r.d + i
+		w := r.wt[idx]
+		if math.Abs(2*w) > maxFlipShift {
+			f += numeric.Log2Cosh(ak+w*dz) - numeric.Log2Cosh(ak)
+			continue
+		}
+		sh := r.sinhW[idx]
+		if dz < 0 {
+			sh = -sh
+		}
+		prod *= r.coshW[idx] + t[k]*sh
+		if n++; n == 64 {
+			f += math.Log(prod)
+			prod, n = 1, 0
+		}
+	}
+	return f + math.Log(prod)
+}
+
+// gradient writes b + W th into g[2i+1] and its negative into g[2i],
+// using u (length d) as scratch. Each entry adds the hidden units' terms
+// in order k = 0, 1, …, as RelaxedLogProb does; four hidden units are
+// taken per pass over u.
+func (r *RBM) gradient(g, th, u []float64) {
+	d := r.d
+	u = u[:d]
+	copy(u, r.b)
+	k := 0
+	for ; k+4 <= len(th); k += 4 {
+		t0, t1, t2, t3 := th[k], th[k+1], th[k+2], th[k+3]
+		w0 := r.wt[k*d : (k+1)*d]
+		w1 := r.wt[(k+1)*d : (k+2)*d]
+		w2 := r.wt[(k+2)*d : (k+3)*d]
+		w3 := r.wt[(k+3)*d : (k+4)*d]
+		w0, w1, w2, w3 = w0[:d], w1[:d], w2[:d], w3[:d]
+		for i := range u {
+			x := u[i] + t0*w0[i]
+			x += t1 * w1[i]
+			x += t2 * w2[i]
+			u[i] = x + t3*w3[i]
+		}
+	}
+	for ; k < len(th); k++ {
+		tk, wk := th[k], r.wt[k*d:(k+1)*d]
+		wk = wk[:d]
+		for i := range u {
+			u[i] += tk * wk[i]
+		}
+	}
+	g = g[:2*d]
+	for i, x := range u {
+		g[2*i], g[2*i+1] = -x, x
+	}
+}
+
+func (t *gradTracker) Try(i, s int) ([]int, []float64) {
+	r := t.r
+	dz := model.Spin(s) - model.Spin(t.z[i])
+	for k, ak := range t.a {
+		t.a2[k] = ak + r.wt[k*r.d+i]*dz
+		t.t2[k] = math.Tanh(t.a2[k])
+	}
+	r.gradient(t.g2, t.t2, t.u)
+	t.ti, t.ts = i, s
+	return t.all, t.g2
+}
+
+func (t *gradTracker) Commit() {
+	if t.ti < 0 {
+		panic("rbm: GradientTracker.Commit without a pending Try")
+	}
+	t.z[t.ti] = t.ts
+	t.a, t.a2 = t.a2, t.a
+	t.t, t.t2 = t.t2, t.t
+	t.g, t.g2 = t.g2, t.g
+	t.ti = -1
+	if t.commits++; t.commits >= t.r.d {
+		t.Reset(t.z)
+	}
+}
+
+func (t *gradTracker) Reset(z []int) {
+	copy(t.z, z)
+	for k := range t.a {
+		t.a[k] = t.r.preact(t.z, k)
+		t.t[k] = math.Tanh(t.a[k])
+	}
+	t.r.gradient(t.g, t.t, t.u)
+	t.ti, t.commits = -1, 0
 }
 
 // SampleHidden draws h ~ p(h | z): P(h_k = +1 | z) = σ(2((Wᵀz)_k + c_k)),

@@ -161,8 +161,9 @@ type chain struct {
 	tr  model.Tracker
 	b   []uint8 // spins as 0/1 for the spin kernel
 	r   *rand.Rand
-	h   []int // latent units for block Gibbs
-	z   []int // visible units for block Gibbs
+	src *rand.ChaCha8 // r's source, called directly by the spin kernel
+	h   []int         // latent units for block Gibbs
+	z   []int         // visible units for block Gibbs
 	buf []float64
 }
 
@@ -192,16 +193,22 @@ func New(p *sampler.Problem, set Settings) (*Sampler, error) {
 			return nil, fmt.Errorf("gibbs: block Gibbs needs a model with latent units (an RBM)")
 		}
 	}
+	var spins []uint8
 	if sm, ok := m.(SpinModel); ok && s.block == nil {
 		s.spin = newSpinKernel(sm)
+		// Every chain's spins in one array, each row starting on its own
+		// cache line, so that chains swept on different cores never
+		// write to the same line.
+		spins = make([]uint8, n*spinStride(d))
 	}
 	for c := range s.chains {
 		ch := &s.chains[c]
-		ch.r = p.Key.ForIndex(rng.Sample, c).Rand()
+		ch.src = p.Key.ForIndex(rng.Sample, c).Source()
+		ch.r = rand.New(ch.src)
 		zc := p.Z[c*d : (c+1)*d]
 		switch {
 		case s.spin != nil:
-			ch.b = make([]uint8, d)
+			ch.b = spins[c*spinStride(d) : c*spinStride(d)+d : c*spinStride(d)+d]
 			for i, v := range zc {
 				ch.b[i] = uint8(v)
 			}
@@ -216,6 +223,14 @@ func New(p *sampler.Problem, set Settings) (*Sampler, error) {
 	return s, nil
 }
 
+// spinStride is the bytes between two chains' spins: d rounded up to a
+// cache line.
+func spinStride(d int) int { return (d + 63) &^ 63 }
+
+// chainWork is the number of site updates a chunk of chains should hold at
+// least, so that handing it to another core (a few microseconds) pays.
+const chainWork = 4096
+
 type sweepTask struct{ s *Sampler }
 
 func (t *sweepTask) Do(lo, hi int) {
@@ -223,7 +238,7 @@ func (t *sweepTask) Do(lo, hi int) {
 	for c := lo; c < hi; c++ {
 		ch := &s.chains[c]
 		if s.spin != nil {
-			s.spin.sweep(ch.b, ch.r)
+			s.spin.sweep(ch.b, ch.src)
 			continue
 		}
 		if s.block != nil {
@@ -307,7 +322,10 @@ func (s *Sampler) Step(ctx context.Context) error {
 		}
 		s.evals += int64(s.n) * int64(s.d)
 	default:
-		parallel.For(s.n, 1, &s.task)
+		// Contiguous blocks of chains (about 4 per core, each at least
+		// chainWork site updates): each chain's draws depend only on its
+		// own stream, so the split never changes them.
+		parallel.For(s.n, parallel.Grain(s.n, chainWork/max(1, s.d)), &s.task)
 		if s.block != nil {
 			s.evals += int64(s.n) * int64(s.block.Hidden()+s.d)
 		} else {
@@ -431,7 +449,7 @@ func newSpinKernel(m SpinModel) *spinKernel {
 }
 
 // sweep updates the spins b (0 for −1, 1 for +1) in order.
-func (k *spinKernel) sweep(b []uint8, r *rand.Rand) {
+func (k *spinKernel) sweep(b []uint8, r *rand.ChaCha8) {
 	for i := range b {
 		lo, hi := k.Start[i], k.Start[i+1]
 		var th uint64

@@ -4,8 +4,8 @@ import (
 	"context"
 	"fmt"
 	"math"
+	"math/bits"
 
-	"github.com/dstein/dstein/internal/numeric"
 	"github.com/dstein/dstein/internal/parallel"
 	"github.com/dstein/dstein/model"
 	"github.com/dstein/dstein/sampler"
@@ -24,8 +24,12 @@ func init() {
 		Unit:  "sweep of d proposals",
 		Needs: "a relaxed form",
 		Memory: func(m model.Model, n int, _ sampler.Settings) float64 {
-			// Per chain: the state (twice) and six membership-sized vectors.
-			return float64(n) * (8*2*float64(m.Dim()) + 8*6*float64(sampler.States(m)) + 256)
+			// Per chain: the state (three times), the one-hot memberships,
+			// logits, weights and their copies for a tried move, the
+			// tracker's two gradients (and memberships), and the sum tree
+			// (at most 4d entries).
+			d, f := float64(m.Dim()), float64(sampler.States(m))
+			return float64(n) * (8*3*d + 8*8*f + 8*4*d + 512)
 		},
 	})
 }
@@ -40,12 +44,24 @@ func (*Settings) Validate() error { return nil }
 // Resolved returns a copy.
 func (s *Settings) Resolved() sampler.Settings { c := *s; return &c }
 
+// The proposal weights are kept as w = exp(logit − ref) with a reference
+// ref per chain. ref is moved to the largest logit (a rebase, O(F)) when a
+// new logit would exceed it by more than maxShift, so that no weight
+// overflows, and when the total falls below minTotal, so that the weights
+// that matter stay far from underflow (a weight below 1e-308 is then below
+// 1e-208 of the total).
+const (
+	maxShift = 300
+	minTotal = 1e-100
+)
+
 // Sampler is the state of n chains. It is not safe for concurrent use.
 type Sampler struct {
 	m      model.Relaxed
-	delta  model.Delta
 	off    []int
 	n, d   int
+	leaves int // leaves of each sum tree: the smallest power of two ≥ d
+	depth  int // log2(leaves)
 	chains []chain
 	set    mh.Set
 	cur    []int
@@ -54,12 +70,13 @@ type Sampler struct {
 }
 
 type chain struct {
-	mh.Chain           // the state Z, its memberships Mem, stream, counters
-	g        []float64 // the gradient at Z
-	mem2, g2 []float64 // memberships and gradient at the proposed state
-	logits   []float64 // Δ̃/2 of every move from Z; −Inf for the current states
-	logits2  []float64 // the same from the proposed state
-	lse      float64   // log normaliser of logits
+	mh.Chain                       // the state Z, stream, counters
+	t        model.GradientTracker // Z and the relaxed gradient at it
+	logit    []float64             // Δ̃/2 of every move from Z, laid out like the memberships; −Inf at the current states
+	w        []float64             // exp(logit − ref)
+	tree     []float64             // sum tree: tree[leaves+i] = Σ_s w of variable i, tree[j] = tree[2j] + tree[2j+1]
+	ref      float64               // the reference of w
+	bad      float64               // a NaN or +Inf logit at Z (only at the start), else 0
 }
 
 // New starts n = p.N chains at the states p.Z; chain c draws from
@@ -69,23 +86,38 @@ func New(p *sampler.Problem, _ Settings) (*Sampler, error) {
 	if err != nil {
 		return nil, err
 	}
-	m, n, d := p.Model, p.N, p.Model.Dim()
-	s := &Sampler{m: rm, off: off, n: n, d: d, chains: make([]chain, n), set: make(mh.Set, n), cur: make([]int, n*d)}
-	s.delta, _ = m.(model.Delta)
+	n, d := p.N, p.Model.Dim()
+	leaves := 1
+	for leaves < d {
+		leaves *= 2
+	}
+	s := &Sampler{m: rm, off: off, n: n, d: d, leaves: leaves, depth: bits.TrailingZeros(uint(leaves)),
+		chains: make([]chain, n), set: make(mh.Set, n), cur: make([]int, n*d)}
 	f := off[d]
 	for c := range s.chains {
 		ch := &s.chains[c]
 		ch.Chain = base[c]
+		ch.Mem = nil // the tracker keeps what it needs
 		s.set[c] = &ch.Chain
-		ch.g = make([]float64, f)
-		ch.mem2, ch.g2 = make([]float64, f), make([]float64, f)
-		ch.logits, ch.logits2 = make([]float64, f), make([]float64, f)
-		s.m.RelaxedLogProb(ch.g, ch.Mem)
-		ch.lse = s.fill(ch.logits, ch.g, ch.Z)
+		ch.t = model.NewGradientTracker(rm, ch.Z)
+		ch.logit, ch.w = make([]float64, f), make([]float64, f)
+		ch.tree = make([]float64, 2*leaves)
+		g := ch.t.Grad()
+		for i := range d {
+			if top := s.blockLogits(ch.logit, g, i, ch.Z[i]); isBad(top) && !(ch.bad > 0) {
+				ch.bad = top
+			}
+		}
+		if ch.bad == 0 {
+			s.rebase(ch)
+		}
 		ch.Evals++
 	}
 	return s, nil
 }
+
+// isBad reports a logit maximum that is NaN or +Inf.
+func isBad(top float64) bool { return math.IsNaN(top) || math.IsInf(top, 1) }
 
 // Step runs one sweep (d proposals) of every chain.
 func (s *Sampler) Step(context.Context) error {
@@ -113,63 +145,176 @@ func (s *Sampler) Do(lo, hi int) {
 	}
 }
 
-// fill writes the proposal logits Δ̃/2 of every move from the state z with
-// gradient g into logits and returns their log normaliser.
-func (s *Sampler) fill(logits, g []float64, z []int) float64 {
-	for i := range s.d {
-		a, b := s.off[i], s.off[i+1]
-		cur := g[a+z[i]]
-		for k := a; k < b; k++ {
-			if k == a+z[i] {
-				logits[k] = math.Inf(-1)
-				continue
-			}
-			logits[k] = (g[k] - cur) / 2
-		}
+// blockLogits writes the proposal logits Δ̃/2 = (g[i, s'] − g[i, zi])/2 of
+// variable i's moves from state zi, with gradient g, into logit (−Inf for
+// zi itself) and returns their maximum, NaN when one is NaN.
+func (s *Sampler) blockLogits(logit, g []float64, i, zi int) float64 {
+	a := s.off[i]
+	if s.off[i+1]-a != 2 {
+		return s.blockLogitsK(logit, g, i, zi)
 	}
-	return numeric.LogSumExp(logits)
+	// One move: to the other state.
+	cur, k := a+zi, a+1-zi
+	l := (g[k] - g[cur]) / 2
+	logit[cur], logit[k] = negInf, l
+	return l
 }
 
-// propose makes one Metropolis–Hastings move. The forward logits of the
-// current state are kept between proposals: a rejection leaves them valid,
-// an acceptance replaces them by the reverse logits it has computed.
-func (s *Sampler) propose(ch *chain) {
-	lse := ch.lse
-	if math.IsInf(lse, -1) {
-		return // no move has positive proposal probability (all variables have one state)
-	}
-	if math.IsNaN(lse) || math.IsInf(lse, 1) {
-		ch.Err = fmt.Errorf("proposal weights are %v", lse)
-		return
-	}
-	// Draw a move by inverting the cumulative weights.
-	u := ch.R.Float64()
-	k, acc := -1, 0.0
-	for j, l := range ch.logits {
-		if math.IsInf(l, -1) {
+var negInf = math.Inf(-1)
+
+// blockLogitsK is blockLogits for a variable with other than two states.
+func (s *Sampler) blockLogitsK(logit, g []float64, i, zi int) float64 {
+	a, b := s.off[i], s.off[i+1]
+	cur := g[a+zi]
+	top, nan := negInf, false
+	for k := a; k < b; k++ {
+		if k == a+zi {
+			logit[k] = negInf
 			continue
 		}
-		acc += math.Exp(l - lse)
+		l := (g[k] - cur) / 2
+		logit[k] = l
+		if l > top {
+			top = l
+		} else if l != l {
+			nan = true
+		}
+	}
+	if nan {
+		return math.NaN()
+	}
+	return top
+}
+
+// blockWeights sets the weights of variable i from its logits and returns
+// their sum (the tree leaf). The current state's weight is 0.
+func (s *Sampler) blockWeights(ch *chain, i int) float64 {
+	a := s.off[i]
+	if s.off[i+1]-a != 2 {
+		return s.blockWeightsK(ch, i)
+	}
+	// One move: to the other state.
+	cur, k := a+ch.Z[i], a+1-ch.Z[i]
+	x := math.Exp(ch.logit[k] - ch.ref)
+	ch.w[k], ch.w[cur] = x, 0
+	return x
+}
+
+// blockWeightsK is blockWeights for a variable with other than two states.
+func (s *Sampler) blockWeightsK(ch *chain, i int) float64 {
+	var sum float64
+	for k := s.off[i]; k < s.off[i+1]; k++ {
+		if l := ch.logit[k]; math.IsInf(l, -1) {
+			ch.w[k] = 0
+		} else {
+			ch.w[k] = math.Exp(l - ch.ref)
+			sum += ch.w[k]
+		}
+	}
+	return sum
+}
+
+// rebase moves ch.ref to the largest logit (0 when none is finite) and
+// recomputes every weight and the tree.
+func (s *Sampler) rebase(ch *chain) {
+	ref := math.Inf(-1)
+	for _, l := range ch.logit {
+		ref = max(ref, l)
+	}
+	if math.IsInf(ref, -1) {
+		ref = 0
+	}
+	ch.ref = ref
+	for i := range s.d {
+		ch.tree[s.leaves+i] = s.blockWeights(ch, i)
+	}
+	s.rebuild(ch.tree)
+}
+
+// rebuild recomputes every inner node of a tree from its leaves.
+func (s *Sampler) rebuild(tree []float64) {
+	for j := s.leaves - 1; j >= 1; j-- {
+		tree[j] = tree[2*j] + tree[2*j+1]
+	}
+}
+
+// setLeaf sets leaf i and recomputes the nodes above it. Every node is the
+// sum of its children, so the tree is a function of its leaves, whatever
+// the order of the updates.
+func (s *Sampler) setLeaf(tree []float64, i int, x float64) {
+	j := s.leaves + i
+	tree[j] = x
+	for j >>= 1; j >= 1; j >>= 1 {
+		tree[j] = tree[2*j] + tree[2*j+1]
+	}
+}
+
+// updateWeights recomputes the weights and leaves of the variables in vs
+// from their logits and then the nodes above them: along each one's path,
+// or, when that would cost more, the whole tree.
+func (s *Sampler) updateWeights(ch *chain, vs []int) {
+	if len(vs)*s.depth >= s.leaves {
+		for _, v := range vs {
+			ch.tree[s.leaves+v] = s.blockWeights(ch, v)
+		}
+		s.rebuild(ch.tree)
+		return
+	}
+	for _, v := range vs {
+		s.setLeaf(ch.tree, v, s.blockWeights(ch, v))
+	}
+}
+
+// find descends the tree to the variable whose range of cumulative weights
+// holds target (0 ≤ target < total) and returns it with the remainder of
+// target within its leaf. A child whose sum is 0 is never entered, so the
+// variable has positive weight whatever the rounding.
+func (s *Sampler) find(tree []float64, target float64) (int, float64) {
+	j := 1
+	for j < s.leaves {
+		l, r := tree[2*j], tree[2*j+1]
+		if r == 0 || (l > 0 && target < l) {
+			j = 2 * j
+		} else {
+			target -= l
+			j = 2*j + 1
+		}
+	}
+	return j - s.leaves, target
+}
+
+// propose makes one Metropolis–Hastings move. The logits, weights and sum
+// tree of the current state are kept between proposals; a proposal
+// updates them for the blocks that the move changes (the tracker names
+// them), which gives the reverse proposal's normaliser, and restores those
+// blocks when the move is rejected.
+func (s *Sampler) propose(ch *chain) {
+	if ch.bad != 0 {
+		ch.Err = fmt.Errorf("proposal weights are %v", ch.bad)
+		return
+	}
+	total := ch.tree[1]
+	if total == 0 {
+		return // no move has positive proposal probability (all variables have one state)
+	}
+	// Draw a move: a variable from the tree, then its state.
+	u := ch.R.Float64()
+	i, rest := s.find(ch.tree, u*total)
+	a, b := s.off[i], s.off[i+1]
+	k, acc := -1, 0.0
+	for j := a; j < b; j++ {
+		if ch.w[j] == 0 {
+			continue
+		}
+		acc += ch.w[j]
 		k = j
-		if u < acc {
+		if rest < acc {
 			break
 		}
 	}
-	i := 0
-	for s.off[i+1] <= k {
-		i++
-	}
-	old, next := ch.Z[i], k-s.off[i]
-	logFwd := ch.logits[k] - lse
-	var dlp float64
-	if s.delta != nil {
-		dlp = s.delta.DeltaLogProb(ch.Z, i, next)
-	} else {
-		before := s.m.LogProb(ch.Z)
-		ch.Z[i] = next
-		dlp = s.m.LogProb(ch.Z) - before
-		ch.Z[i] = old
-	}
+	old, next := ch.Z[i], k-a
+	lFwd := ch.logit[k] // log q(next | old) = lFwd − ref − log total
+	dlp := ch.t.DeltaLogProb(i, next)
 	ch.Evals++
 	if math.IsNaN(dlp) {
 		ch.Err = fmt.Errorf("log p* change is NaN")
@@ -178,29 +323,66 @@ func (s *Sampler) propose(ch *chain) {
 	if math.IsInf(dlp, -1) {
 		return // into an impossible state: rejected
 	}
-	// The reverse move from the proposed state.
-	copy(ch.mem2, ch.Mem)
-	ch.mem2[s.off[i]+old], ch.mem2[k] = 0, 1
-	s.m.RelaxedLogProb(ch.g2, ch.mem2)
+	// The logits and weights at the proposed state, for the reverse move.
+	changed, g := ch.t.Try(i, next)
 	ch.Evals++
 	ch.Z[i] = next
-	lseRev := s.fill(ch.logits2, ch.g2, ch.Z)
-	logRev := ch.logits2[s.off[i]+old] - lseRev
-	logA := dlp + logRev - logFwd
+	top, nan := negInf, false
+	for _, v := range changed {
+		if t := s.blockLogits(ch.logit, g, v, ch.Z[v]); t > top {
+			top = t
+		} else if t != t {
+			nan = true
+		}
+	}
+	ref := ch.ref
+	var logA float64
+	if nan || math.IsInf(top, 1) {
+		// A weight at the proposed state is +Inf (the reverse move's
+		// probability is 0: reject) or else NaN.
+		logA = math.NaN()
+		if math.IsInf(top, 1) && !isBad(ch.logit[a+old]) {
+			logA = math.Inf(-1)
+		}
+	} else {
+		if top-ch.ref > maxShift {
+			s.rebase(ch)
+		} else if s.updateWeights(ch, changed); ch.tree[1] < minTotal {
+			s.rebase(ch)
+		}
+		// log q(old | next) − log q(next | old), with the logarithms of
+		// the totals taken as one of their ratio.
+		logA = dlp + ((ch.logit[a+old] - ch.ref) - (lFwd - ref)) + math.Log(total/ch.tree[1])
+	}
 	if math.IsNaN(logA) {
-		ch.Z[i] = old
+		s.restore(ch, changed, i, old, ref)
 		ch.Err = fmt.Errorf("acceptance ratio is NaN")
 		return
 	}
 	if logA >= 0 || math.Log(ch.R.Float64()) < logA {
-		ch.Mem, ch.mem2 = ch.mem2, ch.Mem
-		ch.g, ch.g2 = ch.g2, ch.g
-		ch.logits, ch.logits2 = ch.logits2, ch.logits
-		ch.lse = lseRev
+		ch.t.Commit()
 		ch.Accepted++
 		return
 	}
+	s.restore(ch, changed, i, old, ref)
+}
+
+// restore undoes a tried move of variable i from state old: the changed
+// blocks' logits and weights are recomputed from the gradient of the
+// current state, which the tracker still holds, with the reference ref of
+// before the try (bit for bit what they were), or the weights are rebased
+// when the try moved the reference.
+func (s *Sampler) restore(ch *chain, changed []int, i, old int, ref float64) {
 	ch.Z[i] = old
+	g := ch.t.Grad()
+	for _, v := range changed {
+		s.blockLogits(ch.logit, g, v, ch.Z[v])
+	}
+	if ch.ref != ref {
+		s.rebase(ch)
+		return
+	}
+	s.updateWeights(ch, changed)
 }
 
 // Current returns the chains' current states.
@@ -210,8 +392,8 @@ func (s *Sampler) Current() []int { return s.set.Current(s.cur, s.d) }
 func (s *Sampler) Sweeps() int { return s.sweeps }
 
 // Stats reports acceptance_rate, the fraction of accepted proposals so
-// far. Evaluations count one relaxed log-probability with its gradient and
-// one exact log p* change per proposal.
+// far. Evaluations count one gradient at the proposed state (a tracker's
+// Try) and one exact log p* change per proposal, and the first gradient.
 func (s *Sampler) Stats() sampler.Stats {
 	return sampler.Stats{Evaluations: s.set.Evaluations(), Values: []sampler.Stat{
 		{Name: "acceptance_rate", Value: s.set.AcceptanceRate(int64(s.sweeps) * int64(s.d))},
