@@ -1,11 +1,14 @@
 package gemm
 
 import (
+	"math"
+	"sync"
+
 	"github.com/dstein/dstein/internal/parallel"
 )
 
-// ABt holds the operands of one product. Reuse it across calls to avoid
-// allocation: Mul takes a pointer and runs it as a parallel task.
+// ABt holds the operands of one product. Mul does not retain or modify the
+// struct (it works on a copy), so an ABt may live on the stack.
 type ABt struct {
 	// C (m×n, leading dimension Ldc) receives A·Bᵀ; A is m×K with
 	// leading dimension Lda, B is n×K with leading dimension Ldb.
@@ -17,17 +20,55 @@ type ABt struct {
 	Lower bool
 }
 
+// asmMinWork is the size (M·N·K) below which Mul uses the pure-Go kernels
+// even where the assembly kernel is available: packing costs more than it
+// saves on tiny products (measured: the pure-Go path wins at 4×4×4, the
+// assembly path at 8×8×8). Both paths give the same bits, so this is only a
+// matter of speed (tests set it to 0 to exercise the assembly path).
+var asmMinWork = 256
+
 // Mul computes the product over the worker pool.
 func (p *ABt) Mul() {
+	if p.M <= 0 || p.N <= 0 {
+		return
+	}
+	p.check()
+	if useAsm && p.K > 0 && p.M*p.N*p.K >= asmMinWork {
+		p.mulAsm()
+		return
+	}
+	j := getJob()
+	j.prod = *p
+	j.mode = modePureGo
 	blocks := (p.M + 3) / 4
 	grain := 4
 	if p.Lower {
 		grain = 2
 	}
-	parallel.For(blocks, grain, p)
+	parallel.For(blocks, grain, j)
+	putJob(j)
 }
 
-// Do computes the row blocks [lo, hi) (blocks of 4 rows).
+// check panics, as a programming mistake, when a slice is too short for the
+// shape: the assembly kernel does not check bounds itself.
+func (p *ABt) check() {
+	if p.K < 0 || p.Lower && p.M != p.N {
+		panic("gemm: bad shape")
+	}
+	switch {
+	case !p.Lower:
+		_ = p.C[(p.M-1)*p.Ldc+p.N-1]
+	case p.M > 1:
+		_ = p.C[(p.M-1)*p.Ldc+p.M-2]
+	}
+	if p.K > 0 {
+		_ = p.A[(p.M-1)*p.Lda+p.K-1]
+		_ = p.B[(p.N-1)*p.Ldb+p.K-1]
+	}
+}
+
+// Do computes the row blocks [lo, hi) (blocks of 4 rows) with the pure-Go
+// kernels.
 func (p *ABt) Do(lo, hi int) {
 	for blk := lo; blk < hi; blk++ {
 		i0 := blk * 4
@@ -54,17 +95,21 @@ func (p *ABt) Do(lo, hi int) {
 	}
 }
 
+// one computes the single entry C[i][j].
 func (p *ABt) one(i, j int) {
 	a := p.A[i*p.Lda : i*p.Lda+p.K]
 	b := p.B[j*p.Ldb : j*p.Ldb+p.K]
 	b = b[:len(a)]
 	var s float64
 	for k, v := range a {
-		s += v * b[k]
+		s = math.FMA(v, b[k], s)
 	}
 	p.C[i*p.Ldc+j] = s
 }
 
+// kernel4x2 computes the 4×2 block of C at (i, j), one accumulator per
+// entry. The 4×2 block keeps 8 accumulators and 6 operands in the 15
+// floating-point registers Go allocates on amd64; larger blocks spill.
 func (p *ABt) kernel4x2(i, j int) {
 	K := p.K
 	a0 := p.A[i*p.Lda : i*p.Lda+K]
@@ -79,14 +124,14 @@ func (p *ABt) kernel4x2(i, j int) {
 	for k, x0 := range a0 {
 		x1, x2, x3 := a1[k], a2[k], a3[k]
 		y0, y1 := b0[k], b1[k]
-		c00 += x0 * y0
-		c01 += x0 * y1
-		c10 += x1 * y0
-		c11 += x1 * y1
-		c20 += x2 * y0
-		c21 += x2 * y1
-		c30 += x3 * y0
-		c31 += x3 * y1
+		c00 = math.FMA(x0, y0, c00)
+		c01 = math.FMA(x0, y1, c01)
+		c10 = math.FMA(x1, y0, c10)
+		c11 = math.FMA(x1, y1, c11)
+		c20 = math.FMA(x2, y0, c20)
+		c21 = math.FMA(x2, y1, c21)
+		c30 = math.FMA(x3, y0, c30)
+		c31 = math.FMA(x3, y1, c31)
 	}
 	c := p.C
 	r0, r1, r2, r3 := i*p.Ldc+j, (i+1)*p.Ldc+j, (i+2)*p.Ldc+j, (i+3)*p.Ldc+j
@@ -94,4 +139,84 @@ func (p *ABt) kernel4x2(i, j int) {
 	c[r1], c[r1+1] = c10, c11
 	c[r2], c[r2+1] = c20, c21
 	c[r3], c[r3+1] = c30, c31
+}
+
+// job is one call of Mul as a parallel task: a copy of the operands and the
+// packing buffers. Jobs are recycled through a free list that never drops
+// them, so Mul allocates nothing once the buffers have grown to the largest
+// product seen (at most one job per concurrent call of Mul).
+type job struct {
+	prod   ABt
+	mode   int
+	jobAsm // the assembly path's state (empty where there is none)
+}
+
+const (
+	modePureGo = iota // Do computes row blocks of 4 with the pure-Go kernels
+	modePack          // Do packs panels of B (assembly path)
+	modeKernel        // Do computes row blocks with the assembly kernel
+)
+
+func (j *job) Do(lo, hi int) {
+	switch j.mode {
+	case modePureGo:
+		j.prod.Do(lo, hi)
+	default:
+		j.doAsm(lo, hi)
+	}
+}
+
+var jobs struct {
+	sync.Mutex
+	free []*job
+}
+
+func getJob() *job {
+	jobs.Lock()
+	defer jobs.Unlock()
+	if n := len(jobs.free); n > 0 {
+		j := jobs.free[n-1]
+		jobs.free = jobs.free[:n-1]
+		return j
+	}
+	return new(job)
+}
+
+func putJob(j *job) {
+	j.prod = ABt{}
+	jobs.Lock()
+	jobs.free = append(jobs.free, j)
+	jobs.Unlock()
+}
+
+// bufs is a free list of scratch buffers (each worker's packed rows of A),
+// kept like the jobs.
+var bufs struct {
+	sync.Mutex
+	free []*[]float64
+}
+
+// getBuf returns a buffer of at least n elements.
+func getBuf(n int) *[]float64 {
+	bufs.Lock()
+	var b *[]float64
+	if k := len(bufs.free); k > 0 {
+		b = bufs.free[k-1]
+		bufs.free = bufs.free[:k-1]
+	}
+	bufs.Unlock()
+	if b == nil {
+		b = new([]float64)
+	}
+	if cap(*b) < n {
+		*b = make([]float64, n)
+	}
+	*b = (*b)[:n]
+	return b
+}
+
+func putBuf(b *[]float64) {
+	bufs.Lock()
+	bufs.free = append(bufs.free, b)
+	bufs.Unlock()
 }
