@@ -5,7 +5,6 @@ import (
 	"math"
 	"sync"
 
-	"github.com/dstein/dstein/internal/numeric"
 	"github.com/dstein/dstein/model"
 )
 
@@ -111,8 +110,15 @@ func (s *SoftBins) Temperature() float64 { return s.tau }
 // first two accurate when small.
 func (s *SoftBins) step(u float64) (l, lc, dl float64) {
 	a := u / s.tau
-	l = numeric.Sigmoid(a)
-	lc = numeric.Sigmoid(-a)
+	// σ(a) and σ(−a) from one exponential, e = exp(−|a|): the same
+	// operations numeric.Sigmoid does for each, so the same bits.
+	e := math.Exp(-math.Abs(a))
+	big, small := 1/(1+e), e/(1+e)
+	if a >= 0 {
+		l, lc = big, small
+	} else {
+		l, lc = small, big
+	}
 	return l, lc, l * lc / s.tau
 }
 

@@ -5,6 +5,7 @@ import (
 	"sort"
 	"testing"
 
+	"github.com/dstein/dstein/internal/numeric"
 	"github.com/dstein/dstein/model"
 	"github.com/dstein/dstein/model/categorical"
 	"github.com/dstein/dstein/model/ising"
@@ -351,5 +352,22 @@ func TestMixtureBase(t *testing.T) {
 	}
 	if _, err := NewMixture([]float64{1}, []float64{0, 1}, []float64{1}); err == nil {
 		t.Error("mismatched mixture accepted")
+	}
+}
+
+// The soft step computes σ(a) and σ(−a) from one exponential with the same
+// operations as numeric.Sigmoid, so its bits equal two calls of it.
+func TestStepMatchesSigmoid(t *testing.T) {
+	s := &SoftBins{tau: 0.25}
+	for _, u := range []float64{0, math.Copysign(0, -1), 1e-300, -1e-300, 0.1, -0.1, 0.3, -7.5, 7.5, 180, -180, 1e308, -1e308, math.Inf(1), math.Inf(-1), math.NaN()} {
+		l, lc, dl := s.step(u)
+		a := u / s.tau
+		wl, wlc := numeric.Sigmoid(a), numeric.Sigmoid(-a)
+		same := func(x, y float64) bool {
+			return math.Float64bits(x) == math.Float64bits(y) || (math.IsNaN(x) && math.IsNaN(y))
+		}
+		if !same(l, wl) || !same(lc, wlc) || !same(dl, wl*wlc/s.tau) {
+			t.Errorf("u = %v: step (%v, %v, %v), sigmoids (%v, %v)", u, l, lc, dl, wl, wlc)
+		}
 	}
 }
