@@ -55,6 +55,23 @@ type Relaxed interface {
 	RelaxedLogProb(grad, m []float64) float64
 }
 
+// RelaxedBatch is a Relaxed model that evaluates its relaxation at many
+// points at once, with matrix products, for particle methods.
+type RelaxedBatch interface {
+	Relaxed
+	// NewRelaxedBatch returns an evaluator for n points.
+	NewRelaxedBatch(n int) RelaxedBatcher
+}
+
+// RelaxedBatcher evaluates RelaxedLogProb at n points: for each row j of
+// mem (n rows laid out like the memberships, Offsets), f[j] is the value
+// and row j of grad the gradient, equal to RelaxedLogProb's up to rounding
+// (the sums are taken in another order). It is not safe for concurrent
+// use.
+type RelaxedBatcher interface {
+	RelaxedLogProbs(f, grad, mem []float64)
+}
+
 // RelaxedIncremental is a Relaxed model with its own fast GradientTracker.
 type RelaxedIncremental interface {
 	Relaxed

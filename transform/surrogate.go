@@ -5,6 +5,7 @@ import (
 	"math"
 	"sync"
 
+	"github.com/dstein/dstein/internal/parallel"
 	"github.com/dstein/dstein/model"
 )
 
@@ -199,4 +200,92 @@ func ByName(name string, m model.Model, t *Transform, tau float64) (Surrogate, e
 		return NewRelaxed(t, r, tau)
 	}
 	return nil, fmt.Errorf("unknown surrogate %q; want base or relaxed", name)
+}
+
+// BatchSurrogate is a surrogate that can evaluate many points at once.
+type BatchSurrogate interface {
+	Surrogate
+	// NewBatch returns an evaluator for n points, or nil when the
+	// surrogate has no faster way than point by point.
+	NewBatch(n int) SurrogateBatch
+}
+
+// SurrogateBatch evaluates LogProbScore at n points: lr[j] and row j of
+// score (n×d) for row j of x, equal to LogProbScore's up to rounding. It is
+// not safe for concurrent use.
+type SurrogateBatch interface {
+	LogProbScores(lr, score, x []float64)
+}
+
+var _ BatchSurrogate = (*RelaxedSurrogate)(nil)
+
+// NewBatch returns a batch evaluator when the model relaxes in batches
+// (model.RelaxedBatch: an RBM's two matrix products), else nil. It holds
+// 24nK bytes of memberships, their derivatives and the gradient (K the
+// total number of states) besides the model's own buffers.
+func (s *RelaxedSurrogate) NewBatch(n int) SurrogateBatch {
+	rb, ok := s.m.(model.RelaxedBatch)
+	if !ok {
+		return nil
+	}
+	k := s.off[len(s.off)-1]
+	b := &relaxedBatch{s: s, n: n, mb: rb.NewRelaxedBatch(n), mem: make([]float64, n*k), dmem: make([]float64, n*k), grad: make([]float64, n*k)}
+	b.task.b = b
+	return b
+}
+
+type relaxedBatch struct {
+	s               *RelaxedSurrogate
+	n               int
+	mb              model.RelaxedBatcher
+	mem, dmem, grad []float64
+	task            batchTask
+}
+
+type batchTask struct {
+	b            *relaxedBatch
+	chain        bool // false: memberships; true: the chain rule
+	lr, score, x []float64
+}
+
+func (t *batchTask) Do(lo, hi int) {
+	s := t.b.s
+	d, k := len(s.off)-1, s.off[len(s.off)-1]
+	for j := lo; j < hi; j++ {
+		xj := t.x[j*d : (j+1)*d]
+		mem, dmem := t.b.mem[j*k:(j+1)*k], t.b.dmem[j*k:(j+1)*k]
+		if !t.chain {
+			for i, v := range xj {
+				s.Memberships(mem[s.off[i]:s.off[i+1]], dmem[s.off[i]:s.off[i+1]], i, v)
+			}
+			continue
+		}
+		grad, score := t.b.grad[j*k:(j+1)*k], t.score[j*d:(j+1)*d]
+		base := s.t.base
+		f := t.lr[j]
+		for i, v := range xj {
+			f += base.LogProb(v)
+			g := base.Score(v)
+			for q := s.off[i]; q < s.off[i+1]; q++ {
+				if dmem[q] != 0 {
+					g += grad[q] * dmem[q]
+				}
+			}
+			score[i] = g
+		}
+		t.lr[j] = f
+	}
+}
+
+// LogProbScores evaluates the n points of x (n×d).
+func (b *relaxedBatch) LogProbScores(lr, score, x []float64) {
+	t := &b.task
+	t.lr, t.score, t.x = lr, score, x
+	grain := parallel.Grain(b.n, max(1, 2048/len(b.s.off)))
+	t.chain = false
+	parallel.For(b.n, grain, t)
+	b.mb.RelaxedLogProbs(lr, b.grad, b.mem)
+	t.chain = true
+	parallel.For(b.n, grain, t)
+	t.lr, t.score, t.x = nil, nil, nil
 }

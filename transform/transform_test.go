@@ -371,3 +371,52 @@ func TestStepMatchesSigmoid(t *testing.T) {
 		}
 	}
 }
+
+// The batched relaxed surrogate (an RBM's two matrix products) gives the
+// point-by-point values and scores up to rounding: relative 1e-12.
+func TestRelaxedBatchMatchesPointwise(t *testing.T) {
+	m, err := rbm.Random(37, 9, 0.4, 1, 3)
+	if err != nil {
+		t.Fatal(err)
+	}
+	tr, err := ForModel(nil, m)
+	if err != nil {
+		t.Fatal(err)
+	}
+	s, err := NewRelaxed(tr, m, 0.25)
+	if err != nil {
+		t.Fatal(err)
+	}
+	const n = 23
+	d := m.Dim()
+	r := rng.NewKey(5).For(rng.Init).Rand()
+	x := make([]float64, n*d)
+	for i := range x {
+		x[i] = 2 * r.NormFloat64()
+	}
+	b := s.NewBatch(n)
+	if b == nil {
+		t.Fatal("an RBM's relaxed surrogate has no batch")
+	}
+	lr, score := make([]float64, n), make([]float64, n*d)
+	b.LogProbScores(lr, score, x)
+	want := make([]float64, d)
+	for j := range n {
+		f := s.LogProbScore(want, x[j*d:(j+1)*d])
+		if math.Abs(lr[j]-f) > 1e-12*math.Max(1, math.Abs(f)) {
+			t.Fatalf("particle %d: batch %v, pointwise %v", j, lr[j], f)
+		}
+		for i, g := range want {
+			if got := score[j*d+i]; math.Abs(got-g) > 1e-12*math.Max(1, math.Abs(g)) {
+				t.Fatalf("particle %d, score %d: batch %v, pointwise %v", j, i, got, g)
+			}
+		}
+	}
+	// Models without a batched relaxation get none.
+	g, _ := ising.Grid(3, 3, false, 0.3, nil)
+	tg, _ := ForModel(nil, g)
+	sg, _ := NewRelaxed(tg, g, 0.25)
+	if sg.NewBatch(4) != nil {
+		t.Error("an Ising grid got a batch evaluator")
+	}
+}

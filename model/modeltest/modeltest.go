@@ -384,5 +384,40 @@ func checkRelaxed(t testing.TB, m model.Model, r model.Relaxed, z0 []int, lp0 fl
 				t.Errorf("relaxed gradient entry %d = %v; central difference %v", k, grad[k], fd)
 			}
 		}
+		if rb, ok := r.(model.RelaxedBatch); ok {
+			checkRelaxedBatch(t, rb, mem)
+		}
+	}
+}
+
+// checkRelaxedBatch evaluates a batch of three points (mem, its mirror
+// image within each variable's simplex, mem again) and compares each row
+// with RelaxedLogProb to relative 1e-12 (the batch sums in another order).
+func checkRelaxedBatch(t testing.TB, r model.RelaxedBatch, mem []float64) {
+	t.Helper()
+	k := len(mem)
+	rows := make([]float64, 3*k)
+	copy(rows, mem)
+	for q := range mem {
+		rows[k+q] = mem[k-1-q]
+	}
+	copy(rows[2*k:], mem)
+	f, grad := make([]float64, 3), make([]float64, 3*k)
+	r.NewRelaxedBatch(3).RelaxedLogProbs(f, grad, rows)
+	want, wg := make([]float64, 3), make([]float64, 3*k)
+	for j := range 3 {
+		want[j] = r.RelaxedLogProb(wg[j*k:(j+1)*k], rows[j*k:(j+1)*k])
+	}
+	close := func(a, b float64) bool { return math.Abs(a-b) <= 1e-12*math.Max(1, math.Abs(b)) }
+	for j := range 3 {
+		if !close(f[j], want[j]) {
+			t.Errorf("RelaxedLogProbs row %d = %v; RelaxedLogProb gives %v", j, f[j], want[j])
+		}
+		for q := range k {
+			if !close(grad[j*k+q], wg[j*k+q]) {
+				t.Errorf("RelaxedLogProbs row %d, gradient entry %d = %v; RelaxedLogProb gives %v", j, q, grad[j*k+q], wg[j*k+q])
+				return
+			}
+		}
 	}
 }

@@ -6,7 +6,9 @@ import (
 	"math/rand/v2"
 	"sync"
 
+	"github.com/dstein/dstein/internal/gemm"
 	"github.com/dstein/dstein/internal/numeric"
+	"github.com/dstein/dstein/internal/parallel"
 	"github.com/dstein/dstein/model"
 	"github.com/dstein/dstein/rng"
 )
@@ -508,3 +510,85 @@ func bernoulli(a float64, rnd *rand.Rand) int {
 // Bytes returns the model's size: Wᵀ, biases and, once trackers were made,
 // the tabulated cosh and sinh of 2W.
 func (r *RBM) Bytes() int64 { return 8 * (3*int64(len(r.wt)) + int64(len(r.b)+len(r.c))) }
+
+var _ model.RelaxedBatch = (*RBM)(nil)
+
+// relaxedBatch evaluates the relaxation at n points with two matrix
+// products: the hidden preactivations A = U·W + c (U the n×d matrix of
+// m_i(1) − m_i(0)) and the gradient's T·Wᵀ, T = tanh(A).
+type relaxedBatch struct {
+	r       *RBM
+	n       int
+	u, a, g []float64 // n×d, n×M, n×d
+	w       []float64 // W row-major, d×M: the second product's operand
+	rows    rowTask
+}
+
+// NewRelaxedBatch returns an evaluator of the relaxation at n points; it
+// holds 8(2nd + nM + dM) bytes.
+func (r *RBM) NewRelaxedBatch(n int) model.RelaxedBatcher {
+	b := &relaxedBatch{r: r, n: n, u: make([]float64, n*r.d), a: make([]float64, n*r.m), g: make([]float64, n*r.d), w: make([]float64, r.d*r.m)}
+	for k := range r.m {
+		for i := range r.d {
+			b.w[i*r.m+k] = r.wt[k*r.d+i]
+		}
+	}
+	b.rows.b = b
+	return b
+}
+
+type rowTask struct {
+	b     *relaxedBatch
+	phase int
+	f     []float64
+	grad  []float64
+	mem   []float64
+}
+
+func (t *rowTask) Do(lo, hi int) {
+	b := t.b
+	r, d, m := b.r, b.r.d, b.r.m
+	for j := lo; j < hi; j++ {
+		switch t.phase {
+		case 0: // U from the memberships
+			mj, uj := t.mem[j*2*d:(j+1)*2*d], b.u[j*d:(j+1)*d]
+			for i := range uj {
+				uj[i] = mj[2*i+1] - mj[2*i]
+			}
+		case 1: // f = b·u + Σ_k log 2cosh(a_k); A becomes tanh(A)
+			var f float64
+			for i, u := range b.u[j*d : (j+1)*d] {
+				f += r.b[i] * u
+			}
+			aj := b.a[j*m : (j+1)*m]
+			for k := range aj {
+				a := aj[k] + r.c[k]
+				f += numeric.Log2Cosh(a)
+				aj[k] = math.Tanh(a)
+			}
+			t.f[j] = f
+		case 2: // the gradient's layout: −g, g per unit
+			gj, gr := b.g[j*d:(j+1)*d], t.grad[j*2*d:(j+1)*2*d]
+			for i, g := range gj {
+				v := r.b[i] + g
+				gr[2*i], gr[2*i+1] = -v, v
+			}
+		}
+	}
+}
+
+func (b *relaxedBatch) RelaxedLogProbs(f, grad, mem []float64) {
+	r, n := b.r, b.n
+	t := &b.rows
+	t.f, t.grad, t.mem = f, grad, mem
+	grain := parallel.Grain(n, max(1, 4096/r.d))
+	t.phase = 0
+	parallel.For(n, grain, t)
+	(&gemm.ABt{C: b.a, A: b.u, B: r.wt, M: n, N: r.m, K: r.d, Ldc: r.m, Lda: r.d, Ldb: r.d}).Mul()
+	t.phase = 1
+	parallel.For(n, grain, t)
+	(&gemm.ABt{C: b.g, A: b.a, B: b.w, M: n, N: r.d, K: r.m, Ldc: r.d, Lda: r.m, Ldb: r.m}).Mul()
+	t.phase = 2
+	parallel.For(n, grain, t)
+	t.f, t.grad, t.mem = nil, nil, nil
+}

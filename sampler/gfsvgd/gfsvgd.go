@@ -34,7 +34,14 @@ func init() {
 			// Kernel, kernel × weights, median pairs; positions, states,
 			// scores, direction, previous positions, Adam's moments, and the
 			// direction's products.
-			return 8*(2.5*nf*nf) + 8*11*nf*df
+			need := 8*(2.5*nf*nf) + 8*11*nf*df
+			if _, ok := m.(model.RelaxedBatch); ok {
+				// The batched relaxation: memberships, derivatives and
+				// gradient over all K states, and the model's n×d products.
+				k := float64(model.Offsets(m)[m.Dim()])
+				need += 8*3*nf*k + 8*3*nf*df
+			}
+			return need
 		},
 	})
 }
@@ -95,6 +102,10 @@ type Sampler struct {
 	rejected int   // moves undone over the whole run
 	evals    int64 // model evaluations
 	perEval  int64 // evaluations per particle evaluation
+	// batch, when not nil, evaluates the surrogate at all particles at
+	// once (an RBM's relaxation by matrix products) into lr.
+	batch transform.SurrogateBatch
+	lr    []float64
 	evalT    evalTask
 	updT     updateTask
 
@@ -176,6 +187,11 @@ func NewWith(m model.Model, t *transform.Transform, rho transform.Surrogate, x [
 	if _, ok := rho.(transform.BaseSurrogate); !ok {
 		s.perEval = 2 // the relaxation is a second evaluation of the model
 	}
+	if bs, ok := rho.(transform.BatchSurrogate); ok {
+		if s.batch = bs.NewBatch(n); s.batch != nil {
+			s.lr = make([]float64, n)
+		}
+	}
 	s.evalT.s, s.updT.s = s, s
 	if err := s.evaluate(); err != nil {
 		return nil, err
@@ -228,19 +244,35 @@ type evalTask struct{ s *Sampler }
 
 func (e *evalTask) Do(lo, hi int) {
 	for j := lo; j < hi; j++ {
-		e.s.evalParticle(j)
+		e.s.evalParticle(j, e.s.batch != nil)
 	}
 }
 
+// evalAll evaluates every particle: the surrogate in one batch when it
+// can, then each particle's state and weight.
+func (s *Sampler) evalAll() {
+	if s.batch != nil {
+		s.batch.LogProbScores(s.lr, s.score, s.x)
+	}
+	parallel.For(s.n, parallel.Grain(s.n, 1), &s.evalT)
+	s.evals += s.perEval * int64(s.n)
+}
+
 // evalParticle computes Γ(x_j), the log weight, the impossibility flag and
-// the score of particle j. A NaN log weight marks a model or surrogate that
-// returned NaN (or +Inf); check reports it.
-func (s *Sampler) evalParticle(j int) {
+// the score of particle j; batched, the surrogate's value and score are
+// already in lr[j] and the score. A NaN log weight marks a model or
+// surrogate that returned NaN (or +Inf); check reports it.
+func (s *Sampler) evalParticle(j int, batched bool) {
 	d := s.d
 	xj := s.x[j*d : (j+1)*d]
 	zj := s.t.Gamma(s.z[j*d:(j+1)*d], xj)
 	lp := s.m.LogProb(zj)
-	lr := s.rho.LogProbScore(s.score[j*d:(j+1)*d], xj)
+	var lr float64
+	if batched {
+		lr = s.lr[j]
+	} else {
+		lr = s.rho.LogProbScore(s.score[j*d:(j+1)*d], xj)
+	}
 	s.imp[j] = math.IsInf(lp, -1)
 	var lw float64
 	switch {
@@ -259,8 +291,7 @@ func (s *Sampler) evalParticle(j int) {
 // evaluate computes z, logw, imp and score at the current particles and
 // checks them.
 func (s *Sampler) evaluate() error {
-	parallel.For(s.n, parallel.Grain(s.n, 1), &s.evalT)
-	s.evals += s.perEval * int64(s.n)
+	s.evalAll()
 	return s.check()
 }
 
@@ -368,8 +399,7 @@ func (s *Sampler) step() error {
 	// Evaluate the new positions (the next iteration needs them) and undo
 	// the moves that took a particle out of the support of p*. A rejected
 	// particle also forgets its Adam momentum, which points the wrong way.
-	parallel.For(s.n, parallel.Grain(s.n, 1), &s.evalT)
-	s.evals += s.perEval * int64(s.n)
+	s.evalAll()
 	rejected := 0
 	for j, was := range s.wasImp {
 		if !was && s.imp[j] {
@@ -377,7 +407,7 @@ func (s *Sampler) step() error {
 			if s.adam != nil {
 				s.adam.Reset(j*d, (j+1)*d)
 			}
-			s.evalParticle(j)
+			s.evalParticle(j, false)
 			s.steps[j] = 0
 			rejected++
 		}
