@@ -106,8 +106,8 @@ type Sampler struct {
 	// once (an RBM's relaxation by matrix products) into lr.
 	batch transform.SurrogateBatch
 	lr    []float64
-	evalT    evalTask
-	updT     updateTask
+	evalT evalTask
+	updT  updateTask
 
 	imp    []bool    // particle is in a state of probability zero
 	xprev  []float64 // particles before the update
