@@ -120,10 +120,6 @@ type Compressed struct {
 func compressOutput(ctx context.Context, m model.Model, out *Output, c Compression) error {
 	cand := out.Samples
 	rec := &Compressed{Rule: c.Rule, N: c.N, Reweight: c.Reweight, Candidates: cand.N}
-	var (
-		res *compress.Result
-		err error
-	)
 	var w []float64
 	if c.Reweight {
 		wts, err := compress.SteinWeights(ctx, m, cand, compress.Options{}, MaxWeightIters)
@@ -135,7 +131,7 @@ func compressOutput(ctx context.Context, m model.Model, out *Output, c Compressi
 		rec.WeightedMarginals = weightedMarginals(m, cand, w)
 		rec.WeightedMeans = sampler.Means(m, rec.WeightedMarginals)
 	}
-	res, err = Compress(ctx, m, cand, w, c.Rule, c.N, c.Ell)
+	res, err := Compress(ctx, m, cand, w, c.Rule, c.N, c.Ell)
 	if err != nil {
 		return err
 	}
@@ -148,12 +144,7 @@ func compressOutput(ctx context.Context, m model.Model, out *Output, c Compressi
 		rec.MaxMeanGap = max(rec.MaxMeanGap, math.Abs(means[i]-out.Means[i]))
 	}
 	out.Means = means
-	out.Impossible = 0
-	for r := range out.Samples.N {
-		if math.IsInf(m.LogProb(out.Samples.Row(r)), -1) {
-			out.Impossible++
-		}
-	}
+	out.Impossible = impossible(m, out.Samples)
 	out.Compressed = rec
 	return nil
 }

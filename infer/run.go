@@ -197,11 +197,7 @@ func Run(ctx context.Context, m model.Model, spec Spec) (*Output, error) {
 	}
 	out.Marginals = sampler.Marginals(m, out.Samples)
 	out.Means = sampler.Means(m, out.Marginals)
-	for r := range out.Samples.N {
-		if math.IsInf(m.LogProb(out.Samples.Row(r)), -1) {
-			out.Impossible++
-		}
-	}
+	out.Impossible = impossible(m, out.Samples)
 	out.Diagnostics, err = Diagnose(ctx, m, out)
 	if err != nil {
 		if ctx.Err() != nil {
@@ -223,6 +219,17 @@ func Run(ctx context.Context, m model.Model, spec Spec) (*Output, error) {
 	}
 	out.Seconds = time.Since(start).Seconds()
 	return out, nil
+}
+
+// impossible counts the samples in states of probability zero.
+func impossible(m model.Model, s *sampler.Samples) int {
+	k := 0
+	for r := range s.N {
+		if math.IsInf(m.LogProb(s.Row(r)), -1) {
+			k++
+		}
+	}
+	return k
 }
 
 // Iters returns the iterations of the whole run: every replicate's
