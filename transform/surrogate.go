@@ -165,11 +165,24 @@ func (s *RelaxedSurrogate) LogProbScore(score, x []float64) float64 {
 	buf := *bp
 	n := s.off[len(s.off)-1]
 	mem, dmem, grad := buf[:n], buf[n:2*n], buf[2*n:3*n]
+	s.memberships(mem, dmem, x)
+	f := s.chain(s.m.RelaxedLogProb(grad, mem), score, x, grad, dmem)
+	s.pool.Put(bp)
+	return f
+}
+
+// memberships writes the soft memberships of every coordinate of x and
+// their derivatives (laid out by Offsets).
+func (s *RelaxedSurrogate) memberships(mem, dmem, x []float64) {
 	for i, v := range x {
 		a, b := s.off[i], s.off[i+1]
 		s.Memberships(mem[a:b], dmem[a:b], i, v)
 	}
-	f := s.m.RelaxedLogProb(grad, mem)
+}
+
+// chain returns f + log p0(x) and writes the score: p0's plus the
+// relaxation's gradient through the memberships' derivatives.
+func (s *RelaxedSurrogate) chain(f float64, score, x, grad, dmem []float64) float64 {
 	b := s.t.base
 	for i, v := range x {
 		f += b.LogProb(v)
@@ -181,7 +194,6 @@ func (s *RelaxedSurrogate) LogProbScore(score, x []float64) float64 {
 		}
 		score[i] = g
 	}
-	s.pool.Put(bp)
 	return f
 }
 
@@ -255,25 +267,10 @@ func (t *batchTask) Do(lo, hi int) {
 		xj := t.x[j*d : (j+1)*d]
 		mem, dmem := t.b.mem[j*k:(j+1)*k], t.b.dmem[j*k:(j+1)*k]
 		if !t.chain {
-			for i, v := range xj {
-				s.Memberships(mem[s.off[i]:s.off[i+1]], dmem[s.off[i]:s.off[i+1]], i, v)
-			}
+			s.memberships(mem, dmem, xj)
 			continue
 		}
-		grad, score := t.b.grad[j*k:(j+1)*k], t.score[j*d:(j+1)*d]
-		base := s.t.base
-		f := t.lr[j]
-		for i, v := range xj {
-			f += base.LogProb(v)
-			g := base.Score(v)
-			for q := s.off[i]; q < s.off[i+1]; q++ {
-				if dmem[q] != 0 {
-					g += grad[q] * dmem[q]
-				}
-			}
-			score[i] = g
-		}
-		t.lr[j] = f
+		t.lr[j] = s.chain(t.lr[j], t.score[j*d:(j+1)*d], xj, t.b.grad[j*k:(j+1)*k], dmem)
 	}
 }
 
