@@ -322,10 +322,15 @@ func (s *Sampler) Step(ctx context.Context) error {
 		}
 		s.evals += int64(s.n) * int64(s.d)
 	default:
-		// Contiguous blocks of chains (about 4 per core, each at least
-		// chainWork site updates): each chain's draws depend only on its
-		// own stream, so the split never changes them.
-		parallel.For(s.n, parallel.Grain(s.n, chainWork/max(1, s.d)), &s.task)
+		// Contiguous blocks of chains (about 4 per core; for the spin
+		// kernel, whose site update takes nanoseconds, at least chainWork
+		// site updates): each chain's draws depend only on its own
+		// stream, so the split never changes them.
+		minGrain := 1
+		if s.spin != nil {
+			minGrain = chainWork / max(1, s.d)
+		}
+		parallel.For(s.n, parallel.Grain(s.n, minGrain), &s.task)
 		if s.block != nil {
 			s.evals += int64(s.n) * int64(s.block.Hidden()+s.d)
 		} else {
