@@ -55,6 +55,21 @@ type Relaxed interface {
 	RelaxedLogProb(grad, m []float64) float64
 }
 
+// LogProbBatch is a model that evaluates log p* at many states at once,
+// with matrix products, for particle methods.
+type LogProbBatch interface {
+	Model
+	// NewLogProbBatch returns an evaluator for n states.
+	NewLogProbBatch(n int) LogProbBatcher
+}
+
+// LogProbBatcher writes lp[j] = log p*(row j of z) for the n rows of z
+// (n×d), equal to LogProb up to rounding (the sums are taken in another
+// order). It is not safe for concurrent use.
+type LogProbBatcher interface {
+	LogProbs(lp []float64, z []int)
+}
+
 // RelaxedBatch is a Relaxed model that evaluates its relaxation at many
 // points at once, with matrix products, for particle methods.
 type RelaxedBatch interface {

@@ -182,7 +182,33 @@ func Check(t testing.TB, m model.Model, opt Options) {
 		checkRelaxed(t, m, r, z0, lp0, opt)
 		checkGradientTracker(t, m, r, opt)
 	}
+	if lb, ok := m.(model.LogProbBatch); ok {
+		checkLogProbBatch(t, m, lb, opt)
+	}
 	checkTracker(t, m, opt)
+}
+
+// checkLogProbBatch evaluates random states in one batch and compares
+// each with LogProb to relative 1e-12 (the batch sums in another order).
+func checkLogProbBatch(t testing.TB, m model.Model, lb model.LogProbBatch, opt Options) {
+	t.Helper()
+	const n = 7
+	d := m.Dim()
+	rnd := rand.New(rand.NewPCG(opt.Seed, 17))
+	z := make([]int, n*d)
+	for j := range n {
+		for i := range d {
+			z[j*d+i] = rnd.IntN(len(m.States(i)))
+		}
+	}
+	lp := make([]float64, n)
+	lb.NewLogProbBatch(n).LogProbs(lp, z)
+	for j := range n {
+		want := m.LogProb(z[j*d : (j+1)*d])
+		if math.Abs(lp[j]-want) > 1e-12*math.Max(1, math.Abs(want)) {
+			t.Errorf("LogProbs row %d = %v; LogProb gives %v", j, lp[j], want)
+		}
+	}
 }
 
 // checkGradientTracker walks a gradient tracker (the model's own, or the

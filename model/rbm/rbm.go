@@ -592,3 +592,64 @@ func (b *relaxedBatch) RelaxedLogProbs(f, grad, mem []float64) {
 	parallel.For(n, grain, t)
 	t.f, t.grad, t.mem = nil, nil, nil
 }
+
+var _ model.LogProbBatch = (*RBM)(nil)
+
+// logProbBatch evaluates log p* at n states with one matrix product: the
+// hidden preactivations S·W + c of the n×d matrix of spins S.
+type logProbBatch struct {
+	r    *RBM
+	n    int
+	s, a []float64 // n×d, n×M
+	task logProbTask
+}
+
+// NewLogProbBatch returns an evaluator of log p* at n states; it holds
+// 8(nd + nM) bytes.
+func (r *RBM) NewLogProbBatch(n int) model.LogProbBatcher {
+	b := &logProbBatch{r: r, n: n, s: make([]float64, n*r.d), a: make([]float64, n*r.m)}
+	b.task.b = b
+	return b
+}
+
+type logProbTask struct {
+	b    *logProbBatch
+	sums bool // false: spins; true: the sums
+	lp   []float64
+	z    []int
+}
+
+func (t *logProbTask) Do(lo, hi int) {
+	b := t.b
+	r, d, m := b.r, b.r.d, b.r.m
+	for j := lo; j < hi; j++ {
+		sj := b.s[j*d : (j+1)*d]
+		if !t.sums {
+			for i, v := range t.z[j*d : (j+1)*d] {
+				sj[i] = model.Spin(v)
+			}
+			continue
+		}
+		var f float64
+		for i, v := range sj {
+			f += r.b[i] * v
+		}
+		for k, a := range b.a[j*m : (j+1)*m] {
+			f += numeric.Log2Cosh(a + r.c[k])
+		}
+		t.lp[j] = f
+	}
+}
+
+func (b *logProbBatch) LogProbs(lp []float64, z []int) {
+	r, n := b.r, b.n
+	t := &b.task
+	t.lp, t.z = lp, z
+	grain := parallel.Grain(n, max(1, 4096/r.d))
+	t.sums = false
+	parallel.For(n, grain, t)
+	(&gemm.ABt{C: b.a, A: b.s, B: r.wt, M: n, N: r.m, K: r.d, Ldc: r.m, Lda: r.d, Ldb: r.d}).Mul()
+	t.sums = true
+	parallel.For(n, grain, t)
+	t.lp, t.z = nil, nil
+}

@@ -41,6 +41,9 @@ func init() {
 				k := float64(model.Offsets(m)[m.Dim()])
 				need += 8*3*nf*k + 8*3*nf*df
 			}
+			if _, ok := m.(model.LogProbBatch); ok {
+				need += 8 * 2 * nf * df // the batched log p*: spins and preactivations
+			}
 			return need
 		},
 	})
@@ -106,6 +109,10 @@ type Sampler struct {
 	// once (an RBM's relaxation by matrix products) into lr.
 	batch transform.SurrogateBatch
 	lr    []float64
+	// lpBatch, when not nil, evaluates log p* at all particles' states at
+	// once (an RBM's preactivations by a matrix product) into lp.
+	lpBatch model.LogProbBatcher
+	lp      []float64
 	evalT evalTask
 	updT  updateTask
 
@@ -192,6 +199,9 @@ func NewWith(m model.Model, t *transform.Transform, rho transform.Surrogate, x [
 			s.lr = make([]float64, n)
 		}
 	}
+	if lb, ok := m.(model.LogProbBatch); ok {
+		s.lpBatch, s.lp = lb.NewLogProbBatch(n), make([]float64, n)
+	}
 	s.evalT.s, s.updT.s = s, s
 	if err := s.evaluate(); err != nil {
 		return nil, err
@@ -239,34 +249,55 @@ func (s *Sampler) Stats() sampler.Stats {
 	}}
 }
 
-// evalTask computes Γ(x_j), the log weight and the score of each particle.
-type evalTask struct{ s *Sampler }
+// evalTask computes Γ(x_j), the log weight and the score of each particle
+// (gammaOnly: only Γ(x_j), before a batched log p*).
+type evalTask struct {
+	s         *Sampler
+	gammaOnly bool
+}
 
 func (e *evalTask) Do(lo, hi int) {
+	s := e.s
 	for j := lo; j < hi; j++ {
-		e.s.evalParticle(j, e.s.batch != nil)
+		if e.gammaOnly {
+			s.t.Gamma(s.z[j*s.d:(j+1)*s.d], s.x[j*s.d:(j+1)*s.d])
+			continue
+		}
+		s.evalParticle(j, s.batch != nil, s.lpBatch != nil)
 	}
 }
 
-// evalAll evaluates every particle: the surrogate in one batch when it
-// can, then each particle's state and weight.
+// evalAll evaluates every particle: the surrogate and log p* in batches
+// where the model allows, then each particle's state and weight.
 func (s *Sampler) evalAll() {
 	if s.batch != nil {
 		s.batch.LogProbScores(s.lr, s.score, s.x)
 	}
-	parallel.For(s.n, parallel.Grain(s.n, 1), &s.evalT)
+	grain := parallel.Grain(s.n, 1)
+	if s.lpBatch != nil {
+		s.evalT.gammaOnly = true
+		parallel.For(s.n, grain, &s.evalT)
+		s.evalT.gammaOnly = false
+		s.lpBatch.LogProbs(s.lp, s.z)
+	}
+	parallel.For(s.n, grain, &s.evalT)
 	s.evals += s.perEval * int64(s.n)
 }
 
 // evalParticle computes Γ(x_j), the log weight, the impossibility flag and
-// the score of particle j; batched, the surrogate's value and score are
-// already in lr[j] and the score. A NaN log weight marks a model or
-// surrogate that returned NaN (or +Inf); check reports it.
-func (s *Sampler) evalParticle(j int, batched bool) {
+// the score of particle j; with batched, the surrogate's value and score
+// are already in lr[j] and the score, with lpBatched Γ(x_j) and log p* in
+// z and lp[j]. A NaN log weight marks a model or surrogate that returned
+// NaN (or +Inf); check reports it.
+func (s *Sampler) evalParticle(j int, batched, lpBatched bool) {
 	d := s.d
 	xj := s.x[j*d : (j+1)*d]
-	zj := s.t.Gamma(s.z[j*d:(j+1)*d], xj)
-	lp := s.m.LogProb(zj)
+	var lp float64
+	if lpBatched {
+		lp = s.lp[j]
+	} else {
+		lp = s.m.LogProb(s.t.Gamma(s.z[j*d:(j+1)*d], xj))
+	}
 	var lr float64
 	if batched {
 		lr = s.lr[j]
@@ -407,7 +438,7 @@ func (s *Sampler) step() error {
 			if s.adam != nil {
 				s.adam.Reset(j*d, (j+1)*d)
 			}
-			s.evalParticle(j, false)
+			s.evalParticle(j, false, false)
 			s.steps[j] = 0
 			rejected++
 		}
