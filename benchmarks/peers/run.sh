@@ -78,6 +78,10 @@ if command -v taskset >/dev/null 2>&1 && taskset -c 0,1 true 2>/dev/null; then
 fi
 
 load_start=$(cut -d' ' -f1-3 /proc/loadavg)
+# The share of the CPUs other processes keep busy right now, over one
+# second (the load average lags: it still counts work that just ended).
+busy_start=$(awk '/^cpu /{t=0; for(i=2;i<=NF;i++) t+=$i; print t, $5+$6}' /proc/stat; sleep 1; awk '/^cpu /{t=0; for(i=2;i<=NF;i++) t+=$i; print t, $5+$6}' /proc/stat)
+busy_start=$(echo "$busy_start" | awk 'NR==1{t0=$1; i0=$2} NR==2{printf "%.2f", 1 - ($2-i0)/($1-t0)}')
 date_start=$(date -u '+%Y-%m-%d %H:%M UTC')
 t_start=$(date +%s)
 
@@ -126,7 +130,7 @@ cpu=$(grep -m1 '^model name' /proc/cpuinfo | cut -d: -f2- | sed 's/^ *//')
 flags=$(grep -m1 '^flags' /proc/cpuinfo | grep -o -w -E 'avx2|fma|avx512f' | tr '\n' ' ' || true)
 
 # --- table ---------------------------------------------------------------
-PROVENANCE="$provenance" GOAMD64="$(go env GOAMD64)" THREADS="$THREADS" TOL="$TOL" NOTE="$NOTE" CPU="$cpu" FLAGS="$flags" NCPU="$(nproc)" CPUS="$cpus" DATE="$date_start" LOAD_START="$load_start" \
+PROVENANCE="$provenance" GOAMD64="$(go env GOAMD64)" THREADS="$THREADS" TOL="$TOL" NOTE="$NOTE" CPU="$cpu" FLAGS="$flags" NCPU="$(nproc)" CPUS="$cpus" DATE="$date_start" LOAD_START="$load_start" BUSY_START="$busy_start" \
 	LOAD_END="$load_end" ELAPSED="$elapsed" GOVERSION="$(go env GOVERSION)" WORK="$work" PEERS="$peers" \
 	"$PYTHON" - <<'EOF'
 import csv, glob, json, os, statistics
@@ -160,7 +164,6 @@ with open(os.path.join(work, "results.csv"), "w", newline="") as f:
                 m = med[(n, d, impl)][part]
                 w.writerow([n, d, impl, part, "%.4g" % m, len(times[(n, d, impl)][part]), "%.3g" % (m / base)])
 
-load1 = float(env["LOAD_START"].split()[0])
 ncpu = int(env["NCPU"])
 L = []
 L.append("# dstein against numpy and PyTorch: one GF-SVGD iteration's direction\n")
@@ -173,11 +176,13 @@ L.append("- CPU: %s (%s), %d CPUs visible; every implementation ran on %s with %
          % (env["CPU"], env["FLAGS"].strip() or "flags unknown", ncpu, env["CPUS"], threads))
 L.append("- load average (1, 5, 15 min): %s at the start, %s at the end"
          % (env["LOAD_START"], env["LOAD_END"]))
-if load1 > 0.5:
-    L.append("- **the machine was not idle** (load %.2f on %d CPUs at the start): other jobs "
+busy = float(env["BUSY_START"])
+L.append("- CPUs busy with other work in the second before the run: %.0f%%" % (100 * busy))
+if busy > 0.2:
+    L.append("- **the machine was not idle** (%.0f%% of %d CPUs busy at the start): other jobs "
              "competed for the same cores, so these numbers are noisy and unfair to code whose "
              "threads wait for each other (OpenMP barriers, as in PyTorch); measure again on a "
-             "quiet machine before quoting them" % (load1, ncpu))
+             "quiet machine before quoting them" % (100 * busy, ncpu))
 if env.get("NOTE"):
     L.append("- note: %s" % env["NOTE"])
 d0 = info.get("dstein", {})

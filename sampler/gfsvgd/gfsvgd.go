@@ -113,8 +113,8 @@ type Sampler struct {
 	// once (an RBM's preactivations by a matrix product) into lp.
 	lpBatch model.LogProbBatcher
 	lp      []float64
-	evalT evalTask
-	updT  updateTask
+	evalT   evalTask
+	updT    updateTask
 
 	imp    []bool    // particle is in a state of probability zero
 	xprev  []float64 // particles before the update
