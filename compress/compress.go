@@ -20,6 +20,7 @@ import (
 	"fmt"
 	"math"
 	"math/bits"
+	"slices"
 
 	"github.com/dstein/dstein/model"
 	"github.com/dstein/dstein/sampler"
@@ -80,6 +81,11 @@ type Result struct {
 	Distinct, Reference int
 	// Ell is the bandwidth ℓ used (Options.Ell or the rule's default).
 	Ell float64
+}
+
+// Repeats counts the points that repeat an earlier point's state.
+func (r *Result) Repeats() int {
+	return len(r.Index) - len(slices.Compact(slices.Sorted(slices.Values(r.Index))))
 }
 
 // distinct groups the candidates' rows by state: first[u] is the first row

@@ -34,7 +34,7 @@ func DKSD(ctx context.Context, m model.Model, s *sampler.Samples, o Options) (*R
 	if err := checkSamples(m, s, 2); err != nil {
 		return nil, err
 	}
-	if bad := countImpossible(m, s); bad > 0 {
+	if bad := sampler.Impossible(m, s); bad > 0 {
 		return rejectImpossible("dksd", s.N, bad, o), nil
 	}
 	h, err := dksdMatrix(m, s)

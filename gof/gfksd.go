@@ -126,17 +126,6 @@ func checkSamples(m model.Model, s *sampler.Samples, minN int) error {
 	return nil
 }
 
-// countImpossible counts the samples to which m gives probability zero.
-func countImpossible(m model.Model, s *sampler.Samples) int {
-	bad := 0
-	for i := range s.N {
-		if math.IsInf(m.LogProb(s.Row(i)), -1) {
-			bad++
-		}
-	}
-	return bad
-}
-
 // Lift draws, for each sample z_i, a continuous point x_i (row-major n×d)
 // from the base density truncated to z_i's bins, so that x follows p_c
 // exactly when z follows p*: the paper's transform of discrete samples. The
@@ -173,7 +162,7 @@ func GFKSD(ctx context.Context, m model.Model, s *sampler.Samples, set GFKSDSett
 	if err != nil {
 		return nil, err
 	}
-	if bad := countImpossible(m, s); bad > 0 {
+	if bad := sampler.Impossible(m, s); bad > 0 {
 		return rejectImpossible("gfksd", s.N, bad, o), nil
 	}
 	t, err := transform.ForModel(transform.Normal{}, m)

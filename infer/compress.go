@@ -98,8 +98,9 @@ type Compressed struct {
 	// Repeats counts points that repeat an earlier point's state.
 	Repeats int `json:"repeats"`
 	// MaxMeanGap is the largest |mean of the points − mean of the draws|
-	// over the variables' state values: how far the compression moved the
-	// estimates the draws' error bars are about.
+	// (of the Stein-weighted draws with Reweight) over the variables'
+	// state values: how far the compression moved the estimates it
+	// compresses.
 	MaxMeanGap float64 `json:"max_mean_gap"`
 	// WeightsESS is the effective sample size of the Stein weights (0
 	// without them), WeightsKSD2 and UnweightedKSD2 the weighted and
@@ -136,15 +137,19 @@ func compressOutput(ctx context.Context, m model.Model, out *Output, c Compressi
 		return err
 	}
 	rec.Ell, rec.Distinct, rec.Reference = res.Ell, res.Distinct, res.Reference
-	rec.Repeats = c.N - len(slices.Compact(slices.Sorted(slices.Values(res.Index))))
+	rec.Repeats = res.Repeats()
 	out.Samples = res.Points
 	out.Marginals = sampler.Marginals(m, out.Samples)
 	means := sampler.Means(m, out.Marginals)
+	target := out.Means // what the points stand for: the draws, or the weighted draws
+	if c.Reweight {
+		target = rec.WeightedMeans
+	}
 	for i := range means {
-		rec.MaxMeanGap = max(rec.MaxMeanGap, math.Abs(means[i]-out.Means[i]))
+		rec.MaxMeanGap = max(rec.MaxMeanGap, math.Abs(means[i]-target[i]))
 	}
 	out.Means = means
-	out.Impossible = impossible(m, out.Samples)
+	out.Impossible = sampler.Impossible(m, out.Samples)
 	out.Compressed = rec
 	return nil
 }

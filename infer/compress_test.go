@@ -115,6 +115,12 @@ func TestCompressionValidate(t *testing.T) {
 			t.Errorf("%+v: %v; want %q", c.c, err, c.want)
 		}
 	}
+	// Stein weights on more draws than their kernel matrix takes are
+	// refused before the run, not after it.
+	big := Spec{Pipeline: p, N: 4, Key: rng.NewKey(1), Keep: Keep{Draws: 1000}, Compress: Compression{Rule: RuleHerding, N: 5, Reweight: true}}
+	if _, err := big.Plan(); err == nil || !strings.Contains(err.Error(), "at most 3000 draws") {
+		t.Errorf("4000 draws with Stein weights: %v", err)
+	}
 	// Stein thinning and reweighted herding run as stages too.
 	for _, c := range []Compression{{Rule: RuleStein, N: 8}, {Rule: RuleHerding, N: 8, Reweight: true}} {
 		out, err := Run(context.Background(), g, Spec{Pipeline: p, N: 4, Key: rng.NewKey(1), Keep: Keep{Draws: 50}, Compress: c})
@@ -123,10 +129,17 @@ func TestCompressionValidate(t *testing.T) {
 		}
 		if c.Reweight {
 			// The weighted marginals are distributions.
+			// and the gap is measured to the weighted means, which the
+			// points stand for.
+			var gap float64
 			for i, mg := range out.Compressed.WeightedMarginals {
 				if tot := mg[0] + mg[1]; math.Abs(tot-1) > 1e-9 || len(out.Compressed.WeightedMeans) != g.Dim() {
 					t.Fatalf("weighted marginal %d sums to %g", i, tot)
 				}
+				gap = max(gap, math.Abs(out.Means[i]-out.Compressed.WeightedMeans[i]))
+			}
+			if gap != out.Compressed.MaxMeanGap {
+				t.Errorf("max mean gap %g; the points are %g from the weighted means", out.Compressed.MaxMeanGap, gap)
 			}
 		}
 	}

@@ -3,9 +3,9 @@ package infer
 import (
 	"context"
 	"fmt"
-	"math"
 	"time"
 
+	"github.com/dstein/dstein/compress"
 	"github.com/dstein/dstein/model"
 	"github.com/dstein/dstein/rng"
 	"github.com/dstein/dstein/sampler"
@@ -116,13 +116,11 @@ func Run(ctx context.Context, m model.Model, spec Spec) (*Output, error) {
 	reps := max(1, spec.Replicates)
 	d := m.Dim()
 	out := &Output{Pipeline: pl.Resolved(), N: spec.N, Dim: d, Key: spec.Key, Status: sampler.Completed}
-	rows := spec.N
+	rows := spec.rows()
 	switch {
 	case spec.Keep.Draws > 0:
-		rows = spec.N * spec.Keep.Draws
 		out.Layout = Layout{Kind: LayoutChains, Groups: spec.N, Length: spec.Keep.Draws, Warmup: spec.Keep.Warmup, Thin: spec.Keep.thin()}
 	case reps > 1:
-		rows = reps * spec.N
 		out.Layout = Layout{Kind: LayoutReplicates, Groups: reps, Length: spec.N}
 	default:
 		out.Layout = Layout{Kind: LayoutSingle, Groups: 1, Length: spec.N}
@@ -197,7 +195,7 @@ func Run(ctx context.Context, m model.Model, spec Spec) (*Output, error) {
 	}
 	out.Marginals = sampler.Marginals(m, out.Samples)
 	out.Means = sampler.Means(m, out.Marginals)
-	out.Impossible = impossible(m, out.Samples)
+	out.Impossible = sampler.Impossible(m, out.Samples)
 	out.Diagnostics, err = Diagnose(ctx, m, out)
 	if err != nil {
 		if ctx.Err() != nil {
@@ -221,15 +219,13 @@ func Run(ctx context.Context, m model.Model, spec Spec) (*Output, error) {
 	return out, nil
 }
 
-// impossible counts the samples in states of probability zero.
-func impossible(m model.Model, s *sampler.Samples) int {
-	k := 0
-	for r := range s.N {
-		if math.IsInf(m.LogProb(s.Row(r)), -1) {
-			k++
-		}
+// rows returns the number of samples a run keeps: every chain's draws,
+// every replicate's particles, or the n final states.
+func (spec Spec) rows() int {
+	if spec.Keep.Draws > 0 {
+		return spec.N * spec.Keep.Draws
 	}
-	return k
+	return spec.N * max(1, spec.Replicates)
 }
 
 // Iters returns the iterations of the whole run: every replicate's
@@ -270,6 +266,10 @@ func (spec Spec) Plan() (sampler.Pipeline, error) {
 	}
 	if err := spec.Compress.Validate(); err != nil {
 		return pl, err
+	}
+	if rows := spec.rows(); spec.Compress.Reweight && rows > compress.MaxWeightStates {
+		// Refused before the run: the weights could fail only after it.
+		return pl, fmt.Errorf("Stein weights take at most %d draws (their kernel matrix is draws × draws); this run keeps %d: keep fewer draws or points", compress.MaxWeightStates, rows)
 	}
 	if spec.Keep == (Keep{}) {
 		return pl, nil
@@ -329,10 +329,7 @@ func Memory(m model.Model, spec Spec) float64 {
 	need := 16*float64(k) + 3*8*n*d
 	// The kept samples (draws of every chain or every replicate's
 	// particles) and their diagnostics' per-quantity buffers.
-	rows := n * float64(max(1, spec.Replicates))
-	if spec.Keep.Draws > 0 {
-		rows = n * float64(spec.Keep.Draws)
-	}
+	rows := float64(spec.rows())
 	need += 8*rows*d + diagnoseMemory(rows) + compressMemory(spec.Compress, rows, d)
 	pl, err := spec.Plan()
 	if err != nil {

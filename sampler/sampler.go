@@ -3,6 +3,7 @@ package sampler
 import (
 	"context"
 	"fmt"
+	"math"
 	"math/rand/v2"
 
 	"github.com/dstein/dstein/model"
@@ -172,6 +173,17 @@ func NewSamples(n, d int) *Samples {
 
 // Row returns sample i.
 func (s *Samples) Row(i int) []int { return s.Z[i*s.D : (i+1)*s.D] }
+
+// Impossible counts the samples to which m gives probability zero.
+func Impossible(m model.Model, s *Samples) int {
+	bad := 0
+	for i := range s.N {
+		if math.IsInf(m.LogProb(s.Row(i)), -1) {
+			bad++
+		}
+	}
+	return bad
+}
 
 // Marginals returns, for each variable, the fraction of samples in each of
 // its states, in the model's state order.

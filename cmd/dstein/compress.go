@@ -137,7 +137,7 @@ func runCompress(e *env, f *compressFlags, ellSet bool) error {
 		}
 		return err
 	}
-	repeats := f.n - len(slices.Compact(slices.Sorted(slices.Values(res.Index))))
+	repeats := res.Repeats()
 	fmt.Fprintf(say, "compress   %s, ℓ = %g: %d points from %d draws (%d distinct states) of %s in %.2f s; %d points repeat a state\n",
 		f.rule, res.Ell, f.n, s.N, res.Distinct, f.samples, time.Since(start).Seconds(), repeats)
 	if wts != nil {

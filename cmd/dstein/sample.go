@@ -469,7 +469,11 @@ func printCompressed(w io.Writer, c *infer.Compressed) {
 	if c.Reference < c.Candidates {
 		fmt.Fprintf(w, "reference  herding matched an evenly spaced sub-sample of %d of the draws\n", c.Reference)
 	}
-	fmt.Fprintf(w, "points     the table is the draws'; the points' means differ from the draws' by at most %.3g (--out and --json hold the points)\n", c.MaxMeanGap)
+	of := "the draws'"
+	if c.Reweight {
+		of = "the weighted draws' (weighted_mean in --json)"
+	}
+	fmt.Fprintf(w, "points     the table is the draws'; the points' means differ from %s by at most %.3g (--out and --json hold the points)\n", of, c.MaxMeanGap)
 }
 
 // runShape says how many chains, draws, replicates or particles a run had.
