@@ -85,6 +85,18 @@ func (s *Set) standardize() {
 // Names lists the data sets Load knows.
 var Names = []string{"mnist", "fashion", "cifar10"}
 
+// Geometry returns the image height, width and channels and the number of
+// classes of the named data set, as Load reads them.
+func Geometry(name string) (h, w, c, classes int, err error) {
+	switch name {
+	case "mnist", "fashion":
+		return 28, 28, 1, 10, nil
+	case "cifar10":
+		return 32, 32, 3, 10, nil
+	}
+	return 0, 0, 0, 0, fmt.Errorf("unknown data set %q; want one of %s", name, strings.Join(Names, ", "))
+}
+
 // FashionDir is where the Debian package dataset-fashion-mnist puts its
 // files.
 const FashionDir = "/usr/share/datasets/fashion-mnist"

@@ -72,7 +72,7 @@ func RBMPairs(ctx context.Context, r *rbm.RBM, budget memlimit.Budget) (*Pairs, 
 	card := make([]int, d)
 	vals := make([][]float64, d)
 	for i := range card {
-		card[i], vals[i] = 2, model.Spins
+		card[i], vals[i] = 2, r.States(i)
 	}
 	if err := budget.Check("pair marginals of the RBM", memlimit.Base+pairsBytes(card)+rbmPairsBytes(d)); err != nil {
 		return nil, err
@@ -93,7 +93,10 @@ func RBMPairs(ctx context.Context, r *rbm.RBM, budget memlimit.Budget) (*Pairs, 
 	for i := range d {
 		for j := i + 1; j < d; j++ {
 			e := acc[j*d+i] // lower triangle
-			mi, mj := res.Means[i], res.Means[j]
+			// The spin means E[±1 form of z], whatever values the RBM's
+			// states report.
+			mi := res.Marginals[i][1] - res.Marginals[i][0]
+			mj := res.Marginals[j][1] - res.Marginals[j][0]
 			tab := p.Joint(i, j)
 			for s := range 2 {
 				for u := range 2 {

@@ -195,7 +195,8 @@ func newRBMTruth(r *rbm.RBM, chunkBits int, forceSlow bool) (*RBMTruth, error) {
 	for i := range d {
 		pm, pp := min(accM[i]/tot, 1), min(accP[i]/tot, 1)
 		res.Marginals[i] = []float64{pm, pp}
-		res.Means[i] = pp - pm
+		st := r.States(i) // ±1, or 0 and 1 for an RBM with {0, 1} units
+		res.Means[i] = pm*st[0] + pp*st[1]
 	}
 	t.res = res
 	t.chunkCDF = make([]float64, nChunks)

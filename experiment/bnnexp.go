@@ -2,6 +2,7 @@ package experiment
 
 import (
 	"fmt"
+	"math"
 	"path/filepath"
 	"slices"
 	"strconv"
@@ -15,9 +16,10 @@ import (
 func init() {
 	register(&Experiment{
 		Name:        "bnn",
-		Title:       "Binarized CNN ensembles on MNIST: test accuracy against ensemble size for GF-SVGD, bagging, BENN, STE and BNN+",
+		Title:       "Binarized network ensembles on MNIST (CNNs in full runs): test accuracy against ensemble size for GF-SVGD, bagging, BENN, STE and BNN+",
 		Trials:      1,
 		QuickTrials: 1,
+		Unsharded:   true,
 		Setting:     "ensemble size",
 		Options:     map[string]float64{"fashion": 0, "epochs": 0, "train": 0},
 		body:        runBNN,
@@ -130,37 +132,54 @@ func runBNN(r *runner) (*Result, error) {
 				return nil, err
 			}
 		}
-		r.logf("bnn: trial %d/%d done", tr+1, r.trials)
+		r.trialDone(tr)
 	}
 	rows := bnnRows(r.summarize(), plan.sizes)
 	methods := []string{"gfsvgd", "bagging", "benn", "ste", "bnnplus"}
 	res := &Result{Rows: rows, Show: []string{"accuracy"}}
 	res.Notes = append(res.Notes, fmt.Sprintf("%s, %s architecture (binary weights and activations), %d epoch(s) per network, batch 64, Adam %g with cosine decay%s; GF-SVGD: rank weights, h = med²/(2 log(n+1)), relaxation temperature %g annealed to %g; bagging and BENN members are STE networks, their size-k rows are the first k members of one run of %d; STE and BNN+ are single networks (size 1).",
 		data, plan.arch, plan.epochs, ensemble.DefaultLearningRate, limitNote(plan), ensemble.DefaultTemperature, ensemble.DefaultTemperatureEnd, maxSize))
+	// The error bars: an accuracy a measured on n_test images has the
+	// binomial standard error √(a(1−a)/n_test) from the choice of test
+	// set, which one trial cannot average away; with several trials it is
+	// added in quadrature to the standard error over trials (training
+	// randomness), all trials sharing the one test set.
+	nTest := test.N
+	if plan.testLimit > 0 && plan.testLimit < nTest {
+		nTest = plan.testLimit
+	}
+	bar := func(row Row) float64 {
+		return math.Sqrt(row.Mean*(1-row.Mean)/float64(nTest) + row.SE*row.SE)
+	}
 	var series []report.Series
 	for k, m := range methods {
 		s := report.Series{Name: bnnLabels[m], ColorIndex: k}
 		for _, row := range rows {
 			if row.Method == m && row.Metric == "accuracy" {
+				e := bar(row)
 				s.X = append(s.X, row.X)
 				s.Y = append(s.Y, 100*row.Mean)
-				s.Lo = append(s.Lo, 100*(row.Mean-row.SE))
-				s.Hi = append(s.Hi, 100*(row.Mean+row.SE))
+				s.Lo = append(s.Lo, 100*(row.Mean-e))
+				s.Hi = append(s.Hi, 100*(row.Mean+e))
 			}
 		}
 		if len(s.X) == 1 {
-			// A single network: a dashed level across the sizes.
+			// A single network: a dashed level across the sizes, its bar
+			// at size 1, where it was measured.
 			s.X = []float64{float64(plan.sizes[0]), float64(maxSize)}
 			s.Y = []float64{s.Y[0], s.Y[0]}
-			s.Lo, s.Hi = nil, nil
+			s.Lo = []float64{s.Lo[0], math.NaN()}
+			s.Hi = []float64{s.Hi[0], math.NaN()}
 			s.Dashed = true
 		}
 		if len(s.X) > 0 {
 			series = append(series, s)
 		}
 	}
-	fig := report.Figure{SharedLegend: true, Cols: 1, Panels: []report.Panel{{
-		Title: fmt.Sprintf("%s test accuracy (%s, %s per network)", data, plan.arch, budgetNote(plan)), XLabel: "ensemble size", YLabel: "test accuracy (%)", Series: series}}}
+	fig := report.Figure{SharedLegend: true, Cols: 1, Width: 7 * 72, Height: 4.5 * 72,
+		Title: figureTitle(r, rows, fmt.Sprintf("%s test accuracy of binarized %s ensembles, %s per network", data, plan.arch, budgetNote(plan)),
+			fmt.Sprintf("n_test = %d test images", nTest), "bars: ± binomial SE √(a(1−a)/n_test) (with the SE over trials, when several, in quadrature)"),
+		Panels: []report.Panel{{Title: "test accuracy against ensemble size (dashed: single networks, measured at size 1)", XLabel: "ensemble size", YLabel: "test accuracy (%)", XTicks: intsF(plan.sizes), Dodge: true, Series: series}}}
 	return res, fig.Save(filepath.Join(r.cfg.Out, r.name))
 }
 

@@ -37,11 +37,30 @@ type gfVariant struct {
 func categoricalVariants() []gfVariant {
 	return []gfVariant{
 		{"gfsvgd-paper", "paper", "base", "GF-SVGD, paper preset, ρ = p0"},
-		{"gfsvgd", "transport", "relaxed", "GF-SVGD, transport preset, relaxed ρ"},
+		{"gfsvgd-transport", "transport", "relaxed", "GF-SVGD, transport preset, relaxed ρ"},
 	}
 }
 
 var appendixStates = categorical.Variable{States: []float64{-1, -0.5, 0, 0.5, 1}, Probs: []float64{0.1, 0.2, 0.3, 0.1, 0.3}}
+
+// describeVariants records each variant's preset and full settings in the
+// journal, run for iters iterations (the last snapshot).
+func describeVariants(r *runner, variants []gfVariant, iters int) error {
+	for _, v := range variants {
+		r.presets[v.name] = v.preset
+		p, err := infer.Preset(v.preset)
+		if err != nil {
+			return err
+		}
+		set := *p.Stages[0].Settings.(*gfsvgd.Settings)
+		set.Surrogate = v.surrogate
+		p.Stages = []sampler.Stage{{Method: p.Stages[0].Method, Iters: iters, Settings: &set}}
+		if err := r.describe(v.name, methodRecord(v.preset, p)); err != nil {
+			return err
+		}
+	}
+	return nil
+}
 
 // runGFSnapshots runs the GF-SVGD preset of v and calls snap at the given
 // iterations (0 = the initial draw).
@@ -91,10 +110,15 @@ func runCategorical(r *runner) (*Result, error) {
 	variants := categoricalVariants()
 	labels := map[string]string{}
 	for _, v := range variants {
-		r.presets[v.name] = v.preset
 		labels[v.name] = v.label
 	}
+	if err := describeVariants(r, variants, at[len(at)-1]); err != nil {
+		return nil, err
+	}
 	for tr := range r.trials {
+		if !r.inShard(tr) {
+			continue
+		}
 		tk := r.trialKey(tr)
 		for _, v := range variants {
 			// One run gives every snapshot; run it when any is missing.
@@ -106,6 +130,9 @@ func runCategorical(r *runner) (*Result, error) {
 			}
 			if !missing {
 				continue
+			}
+			if err := r.startUnit(v.name, float64(at[0]), tr); err != nil {
+				return nil, err
 			}
 			err := runGFSnapshots(r.ctx, m, t, v, n, tk, at, func(it int, s *gfsvgd.Sampler) error {
 				_, err := r.trial(v.name, float64(it), tr, func() (map[string]float64, error) {
@@ -127,7 +154,7 @@ func runCategorical(r *runner) (*Result, error) {
 				return nil, err
 			}
 		}
-		r.logf("categorical: trial %d/%d done", tr+1, r.trials)
+		r.trialDone(tr)
 	}
 	rows := r.summarize()
 	res := &Result{Rows: rows, Show: []string{"tv", "max_error"}}
@@ -142,26 +169,29 @@ func runCategorical(r *runner) (*Result, error) {
 		labelsX[k] = report.FormatValue(v)
 	}
 	for _, it := range at {
-		p := report.Panel{Title: fmt.Sprintf("iteration %d", it), XLabel: "state z", YLabel: "probability", Labels: labelsX, YMin: 0, YMax: 1.05}
+		p := report.Panel{Title: fmt.Sprintf("frequencies of Γ(x) at iteration %d (mean ± SE over trials)", it), XLabel: "state z", YLabel: "probability", Labels: labelsX, YMin: 0, YMax: 1.05}
 		p.Bars = append(p.Bars, report.Bars{Name: "p*(z)", Values: appendixStates.Probs, ColorIndex: 6})
 		for k, v := range variants {
+			nan := math.NaN()
 			vals := make([]float64, len(appendixStates.States))
+			lo := []float64{nan, nan, nan, nan, nan}
+			hi := []float64{nan, nan, nan, nan, nan}
 			for _, row := range rows {
 				if row.Method == v.name && row.X == float64(it) {
 					for s, st := range appendixStates.States {
 						if row.Metric == "freq:"+report.FormatValue(st) {
-							vals[s] = row.Mean
+							vals[s], lo[s], hi[s] = row.Mean, row.Mean-row.SE, row.Mean+row.SE
 						}
 					}
 				}
 			}
-			p.Bars = append(p.Bars, report.Bars{Name: v.label, Values: vals, ColorIndex: k})
+			p.Bars = append(p.Bars, report.Bars{Name: v.label, Values: vals, Lo: lo, Hi: hi, ColorIndex: k})
 		}
 		panels = append(panels, p)
 	}
 	names := []string{variants[0].name, variants[1].name}
-	panels = append(panels, report.Panel{Title: "distance to p* (mean ± SE over trials)", XLabel: "iteration", YLabel: "log10 total variation",
-		Series: series(rows, "tv", names, labels, true)})
+	panels = append(panels, report.Panel{Title: "total variation distance to p* (mean ± SE over trials)", XLabel: "iteration", YLabel: "total variation (log scale)", LogY: true, Dodge: true,
+		Series: series(rows, "tv", names, labels)})
 	densAt := 0
 	for _, it := range at {
 		if it <= 100 {
@@ -173,7 +203,13 @@ func runCategorical(r *runner) (*Result, error) {
 		return nil, err
 	}
 	panels = append(panels, dens)
-	fig := report.Figure{Panels: panels, Cols: 3}
+	its := make([]float64, len(at))
+	for k, it := range at {
+		its[k] = float64(it)
+	}
+	fig := report.Figure{Panels: panels, Cols: 3, SharedLegend: true, Title: figureTitle(r, rows,
+		"GF-SVGD on the appendix's 1-D categorical p* = (0.1, 0.2, 0.3, 0.1, 0.3) on the states −1, −0.5, 0, 0.5, 1",
+		fmt.Sprintf("n = %d particles", n), "snapshots at iterations "+listNote(its))}
 	if err := fig.Save(filepath.Join(r.cfg.Out, "categorical")); err != nil {
 		return nil, err
 	}
@@ -183,7 +219,7 @@ func runCategorical(r *runner) (*Result, error) {
 // categoricalDensityPanel draws p_c(x) = K p0(x) p*(Γ(x)) with the particles
 // of one run at iteration it as points along the bottom.
 func categoricalDensityPanel(ctx context.Context, m *categorical.Categorical, t *transform.Transform, v gfVariant, n int, key rng.Key, it int) (report.Panel, error) {
-	p := report.Panel{Title: fmt.Sprintf("p_c(x) and the particles at iteration %d", it), XLabel: "x", YLabel: "density"}
+	p := report.Panel{Title: fmt.Sprintf("p_c(x) and the particles of the first trial (%s) at iteration %d", v.label, it), XLabel: "x", YLabel: "density"}
 	var xs, pc, p0 []float64
 	K := float64(len(m.States(0)))
 	z := make([]int, 1)
@@ -192,15 +228,18 @@ func categoricalDensityPanel(ctx context.Context, m *categorical.Categorical, t 
 		pc = append(pc, K*math.Exp(t.LogTarget(m, []float64{x}, z)))
 		p0 = append(p0, math.Exp(t.LogBase([]float64{x})))
 	}
-	p.Series = append(p.Series, report.Series{Name: "p_c(x)", X: xs, Y: pc, ColorIndex: 0})
-	p.Series = append(p.Series, report.Series{Name: "p0(x) = N(0, 1)", X: xs, Y: p0, ColorIndex: 1, Dashed: true})
+	// Style indices 3 and 4 keep clear of the variants' (0, 1) and p*'s (6).
+	p.Series = append(p.Series, report.Series{Name: "p_c(x)", X: xs, Y: pc, ColorIndex: 3})
+	p.Series = append(p.Series, report.Series{Name: "p0(x) = N(0, 1)", X: xs, Y: p0, ColorIndex: 4, Dashed: true})
 	err := runGFSnapshots(ctx, m, t, v, n, key, []int{it}, func(_ int, s *gfsvgd.Sampler) error {
 		x := s.Positions()
 		ys := make([]float64, len(x))
 		for k := range ys {
 			ys[k] = -0.01 - 0.02*float64(k%5)/5
 		}
-		p.Series = append(p.Series, report.Series{Name: "particles", X: append([]float64(nil), x...), Y: ys, Points: true, ColorIndex: 2})
+		// The particles take the style of their variant (index 0 in
+		// categoricalVariants), as its bars and line do.
+		p.Series = append(p.Series, report.Series{Name: "particles x (one run, " + v.name + ")", X: append([]float64(nil), x...), Y: ys, Points: true, ColorIndex: 0})
 		return nil
 	})
 	return p, err

@@ -30,7 +30,9 @@ type Experiment struct {
 	// UsesUAI experiments accept a directory of UAI networks
 	// (Config.UAIDir).
 	UsesUAI bool
-	body    func(r *runner) (*Result, error)
+	// Unsharded experiments (one long trial) refuse Config.Shard.
+	Unsharded bool
+	body      func(r *runner) (*Result, error)
 }
 
 var registry = map[string]*Experiment{}
@@ -79,6 +81,7 @@ func (e *Experiment) Run(ctx context.Context, cfg Config) (*Result, error) {
 		opts[k] = v
 	}
 	cfg.Options = opts
+	cfg.defaults = e.Options
 	if cfg.UAIDir != "" {
 		if !e.UsesUAI {
 			return nil, fmt.Errorf("experiment %s takes no UAI networks (--uai)", e.Name)
@@ -100,6 +103,13 @@ func (e *Experiment) Run(ctx context.Context, cfg Config) (*Result, error) {
 			trials = 2
 		}
 	}
+	if err := cfg.Shard.Validate(); err != nil {
+		return nil, err
+	}
+	if e.Unsharded && cfg.Shard.N > 0 {
+		return nil, fmt.Errorf("experiment %s is one trial and is not sharded: run it whole", e.Name)
+	}
+	cfg.trials = trials
 	j, err := openJournal(e.Name, cfg)
 	if err != nil {
 		return nil, err
@@ -107,13 +117,11 @@ func (e *Experiment) Run(ctx context.Context, cfg Config) (*Result, error) {
 	defer j.close()
 	r := &runner{ctx: ctx, cfg: cfg, name: e.Name, trials: trials, j: j, setting: e.Setting, presets: map[string]string{},
 		requested: map[key]bool{}, methods: map[string]bool{}}
-	if n := len(j.done); n > 0 && cfg.Log != nil {
-		fmt.Fprintf(cfg.Log, "%s: %d finished trial records loaded from %s\n", e.Name, n, j.path)
-	}
 	res, err := e.body(r)
 	if err != nil {
 		return nil, err
 	}
+	r.flushLoaded()
 	for _, k := range j.order {
 		if !r.methods[k.method] {
 			return nil, fmt.Errorf("%s holds trials of method %q, which experiment %s does not run; it is not this experiment's journal (--restart starts over)", j.path, k.method, e.Name)
@@ -163,9 +171,12 @@ func sig(v float64) string {
 	return fmt.Sprintf("%.4g", v)
 }
 
-// series builds plot series of log10(mean) with ±SE bars for one metric,
-// one per method in the given order.
-func series(rows []Row, metric string, methods []string, labels map[string]string, log10 bool) []report.Series {
+// series builds plot series of the mean with ±SE bars for one metric, in
+// the metric's own units (a panel with LogY draws them on a log scale and
+// cuts bars that reach 0), one per method in the given order; a method's
+// style index is its place in methods, so that it looks the same in every
+// panel.
+func series(rows []Row, metric string, methods []string, labels map[string]string) []report.Series {
 	var out []report.Series
 	for k, m := range methods {
 		s := report.Series{Name: labels[m], ColorIndex: k}
@@ -176,20 +187,10 @@ func series(rows []Row, metric string, methods []string, labels map[string]strin
 			if r.Metric != metric || r.Method != m {
 				continue
 			}
-			y, lo, hi := r.Mean, r.Mean-r.SE, r.Mean+r.SE
-			if log10 {
-				y = math.Log10(r.Mean)
-				hi = math.Log10(r.Mean + r.SE)
-				if r.Mean-r.SE > 0 {
-					lo = math.Log10(r.Mean - r.SE)
-				} else {
-					lo = y - 1 // the bar reaches 0: show a decade
-				}
-			}
 			s.X = append(s.X, r.X)
-			s.Y = append(s.Y, y)
-			s.Lo = append(s.Lo, lo)
-			s.Hi = append(s.Hi, hi)
+			s.Y = append(s.Y, r.Mean)
+			s.Lo = append(s.Lo, r.Mean-r.SE)
+			s.Hi = append(s.Hi, r.Mean+r.SE)
 		}
 		if len(s.X) > 0 {
 			out = append(out, s)

@@ -84,6 +84,9 @@ func bootstrapDraws(mode Mode) int {
 func runGOF(r *runner, pts []gofPoint, methods []gofMethod) ([]Row, error) {
 	b := bootstrapDraws(r.cfg.Mode)
 	for tr := range r.trials {
+		if !r.inShard(tr) {
+			continue
+		}
 		tk := r.trialKey(tr)
 		for _, p := range pts {
 			var s, ref *sampler.Samples
@@ -126,35 +129,38 @@ func runGOF(r *runner, pts []gofPoint, methods []gofMethod) ([]Row, error) {
 				}
 			}
 		}
-		r.logf("%s: trial %d/%d done", r.name, tr+1, r.trials)
+		r.trialDone(tr)
 	}
 	return r.summarize(), nil
 }
 
-// gofFigure plots the rejection rates with ±SE bars and the level α.
-func gofFigure(r *runner, rows []Row, methods []gofMethod, title, xlabel string, logX bool) error {
-	return gofFigureRange(r, rows, methods, title, xlabel, logX, -0.02, 1.02)
+// gofFigure plots the rejection rates with ±SE bars and the level α; what
+// (the model, the samples and the sizes) starts the figure's title.
+func gofFigure(r *runner, rows []Row, methods []gofMethod, what, xlabel string, logX bool) error {
+	return gofFigureRange(r, rows, methods, what, xlabel, logX, -0.02, 1.02)
 }
 
-func gofFigureRange(r *runner, rows []Row, methods []gofMethod, title, xlabel string, logX bool, ymin, ymax float64) error {
+func gofFigureRange(r *runner, rows []Row, methods []gofMethod, what, xlabel string, logX bool, ymin, ymax float64) error {
 	var names []string
 	labels := map[string]string{}
 	for _, mt := range methods {
 		names = append(names, mt.name)
 		labels[mt.name] = mt.label
 	}
-	ser := series(rows, "reject", names, labels, false)
+	ser := series(rows, "reject", names, labels)
 	if len(ser) > 0 {
-		lvl := report.Series{Name: "α = 0.05", Dashed: true, ColorIndex: len(names)}
+		lvl := report.Series{Name: "α = 0.05", Dashed: true, LineOnly: true, ColorIndex: len(names)}
 		for _, x := range ser[0].X {
 			lvl.X = append(lvl.X, x)
 			lvl.Y = append(lvl.Y, gof.DefaultAlpha)
 		}
 		ser = append(ser, lvl)
 	}
-	fig := report.Figure{SharedLegend: true, Cols: 1, Panels: []report.Panel{
-		{Title: title, XLabel: xlabel, YLabel: "rejection rate (mean ± SE over trials)", LogX: logX, Series: ser, YMin: ymin, YMax: ymax},
-	}}
+	fig := report.Figure{SharedLegend: true, Cols: 1, Width: 7 * 72, Height: 4.5 * 72,
+		Title: figureTitle(r, rows, what, fmt.Sprintf("α = %g, %d bootstrap draws or permutations", gof.DefaultAlpha, bootstrapDraws(r.cfg.Mode))),
+		Panels: []report.Panel{
+			{Title: "rejection rate at level α (mean ± SE over trials)", XLabel: xlabel, YLabel: "rejection rate", LogX: logX, XTicksAtData: true, Dodge: true, Series: ser, YMin: ymin, YMax: ymax},
+		}}
 	return fig.Save(filepath.Join(r.cfg.Out, r.name))
 }
 
@@ -199,7 +205,7 @@ func init() {
 	})
 	register(&Experiment{
 		Name:        "gof-ising-temp",
-		Title:       "10×10 periodic Ising grid at T = 20: rejection rate against the samples' temperature T'",
+		Title:       "periodic Ising grid at T = 20 (10×10 in full runs): rejection rate against the samples' temperature T'",
 		Trials:      200,
 		QuickTrials: 20,
 		Setting:     "T_prime",
@@ -207,7 +213,7 @@ func init() {
 	})
 	register(&Experiment{
 		Name:        "gof-ising-n",
-		Title:       "10×10 periodic Ising grid, T = 20 against T' = 15: rejection rate against n",
+		Title:       "periodic Ising grid at T = 20 against samples at T' (10×10 and T' = 15 in full runs): rejection rate against n",
 		Trials:      200,
 		QuickTrials: 20,
 		Setting:     "n",
@@ -215,7 +221,7 @@ func init() {
 	})
 	register(&Experiment{
 		Name:        "gof-rbm-sigma",
-		Title:       "RBM d = 50, M = 25, n = 100: rejection rate against the weight noise σ'",
+		Title:       "RBM (d = 50, M = 25, n = 100 in full runs): rejection rate against the weight noise σ'",
 		Trials:      200,
 		QuickTrials: 20,
 		Setting:     "sigma_prime",
@@ -223,7 +229,7 @@ func init() {
 	})
 	register(&Experiment{
 		Name:        "gof-rbm-n",
-		Title:       "RBM d = 50, M = 25: rejection rate against n at a fixed weight noise σ' (--sigma, default 0.05)",
+		Title:       "RBM (d = 50, M = 25 in full runs): rejection rate against n at a fixed weight noise σ' (--sigma, default 0.05)",
 		Trials:      200,
 		QuickTrials: 20,
 		Setting:     "n",
@@ -277,7 +283,7 @@ func runGOFLevel(r *runner) (*Result, error) {
 	res.Notes = append(res.Notes,
 		fmt.Sprintf("4×4 open grid, coupling 0.3, fields 0.05; exact samples from the model itself; α = 0.05; %d bootstrap draws; a calibrated test rejects at rate 0.05 ± %.3f (3 SE over %d trials).", bootstrapDraws(r.cfg.Mode), 3*math.Sqrt(0.05*0.95/float64(r.trials)), r.trials),
 		fmt.Sprintf("ks_uniform is the Kolmogorov–Smirnov distance of the p-values from U(0, 1); its 1%% critical value over %d trials is %.3f.", r.trials, 1.63/math.Sqrt(float64(r.trials))))
-	return res, gofFigureRange(r, rows, methods, "rejection rate under the null (level)", "sample size n", true, 0, 0.15)
+	return res, gofFigureRange(r, rows, methods, "level of the tests: 4×4 open Ising grid, coupling 0.3, fields 0.05, exact samples from the model itself (the null); "+rangeNote("n", intsF(ns)), "sample size n", true, 0, 0.15)
 }
 
 // ksRows computes, from the journal, the Kolmogorov–Smirnov distance of
@@ -368,18 +374,18 @@ func runGOFIsingTemp(r *runner) (*Result, error) {
 	}
 	return gofResult(r, pts, gofMethods("base"), isingGOFNote(side, sweeps, bootstrapDraws(r.cfg.Mode)),
 		fmt.Sprintf("n = %d; T' = 20 is the null (the rejection rate there is the level).", n),
-		fmt.Sprintf("model T = 20, samples at T' (n = %d)", n), "temperature T' of the samples", false)
+		fmt.Sprintf("%d×%d periodic Ising grid, model T = 20, samples at T' (final states of Gibbs chains after %d sweeps); n = %d", side, side, sweeps, n), "temperature T' of the samples", false)
 }
 
 // gofResult runs the tests at the points and returns the summary with its
 // notes and figure.
-func gofResult(r *runner, pts []gofPoint, methods []gofMethod, note, note2, title, xlabel string, logX bool) (*Result, error) {
+func gofResult(r *runner, pts []gofPoint, methods []gofMethod, note, note2, what, xlabel string, logX bool) (*Result, error) {
 	rows, err := runGOF(r, pts, methods)
 	if err != nil {
 		return nil, err
 	}
 	res := &Result{Rows: rows, Show: []string{"reject"}, Notes: []string{note, note2}}
-	return res, gofFigure(r, rows, methods, title, xlabel, logX)
+	return res, gofFigure(r, rows, methods, what, xlabel, logX)
 }
 
 func runGOFIsingN(r *runner) (*Result, error) {
@@ -400,5 +406,5 @@ func runGOFIsingN(r *runner) (*Result, error) {
 		return nil, err
 	}
 	return gofResult(r, pts, gofMethods("base"), isingGOFNote(side, sweeps, bootstrapDraws(r.cfg.Mode)),
-		fmt.Sprintf("samples at T' = %g.", tp), fmt.Sprintf("model T = 20, samples at T' = %g", tp), "sample size n", true)
+		fmt.Sprintf("samples at T' = %g.", tp), fmt.Sprintf("%d×%d periodic Ising grid, model T = 20, samples at T' = %g (final states of Gibbs chains after %d sweeps); %s", side, side, tp, sweeps, rangeNote("n", intsF(ns))), "sample size n", true)
 }

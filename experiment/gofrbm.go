@@ -99,7 +99,7 @@ func runGOFRBMSigma(r *runner) (*Result, error) {
 	}
 	return gofResult(r, pts, gofMethods("relaxed"), rbmGOFNote(null, bootstrapDraws(r.cfg.Mode)),
 		fmt.Sprintf("n = %d; σ' = 0 is the null (the rejection rate there is the level).", n),
-		fmt.Sprintf("model W, samples from W + ε, ε ~ N(0, σ'²) (n = %d)", n), "weight noise σ'", false)
+		fmt.Sprintf("RBM d = %d, M = %d, model W, exact samples from W + ε, ε ~ N(0, σ'²) fresh in each trial; n = %d", null.Dim(), null.Hidden(), n), "weight noise σ'", false)
 }
 
 func runGOFRBMN(r *runner) (*Result, error) {
@@ -121,5 +121,5 @@ func runGOFRBMN(r *runner) (*Result, error) {
 		pts = append(pts, gofPoint{x: float64(n), null: null, n: n, draw: func(tr int, key rng.Key) (*sampler.Samples, error) { return draw(tr, n, key) }, drawNull: exactDrawer(truth, null.Dim())})
 	}
 	return gofResult(r, pts, gofMethods("relaxed"), rbmGOFNote(null, bootstrapDraws(r.cfg.Mode)),
-		fmt.Sprintf("σ' = %g.", sigma), fmt.Sprintf("model W, samples from W + ε, σ' = %g", sigma), "sample size n", true)
+		fmt.Sprintf("σ' = %g.", sigma), fmt.Sprintf("RBM d = %d, M = %d, model W, exact samples from W + ε, ε ~ N(0, σ'²) fresh in each trial, σ' = %g; %s", null.Dim(), null.Hidden(), sigma, rangeNote("n", intsF(ns))), "sample size n", true)
 }

@@ -4,6 +4,7 @@ import (
 	"bufio"
 	"bytes"
 	"encoding/csv"
+	"encoding/json"
 	"errors"
 	"fmt"
 	"io"
@@ -32,8 +33,11 @@ import (
 //     seed, mode, options) and the dstein version that started it.
 //
 // A resume checks that the settings which change results (seed, mode and
-// the options other than those that only select settings, such as nmax)
-// are the same, then skips the complete trials. Every row is validated: five
+// the options other than those that only select settings, such as nmax;
+// an option the journal does not record had its default) are the same,
+// and that the methods it holds trials of were run with the same full
+// settings (journal.describe), then skips the complete trials; the
+// dstein version and fields added to the sidecar later do not matter. Every row is validated: five
 // fields, a finite x and value, a whole trial index, no trial recorded
 // twice. A row cut short by a crash at the end of the file is dropped (and
 // the file truncated before new trials are appended); anything else
@@ -64,6 +68,23 @@ type journalSettings struct {
 	// Inputs are the SHA-256 digests of input files by name (the suite's
 	// UAI networks).
 	Inputs map[string]string `json:"inputs,omitempty"`
+	// Methods are the full settings of each method whose trials the
+	// journal holds (runner.describe): its preset, its pipeline with every
+	// default resolved, its chains. A method added later is added here; a
+	// method whose settings changed is refused.
+	Methods map[string]json.RawMessage `json:"methods,omitempty"`
+	// Trials is the number of trials of the last run (informative; a
+	// resume may ask for more or fewer).
+	Trials int `json:"trials,omitempty"`
+	// Shard is "K/N" for a journal of shard K of N (Config.Shard): it
+	// holds only that shard's trials, and resumes only as that shard.
+	Shard string `json:"shard,omitempty"`
+	// Selected are the methods a run selected (the suite's --methods;
+	// informative: a resume may select others).
+	Selected []string `json:"selected_methods,omitempty"`
+	// MergedFrom lists the shard directories that dstein merge joined
+	// into this journal.
+	MergedFrom []string `json:"merged_from,omitempty"`
 }
 
 // Version is recorded in new journals; the command line sets it.
@@ -77,11 +98,15 @@ type key struct {
 
 // journal holds finished trials and appends new ones.
 type journal struct {
-	path  string
-	done  map[key]map[string]float64
-	order []key
-	f     *os.File
-	w     *csv.Writer
+	path string
+	side string
+	// settings are those recorded in the sidecar (with Methods as found
+	// there and added since).
+	settings journalSettings
+	done     map[key]map[string]float64
+	order    []key
+	f        *os.File
+	w        *csv.Writer
 }
 
 // selectOnly lists options that choose which settings run without changing
@@ -145,8 +170,8 @@ func noLink(path string) (exists bool, err error) {
 func openJournal(name string, cfg Config) (*journal, error) {
 	path := filepath.Join(cfg.Out, name+".trials.csv")
 	side := filepath.Join(cfg.Out, name+".trials.json")
-	want := journalSettings{Format: journalFormat, Experiment: name, Seed: cfg.Seed, Mode: cfg.Mode.String(), Options: cfg.Options, Version: Version, Inputs: cfg.inputs}
-	j := &journal{path: path, done: map[key]map[string]float64{}}
+	want := journalSettings{Format: journalFormat, Experiment: name, Seed: cfg.Seed, Mode: cfg.Mode.String(), Options: cfg.Options, Version: Version, Inputs: cfg.inputs, Trials: cfg.trials, Shard: cfg.Shard.String(), Selected: cfg.Methods}
+	j := &journal{path: path, side: side, done: map[key]map[string]float64{}, settings: want}
 	exists, err := noLink(path)
 	if err != nil {
 		return nil, err
@@ -190,8 +215,26 @@ func openJournal(name string, cfg Config) (*journal, error) {
 		if err := strictjson.Unmarshal(raw, &have); err != nil {
 			return nil, fmt.Errorf("%s: %w (--restart starts over)", side, err)
 		}
+		if have.Options == nil {
+			have.Options = map[string]float64{}
+		}
+		for k, v := range cfg.defaults {
+			if _, ok := have.Options[k]; !ok {
+				have.Options[k] = v
+			}
+		}
 		if a, b := resultSettings(have), resultSettings(want); a != b {
 			return nil, fmt.Errorf("%s was written with other settings (%s; now %s); use another --out-dir, or --restart to start over", path, a, b)
+		}
+		if have.Shard != want.Shard {
+			return nil, fmt.Errorf("%s holds %s; now %s; use the shard's own --out-dir", path, shardWords(have.Shard), shardWords(want.Shard))
+		}
+		want.Methods, want.MergedFrom = have.Methods, have.MergedFrom
+		j.settings = want
+		if have.Trials != want.Trials || have.Version != want.Version || strings.Join(have.Selected, ",") != strings.Join(want.Selected, ",") {
+			if err := writeSettings(side, want); err != nil {
+				return nil, err
+			}
 		}
 		if err := sameInputs(have.Inputs, want.Inputs); err != nil {
 			return nil, fmt.Errorf("%s: %w; use another --out-dir, or --restart to start over", path, err)
@@ -206,6 +249,7 @@ func openJournal(name string, cfg Config) (*journal, error) {
 				merged[k] = v
 			}
 			want.Inputs = merged
+			j.settings = want
 			if err := writeSettings(side, want); err != nil {
 				return nil, err
 			}
@@ -233,6 +277,61 @@ func openJournal(name string, cfg Config) (*journal, error) {
 	}
 	j.f, j.w = f, csv.NewWriter(f)
 	return j, nil
+}
+
+// shardWords names a journal's shard for messages.
+func shardWords(s string) string {
+	if s == "" {
+		return "every trial (no --shard)"
+	}
+	return "the trials of shard " + s
+}
+
+// describe records the settings of a method (its JSON form b), and
+// refuses when the journal holds trials of that method made with other
+// settings. Settings recorded for a method without trials are replaced.
+func (j *journal) describe(method string, b []byte) error {
+	now, err := compactJSON(b)
+	if err != nil {
+		return err
+	}
+	if old, ok := j.settings.Methods[method]; ok {
+		had, err := compactJSON(old)
+		if err != nil {
+			return fmt.Errorf("%s: the settings of method %s: %w (--restart starts over)", j.side, method, err)
+		}
+		if bytes.Equal(had, now) {
+			return nil
+		}
+		if j.hasMethod(method) {
+			return fmt.Errorf("%s holds trials of %s made with other settings (recorded in %s: %s; now %s); use another --out-dir, or --restart to start over", j.path, method, j.side, had, now)
+		}
+	}
+	if j.settings.Methods == nil {
+		j.settings.Methods = map[string]json.RawMessage{}
+	}
+	j.settings.Methods[method] = json.RawMessage(now)
+	return writeSettings(j.side, j.settings)
+}
+
+// compactJSON returns b without insignificant space, the form in which
+// recorded settings are compared.
+func compactJSON(b []byte) ([]byte, error) {
+	var out bytes.Buffer
+	if err := json.Compact(&out, b); err != nil {
+		return nil, err
+	}
+	return out.Bytes(), nil
+}
+
+// hasMethod reports whether the journal holds a trial of method.
+func (j *journal) hasMethod(method string) bool {
+	for _, k := range j.order {
+		if k.method == method {
+			return true
+		}
+	}
+	return false
 }
 
 func writeSettings(path string, s journalSettings) error {
@@ -353,15 +452,7 @@ func (j *journal) read(data []byte) (int, error) {
 
 // record appends one trial's metrics (in sorted metric order) and syncs.
 func (j *journal) record(k key, vals map[string]float64) error {
-	names := make([]string, 0, len(vals))
-	for m := range vals {
-		names = append(names, m)
-	}
-	sort.Strings(names)
-	for _, m := range names {
-		j.w.Write([]string{k.method, report.FormatValue(k.x), strconv.Itoa(k.trial), m, report.FormatValue(vals[m])})
-	}
-	j.w.Write([]string{k.method, report.FormatValue(k.x), strconv.Itoa(k.trial), doneMarker, "1"})
+	writeTrialRows(j.w, k, vals)
 	j.w.Flush()
 	if err := j.w.Error(); err != nil {
 		return err
@@ -372,6 +463,20 @@ func (j *journal) record(k key, vals map[string]float64) error {
 	j.done[k] = vals
 	j.order = append(j.order, k)
 	return nil
+}
+
+// writeTrialRows writes one trial's rows: its metrics in sorted order,
+// then the row that marks it complete.
+func writeTrialRows(w *csv.Writer, k key, vals map[string]float64) {
+	names := make([]string, 0, len(vals))
+	for m := range vals {
+		names = append(names, m)
+	}
+	sort.Strings(names)
+	for _, m := range names {
+		w.Write([]string{k.method, report.FormatValue(k.x), strconv.Itoa(k.trial), m, report.FormatValue(vals[m])})
+	}
+	w.Write([]string{k.method, report.FormatValue(k.x), strconv.Itoa(k.trial), doneMarker, "1"})
 }
 
 func (j *journal) close() error { return j.f.Close() }

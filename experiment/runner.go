@@ -4,11 +4,14 @@ import (
 	"bufio"
 	"context"
 	"encoding/csv"
+	"encoding/json"
 	"fmt"
 	"io"
 	"math"
 	"sort"
 	"strconv"
+	"strings"
+	"time"
 
 	"github.com/dstein/dstein/internal/safeio"
 	"github.com/dstein/dstein/report"
@@ -47,8 +50,13 @@ type Config struct {
 	// Seed fixes the models and every trial's randomness.
 	Seed uint64
 	Mode Mode
-	// Log receives one line per finished trial block (may be nil).
+	// Log receives progress lines (trials loaded, trials done with the time
+	// left, long preparations) when Progress is nil, and the preparation
+	// lines in any case (may be nil).
 	Log io.Writer
+	// Progress, when set, receives the progress of the run instead of the
+	// plain lines (a progress bar on a terminal).
+	Progress Progress
 	// Options are experiment-specific settings (such as "field" for the
 	// Ising experiments), each recorded in the journal's settings.
 	Options map[string]float64
@@ -62,12 +70,66 @@ type Config struct {
 	// and gibbs always run. Trials of other methods in the journal are
 	// kept and left out of the tables.
 	Methods []string
+	// Shard, when Shard.N > 0, runs only the trials of shard K of N
+	// (trial t belongs to shard t mod N + 1), for runs spread over the
+	// tasks of a job array; dstein merge joins the shards' journals.
+	Shard Shard
 	// UAIDir, for the suite, is a directory of UAI networks (NAME.uai and
 	// optional NAME.uai.evid) to add to its targets.
 	UAIDir string
 	// inputs are the SHA-256 digests of the input files (UAIDir's), which
 	// a journal records among the settings that change results.
 	inputs map[string]string
+	// defaults are the experiment's options at their defaults: an option
+	// that a journal does not record (one added to the experiment after
+	// the journal was written) had its default value there.
+	defaults map[string]float64
+	// trials is the number of trials of the run (Trials or the mode's).
+	trials int
+	// offline runs compute nothing: a trial the journal lacks is an
+	// error (errMissing), for dstein merge.
+	offline bool
+}
+
+// Shard is shard K (1 ≤ K ≤ N) of N; the zero value runs every trial.
+type Shard struct{ K, N int }
+
+// String is "K/N", or "" for no sharding.
+func (s Shard) String() string {
+	if s.N == 0 {
+		return ""
+	}
+	return fmt.Sprintf("%d/%d", s.K, s.N)
+}
+
+// Has reports whether trial t (0-based) belongs to the shard.
+func (s Shard) Has(t int) bool { return s.N == 0 || t%s.N == s.K-1 }
+
+// Validate refuses a shard outside 1 ≤ K ≤ N.
+func (s Shard) Validate() error {
+	if s.N == 0 && s.K == 0 {
+		return nil
+	}
+	if s.N < 1 || s.K < 1 || s.K > s.N {
+		return fmt.Errorf("shard %d/%d: want K/N with 1 ≤ K ≤ N", s.K, s.N)
+	}
+	return nil
+}
+
+// ParseShard reads "K/N".
+func ParseShard(v string) (Shard, error) {
+	k, n, ok := strings.Cut(v, "/")
+	var s Shard
+	var err1, err2 error
+	s.K, err1 = strconv.Atoi(strings.TrimSpace(k))
+	s.N, err2 = strconv.Atoi(strings.TrimSpace(n))
+	if !ok || err1 != nil || err2 != nil {
+		return Shard{}, fmt.Errorf("shard %q: want K/N, such as 2/5", v)
+	}
+	if s.N == 0 {
+		return Shard{}, fmt.Errorf("shard %q: want K/N with 1 ≤ K ≤ N", v)
+	}
+	return s, s.Validate()
 }
 
 // Row is one line of the summary: a method at one setting, a metric's
@@ -92,6 +154,20 @@ type Result struct {
 	Files []string
 }
 
+// Progress follows a run: the units of work (one method at one setting in
+// one trial) as they start, and the trials as they end.
+type Progress interface {
+	// Loaded reports, once, the trials that the journal already held
+	// complete.
+	Loaded(trials int)
+	// Unit is called before one method at one setting of one trial
+	// (0-based) is computed.
+	Unit(trial, trials int, method, setting string, x float64)
+	// TrialDone is called when a trial with computed units ends: left is
+	// the estimated time for the trials still to compute (0 when none).
+	TrialDone(trial, trials int, took, left time.Duration)
+}
+
 // runner is handed to an experiment's body.
 type runner struct {
 	ctx       context.Context
@@ -104,6 +180,16 @@ type runner struct {
 	presets   map[string]string
 	requested map[key]bool
 	methods   map[string]bool
+	// progress: the trial whose units are being visited, whether any of
+	// them was computed in this run, when the trial started, the trials
+	// computed and found complete, and the time the computed ones took.
+	curTrial    int
+	curComputed bool
+	curStart    time.Time
+	computed    int
+	loaded      int
+	spent       time.Duration
+	reported    bool
 }
 
 // trialKey returns the random key of trial t: the experiment seed's root
@@ -133,6 +219,9 @@ func (r *runner) trial(method string, x float64, t int, f func() (map[string]flo
 	if err := r.ctx.Err(); err != nil {
 		return nil, err
 	}
+	if err := r.startUnit(method, x, t); err != nil {
+		return nil, err
+	}
 	v, err := f()
 	if err != nil {
 		return nil, fmt.Errorf("%s at %s = %v, trial %d: %w", method, r.setting, x, t, err)
@@ -144,6 +233,101 @@ func (r *runner) trial(method string, x float64, t int, f func() (map[string]flo
 	}
 	r.ran++
 	return v, r.j.record(k, v)
+}
+
+// describe records the full settings v of a method in the journal (see
+// journal.describe): a resume refuses trials made with other settings.
+func (r *runner) describe(method string, v any) error {
+	b, err := json.Marshal(v)
+	if err != nil {
+		return fmt.Errorf("recording the settings of %s: %w", method, err)
+	}
+	return r.j.describe(method, b)
+}
+
+// inShard reports whether trial t is this run's to compute.
+func (r *runner) inShard(t int) bool { return r.cfg.Shard.Has(t) }
+
+// startUnit notes that a unit of trial t is about to be computed; an
+// offline run refuses.
+func (r *runner) startUnit(method string, x float64, t int) error {
+	if r.cfg.offline {
+		return errMissing{key{method, x, t}}
+	}
+	if !r.curComputed || r.curTrial != t {
+		r.curTrial, r.curComputed, r.curStart = t, true, time.Now()
+	}
+	if r.cfg.Progress != nil {
+		r.cfg.Progress.Unit(t, r.trials, method, r.setting, x)
+	}
+	return nil
+}
+
+// trialDone closes trial t (0-based): a trial none of whose units was
+// computed counts as loaded from the journal, and the loaded trials are
+// reported once, before the first computed trial ends or at the end of
+// the run (flushLoaded); a computed trial is reported with its time and
+// the estimated time left, the mean time of the trials computed so far
+// times the trials still to come.
+func (r *runner) trialDone(t int) {
+	if !r.curComputed || r.curTrial != t {
+		r.loaded++
+		return
+	}
+	r.curComputed = false
+	took := time.Since(r.curStart)
+	r.computed++
+	r.spent += took
+	r.flushLoaded()
+	var left time.Duration
+	if rest := r.trials - 1 - t; rest > 0 {
+		left = r.spent / time.Duration(r.computed) * time.Duration(rest)
+	}
+	if r.cfg.Progress != nil {
+		r.cfg.Progress.TrialDone(t, r.trials, took, left)
+		return
+	}
+	line := fmt.Sprintf("%s: trial %d/%d done in %s", r.name, t+1, r.trials, roundDuration(took))
+	if left > 0 {
+		line += fmt.Sprintf(" (about %s left)", roundDuration(left))
+	}
+	r.logf("%s", line)
+}
+
+// flushLoaded reports the trials loaded from the journal, once.
+func (r *runner) flushLoaded() {
+	if r.reported {
+		return
+	}
+	r.reported = true
+	if r.loaded == 0 {
+		return
+	}
+	if r.cfg.Progress != nil {
+		r.cfg.Progress.Loaded(r.loaded)
+		return
+	}
+	word := "trials"
+	if r.loaded == 1 {
+		word = "trial"
+	}
+	r.logf("%s: %d %s loaded from %s", r.name, r.loaded, word, r.j.path)
+}
+
+// roundDuration rounds d for a progress line: whole minutes from ten
+// minutes, whole seconds from ten seconds, tenths of a second from one
+// second, milliseconds below.
+func roundDuration(d time.Duration) time.Duration {
+	if d >= 10*time.Minute {
+		return d.Round(time.Minute)
+	}
+	if d >= 10*time.Second {
+		return d.Round(time.Second)
+	}
+	if d >= time.Second {
+		return d.Round(100 * time.Millisecond)
+	}
+	return d.Round(time.Millisecond)
 }
 
 // logf writes a progress line.

@@ -70,17 +70,22 @@ func chainMethod(name, label, method string, set sampler.Settings, cap int) samp
 }
 
 // samplingMethods are the methods of the Ising and RBM experiments. The
-// paper protocol starts every method but dstein's own GF-SVGD presets from
-// N(−2, 1) (the chain samplers from Γ of that draw); the transport and
-// default presets start from their N(0, 1).
+// paper protocol starts every method but dstein's own presets from
+// N(−2, 1) (the chain samplers from Γ of that draw); the transport, hybrid
+// and default presets start from their own initial draws.
 //
-// The method named "gfsvgd" is the transport preset (dstein's default
-// before the hybrid), so that trial journals written before the change stay
-// valid; "gfsvgd-hybrid" is today's default preset (100 iterations of that
-// transport, then 30 stratified Gibbs sweeps), and "strat-sweeps" the same
-// 30 sweeps from Γ of the initial draw with no transport, the ablation that
-// says what the transport adds. withGradient adds the hybrid, its ablation
-// and the gradient-guided chain samplers Gibbs-with-Gradients and DMALA.
+// Every method's name says what it runs, never "the default", so that a
+// published result cannot change meaning when the default does: the
+// preset it comes from is in the summary's preset column, and its full
+// settings are in the journal (runner.describe). "gfsvgd-transport" is
+// GF-SVGD with the transport preset, "gfsvgd-hybrid" the hybrid preset (100
+// iterations of that transport, then 30 stratified Gibbs sweeps),
+// "strat-sweeps" the same 30 sweeps from Γ of the initial draw with no
+// transport (the ablation that says what the transport adds), and
+// "pt-4chains" the default preset (parallel tempering, 4 chains, draws
+// after warm-up, DefaultChains). withGradient adds the hybrid, its
+// ablation and the gradient-guided chain samplers Gibbs-with-Gradients and
+// DMALA.
 //
 // gwgSweeps, when > 0, caps Gibbs-with-Gradients at that many sweeps (the
 // method is then named gwg-N): on the RBM one GWG sweep costs d proposals,
@@ -89,7 +94,7 @@ func chainMethod(name, label, method string, set sampler.Settings, cap int) samp
 func samplingMethods(paperSurrogate string, withGradient bool, gwgSweeps int) []sampleMethod {
 	ms := []sampleMethod{
 		presetMethod("gfsvgd-paper", "GF-SVGD (paper preset)", "paper", paperSurrogate, 0),
-		presetMethod("gfsvgd", "GF-SVGD (transport preset)", "transport", "relaxed", 0),
+		presetMethod("gfsvgd-transport", "GF-SVGD (transport preset)", "transport", "relaxed", 0),
 	}
 	if withGradient {
 		ms = append(ms,
@@ -98,6 +103,8 @@ func samplingMethods(paperSurrogate string, withGradient bool, gwgSweeps int) []
 				return sampler.Pipeline{Stages: []sampler.Stage{{Method: "gibbs", Iters: infer.HybridSweeps, Settings: &gibbs.Settings{Stratified: true}}}}, nil
 			}})
 	}
+	ms = append(ms, sampleMethod{name: "pt-4chains", label: "parallel tempering, 4 chains (default preset)", preset: infer.DefaultMethod,
+		build: func(int) (sampler.Pipeline, error) { return infer.Preset(infer.DefaultMethod) }})
 	ms = append(ms, chainMethod("gibbs", "Gibbs", "gibbs", nil, 0))
 	if withGradient {
 		gwg := chainMethod("gwg", "Gibbs-with-Gradients", "gwg", nil, 0)
@@ -109,6 +116,21 @@ func samplingMethods(paperSurrogate string, withGradient bool, gwgSweeps int) []
 	return append(ms,
 		chainMethod("dhmc", "DHMC", "dhmc", nil, 0),
 		chainMethod("exact", "exact i.i.d. (MC)", "exact", nil, 0))
+}
+
+// methodRecord is what the journal records of a method's settings: the
+// preset it comes from, its pipeline with every default filled in, and
+// the chains and draws of a preset that runs as chains.
+func methodRecord(preset string, pl sampler.Pipeline) any {
+	rec := struct {
+		Preset   string               `json:"preset,omitempty"`
+		Pipeline sampler.Pipeline     `json:"pipeline"`
+		Chains   *infer.ChainDefaults `json:"chains,omitempty"`
+	}{Preset: preset, Pipeline: pl.Resolved()}
+	if cd, ok := infer.PresetChains(preset); ok {
+		rec.Chains = &cd
+	}
+	return rec
 }
 
 // limitN keeps the sample sizes ≤ nmax (all when nmax ≤ 0).
@@ -156,8 +178,18 @@ func newPoint(x float64, m model.Model, n int, truth exact.Truth) point {
 func runSampling(r *runner, pts []point, methods []sampleMethod, iters int) ([]Row, error) {
 	for _, mt := range methods {
 		r.presets[mt.name] = mt.preset
+		pl, err := mt.build(iters)
+		if err != nil {
+			return nil, err
+		}
+		if err := r.describe(mt.name, methodRecord(mt.preset, pl)); err != nil {
+			return nil, err
+		}
 	}
 	for tr := range r.trials {
+		if !r.inShard(tr) {
+			continue
+		}
 		key := r.trialKey(tr)
 		for _, p := range pts {
 			for _, mt := range methods {
@@ -169,7 +201,7 @@ func runSampling(r *runner, pts []point, methods []sampleMethod, iters int) ([]R
 				}
 			}
 		}
-		r.logf("%s: trial %d/%d done", r.name, tr+1, r.trials)
+		r.trialDone(tr)
 	}
 	return r.summarize(), nil
 }
@@ -180,7 +212,9 @@ func sampleOnce(r *runner, p point, mt sampleMethod, iters int, key rng.Key) (ma
 		return nil, err
 	}
 	start := time.Now()
-	out, err := infer.Run(r.ctx, p.m, infer.Spec{Pipeline: pl, N: p.n, Key: key, Truth: p.truth})
+	spec := infer.SpecFor(mt.preset, pl, p.n, key)
+	spec.Truth = p.truth
+	out, err := infer.Run(r.ctx, p.m, spec)
 	if err != nil {
 		return nil, err
 	}
@@ -194,7 +228,7 @@ func sampleOnce(r *runner, p point, mt sampleMethod, iters int, key rng.Key) (ma
 		"seconds":     secs,
 		"evaluations": float64(out.Evaluations),
 	}
-	if mse > 0 {
+	if mse > effNFloor*p.iidVar {
 		res["eff_n"] = p.iidVar / mse
 		if secs > 0 {
 			res["ess_per_s"] = p.iidVar / mse / secs
@@ -208,6 +242,14 @@ func sampleOnce(r *runner, p point, mt sampleMethod, iters int, key rng.Key) (ma
 	}
 	return res, nil
 }
+
+// effNFloor bounds the effective sample size that is recorded: an MSE
+// below effNFloor times the i.i.d. variance (an effective n above 10¹²)
+// means that the means are exact up to rounding (stratified sweeps of
+// balanced ±1 variables give exactly zero means), and its ratio is
+// rounding noise (10³⁰ was printed once), so eff_n and ess_per_s are left
+// out of that trial and the table says so.
+const effNFloor = 1e-12
 
 // referenceSize is the size of the exact reference sample for MMD².
 func referenceSize(mode Mode) int {
@@ -235,7 +277,7 @@ func isingGrid10(side int, sigma, field float64, seed uint64) (*ising.Ising, err
 func init() {
 	register(&Experiment{
 		Name:        "ising-n",
-		Title:       "10×10 Ising grid, σ_p = 0.1: MSE of E[z] against the sample size n",
+		Title:       "Ising grid with coupling σ_p = 0.1 (10×10 in full runs): MSE of E[z] against the sample size n",
 		Trials:      200,
 		QuickTrials: 3,
 		Setting:     "n",
@@ -244,7 +286,7 @@ func init() {
 	})
 	register(&Experiment{
 		Name:        "ising-sigma",
-		Title:       "10×10 Ising grid, n = 20: MSE of E[z] against the coupling σ_p",
+		Title:       "Ising grid (10×10 in full runs), n = 20: MSE of E[z] against the coupling σ_p",
 		Trials:      200,
 		QuickTrials: 3,
 		Setting:     "sigma_p",
@@ -253,7 +295,7 @@ func init() {
 	})
 	register(&Experiment{
 		Name:        "rbm-n",
-		Title:       "Bernoulli RBM, d = 100, M = 25: MMD² and MSE against the sample size n",
+		Title:       "Bernoulli RBM (d = 100, M = 25 in full runs): MMD² and MSE against the sample size n",
 		Trials:      50,
 		QuickTrials: 2,
 		Setting:     "n",
@@ -262,7 +304,7 @@ func init() {
 	})
 	register(&Experiment{
 		Name:        "rbm-d",
-		Title:       "Bernoulli RBM, M = 25, n = 100: MMD² and MSE against the dimension d",
+		Title:       "Bernoulli RBM (M = 25, n = 100 in full runs): MMD² and MSE against the dimension d",
 		Trials:      50,
 		QuickTrials: 2,
 		Setting:     "d",
@@ -310,17 +352,16 @@ func runIsingN(r *runner) (*Result, error) {
 	names, labels := methodLabels(methods)
 	res := &Result{Rows: rows, Show: []string{"mse", "eff_n", "ess_per_s"}}
 	res.Notes = append(res.Notes, slopes(rows, "mse", methods),
-		fmt.Sprintf("%d×%d open grid, coupling 0.1, %s; %d iterations or sweeps; %s; DHMC: %s; init N(−2, 1) except gfsvgd (its preset's N(0, 1)).",
+		fmt.Sprintf("%d×%d open grid, coupling 0.1, %s; %d iterations or sweeps; %s; DHMC: %s; init N(−2, 1) except dstein's presets (gfsvgd-transport, gfsvgd-hybrid and pt-4chains start from their own).",
 			side, side, fieldNote(r.cfg.Options["field"]), iters, gradientNote(gwgSweepsOf(gwgCap, iters), iters), dhmcNote()),
 		effNote, evalNote)
-	fig := report.Figure{SharedLegend: true, Panels: []report.Panel{
-		{Title: "MSE of E[z] (mean ± SE over trials)", XLabel: "sample size n", YLabel: "log10 MSE", LogX: true, Series: series(rows, "mse", names, labels, true)},
-		{Title: "cost", XLabel: "sample size n", YLabel: "log10 seconds per run", LogX: true, Series: series(rows, "seconds", names, labels, true)},
-		{Title: "MSE against wall time (points: n)", XLabel: "log10 mean seconds per run", YLabel: "log10 MSE", Series: costSeries(rows, "mse", "seconds", names, labels)},
-		{Title: "MSE against model evaluations (points: n)", XLabel: "log10 mean evaluations per run", YLabel: "log10 MSE", Series: costSeries(rows, "mse", "evaluations", names, labels)},
-		{Title: "effective sample size per second", XLabel: "sample size n", YLabel: "log10 eff_n / seconds", LogX: true, Series: series(rows, "ess_per_s", names, labels, true)},
-		{Title: "effective sample size eff_n", XLabel: "sample size n", YLabel: "log10 eff_n", LogX: true, Series: series(rows, "eff_n", names, labels, true)},
-	}}
+	if note := effNFloorNote(rows); note != "" {
+		res.Notes = append(res.Notes, note)
+	}
+	fig := report.Figure{SharedLegend: true, Title: figureTitle(r, rows,
+		fmt.Sprintf("%d×%d open Ising grid, coupling σ_p = 0.1, %s", side, side, fieldNote(r.cfg.Options["field"])),
+		rangeNote("n", intsF(ns)), fmt.Sprintf("%d iterations or sweeps per run", iters)),
+		Cols: 3, Panels: append(metricPanels(rows, names, labels, "mse", "MSE of the means E[z]", "sample size n", "n"), costPanels(rows, names, labels, "sample size n")...)}
 	return res, fig.Save(filepath.Join(r.cfg.Out, r.name))
 }
 
@@ -351,10 +392,13 @@ func runIsingSigma(r *runner) (*Result, error) {
 	}
 	names, labels := methodLabels(methods)
 	res := &Result{Rows: rows, Show: []string{"mse"}}
-	res.Notes = append(res.Notes, fmt.Sprintf("%d×%d open grid, n = 20, %s; %d iterations or sweeps; DHMC: %s; init N(−2, 1) except gfsvgd (its preset's N(0, 1)).", side, side, fieldNote(r.cfg.Options["field"]), iters, dhmcNote()))
-	fig := report.Figure{SharedLegend: true, Panels: []report.Panel{
-		{Title: "MSE of E[z] at n = 20 (mean ± SE over trials)", XLabel: "coupling σ_p", YLabel: "log10 MSE", Series: series(rows, "mse", names, labels, true)},
-	}, Cols: 1}
+	res.Notes = append(res.Notes, fmt.Sprintf("%d×%d open grid, n = 20, %s; %d iterations or sweeps; DHMC: %s; init N(−2, 1) except dstein's presets (gfsvgd-transport, gfsvgd-hybrid and pt-4chains start from their own).", side, side, fieldNote(r.cfg.Options["field"]), iters, dhmcNote()))
+	fig := report.Figure{SharedLegend: true, Cols: 1, Width: 7 * 72, Height: 4.5 * 72, Title: figureTitle(r, rows,
+		fmt.Sprintf("%d×%d open Ising grid, %s", side, side, fieldNote(r.cfg.Options["field"])), "n = 20",
+		rangeNote("coupling σ_p", sigmas), fmt.Sprintf("%d iterations or sweeps per run", iters)),
+		Panels: []report.Panel{
+			{Title: "MSE of the means E[z] at n = 20 (mean ± SE over trials)", XLabel: "coupling σ_p", YLabel: "MSE (log scale)", LogY: true, Dodge: true, XTicks: sigmas, Series: series(rows, "mse", names, labels)},
+		}}
 	return res, fig.Save(filepath.Join(r.cfg.Out, r.name))
 }
 
@@ -457,7 +501,6 @@ func runRBMD(r *runner) (*Result, error) {
 }
 
 func rbmResult(r *runner, pts []point, iters int, what, xlabel string, fitSlope bool) (*Result, error) {
-	logX := true
 	gwgCap := rbmGWGSweeps
 	if r.cfg.Mode == Quick {
 		gwgCap = quickGWGSweeps
@@ -474,17 +517,19 @@ func rbmResult(r *runner, pts []point, iters int, what, xlabel string, fitSlope 
 		res.Notes = append(res.Notes, slopes(rows, "mmd2", methods))
 	}
 	res.Notes = append(res.Notes, effNote, evalNote)
-	pts2 := "points: " + xlabel
-	fig := report.Figure{SharedLegend: true, Panels: []report.Panel{
-		{Title: "MMD² to p (mean ± SE over trials)", XLabel: xlabel, YLabel: "log10 MMD²", LogX: logX, Series: series(rows, "mmd2", names, labels, true)},
-		{Title: "MSE of E[z] (mean ± SE over trials)", XLabel: xlabel, YLabel: "log10 MSE", LogX: logX, Series: series(rows, "mse", names, labels, true)},
-		{Title: "MMD² against wall time (" + pts2 + ")", XLabel: "log10 mean seconds per run", YLabel: "log10 MMD²", Series: costSeries(rows, "mmd2", "seconds", names, labels)},
-		{Title: "MSE against wall time (" + pts2 + ")", XLabel: "log10 mean seconds per run", YLabel: "log10 MSE", Series: costSeries(rows, "mse", "seconds", names, labels)},
-		{Title: "MMD² against model evaluations (" + pts2 + ")", XLabel: "log10 mean evaluations per run", YLabel: "log10 MMD²", Series: costSeries(rows, "mmd2", "evaluations", names, labels)},
-		{Title: "MSE against model evaluations (" + pts2 + ")", XLabel: "log10 mean evaluations per run", YLabel: "log10 MSE", Series: costSeries(rows, "mse", "evaluations", names, labels)},
-		{Title: "effective sample size per second", XLabel: xlabel, YLabel: "log10 eff_n / seconds", LogX: logX, Series: series(rows, "ess_per_s", names, labels, true)},
-		{Title: "cost", XLabel: xlabel, YLabel: "log10 seconds per run", LogX: logX, Series: series(rows, "seconds", names, labels, true)},
-	}}
+	if note := effNFloorNote(rows); note != "" {
+		res.Notes = append(res.Notes, note)
+	}
+	xs := make([]float64, len(pts))
+	for k, p := range pts {
+		xs[k] = p.x
+	}
+	short := lastWord(xlabel)
+	fig := report.Figure{SharedLegend: true, Title: figureTitle(r, rows,
+		"Bernoulli RBM "+what+", W ~ N(0, 0.05), b, c ~ N(0, 1)", rangeNote(short, xs),
+		fmt.Sprintf("%d iterations or sweeps per run; MMD² against %d exact draws", iters, referenceSize(r.cfg.Mode))),
+		Cols: 3, Panels: append(append(metricPanels(rows, names, labels, "mmd2", "MMD² to p", xlabel, short),
+			metricPanels(rows, names, labels, "mse", "MSE of the means E[z]", xlabel, short)...), costPanels(rows, names, labels, xlabel)...)}
 	return res, fig.Save(filepath.Join(r.cfg.Out, r.name))
 }
 

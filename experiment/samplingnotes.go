@@ -5,6 +5,7 @@ package experiment
 import (
 	"fmt"
 	"math"
+	"strings"
 
 	"github.com/dstein/dstein/infer"
 	"github.com/dstein/dstein/report"
@@ -30,17 +31,55 @@ import (
 // building the exact answers.
 const effNote = "eff_n = (Σ_i Var_p(z_i)/d) / MSE with Var_p from the exact marginals: the number of i.i.d. exact draws whose means have that expected MSE (per trial, so its mean over trials is biased up by about d/(d−2) even for exact draws); ess_per_s = eff_n / wall seconds of the run (exact: sampling only, the exact answers are built once per setting)."
 
+// effNFloorNote says which methods have trials without eff_n because
+// their MSE was at machine zero (effNFloor), or "" when none has.
+func effNFloorNote(rows []Row) string {
+	trials := map[[2]string]int{}
+	for _, r := range rows {
+		if r.Metric == "eff_n" {
+			trials[[2]string{r.Method, report.FormatValue(r.X)}] = r.Trials
+		}
+	}
+	var parts []string
+	for _, r := range rows {
+		if r.Metric != "mse" {
+			continue
+		}
+		if k := r.Trials - trials[[2]string{r.Method, report.FormatValue(r.X)}]; k > 0 {
+			parts = append(parts, fmt.Sprintf("%s at %v (%d of %d trials)", r.Method, report.FormatValue(r.X), k, r.Trials))
+		}
+	}
+	if len(parts) == 0 {
+		return ""
+	}
+	return fmt.Sprintf("eff_n and ess_per_s are left out where the MSE is below %g × the i.i.d. variance (the means are exact to rounding; the ratio would be rounding noise): %s.", effNFloor, strings.Join(parts, ", "))
+}
+
+// slopeFloor is the mean below which a metric counts as zero to rounding
+// for the slope fits: the squared rounding error of a mean of ±1 values
+// is about 10⁻³², and no sampler's error comes near 10⁻²⁰ otherwise, so
+// a fit through such a point would measure rounding.
+const slopeFloor = 1e-20
+
 // slopes fits log10(metric) against log10(x) by least squares for each
 // method and describes the slopes.
 func slopes(rows []Row, metric string, methods []sampleMethod) string {
 	s := fmt.Sprintf("fitted slope of log10 %s against log10 n (the paper claims −1 for GF-SVGD):", metric)
 	for _, mt := range methods {
 		var xs, ys []float64
+		zero := false
 		for _, r := range rows {
-			if r.Method == mt.name && r.Metric == metric && r.Mean > 0 {
+			if r.Method == mt.name && r.Metric == metric {
+				if r.Mean <= slopeFloor {
+					zero = true
+				}
 				xs = append(xs, math.Log10(r.X))
 				ys = append(ys, math.Log10(r.Mean))
 			}
+		}
+		if zero {
+			s += fmt.Sprintf(" %s n/a (%s at machine zero at some n);", mt.name, metric)
+			continue
 		}
 		if len(xs) < 2 {
 			continue
@@ -85,20 +124,24 @@ func fieldNote(a float64) string {
 
 // gradientNote describes the budgets of the gradient-guided samplers.
 func gradientNote(gwgSweeps, iters int) string {
-	return fmt.Sprintf("GWG: %d sweeps of d proposals; DMALA: %d steps of one proposal that moves all d variables at once (a step evaluates one full log p* and one relaxed gradient, O(d·degree) work like one Gibbs sweep but slower than dstein's Gibbs kernel), step size α = %g", gwgSweeps, iters, dmala.DefaultStepSize) + hybridNote
+	return fmt.Sprintf("GWG: %d sweeps of d proposals; DMALA: %d steps of one proposal that moves all d variables at once (a step evaluates one full log p* and one relaxed gradient, O(d·degree) work like one Gibbs sweep but slower than dstein's Gibbs kernel), step size α = %g", gwgSweeps, iters, dmala.DefaultStepSize) + hybridNote(iters)
 }
 
-// hybridNote describes the GF-SVGD hybrid and its ablation.
-var hybridNote = fmt.Sprintf("; gfsvgd-hybrid: %d iterations of the transport preset, then %d stratified Gibbs sweeps of the particles; strat-sweeps: the same sweeps from Γ of the initial draw, no transport", infer.HybridIters, infer.HybridSweeps)
+// hybridNote describes the GF-SVGD hybrid and its ablation in a run of
+// iters iterations, which caps the hybrid's transport (samplingMethods).
+func hybridNote(iters int) string {
+	return fmt.Sprintf("; gfsvgd-hybrid: %d iterations of the transport preset, then %d stratified Gibbs sweeps of the particles; strat-sweeps: the same sweeps from Γ of the initial draw, no transport", min(iters, infer.HybridIters), infer.HybridSweeps)
+}
 
 // evalNote says what the evaluation counts compare.
 const evalNote = "evaluations count calls of different cost: a Gibbs site update or a GWG log p* change is local (O(degree)), a full log p* or relaxed gradient (GF-SVGD, GWG and DMALA proposals) is O(d·degree), and exact sampling counts none (left out of the log-scale panels); wall seconds are the fair axis."
 
-// costSeries builds plot series of log10(mean metric) against log10(mean
-// cost), where cost is another metric of the same trials such as seconds
-// or evaluations: one point per setting, one series per method (coloured as
-// in series), with ±SE bars on the metric. Settings whose mean cost is not
-// positive are left out.
+// costSeries builds plot series of the mean metric against the mean cost,
+// where cost is another metric of the same trials such as seconds or
+// evaluations: one point per setting, one series per method (styled as in
+// series), with ±SE bars on the metric, in their own units for log axes.
+// Settings whose mean cost or metric is not positive are left out (a log
+// axis cannot show them).
 func costSeries(rows []Row, metric, cost string, methods []string, labels map[string]string) []report.Series {
 	type at struct {
 		method string
@@ -121,14 +164,10 @@ func costSeries(rows []Row, metric, cost string, methods []string, labels map[st
 			if r.Metric != metric || r.Method != m || !ok || !(c > 0) || !(r.Mean > 0) {
 				continue
 			}
-			lo := math.Log10(r.Mean) - 1 // the bar reaches 0: show a decade
-			if r.Mean-r.SE > 0 {
-				lo = math.Log10(r.Mean - r.SE)
-			}
-			s.X = append(s.X, math.Log10(c))
-			s.Y = append(s.Y, math.Log10(r.Mean))
-			s.Lo = append(s.Lo, lo)
-			s.Hi = append(s.Hi, math.Log10(r.Mean+r.SE))
+			s.X = append(s.X, c)
+			s.Y = append(s.Y, r.Mean)
+			s.Lo = append(s.Lo, r.Mean-r.SE)
+			s.Hi = append(s.Hi, r.Mean+r.SE)
 		}
 		if len(s.X) > 0 {
 			out = append(out, s)

@@ -302,6 +302,12 @@ func suiteModels(mode Mode, seed uint64, dir string) ([]suiteModel, error) {
 	}
 	var out []suiteModel
 	for _, s := range specs {
+		if mode == Quick && s.trials > 0 {
+			// A target with capped trials is an expensive one (the d = 100
+			// RBM: half of a quick run's time); quick runs leave it out,
+			// as they leave out Gibbs-with-Gradients.
+			continue
+		}
 		m, err := s.build()
 		if err != nil {
 			return nil, fmt.Errorf("suite model %s: %w", s.name, err)
@@ -431,8 +437,8 @@ func isFerromagnet(m model.Model) bool {
 }
 
 // The suite runs 60 trials (Gibbs-with-Gradients 10: about 45 minutes of
-// the 2-core machine); --quick runs 2 and leaves Gibbs-with-Gradients
-// out.
+// the 2-core machine); --quick runs 2 at half the budget and half the
+// samples and leaves Gibbs-with-Gradients and the d = 100 RBM out.
 const suiteTrials = 60
 
 func init() {
@@ -456,7 +462,13 @@ func runSuite(r *runner) (*Result, error) {
 		return nil, err
 	}
 	budget, n := SuiteBudget, suiteN
-	if r.cfg.Mode == Tiny {
+	switch r.cfg.Mode {
+	case Quick:
+		// Half the budget and half the samples: a quarter of the work of
+		// a full trial, so that the quick run stays under a minute on 2
+		// cores (a full trial takes about 2 minutes there).
+		budget, n = SuiteBudget/2, suiteN/2
+	case Tiny:
 		budget, n = 40, 30
 	}
 	if v := r.cfg.Options["n"]; v > 0 {
@@ -468,6 +480,19 @@ func runSuite(r *runner) (*Result, error) {
 	methods, err := selectSuiteMethods(r, r.cfg.Methods)
 	if err != nil {
 		return nil, err
+	}
+	for _, mt := range methods {
+		rec := struct {
+			Pipeline      sampler.Pipeline `json:"pipeline"`
+			Budget        int              `json:"sweeps_per_sample"`
+			Chains        int              `json:"chains,omitempty"`
+			SweepsPerIter int              `json:"sweeps_per_iteration,omitempty"`
+			HerdThin      int              `json:"herd_thin,omitempty"`
+			Trials        int              `json:"trials_cap,omitempty"`
+		}{mt.build(budget).Resolved(), budget, mt.chains, mt.sweepsPerIter, mt.herdThin, mt.trials}
+		if err := r.describe(mt.name, rec); err != nil {
+			return nil, err
+		}
 	}
 	var targets []*suiteTarget
 	for _, sm := range models {
@@ -483,6 +508,9 @@ func runSuite(r *runner) (*Result, error) {
 		targets = append(targets, tg)
 	}
 	for tr := range r.trials {
+		if !r.inShard(tr) {
+			continue
+		}
 		key := r.trialKey(tr)
 		for _, tg := range targets {
 			for _, mt := range methods {
@@ -499,7 +527,7 @@ func runSuite(r *runner) (*Result, error) {
 				}
 			}
 		}
-		r.logf("%s: trial %d/%d done", r.name, tr+1, r.trials)
+		r.trialDone(tr)
 	}
 	rows := r.summarize()
 	return suiteResult(r, rows, targets, methods, budget, n)

@@ -156,7 +156,7 @@ func suiteResult(r *runner, rows []Row, targets []*suiteTarget, methods []suiteM
 	if r.trials < minVerdictTrials {
 		res.Notes = append(res.Notes, fmt.Sprintf("  (%d trials: too few for the intervals the verdict relies on; the default was chosen from the full run of %d trials, EXPERIMENTS.md)", r.trials, suiteTrials))
 	}
-	return res, suiteFigure(r, t, targets, methods)
+	return res, suiteFigure(r, rows, t, targets, methods, budget, n)
 }
 
 // matrix writes a model × method table under a title: one cell per
@@ -365,15 +365,17 @@ func firstFew(s []string) string {
 }
 
 // suiteFigure draws, per statistic, each method's ratio to exact i.i.d.
-// sampling on a log scale, per model, with 95% intervals.
-func suiteFigure(r *runner, t suiteTable, targets []*suiteTarget, methods []suiteMethod) error {
+// sampling on a log scale, per model, with 95% intervals; each method keeps
+// its place in methods as its style index, so that no two of the suite's
+// methods share colour, marker and dashes.
+func suiteFigure(r *runner, rows []Row, t suiteTable, targets []*suiteTarget, methods []suiteMethod, budget, n int) error {
 	var labels []string
 	for _, tg := range targets {
 		labels = append(labels, tg.name)
 	}
 	var panels []report.Panel
 	for _, st := range suiteStats {
-		p := report.Panel{Title: st.label + ": ratio to exact i.i.d. sampling (95% CI)", YLabel: "log10 ratio", XLabels: labels, LegendBottom: true}
+		p := report.Panel{Title: st.label + ": ratio to exact i.i.d. sampling (95% interval)", YLabel: "ratio to exact i.i.d. (log scale)", XLabels: labels, LogY: true}
 		shown := 0
 		for k, m := range methods {
 			if m.name == "exact" {
@@ -387,18 +389,31 @@ func suiteFigure(r *runner, t suiteTable, targets []*suiteTarget, methods []suit
 					continue
 				}
 				s.X = append(s.X, float64(i+1)+off)
-				s.Y = append(s.Y, math.Log10(rt.v))
-				s.Lo = append(s.Lo, math.Log10(rt.lo))
-				s.Hi = append(s.Hi, math.Log10(rt.hi))
+				s.Y = append(s.Y, rt.v)
+				s.Lo = append(s.Lo, rt.lo)
+				s.Hi = append(s.Hi, rt.hi)
 			}
 			shown++
 			if len(s.X) > 0 {
 				p.Series = append(p.Series, s)
 			}
 		}
-		p.Series = append(p.Series, report.Series{Name: "exact i.i.d.", X: []float64{0.5, float64(len(targets)) + 0.5}, Y: []float64{0, 0}, Dashed: true, ColorIndex: 0})
+		p.Series = append(p.Series, report.Series{Name: "exact i.i.d. (ratio 1)", X: []float64{0.5, float64(len(targets)) + 0.5}, Y: []float64{1, 1}, Dashed: true, LineOnly: true, ColorIndex: exactIndex(methods)})
 		panels = append(panels, p)
 	}
-	fig := report.Figure{Panels: panels, Cols: 1, Width: 11 * 72, Height: 4.2 * 72, SharedLegend: true}
+	fig := report.Figure{Panels: panels, Cols: 1, Width: 11 * 72, Height: 4.2 * 72, SharedLegend: true, Title: figureTitle(r, rows,
+		"benchmark suite: each method's score over exact i.i.d. sampling's on every model (below 1: better than i.i.d. draws)",
+		fmt.Sprintf("n = %d samples per run, %d sweeps per sample", n, budget))}
 	return fig.Save(filepath.Join(r.cfg.Out, r.name))
+}
+
+// exactIndex is the style index of the exact method (its place in
+// methods), which the ratio-1 line takes; 0 when it is not there.
+func exactIndex(methods []suiteMethod) int {
+	for k, m := range methods {
+		if m.name == "exact" {
+			return k
+		}
+	}
+	return 0
 }

@@ -65,8 +65,10 @@ func runTransform(r *runner) (*Result, error) {
 	variants := categoricalVariants()
 	labels := map[string]string{"exact": fmt.Sprintf("exact i.i.d. sampling (n = %d)", n)}
 	for _, v := range variants {
-		r.presets[v.name] = v.preset
 		labels[v.name] = v.label
+	}
+	if err := describeVariants(r, variants, iters); err != nil {
+		return nil, err
 	}
 	tv := func(freq []float64) map[string]float64 {
 		var d float64
@@ -76,6 +78,9 @@ func runTransform(r *runner) (*Result, error) {
 		return map[string]float64{"tv": d}
 	}
 	for tr := range r.trials {
+		if !r.inShard(tr) {
+			continue
+		}
 		tk := r.trialKey(tr)
 		for b, base := range bases {
 			t, err := transform.ForModel(base, m)
@@ -114,7 +119,7 @@ func runTransform(r *runner) (*Result, error) {
 				return nil, err
 			}
 		}
-		r.logf("transform: trial %d/%d done", tr+1, r.trials)
+		r.trialDone(tr)
 	}
 	r.presets["exact"] = ""
 	rows := r.summarize()
@@ -139,14 +144,18 @@ func runTransform(r *runner) (*Result, error) {
 		if b > 0 {
 			title = fmt.Sprintf("(%c) base Σ p_k N(μ_k, 1), μ = %g·(−2,−1,0,1,2)/2", 'a'+b, spreads[b])
 		}
+		// Style indices 3 and 4 keep clear of the methods' (0, 1, 2).
 		panels = append(panels, report.Panel{Title: title, XLabel: "x", YLabel: "density", Series: []report.Series{
-			{Name: "p_c(x)", X: xs, Y: pc, ColorIndex: 0},
-			{Name: "p0(x)", X: xs, Y: p0, ColorIndex: 1, Dashed: true},
+			{Name: "p_c(x), the target in x", X: xs, Y: pc, ColorIndex: 3},
+			{Name: "p0(x), the base", X: xs, Y: p0, ColorIndex: 4, Dashed: true},
 		}})
 	}
-	panels = append(panels, report.Panel{Title: "error of the frequencies after sampling", XLabel: "mixture spread (0 = Gaussian base)", YLabel: "log10 total variation", LegendBottom: true,
-		Series: series(rows, "tv", []string{variants[0].name, variants[1].name, "exact"}, labels, true)})
-	fig := report.Figure{Panels: panels, Cols: 3}
+	panels = append(panels, report.Panel{Title: fmt.Sprintf("(%c) total variation of the frequencies from p* after %d iterations (mean ± SE over trials)", 'a'+len(bases), iters),
+		XLabel: "mixture spread (0 = Gaussian base)", YLabel: "total variation (log scale)", LogY: true, Dodge: true, XTicks: spreads,
+		Series: series(rows, "tv", []string{variants[0].name, variants[1].name, "exact"}, labels)})
+	fig := report.Figure{Panels: panels, Cols: 3, SharedLegend: true, Title: figureTitle(r, rows,
+		"choice of transform on the 5-state p* = (0.1, 0.2, 0.25, 0.15, 0.3) on −2, …, 2",
+		fmt.Sprintf("n = %d particles, %d iterations of GF-SVGD", n, iters))}
 	if err := fig.Save(filepath.Join(r.cfg.Out, "transform")); err != nil {
 		return nil, err
 	}

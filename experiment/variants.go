@@ -109,13 +109,13 @@ func (v variant) pipeline() sampler.Pipeline {
 
 func init() {
 	for _, m := range []string{"ising", "rbm"} {
-		title := "10×10 Ising grid (coupling 0.1, fields U(−0.2, 0.2))"
+		title := "Ising grid (10×10 in full runs; coupling 0.1, fields U(−0.2, 0.2))"
 		if m == "rbm" {
-			title = "RBM d = 100, M = 25, W ~ N(0, 0.05)"
+			title = "RBM (d = 100, M = 25 in full runs), W ~ N(0, 0.05)"
 		}
 		register(&Experiment{
 			Name:        "variants-" + m,
-			Title:       "GF-SVGD variants against exact i.i.d. sampling and 500 Gibbs sweeps, paired trials: " + title,
+			Title:       "GF-SVGD variants against exact i.i.d. sampling and Gibbs (500 sweeps in full runs), paired trials: " + title,
 			Trials:      20,
 			QuickTrials: 2,
 			Setting:     "n",
@@ -194,6 +194,9 @@ func runVariants(r *runner, modelName string) (*Result, error) {
 	}
 	means := truth.Result().Means
 	for tr := range r.trials {
+		if !r.inShard(tr) {
+			continue
+		}
 		key := r.trialKey(tr)
 		for _, n := range ns {
 			for _, mt := range methods {
@@ -212,7 +215,7 @@ func runVariants(r *runner, modelName string) (*Result, error) {
 				}
 			}
 		}
-		r.logf("%s: trial %d/%d done", r.name, tr+1, r.trials)
+		r.trialDone(tr)
 	}
 	rows := r.summarize()
 	res := &Result{Rows: rows, Show: []string{"mse", "mmd2", "seconds"}}
@@ -228,14 +231,19 @@ func runVariants(r *runner, modelName string) (*Result, error) {
 		res.Notes = append(res.Notes, line)
 	}
 	res.Notes = append(res.Notes, "Variants: iterations of GF-SVGD (relaxed surrogate, transport settings unless named: bwS = bandwidth ×S, tauT = τ, betaB = tempered weights, coord = coordinatewise kernel), then K Gibbs sweeps (+sweepsK; +ssweepsK stratified); …-only: the sweeps alone from Γ of the N(0, 1) draw. Every method of a trial uses the trial's key.")
+	what := variantModelNote(m)
+	res.Notes = append(res.Notes, fmt.Sprintf("Model: %s; MMD² against %d exact draws; %s: %d Gibbs sweeps.", what, referenceSize(r.cfg.Mode), methods[1].name, gibbsSweeps))
+	if r.cfg.Mode == Tiny {
+		res.Notes = append(res.Notes, "This tiny run caps every variant's GF-SVGD at 20 iterations, whatever its name says.")
+	}
 	var names2 []string
-	labels := map[string]string{}
+	labels := map[string]string{"exact": "exact i.i.d.", methods[1].name: fmt.Sprintf("Gibbs, %d sweeps", gibbsSweeps)}
 	for _, mt := range methods {
 		names2 = append(names2, mt.name)
 	}
-	fig := report.Figure{SharedLegend: true, Panels: []report.Panel{
-		{Title: "MSE of E[z] (mean ± SE over trials)", XLabel: "sample size n", YLabel: "log10 MSE", LogX: true, Series: series(rows, "mse", names2, labels, true)},
-		{Title: "MMD² to p (mean ± SE over trials)", XLabel: "sample size n", YLabel: "log10 MMD²", LogX: true, Series: series(rows, "mmd2", names2, labels, true)},
+	fig := report.Figure{SharedLegend: true, Title: figureTitle(r, rows, "GF-SVGD variants: "+what, rangeNote("n", intsF(ns))), Panels: []report.Panel{
+		{Title: "MSE of the means E[z] (mean ± SE over trials)", XLabel: "sample size n", YLabel: "MSE", LogX: true, LogY: true, XTicksAtData: true, Dodge: true, Series: series(rows, "mse", names2, labels)},
+		{Title: "MMD² to p (mean ± SE over trials)", XLabel: "sample size n", YLabel: "MMD²", LogX: true, LogY: true, XTicksAtData: true, Dodge: true, Series: series(rows, "mmd2", names2, labels)},
 	}}
 	return res, fig.Save(filepath.Join(r.cfg.Out, r.name))
 }
@@ -270,4 +278,14 @@ func (r *runner) pairedRatio(a, b string, x float64, metric string) (float64, fl
 		v /= T - 1
 	}
 	return rt, math.Sqrt(v/T) / (sb / T)
+}
+
+// variantModelNote describes the model of a variants experiment from the
+// model itself (the mode changes its size).
+func variantModelNote(m model.Model) string {
+	if h, ok := m.(interface{ Hidden() int }); ok {
+		return fmt.Sprintf("Bernoulli RBM d = %d, M = %d, W ~ N(0, 0.05), b, c ~ N(0, 1)", m.Dim(), h.Hidden())
+	}
+	side := int(math.Round(math.Sqrt(float64(m.Dim()))))
+	return fmt.Sprintf("%d×%d open Ising grid, coupling 0.1, fields drawn once from U(−0.2, 0.2)", side, side)
 }

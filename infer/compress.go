@@ -104,14 +104,16 @@ type Compressed struct {
 	MaxMeanGap float64 `json:"max_mean_gap"`
 	// WeightsESS is the effective sample size of the Stein weights (0
 	// without them), WeightsKSD2 and UnweightedKSD2 the weighted and
-	// unweighted squared Stein discrepancies of the draws.
-	WeightsESS     float64 `json:"weights_ess,omitempty"`
-	WeightsKSD2    float64 `json:"weights_ksd2,omitempty"`
-	UnweightedKSD2 float64 `json:"unweighted_ksd2,omitempty"`
+	// unweighted squared Stein discrepancies of the draws (0 without
+	// weights).
+	WeightsESS     float64 `json:"weights_ess"`
+	WeightsKSD2    float64 `json:"weights_ksd2"`
+	UnweightedKSD2 float64 `json:"unweighted_ksd2"`
 	// WeightedMeans and WeightedMarginals are the Stein-weighted draws'
-	// estimates (with Reweight), which herding's points approximate.
-	WeightedMeans     []float64   `json:"weighted_mean,omitempty"`
-	WeightedMarginals [][]float64 `json:"weighted_marginals,omitempty"`
+	// estimates (with Reweight; nil, JSON null, without), which herding's
+	// points approximate.
+	WeightedMeans     []float64   `json:"weighted_mean"`
+	WeightedMarginals [][]float64 `json:"weighted_marginals"`
 	Seconds           float64     `json:"seconds"`
 }
 

@@ -9,11 +9,14 @@ import (
 	"github.com/dstein/dstein/sampler"
 )
 
-// SummaryVersion is the version of the summary's schema (README,
-// "Summary JSON"); it changes when a field changes meaning or goes away.
-const SummaryVersion = 4
+// SummaryVersion is the version of the summary's schema
+// (docs/summary-schema.md); it changes when a key is added, changes meaning
+// or goes away.
+const SummaryVersion = 5
 
-// Summary is the JSON summary of a run. Every field is always present.
+// Summary is the JSON summary of a run. Every key is always present, with
+// zeros kept; docs/summary-schema.md lists every key, its type and when it
+// is null.
 type Summary struct {
 	Version int `json:"schema_version"`
 	// Method is the --method name (a method or a preset), or "pipeline"
@@ -28,8 +31,8 @@ type Summary struct {
 	Seconds float64 `json:"seconds"`
 	// Pipeline is what ran, every default filled in; it can be given back
 	// to --pipeline.
-	Pipeline sampler.Pipeline `json:"pipeline"`
-	Stages   []StageSummary   `json:"stages"`
+	Pipeline SummaryPipeline `json:"pipeline"`
+	Stages   []StageSummary  `json:"stages"`
 	// States lists each variable's state values; Mean is E[z_i] per
 	// variable; Marginals the probability of each state in that order.
 	States    [][]float64 `json:"states"`
@@ -55,15 +58,29 @@ type Summary struct {
 	Compressed *Compressed `json:"compressed"`
 }
 
+// SummaryPipeline is a pipeline as the summary writes it: the keys of
+// sampler.Pipeline, name and description always present ("" when empty),
+// so that it reads back as a pipeline file. (sampler.Pipeline itself omits
+// them when empty: experiment journals record pipelines in that form.)
+type SummaryPipeline struct {
+	Name        string          `json:"name"`
+	Description string          `json:"description"`
+	Init        sampler.Init    `json:"init"`
+	Stages      []sampler.Stage `json:"stages"`
+}
+
 // StageSummary describes one stage of a run.
 type StageSummary struct {
-	Method      string  `json:"method"`
-	Iters       int     `json:"iters"`
-	Planned     int     `json:"planned_iters"`
-	Seconds     float64 `json:"seconds"`
-	Evaluations int64   `json:"model_evaluations"`
+	Method string `json:"method"`
+	// Settings are the stage's resolved settings, every default filled in
+	// (an empty object for a method without settings).
+	Settings    sampler.Settings `json:"settings"`
+	Iters       int              `json:"iters"`
+	Planned     int              `json:"planned_iters"`
+	Seconds     float64          `json:"seconds"`
+	Evaluations int64            `json:"model_evaluations"`
 	// Statistics are the method's own statistics at the end of the stage
-	// (each method documents its names).
+	// (each method documents its names; every name is always present).
 	Statistics map[string]float64 `json:"statistics"`
 }
 
@@ -74,8 +91,9 @@ func NewSummary(method, modelName string, m model.Model, out *Output) *Summary {
 		st[i] = m.States(i)
 	}
 	s := &Summary{Version: SummaryVersion, Method: method, Model: modelName, N: out.N, Dim: out.Dim, Iters: out.Iters, Seed: out.Key.Seed,
-		Status: out.Status.String(), Seconds: round(out.Seconds, 4), Pipeline: out.Pipeline, Stages: []StageSummary{},
-		States: st, Mean: out.Means, Marginals: out.Marginals, Evaluations: out.Evaluations, Impossible: out.Impossible,
+		Status: out.Status.String(), Seconds: round(out.Seconds, 4), Stages: []StageSummary{},
+		Pipeline: SummaryPipeline{Name: out.Pipeline.Name, Description: out.Pipeline.Description, Init: out.Pipeline.Init, Stages: out.Pipeline.Stages},
+		States:   st, Mean: out.Means, Marginals: out.Marginals, Evaluations: out.Evaluations, Impossible: out.Impossible,
 		Samples: out.Samples.N, Replicates: 1, ErrorBars: out.Diagnostics, Compressed: out.Compressed}
 	switch out.Layout.Kind {
 	case LayoutChains:
@@ -84,7 +102,13 @@ func NewSummary(method, modelName string, m model.Model, out *Output) *Summary {
 		s.Replicates = out.Layout.Groups
 	}
 	for _, r := range out.Stages {
-		ss := StageSummary{Method: r.Method, Iters: r.Iters, Planned: r.Planned, Seconds: round(r.Seconds, 4), Evaluations: r.Stats.Evaluations, Statistics: map[string]float64{}}
+		set := r.Settings
+		if set == nil {
+			if m, err := sampler.Lookup(r.Method); err == nil {
+				set = m.NewSettings().Resolved()
+			}
+		}
+		ss := StageSummary{Method: r.Method, Settings: set, Iters: r.Iters, Planned: r.Planned, Seconds: round(r.Seconds, 4), Evaluations: r.Stats.Evaluations, Statistics: map[string]float64{}}
 		for _, v := range r.Stats.Values {
 			ss.Statistics[v.Name] = finite(v.Value)
 		}

@@ -3,7 +3,8 @@
 # reference marginals (the .MAR files of the UAI competitions).
 # Usage: scripts/uai-instances.sh DIR_WITH_UAI_FILES OUT_DIR
 # For each NAME.uai with NAME.uai.MAR (and NAME.uai.evid when present) it runs
-# exact inference, GF-SVGD (base and relaxed surrogates; n = 100, 500
+# exact inference, GF-SVGD with the transport preset (base and relaxed
+# surrogates; n = 100, 500
 # iterations) and Gibbs (100 chains) with the same number of log-density
 # evaluations as relaxed GF-SVGD, and Gibbs with 500 sweeps, and prints one
 # compare-mar line per run.
@@ -26,9 +27,9 @@ for net in "$src"/*.uai; do
 	fi
 	d=$(grep -m1 -o '([0-9]* free)' "$out/$name.exact.txt" | tr -dc 0-9 || true)
 	for sur in base relaxed; do
-		"$bin" sample --model "$net" "${ev[@]}" --method gfsvgd --surrogate $sur --n 100 --iters 500 --seed 1 \
+		"$bin" sample --model "$net" "${ev[@]}" --method transport --surrogate $sur --n 100 --iters 500 --seed 1 \
 			--mar "$out/$name.gfsvgd-$sur.MAR" --json "$out/$name.gfsvgd-$sur.json" > /dev/null
-		echo "gfsvgd ($sur, n = 100, 500 iterations): $("$bin" compare-mar "$out/$name.gfsvgd-$sur.MAR" "$ref")"
+		echo "gfsvgd, transport preset ($sur, n = 100, 500 iterations): $("$bin" compare-mar "$out/$name.gfsvgd-$sur.MAR" "$ref")"
 	done
 	if [ -n "$d" ]; then
 		# relaxed GF-SVGD evaluates log p* and its relaxation once per particle and

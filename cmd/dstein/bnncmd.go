@@ -22,9 +22,9 @@ import (
 func newBNNCmd(e *env) *cobra.Command {
 	cmd := &cobra.Command{
 		Use:   "bnn",
-		Short: "Binarized neural networks: train ensembles with GF-SVGD and the paper's baselines",
+		Short: "Binarized neural networks: train ensembles with GF-SVGD and the paper's baselines, export their weights",
 	}
-	cmd.AddCommand(newBNNTrainCmd(e))
+	cmd.AddCommand(newBNNTrainCmd(e), newBNNExportCmd(e))
 	return cmd
 }
 

@@ -26,6 +26,7 @@ type compressFlags struct {
 	n                         int
 	ell                       float64
 	mem                       memoryFlag
+	format                    formatFlag
 }
 
 func newCompressCmd(e *env) *cobra.Command {
@@ -46,7 +47,8 @@ distribution better than n of the draws would. Rules:
   stein-reg  the same with the entropic regulariser of Bénard, Staber and
            Da Veiga (2023), λ = 1/n: each step also favours probable states
 
-Points may repeat a draw. The output is a samples CSV of the n points.`,
+Points may repeat a draw. The output is a samples CSV of the n points
+(--format npy: a NumPy array FILE.npy of shape (n, d) and its JSON sidecar).`,
 		Args: cobra.NoArgs,
 		RunE: func(cmd *cobra.Command, _ []string) error {
 			return runCompress(e, &f, cmd.Flags().Changed("ell"))
@@ -59,8 +61,9 @@ Points may repeat a draw. The output is a samples CSV of the n points.`,
 	fs.StringVar(&f.rule, "rule", "herding", "rule: "+strings.Join(infer.CompressionRules, ", "))
 	fs.Float64Var(&f.ell, "ell", 0, "bandwidth ℓ of the Hamming kernel exp(−H/ℓ) (default: d/4, at least 1, for herding; 1 for stein)")
 	fs.StringVar(&f.reweight, "reweight", "", "ksd: Stein importance weights on the draws first (ℓ = d), which herding then matches; corrects draws of a slightly wrong distribution")
-	fs.StringVar(&f.out, "out", "", "write the points as a samples CSV file (\"-\": standard output)")
+	fs.StringVar(&f.out, "out", "", "write the points as a samples CSV file (\"-\": standard output), or FILE.npy with --format npy")
 	f.mem.register(fs)
+	f.format.register(fs, "--out's points")
 	return cmd
 }
 
@@ -88,11 +91,18 @@ func runCompress(e *env, f *compressFlags, ellSet bool) error {
 	if ellSet && !(f.ell > 0) {
 		return usagef("--ell must be a finite number > 0, got %v", f.ell)
 	}
+	if err := f.format.check(); err != nil {
+		return err
+	}
 	budget, err := f.mem.budget()
 	if err != nil {
 		return err
 	}
-	out, err := startOutputs(e, []string{f.model, f.samples}, "--out", f.out)
+	arrays, err := f.format.arrayPaths("--out", f.out)
+	if err != nil {
+		return err
+	}
+	out, err := startOutputs(e, []string{f.model, f.samples}, arrays...)
 	if err != nil {
 		return err
 	}
@@ -153,7 +163,12 @@ func runCompress(e *env, f *compressFlags, ellSet bool) error {
 		}
 	}
 	fmt.Fprintf(say, "memory     about %s estimated (limit %s, --max-memory)\n", memlimit.Format(int64(need)), memlimit.Format(budget.Limit))
-	if err := out.write("--out", func(w *bufio.Writer) error { return report.WriteSamplesCSV(w, m, res.Points) }); err != nil {
+	if err := out.writeSamplesArray(&f.format, "--out",
+		func(w *bufio.Writer) error { return report.WriteSamplesCSV(w, m, res.Points) },
+		func(w *bufio.Writer) error { return report.WriteSamplesNPY(w, m, res.Points, report.Groups{}, true) },
+		func(array string) any {
+			return report.SamplesSidecar(m, res.Points, report.Groups{}, true, array, f.model)
+		}); err != nil {
 		return err
 	}
 	return out.commit(e)

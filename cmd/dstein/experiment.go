@@ -20,6 +20,8 @@ func newExperimentCmd(e *env) *cobra.Command {
 	var field, sigma float64
 	var fashion bool
 	var variants, uaiDir, methods string
+	var shard string
+	var sl slurmOptions
 	cmd := &cobra.Command{
 		Use:   "experiment NAME --out-dir DIR",
 		Short: "Reproduce an experiment of the paper: a table, DIR/NAME.csv, .png and .svg",
@@ -29,6 +31,11 @@ standard error and the number of trials), DIR/NAME.png and DIR/NAME.svg.
 Every finished trial is kept in DIR/NAME.trials.csv (settings in
 DIR/NAME.trials.json): run the same command again to resume an interrupted
 run; --restart discards the journal and starts over.
+
+On a cluster: --shard K/N runs one shard of the trials into its own
+--out-dir and "dstein merge NAME --out-dir DIR SHARD_DIRS..." joins them;
+--slurm writes (and with --submit submits) a Slurm job array of N shards and
+a merge job that runs when they all succeed.
 
 Experiments: ` + strings.Join(experiment.Names(), ", ") + `.`,
 		Args: func(cmd *cobra.Command, args []string) error {
@@ -122,8 +129,33 @@ Experiments: ` + strings.Join(experiment.Names(), ", ") + `.`,
 				}
 				cfg.UAIDir = uaiDir
 			}
+			if cmd.Flags().Changed("shard") {
+				if cfg.Shard, err = experiment.ParseShard(shard); err != nil {
+					return usagef("--shard: %v", err)
+				}
+				if ex.Unsharded {
+					return usagef("--shard: experiment %s is one trial and is not sharded", ex.Name)
+				}
+			}
+			if sl.on {
+				if cmd.Flags().Changed("shard") {
+					return usagef("--slurm makes the shards itself: leave out --shard")
+				}
+				if ex.Unsharded {
+					return usagef("--slurm: experiment %s is one trial and is not sharded", ex.Name)
+				}
+				return writeSlurm(e, cmd, ex.Name, out, sl)
+			}
+			if sl.changed(cmd) {
+				return usagef("--shards, --partition, --time, --cpus, --submit and --dstein go with --slurm")
+			}
 			experiment.Version = version()
+			pr := newExpProgress(e, ex.Name)
+			if pr != nil {
+				cfg.Progress, cfg.Log = pr, pr
+			}
 			res, err := ex.Run(e.ctx, cfg)
+			pr.finish()
 			if err != nil {
 				if e.ctx.Err() != nil {
 					return interrupted{"interrupted; finished trials are kept in " + out + "/" + ex.Name + ".trials.csv: run the same command to resume"}
@@ -133,6 +165,13 @@ Experiments: ` + strings.Join(experiment.Names(), ", ") + `.`,
 			fmt.Fprintf(e.stdout, "%s: %s\n\n", ex.Name, ex.Title)
 			experiment.PrintTable(e.stdout, res)
 			fmt.Fprintf(e.stdout, "\nwrote %s\n", strings.Join(res.Files, ", "))
+			if cfg.Mode == experiment.Quick {
+				for _, p := range experiment.Reproductions() {
+					if p.Name == ex.Name && p.FullTime != "" {
+						fmt.Fprintf(e.stdout, "the published full run, %s, took %s on the project's 2-core machine (dstein reproduce runs every one)\n", p.Command("DIR", experiment.Full), p.FullTime)
+					}
+				}
+			}
 			return nil
 		},
 	}
@@ -152,6 +191,8 @@ Experiments: ` + strings.Join(experiment.Names(), ", ") + `.`,
 	fs.StringVar(&variants, "variants", strings.Join(experiment.DefaultVariants, ","), "variants-ising, variants-rbm: the GF-SVGD variants to compare, comma-separated, of "+strings.Join(experiment.VariantNames(), ", "))
 	fs.StringVar(&methods, "methods", "", "suite: run only these methods, comma-separated (exact and gibbs always run: the ratios need them); default all of "+strings.Join(experiment.SuiteMethodNames(), ", "))
 	fs.StringVar(&uaiDir, "uai", "", "suite: also score every NAME.uai network of this directory (with NAME.uai.evid as evidence when present)")
+	fs.StringVar(&shard, "shard", "", "run only shard K/N of the trials (trial t is shard t mod N + 1's, counting from 0), with its own --out-dir; dstein merge joins the shards")
+	sl.register(fs)
 	fs.Float64Var(&sigma, "sigma", 0.05, "gof-rbm-n: standard deviation σ' of the noise added to the RBM's weights")
 	return cmd
 }

@@ -32,6 +32,7 @@ type sampleFlags struct {
 	seed                              uint64
 	initMean, initStd                 float64
 	mem                               memoryFlag
+	format                            formatFlag
 	settings                          *settingFlags
 	compress, reweight                string
 	points                            int
@@ -53,10 +54,11 @@ to start from). Flags of a method's settings set that method's settings;
 one that does not apply to the chosen method is an error.
 
 --out writes the samples as CSV (one column per variable, the model's state
-values), --json a summary with every mean and marginal, --mar the marginals
-in the UAI MAR format, --trace every stage's statistics after every
-iteration. "-" writes to standard output. Outputs are checked before the
-run and written only when it completes.`,
+values; --format npy: a NumPy array FILE.npy and its JSON sidecar FILE.json),
+--json a summary with every mean and marginal, --mar the marginals in the
+UAI MAR format, --trace every stage's statistics after every iteration (a
+tidy CSV). "-" writes to standard output. Outputs are checked before the run
+and written only when it completes.`,
 		Args: cobra.NoArgs,
 		RunE: func(cmd *cobra.Command, _ []string) error { return runSample(e, cmd, &f) },
 	}
@@ -75,7 +77,7 @@ run and written only when it completes.`,
 	fs.Uint64Var(&f.seed, "seed", 1, "random seed; the same seed gives the same output bytes")
 	fs.Float64Var(&f.initMean, "init-mean", 0, "mean of the initial N(mean, std²) draw every method starts from (default: the preset's, 0)")
 	fs.Float64Var(&f.initStd, "init-std", 0, "spread of the initial draw (default: the preset's, 1)")
-	fs.StringVar(&f.out, "out", "", "write the samples to this CSV file")
+	fs.StringVar(&f.out, "out", "", "write the samples to this file (CSV, or FILE.npy with --format npy)")
 	fs.StringVar(&f.json, "json", "", "write a JSON summary to this file")
 	fs.StringVar(&f.mar, "mar", "", "write the estimated marginals of every variable in the UAI competition's MAR format")
 	fs.StringVar(&f.trace, "trace", "", "write every stage's statistics after every iteration to this CSV file")
@@ -85,6 +87,7 @@ run and written only when it completes.`,
 	fs.Float64Var(&f.ell, "ell", 0, "bandwidth ℓ of --compress's Hamming kernel exp(−H/ℓ) (default: d/4, at least 1, for herding; 1 for stein)")
 	fs.StringVar(&f.reweight, "reweight", "", "ksd: Stein importance weights on the samples before herding them (--compress herding)")
 	f.mem.register(fs)
+	f.format.register(fs, "--out's samples")
 	f.settings = registerSettingFlags(fs)
 	return cmd
 }
@@ -152,6 +155,9 @@ func runSample(e *env, cmd *cobra.Command, f *sampleFlags) error {
 	if err := atLeast("n", f.n, 1); err != nil {
 		return err
 	}
+	if err := f.format.check(); err != nil {
+		return err
+	}
 	keep, n, err := f.keep(fs)
 	if err != nil {
 		return err
@@ -177,7 +183,11 @@ func runSample(e *env, cmd *cobra.Command, f *sampleFlags) error {
 	if _, err := (infer.Spec{Pipeline: pl, Keep: keep, Replicates: f.reps, Compress: comp}).Plan(); err != nil {
 		return usageError{err}
 	}
-	outs, err := startOutputs(e, []string{f.model, f.evidence, f.pipeline}, "--out", f.out, "--json", f.json, "--mar", f.mar, "--trace", f.trace)
+	arrays, err := f.format.arrayPaths("--out", f.out)
+	if err != nil {
+		return err
+	}
+	outs, err := startOutputs(e, []string{f.model, f.evidence, f.pipeline}, append(arrays, "--json", f.json, "--mar", f.mar, "--trace", f.trace)...)
 	if err != nil {
 		return err
 	}
@@ -199,15 +209,18 @@ func runSample(e *env, cmd *cobra.Command, f *sampleFlags) error {
 	}
 	printSummary(say, f, name, m, out)
 	fmt.Fprintf(say, "memory     about %s estimated (limit %s, --max-memory)\n", memlimit.Format(int64(need)), memlimit.Format(budget.Limit))
-	if err := outs.write("--out", func(w *bufio.Writer) error {
-		z := lm.ExpandStates(out.Samples.Z, out.Samples.N)
-		groups := groupsOf(out.Layout)
-		if out.Compressed != nil {
+	if f.out != "" {
+		samples := &sampler.Samples{N: out.Samples.N, D: lm.File.Dim(), Z: lm.ExpandStates(out.Samples.Z, out.Samples.N)}
+		groups, points := groupsOf(out.Layout), out.Compressed != nil
+		if points {
 			groups = report.Groups{} // the points, not the draws
 		}
-		return report.WriteGroupedSamplesCSV(w, lm.File, &sampler.Samples{N: out.Samples.N, D: lm.File.Dim(), Z: z}, groups)
-	}); err != nil {
-		return err
+		if err := outs.writeSamplesArray(&f.format, "--out",
+			func(w *bufio.Writer) error { return report.WriteGroupedSamplesCSV(w, lm.File, samples, groups) },
+			func(w *bufio.Writer) error { return report.WriteSamplesNPY(w, lm.File, samples, groups, points) },
+			func(array string) any { return report.SamplesSidecar(lm.File, samples, groups, points, array, f.model) }); err != nil {
+			return err
+		}
 	}
 	if err := outs.write("--json", func(w *bufio.Writer) error {
 		return report.WriteJSON(w, infer.NewSummary(name, f.model, m, out))

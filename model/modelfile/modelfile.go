@@ -335,7 +335,11 @@ func (f *isingFile) build(b memlimit.Budget) (model.Model, error) {
 }
 
 type rbmFile struct {
-	Type    string      `json:"type"`
+	Type string `json:"type"`
+	// Units is "spin" (±1 units, the default) or "binary" ({0, 1} units:
+	// W, b and c are then those of p(v, h) ∝ exp(vᵀWh + bᵀv + cᵀh) with
+	// v, h ∈ {0, 1}, see rbm.NewBinary).
+	Units   string      `json:"units"`
 	W       [][]float64 `json:"W"`
 	B       []float64   `json:"b"`
 	C       []float64   `json:"c"`
@@ -351,6 +355,15 @@ type rbmFile struct {
 func (f *rbmFile) build(b memlimit.Budget) (model.Model, error) {
 	fail := func(format string, a ...any) (model.Model, error) {
 		return nil, fmt.Errorf("rbm model: "+format, a...)
+	}
+	var build func(W [][]float64, b, c []float64) (*rbm.RBM, error)
+	switch f.Units {
+	case "", "spin":
+		build = rbm.New
+	case "binary":
+		build = rbm.NewBinary
+	default:
+		return fail("\"units\" is %q; want \"spin\" (±1 units, the default) or \"binary\" ({0, 1} units)", f.Units)
 	}
 	if f.Random != nil {
 		if f.W != nil || f.B != nil || f.C != nil {
@@ -368,7 +381,11 @@ func (f *rbmFile) build(b memlimit.Budget) (model.Model, error) {
 		if err := b.Check(fmt.Sprintf("the RBM with %d visible and %d hidden units", *f.Visible, *f.Hidden), rbmBytes(float64(*f.Visible), float64(*f.Hidden))); err != nil {
 			return nil, err
 		}
-		m, err := rbm.Random(*f.Visible, *f.Hidden, *f.Random.WStd, *f.Random.BiasStd, f.Random.Seed)
+		W, bv, c, err := rbm.RandomParams(*f.Visible, *f.Hidden, *f.Random.WStd, *f.Random.BiasStd, f.Random.Seed)
+		if err != nil {
+			return fail("%v", err)
+		}
+		m, err := build(W, bv, c)
 		if err != nil {
 			return fail("%v", err)
 		}
@@ -386,7 +403,7 @@ func (f *rbmFile) build(b memlimit.Budget) (model.Model, error) {
 	if err := b.Check(fmt.Sprintf("the RBM with %d visible and %d hidden units", len(f.W), len(f.W[0])), rbmBytes(float64(len(f.W)), float64(len(f.W[0])))); err != nil {
 		return nil, err
 	}
-	m, err := rbm.New(f.W, f.B, f.C)
+	m, err := build(f.W, f.B, f.C)
 	if err != nil {
 		return fail("%v", err)
 	}

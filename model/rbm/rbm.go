@@ -24,6 +24,9 @@ type RBM struct {
 	// hidden unit k are contiguous.
 	wt   []float64
 	b, c []float64
+	// binary marks an RBM read with {0, 1} units (NewBinary): its
+	// variables report the state values 0 and 1.
+	binary bool
 }
 
 var (
@@ -38,31 +41,42 @@ var (
 
 func finite(x float64) bool { return !math.IsNaN(x) && !math.IsInf(x, 0) }
 
+// checkShapes returns the visible and hidden sizes of W (d rows of M
+// entries), and refuses an empty or ragged W and biases of other lengths
+// (nil biases are zeros).
+func checkShapes(W [][]float64, b, c []float64) (d, m int, err error) {
+	d = len(W)
+	if d == 0 {
+		return 0, 0, fmt.Errorf("rbm has no visible units (W has no rows)")
+	}
+	m = len(W[0])
+	for i, row := range W {
+		if len(row) != m {
+			return 0, 0, fmt.Errorf("rbm W row %d has %d entries, row 0 has %d; W must be visible × hidden", i, len(row), m)
+		}
+	}
+	if b != nil && len(b) != d {
+		return 0, 0, fmt.Errorf("rbm has %d visible units (rows of W) but b has %d entries", d, len(b))
+	}
+	if c != nil && len(c) != m {
+		return 0, 0, fmt.Errorf("rbm has %d hidden units (columns of W) but c has %d entries", m, len(c))
+	}
+	return d, m, nil
+}
+
 // New returns the RBM with weights W (d rows of M entries), visible biases b
 // (length d) and hidden biases c (length M). b and c may be nil for zeros;
 // M may be zero (then p* is a product of independent spins).
 func New(W [][]float64, b, c []float64) (*RBM, error) {
-	d := len(W)
-	if d == 0 {
-		return nil, fmt.Errorf("rbm has no visible units (W has no rows)")
-	}
-	m := len(W[0])
-	for i, row := range W {
-		if len(row) != m {
-			return nil, fmt.Errorf("rbm W row %d has %d entries, row 0 has %d; W must be visible × hidden", i, len(row), m)
-		}
+	d, m, err := checkShapes(W, b, c)
+	if err != nil {
+		return nil, err
 	}
 	if b == nil {
 		b = make([]float64, d)
 	}
 	if c == nil {
 		c = make([]float64, m)
-	}
-	if len(b) != d {
-		return nil, fmt.Errorf("rbm has %d visible units (rows of W) but b has %d entries", d, len(b))
-	}
-	if len(c) != m {
-		return nil, fmt.Errorf("rbm has %d hidden units (columns of W) but c has %d entries", m, len(c))
 	}
 	r := &RBM{d: d, m: m, wt: make([]float64, d*m), b: append([]float64(nil), b...), c: append([]float64(nil), c...)}
 	for i, row := range W {
@@ -107,32 +121,42 @@ func New(W [][]float64, b, c []float64) (*RBM, error) {
 // normal from (*rand.Rand).NormFloat64. A seed therefore names the same model
 // in the CLI, the library and the experiments.
 func Random(d, m int, wStd, biasStd float64, seed uint64) (*RBM, error) {
+	W, b, c, err := RandomParams(d, m, wStd, biasStd, seed)
+	if err != nil {
+		return nil, err
+	}
+	return New(W, b, c)
+}
+
+// RandomParams returns the parameters that Random draws, for New or
+// NewBinary.
+func RandomParams(d, m int, wStd, biasStd float64, seed uint64) (W [][]float64, b, c []float64, err error) {
 	if d < 1 {
-		return nil, fmt.Errorf("rbm needs at least one visible unit, got %d", d)
+		return nil, nil, nil, fmt.Errorf("rbm needs at least one visible unit, got %d", d)
 	}
 	if m < 0 {
-		return nil, fmt.Errorf("rbm hidden units must be ≥ 0, got %d", m)
+		return nil, nil, nil, fmt.Errorf("rbm hidden units must be ≥ 0, got %d", m)
 	}
 	if !finite(wStd) || wStd < 0 || !finite(biasStd) || biasStd < 0 {
-		return nil, fmt.Errorf("rbm w_std and bias_std must be finite and ≥ 0, got %v and %v", wStd, biasStd)
+		return nil, nil, nil, fmt.Errorf("rbm w_std and bias_std must be finite and ≥ 0, got %v and %v", wStd, biasStd)
 	}
 	r := rng.NewKey(seed).For(rng.Model).Rand()
-	W := make([][]float64, d)
+	W = make([][]float64, d)
 	for i := range W {
 		W[i] = make([]float64, m)
 		for k := range W[i] {
 			W[i][k] = wStd * r.NormFloat64()
 		}
 	}
-	b := make([]float64, d)
+	b = make([]float64, d)
 	for i := range b {
 		b[i] = biasStd * r.NormFloat64()
 	}
-	c := make([]float64, m)
+	c = make([]float64, m)
 	for k := range c {
 		c[k] = biasStd * r.NormFloat64()
 	}
-	return New(W, b, c)
+	return W, b, c, nil
 }
 
 // Dim returns the number of visible units d.
@@ -141,20 +165,29 @@ func (r *RBM) Dim() int { return r.d }
 // Hidden returns the number of hidden units M.
 func (r *RBM) Hidden() int { return r.m }
 
-// States returns {−1, +1}.
-func (r *RBM) States(int) []float64 { return model.Spins }
+// States returns {−1, +1}, or {0, 1} for an RBM made by NewBinary. State
+// index 0 is −1 (or 0) and index 1 is +1 (or 1) either way.
+func (r *RBM) States(int) []float64 {
+	if r.binary {
+		return Bits
+	}
+	return model.Spins
+}
 
-// Weight returns W[i][k].
+// Weight returns W[i][k] of the ±1 form (for an RBM made by NewBinary, the
+// converted weight W'[i][k]/4).
 func (r *RBM) Weight(i, k int) float64 { return r.wt[k*r.d+i] }
 
 // HiddenWeights returns the weights of hidden unit k (column k of W, length
 // d). The caller must not modify the slice.
 func (r *RBM) HiddenWeights(k int) []float64 { return r.wt[k*r.d : (k+1)*r.d] }
 
-// VisibleBias returns b. The caller must not modify the slice.
+// VisibleBias returns b of the ±1 form (converted for NewBinary). The
+// caller must not modify the slice.
 func (r *RBM) VisibleBias() []float64 { return r.b }
 
-// HiddenBias returns c. The caller must not modify the slice.
+// HiddenBias returns c of the ±1 form (converted for NewBinary). The caller
+// must not modify the slice.
 func (r *RBM) HiddenBias() []float64 { return r.c }
 
 // preact returns c_k + Σ_i W_ik z_i.

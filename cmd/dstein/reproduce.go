@@ -1,0 +1,261 @@
+package main
+
+import (
+	"bufio"
+	"bytes"
+	"fmt"
+	"os"
+	"path/filepath"
+	"slices"
+	"strings"
+	"time"
+
+	"github.com/spf13/cobra"
+
+	"github.com/dstein/dstein/experiment"
+	"github.com/dstein/dstein/internal/safeio"
+	"github.com/dstein/dstein/internal/suggest"
+	"github.com/dstein/dstein/report"
+)
+
+// reproduced is what the page and reproduce.json say about one result.
+type reproduced struct {
+	ID      string   `json:"id"`
+	Command string   `json:"command"`
+	Status  string   `json:"status"` // "ran", "failed", "not run"
+	Seconds float64  `json:"seconds"`
+	Error   string   `json:"error"`
+	Files   []string `json:"files"`
+}
+
+func newReproduceCmd(e *env) *cobra.Command {
+	var out, only, uaiDir string
+	var quick, tiny bool
+	cmd := &cobra.Command{
+		Use:   "reproduce --out-dir DIR [--quick]",
+		Short: "Run every experiment of EXPERIMENTS.md and write DIR/index.html with every figure, table and verdict",
+		Long: `Run every published experiment with the settings that made the numbers in
+EXPERIMENTS.md (docs/results/ID), each into DIR/ID, resuming from the trial
+journals found there, and write DIR/index.html: one page with every figure,
+table and note, the commands, the machine, the dstein version and the date.
+The page needs no network. DIR/reproduce.json lists each result's command,
+status and wall time.
+
+--quick runs every experiment's quick mode (under 20 minutes in all on 2
+cores). The suite on UAI networks runs only with --uai DIR. Running
+"dstein reproduce --out-dir docs/results" on a checkout resumes the
+committed journals: it computes nothing and rebuilds the tables, figures
+and page.
+
+Results: ` + strings.Join(reproductionIDs(), ", ") + `.`,
+		Args: cobra.NoArgs,
+		RunE: func(cmd *cobra.Command, args []string) error {
+			if out == "" {
+				return usagef("--out-dir DIR is required")
+			}
+			if quick && tiny {
+				return usagef("--quick and --tiny exclude each other")
+			}
+			var want []string
+			if only != "" {
+				ids := reproductionIDs()
+				for _, id := range strings.Split(only, ",") {
+					id = strings.TrimSpace(id)
+					if !slices.Contains(ids, id) {
+						return usagef("--only: unknown result %q%s (the results: %s)", id, suggest.Hint(id, ids), strings.Join(ids, ", "))
+					}
+					want = append(want, id)
+				}
+			}
+			if uaiDir != "" {
+				if info, err := os.Stat(uaiDir); err != nil || !info.IsDir() {
+					return usagef("--uai %s is not a directory", uaiDir)
+				}
+			}
+			if err := makeOutDir(out); err != nil {
+				return err
+			}
+			experiment.Version = version()
+			mode := experiment.Full
+			if quick {
+				mode = experiment.Quick
+			}
+			if tiny {
+				mode = experiment.Tiny
+			}
+			start := time.Now()
+			var done []reproduced
+			page := report.Page{
+				Title:   "dstein: every experiment of EXPERIMENTS.md",
+				Version: version(),
+				Machine: report.ThisMachine(),
+				Command: "dstein " + strings.Join(os.Args[1:], " "),
+			}
+			if quick {
+				page.Title += " (quick runs)"
+			}
+			failed := 0
+			all := experiment.Reproductions()
+			for k, p := range all {
+				if len(want) > 0 && !slices.Contains(want, p.ID) {
+					continue
+				}
+				dir := filepath.Join(out, p.ID)
+				rec := reproduced{ID: p.ID, Command: p.Command(dir, mode)}
+				if p.Needs == "uai" && uaiDir == "" {
+					rec.Status = "not run"
+					rec.Error = "needs --uai DIR (a directory of UAI networks)"
+				} else if e.ctx.Err() == nil {
+					fmt.Fprintf(e.stderr, "reproduce: %s (%d of %d): %s\n", p.ID, k+1, len(all), rec.Command)
+					t0 := time.Now()
+					files, err := runReproduction(e, p, dir, mode, uaiDir)
+					rec.Seconds = time.Since(t0).Seconds()
+					rec.Files = files
+					switch {
+					case e.ctx.Err() != nil:
+						rec.Status, rec.Error = "not run", "interrupted"
+					case err != nil:
+						rec.Status, rec.Error = "failed", err.Error()
+						failed++
+						fmt.Fprintf(e.stderr, "reproduce: %s failed: %v\n", p.ID, err)
+					default:
+						rec.Status = "ran"
+						fmt.Fprintf(e.stdout, "%s: done in %s → %s\n", p.ID, roundLeft(time.Since(t0)), dir)
+					}
+				} else {
+					rec.Status, rec.Error = "not run", "interrupted"
+				}
+				done = append(done, rec)
+				page.Sections = append(page.Sections, reproductionSection(out, p, rec, mode))
+			}
+			page.Date = time.Now().UTC().Format("2006-01-02 15:04 MST")
+			if err := writeJSONFile(filepath.Join(out, "reproduce.json"), struct {
+				Date    string       `json:"date"`
+				Version string       `json:"dstein_version"`
+				Quick   bool         `json:"quick"`
+				Seconds float64      `json:"seconds"`
+				Results []reproduced `json:"results"`
+			}{page.Date, page.Version, quick, time.Since(start).Seconds(), done}); err != nil {
+				return err
+			}
+			index := filepath.Join(out, "index.html")
+			if err := report.WritePage(index, page); err != nil {
+				return err
+			}
+			if err := report.CheckPage(index); err != nil {
+				return fmt.Errorf("the page %s: %w", index, err)
+			}
+			fmt.Fprintf(e.stdout, "wrote %s (%s in all)\n", index, roundLeft(time.Since(start)))
+			if e.ctx.Err() != nil {
+				return interrupted{"interrupted; finished trials are kept in the journals under " + out + ": run the same command to resume"}
+			}
+			if failed > 0 {
+				return fmt.Errorf("%d of the results failed (see %s)", failed, filepath.Join(out, "reproduce.json"))
+			}
+			return nil
+		},
+	}
+	fs := cmd.Flags()
+	fs.StringVar(&out, "out-dir", "", "output directory: one folder per result and index.html (created if missing)")
+	fs.BoolVar(&quick, "quick", false, "every experiment's quick mode (under 20 minutes in all on 2 cores)")
+	fs.BoolVar(&tiny, "tiny", false, "every experiment's tiny mode, for testing the pipeline")
+	fs.MarkHidden("tiny")
+	fs.StringVar(&only, "only", "", "run only these results, comma-separated")
+	fs.StringVar(&uaiDir, "uai", "", "a directory of UAI networks (NAME.uai, NAME.uai.evid) for the suite-uai result")
+	return cmd
+}
+
+func reproductionIDs() []string {
+	var ids []string
+	for _, p := range experiment.Reproductions() {
+		ids = append(ids, p.ID)
+	}
+	return ids
+}
+
+// runReproduction runs one result into dir and writes dir/NAME.txt (the
+// printed table and notes); it returns the files written.
+func runReproduction(e *env, p experiment.Reproduction, dir string, mode experiment.Mode, uaiDir string) ([]string, error) {
+	ex, err := experiment.Get(p.Name)
+	if err != nil {
+		return nil, err
+	}
+	if err := makeOutDir(dir); err != nil {
+		return nil, err
+	}
+	cfg := p.Config(dir, mode)
+	if p.Needs == "uai" {
+		cfg.UAIDir = uaiDir
+	}
+	cfg.Log = e.stderr
+	pr := newExpProgress(e, p.ID)
+	if pr != nil {
+		cfg.Progress, cfg.Log = pr, pr
+	}
+	res, err := ex.Run(e.ctx, cfg)
+	pr.finish()
+	if err != nil {
+		return nil, err
+	}
+	var b bytes.Buffer
+	fmt.Fprintf(&b, "%s: %s\n\n", ex.Name, ex.Title)
+	experiment.PrintTable(&b, res)
+	txt := filepath.Join(dir, ex.Name+".txt")
+	if err := safeio.Replace(txt, func(w *bufio.Writer) error { _, err := w.Write(b.Bytes()); return err }); err != nil {
+		return nil, err
+	}
+	return append(res.Files, txt), nil
+}
+
+// reproductionSection is the page's section of one result: its figures,
+// its printed table and notes, and links to its files, all relative to
+// the page's directory.
+func reproductionSection(out string, p experiment.Reproduction, rec reproduced, mode experiment.Mode) report.Section {
+	ex, _ := experiment.Get(p.Name)
+	s := report.Section{ID: p.ID, Title: p.ID + ": " + ex.Title, Commands: []string{rec.Command}, Summary: "Tests: " + p.Claim + "."}
+	switch rec.Status {
+	case "ran":
+		s.Status = fmt.Sprintf("ran in %s on this machine", roundLeft(time.Duration(rec.Seconds*float64(time.Second))))
+		if mode != experiment.Full && p.FullTime != "" {
+			s.Status += fmt.Sprintf("; the full run (%s) took %s on the project's 2-core machine", p.Command("DIR", experiment.Full), p.FullTime)
+		}
+	case "failed":
+		s.Status = "failed: " + rec.Error
+	default:
+		s.Status = "not run: " + rec.Error
+	}
+	rel := func(path string) string {
+		r, err := filepath.Rel(out, path)
+		if err != nil {
+			return path
+		}
+		return filepath.ToSlash(r)
+	}
+	for _, f := range rec.Files {
+		if _, err := os.Stat(f); err != nil {
+			continue
+		}
+		switch filepath.Ext(f) {
+		case ".png":
+			s.Figures = append(s.Figures, rel(f))
+		case ".txt":
+			if t, err := report.TextFromFile(f); err == nil {
+				s.Texts = append(s.Texts, t)
+			}
+			s.Files = append(s.Files, rel(f))
+		default:
+			s.Files = append(s.Files, rel(f))
+		}
+	}
+	for _, j := range []string{ex.Name + ".trials.csv", ex.Name + ".trials.json"} {
+		if _, err := os.Stat(filepath.Join(out, p.ID, j)); err == nil {
+			s.Files = append(s.Files, p.ID+"/"+j)
+		}
+	}
+	return s
+}
+
+// writeJSONFile writes v as indented JSON to path, atomically.
+func writeJSONFile(path string, v any) error {
+	return safeio.Replace(path, func(w *bufio.Writer) error { return report.WriteJSON(w, v) })
+}

@@ -1,0 +1,62 @@
+package main
+
+import (
+	"encoding/json"
+	"os"
+	"path/filepath"
+	"strings"
+	"testing"
+
+	"github.com/dstein/dstein/report"
+)
+
+// TestReproduce runs two results and one that needs an input it was not
+// given, checks the page's links and images with report.CheckPage, the
+// statuses in reproduce.json, and that a second run resumes every trial.
+func TestReproduce(t *testing.T) {
+	dir := t.TempDir()
+	args := []string{"reproduce", "--tiny", "--only", "categorical,ising-n,suite-uai", "--out-dir", dir}
+	code, out, errs := dstein(t, args...)
+	if code != 0 {
+		t.Fatalf("exit %d: %s %s", code, out, errs)
+	}
+	index := filepath.Join(dir, "index.html")
+	if err := report.CheckPage(index); err != nil {
+		t.Error(err)
+	}
+	page, _ := os.ReadFile(index)
+	for _, want := range []string{`id="ising-n"`, `id="categorical"`, `id="suite-uai"`, "ising-n/ising-n.png", "categorical/categorical.png", "needs --uai DIR", "dstein experiment ising-n --tiny"} {
+		if !strings.Contains(string(page), want) {
+			t.Errorf("the page lacks %q", want)
+		}
+	}
+	var rep struct {
+		Results []reproduced `json:"results"`
+	}
+	raw, err := os.ReadFile(filepath.Join(dir, "reproduce.json"))
+	if err != nil {
+		t.Fatal(err)
+	}
+	if err := json.Unmarshal(raw, &rep); err != nil {
+		t.Fatal(err)
+	}
+	status := map[string]string{}
+	for _, r := range rep.Results {
+		status[r.ID] = r.Status
+	}
+	if status["ising-n"] != "ran" || status["categorical"] != "ran" || status["suite-uai"] != "not run" || len(status) != 3 {
+		t.Errorf("statuses %v", status)
+	}
+	for _, f := range []string{"ising-n/ising-n.txt", "ising-n/ising-n.csv", "ising-n/ising-n.trials.json", "categorical/categorical.png"} {
+		if _, err := os.Stat(filepath.Join(dir, f)); err != nil {
+			t.Error(err)
+		}
+	}
+	code, _, errs = dstein(t, args...)
+	if code != 0 || !strings.Contains(errs, "ising-n: 2 trials loaded") || strings.Contains(errs, "done in") {
+		t.Errorf("the second run did not resume every trial (exit %d):\n%s", code, errs)
+	}
+	if code, _, errs := dstein(t, "reproduce", "--only", "nope", "--out-dir", dir); code != 2 || !strings.Contains(errs, "unknown result") {
+		t.Errorf("unknown result: exit %d, %q", code, errs)
+	}
+}

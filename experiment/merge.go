@@ -1,0 +1,268 @@
+package experiment
+
+import (
+	"bufio"
+	"context"
+	"encoding/csv"
+	"encoding/json"
+	"errors"
+	"fmt"
+	"os"
+	"path/filepath"
+	"sort"
+	"strconv"
+	"strings"
+
+	"github.com/dstein/dstein/internal/safeio"
+	"github.com/dstein/dstein/internal/strictjson"
+	"github.com/dstein/dstein/report"
+)
+
+// errMissing is the error of an offline run (Config.offline) that needs a
+// trial the journal does not hold.
+type errMissing struct{ k key }
+
+func (e errMissing) Error() string {
+	return fmt.Sprintf("trial %d of %s at %s is in no shard", e.k.trial+1, e.k.method, report.FormatValue(e.k.x))
+}
+
+// shardJournal is one shard's journal as read by Merge.
+type shardJournal struct {
+	dir      string
+	settings journalSettings
+	j        *journal
+}
+
+// Merge joins the journals that shard runs of the experiment wrote into
+// the directories dirs (each run with --shard K/N and its own --out-dir)
+// into one journal in cfg.Out, and then runs the experiment there from
+// that journal alone, so that it writes the same tables, CSVs and figures
+// as one unsharded run (the seconds columns and time-based panels aside).
+// It refuses shards made with different settings that change results, a
+// trial held by two shards, and an incomplete set: the trials that no
+// shard holds are named. Only cfg.Out, cfg.Log, cfg.Progress and
+// cfg.UAIDir (the suite's networks, which the shards record by digest)
+// are read from cfg; the rest comes from the shards' settings.
+func (e *Experiment) Merge(ctx context.Context, cfg Config, dirs []string) (*Result, error) {
+	if e.Unsharded {
+		return nil, fmt.Errorf("experiment %s is one trial and is not sharded: run it whole", e.Name)
+	}
+	if len(dirs) == 0 {
+		return nil, fmt.Errorf("merge needs the output directories of the shards")
+	}
+	var shards []shardJournal
+	seen := map[string]string{}
+	for _, d := range dirs {
+		abs, err := filepath.Abs(d)
+		if err != nil {
+			return nil, err
+		}
+		if other, dup := seen[abs]; dup {
+			return nil, fmt.Errorf("%s is given twice (also as %s)", d, other)
+		}
+		seen[abs] = d
+		if out, err := filepath.Abs(cfg.Out); err == nil && out == abs {
+			return nil, fmt.Errorf("--out-dir %s is one of the shards' directories; merge into a directory of its own", cfg.Out)
+		}
+		sj, err := readShard(e.Name, d)
+		if err != nil {
+			return nil, err
+		}
+		shards = append(shards, sj)
+	}
+	first := shards[0].settings
+	for k, v := range e.Options {
+		if _, ok := first.Options[k]; !ok {
+			first.Options[k] = v
+		}
+	}
+	want := resultSettings(first)
+	trials := first.Trials
+	methods := map[string][]byte{}
+	for _, s := range shards {
+		for k, v := range e.Options {
+			if _, ok := s.settings.Options[k]; !ok {
+				s.settings.Options[k] = v
+			}
+		}
+		if got := resultSettings(s.settings); got != want {
+			return nil, fmt.Errorf("the shards were made with different settings: %s has %s, %s has %s", shards[0].dir, want, s.dir, got)
+		}
+		if s.settings.Trials != trials {
+			return nil, fmt.Errorf("the shards ran different numbers of trials: %s %d, %s %d (run every shard with the same --trials)", shards[0].dir, trials, s.dir, s.settings.Trials)
+		}
+		if err := sameInputs(first.Inputs, s.settings.Inputs); err != nil {
+			return nil, fmt.Errorf("%s: %w", s.dir, err)
+		}
+		for m, raw := range s.settings.Methods {
+			now, err := compactJSON(raw)
+			if err != nil {
+				return nil, fmt.Errorf("%s: the settings of method %s: %w", s.dir, m, err)
+			}
+			if had, ok := methods[m]; ok && string(had) != string(now) {
+				return nil, fmt.Errorf("method %s was run with other settings in %s than in another shard (%s; %s)", m, s.dir, had, now)
+			}
+			methods[m] = now
+		}
+	}
+	// Join the trials in trial order (each trial's rows in the order its
+	// shard recorded them), the order of an unsharded run, so that the
+	// means over trials add in the same order and round alike.
+	owner := map[key]string{}
+	type unit struct {
+		k    key
+		vals map[string]float64
+	}
+	var units []unit
+	for _, s := range shards {
+		for _, k := range s.j.order {
+			if d, dup := owner[k]; dup {
+				return nil, fmt.Errorf("trial %d of %s at %s is in two shards, %s and %s; each trial belongs to one shard", k.trial+1, k.method, report.FormatValue(k.x), d, s.dir)
+			}
+			owner[k] = s.dir
+			units = append(units, unit{k, s.j.done[k]})
+		}
+	}
+	sort.SliceStable(units, func(a, b int) bool { return units[a].k.trial < units[b].k.trial })
+	has := map[int]bool{}
+	for _, u := range units {
+		has[u.k.trial] = true
+	}
+	var missing []string
+	for t := range trials {
+		if !has[t] {
+			missing = append(missing, strconv.Itoa(t+1))
+		}
+	}
+	if len(missing) > 0 {
+		return nil, fmt.Errorf("incomplete set of shards: no shard holds trial %s of %d (trial t is shard t mod N + 1's, counting trials from 0; rerun or resubmit those shards, which resume their journals)", strings.Join(missing, ", "), trials)
+	}
+	merged := journalSettings{Format: journalFormat, Experiment: e.Name, Seed: first.Seed, Mode: first.Mode, Options: first.Options,
+		Version: Version, Inputs: first.Inputs, Trials: trials, Selected: first.Selected, Methods: map[string]json.RawMessage{}}
+	for m, raw := range methods {
+		merged.Methods[m] = raw
+	}
+	for _, s := range shards {
+		merged.MergedFrom = append(merged.MergedFrom, s.dir)
+	}
+	mode, err := parseMode(first.Mode)
+	if err != nil {
+		return nil, err
+	}
+	run := Config{Seed: first.Seed, Mode: mode, Trials: trials, Options: first.Options, Methods: first.Selected,
+		UAIDir: cfg.UAIDir, Log: cfg.Log, Progress: cfg.Progress}
+	if cfg.UAIDir == "" && len(first.Inputs) > 0 {
+		return nil, fmt.Errorf("the shards scored UAI networks (%d files): give their directory with --uai", len(first.Inputs))
+	}
+	write := func(dir string) error {
+		if err := writeSettings(filepath.Join(dir, e.Name+".trials.json"), merged); err != nil {
+			return err
+		}
+		return safeio.Replace(filepath.Join(dir, e.Name+".trials.csv"), func(b *bufio.Writer) error {
+			if _, err := b.WriteString(journalColumns + "\n"); err != nil {
+				return err
+			}
+			w := csv.NewWriter(b)
+			for _, u := range units {
+				writeTrialRows(w, u.k, u.vals)
+			}
+			w.Flush()
+			return w.Error()
+		})
+	}
+	// First check, in a scratch directory, that the joined journal holds
+	// every trial the experiment needs, computing nothing.
+	scratch, err := os.MkdirTemp("", "dstein-merge-")
+	if err != nil {
+		return nil, err
+	}
+	defer os.RemoveAll(scratch)
+	if err := write(scratch); err != nil {
+		return nil, err
+	}
+	check := run
+	check.Out, check.Log, check.Progress, check.offline = scratch, nil, nil, true
+	if _, err := e.Run(ctx, check); err != nil {
+		var m errMissing
+		if errors.As(err, &m) {
+			return nil, fmt.Errorf("incomplete set of shards: %w (trial t is shard t mod N + 1's, counting trials from 0; rerun or resubmit that shard, which resumes its journal)", m)
+		}
+		return nil, err
+	}
+	if err := os.MkdirAll(cfg.Out, 0o755); err != nil {
+		return nil, fmt.Errorf("creating %s: %w", cfg.Out, err)
+	}
+	if err := refuseForeignJournal(e.Name, cfg.Out); err != nil {
+		return nil, err
+	}
+	if err := write(cfg.Out); err != nil {
+		return nil, err
+	}
+	run.Out, run.offline = cfg.Out, true
+	return e.Run(ctx, run)
+}
+
+// readShard reads the journal and settings of one shard's directory.
+func readShard(name, dir string) (shardJournal, error) {
+	path := filepath.Join(dir, name+".trials.csv")
+	side := filepath.Join(dir, name+".trials.json")
+	for _, p := range []string{path, side} {
+		exists, err := noLink(p)
+		if err != nil {
+			return shardJournal{}, err
+		}
+		if !exists {
+			return shardJournal{}, fmt.Errorf("%s: no %s there; is it a shard's --out-dir of experiment %s?", dir, filepath.Base(p), name)
+		}
+	}
+	raw, err := safeio.ReadFile(side, "journal settings", 1<<20)
+	if err != nil {
+		return shardJournal{}, err
+	}
+	var s journalSettings
+	if err := strictjson.Unmarshal(raw, &s); err != nil {
+		return shardJournal{}, fmt.Errorf("%s: %w", side, err)
+	}
+	if s.Experiment != name {
+		return shardJournal{}, fmt.Errorf("%s holds experiment %s, not %s", dir, s.Experiment, name)
+	}
+	if s.Options == nil {
+		s.Options = map[string]float64{}
+	}
+	data, err := safeio.ReadFile(path, "trial journal", 0)
+	if err != nil {
+		return shardJournal{}, err
+	}
+	j := &journal{path: path, done: map[key]map[string]float64{}}
+	if _, err := j.read(data); err != nil {
+		return shardJournal{}, fmt.Errorf("%s %w", path, err)
+	}
+	return shardJournal{dir: dir, settings: s, j: j}, nil
+}
+
+// refuseForeignJournal refuses to replace a journal in dir that a merge
+// did not write: it holds trials that were computed there.
+func refuseForeignJournal(name, dir string) error {
+	side := filepath.Join(dir, name+".trials.json")
+	exists, err := noLink(filepath.Join(dir, name+".trials.csv"))
+	if err != nil || !exists {
+		return err
+	}
+	raw, err := safeio.ReadFile(side, "journal settings", 1<<20)
+	if err == nil {
+		var s journalSettings
+		if strictjson.Unmarshal(raw, &s) == nil && len(s.MergedFrom) > 0 {
+			return nil
+		}
+	}
+	return fmt.Errorf("%s holds a journal of its own (not one that dstein merge wrote); merge into another --out-dir", filepath.Join(dir, name+".trials.csv"))
+}
+
+func parseMode(s string) (Mode, error) {
+	for _, m := range []Mode{Full, Quick, Tiny} {
+		if m.String() == s {
+			return m, nil
+		}
+	}
+	return Full, fmt.Errorf("unknown mode %q in the shards' settings", s)
+}

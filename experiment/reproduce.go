@@ -1,0 +1,135 @@
+package experiment
+
+import (
+	"fmt"
+	"sort"
+	"strconv"
+	"strings"
+)
+
+// Reproduction is one published result of EXPERIMENTS.md: an experiment
+// with the settings that made the numbers committed under docs/results/ID.
+type Reproduction struct {
+	// ID names the result and its directory (docs/results/ID).
+	ID string
+	// Name is the experiment.
+	Name string
+	// Claim is what the result tests (a claim of the paper, or ours).
+	Claim string
+	// Trials overrides the experiment's default number of trials in a
+	// full run (0: the default); quick runs use the experiment's quick
+	// trials.
+	Trials int
+	// Options are the experiment options of the run (--field, --n, …).
+	Options map[string]float64
+	// Methods, for the suite, selects methods (nil: all).
+	Methods []string
+	// Needs names the input a run needs and only runs when given: "uai"
+	// for a directory of UAI networks.
+	Needs string
+	// FullTime is the wall time of the committed full run on this
+	// project's 2-core machine, for the --quick runs to say what a full
+	// run costs.
+	FullTime string
+}
+
+// Reproductions lists every published result, in the order of
+// EXPERIMENTS.md.
+func Reproductions() []Reproduction {
+	herdMethods := []string{"pt-herd", "pt-4chains", "gibbs-4chains", "gfsvgd", "hybrid"}
+	return []Reproduction{
+		{ID: "ising-n", Name: "ising-n", Trials: 20, FullTime: "",
+			Claim: "GF-SVGD has lower MSE than Gibbs and exact MC on the 10×10 Ising grid, with MSE falling as O(1/n)"},
+		{ID: "ising-sigma", Name: "ising-sigma", FullTime: "",
+			Claim: "as the coupling σ_p → 0, GF-SVGD outperforms MC and Gibbs most"},
+		{ID: "rbm-n", Name: "rbm-n", Trials: 20, FullTime: "",
+			Claim: "GF-SVGD has lower MMD than Gibbs and DHMC on the d = 100 RBM"},
+		{ID: "rbm-d", Name: "rbm-d", Trials: 20, FullTime: "",
+			Claim: "GF-SVGD is the least sensitive to the dimension d"},
+		{ID: "transform", Name: "transform", FullTime: "",
+			Claim: "a Gaussian base gives an easier p_c than mixture bases"},
+		{ID: "categorical", Name: "categorical", FullTime: "",
+			Claim: "GF-SVGD recovers the appendix's 1-D categorical distribution"},
+		{ID: "ising-n-field", Name: "ising-n", Trials: 20, Options: map[string]float64{"field": 0.2}, FullTime: "",
+			Claim: "(ours) the Ising result with fields, whose means are not all zero; a particle method that beats i.i.d. sampling at equal n"},
+		{ID: "variants-ising", Name: "variants-ising", FullTime: "",
+			Claim: "(ours) which GF-SVGD variant beats i.i.d. sampling on the Ising grid with fields"},
+		{ID: "variants-rbm", Name: "variants-rbm", FullTime: "",
+			Claim: "(ours) which GF-SVGD variant beats i.i.d. sampling on the d = 100 RBM"},
+		{ID: "suite", Name: "suite", FullTime: "",
+			Claim: "(ours) which sampler should be the default, judged on easy and hard targets at equal cost"},
+		{ID: "suite-n20", Name: "suite", Options: map[string]float64{"n": 20}, Methods: herdMethods, FullTime: "",
+			Claim: "(ours) n = 20 points that represent p better than 20 i.i.d. draws"},
+		{ID: "suite-n50", Name: "suite", Options: map[string]float64{"n": 50}, Methods: herdMethods, FullTime: "",
+			Claim: "(ours) n = 50 points that represent p better than 50 i.i.d. draws"},
+		{ID: "suite-uai", Name: "suite", Trials: 16, Needs: "uai", FullTime: "",
+			Claim: "(ours) the suite on the UAI networks of a directory (reproduce --uai DIR)"},
+		{ID: "gof-level", Name: "gof-level", FullTime: "",
+			Claim: "GF-KSD, DKSD and MMD hold their level"},
+		{ID: "gof-rbm-sigma", Name: "gof-rbm-sigma", Trials: 50, FullTime: "",
+			Claim: "GF-KSD is more powerful than DKSD and MMD against RBM weight noise"},
+		{ID: "gof-rbm-n", Name: "gof-rbm-n", Trials: 50, FullTime: "",
+			Claim: "GF-KSD is more powerful than DKSD and MMD, especially at small n"},
+		{ID: "gof-ising-temp", Name: "gof-ising-temp", Trials: 20, FullTime: "",
+			Claim: "GF-KSD detects a change of the Ising model's temperature"},
+		{ID: "gof-ising-n", Name: "gof-ising-n", FullTime: "",
+			Claim: "GF-KSD's power against n on the Ising grid (T = 20 against T' = 15)"},
+		{ID: "bnn", Name: "bnn", Options: map[string]float64{"epochs": 1, "train": 20000}, FullTime: "",
+			Claim: "GF-SVGD ensembles of binarized networks beat bagging and boosting, and ensembles beat single networks"},
+	}
+}
+
+// GetReproduction returns the published result with the given ID.
+func GetReproduction(id string) (Reproduction, error) {
+	var ids []string
+	for _, p := range Reproductions() {
+		if p.ID == id {
+			return p, nil
+		}
+		ids = append(ids, p.ID)
+	}
+	return Reproduction{}, fmt.Errorf("unknown result %q; want one of %s", id, strings.Join(ids, ", "))
+}
+
+// Config returns the configuration of the run into out in the given mode
+// (quick and tiny runs take their mode's number of trials).
+func (p Reproduction) Config(out string, mode Mode) Config {
+	cfg := Config{Out: out, Seed: 1, Trials: p.Trials, Mode: mode, Options: map[string]float64{}, Methods: p.Methods}
+	for k, v := range p.Options {
+		cfg.Options[k] = v
+	}
+	if mode != Full {
+		cfg.Trials = 0
+	}
+	return cfg
+}
+
+// Command is the dstein command line of the run into out in the given
+// mode.
+func (p Reproduction) Command(out string, mode Mode) string {
+	args := []string{"dstein", "experiment", p.Name}
+	if mode != Full {
+		args = append(args, "--"+mode.String())
+	} else if p.Trials > 0 {
+		args = append(args, "--trials", strconv.Itoa(p.Trials))
+	}
+	keys := make([]string, 0, len(p.Options))
+	for k := range p.Options {
+		keys = append(keys, k)
+	}
+	sort.Strings(keys)
+	for _, k := range keys {
+		flag := k
+		if k == "train" {
+			flag = "train-limit"
+		}
+		args = append(args, "--"+flag, strconv.FormatFloat(p.Options[k], 'g', -1, 64))
+	}
+	if len(p.Methods) > 0 {
+		args = append(args, "--methods", strings.Join(p.Methods, ","))
+	}
+	if p.Needs == "uai" {
+		args = append(args, "--uai", "DIR")
+	}
+	return strings.Join(append(args, "--out-dir", out), " ")
+}

@@ -1,0 +1,112 @@
+package report
+
+import (
+	"bufio"
+	"encoding/json"
+	"fmt"
+	"strconv"
+
+	"github.com/dstein/dstein/internal/npy"
+	"github.com/dstein/dstein/model"
+	"github.com/dstein/dstein/sampler"
+)
+
+// SidecarFormat is the value of "format", the first key of every JSON
+// sidecar that dstein writes beside an .npy array. A sidecar's file starts
+// with SidecarPrefix, which is how dstein recognises, before replacing a
+// file, that the file is a sidecar it wrote.
+const SidecarFormat = "dstein.npy-sidecar"
+
+// SidecarPrefix is how every sidecar file begins (WriteJSON's layout).
+const SidecarPrefix = "{\n  \"format\": \"" + SidecarFormat + "\","
+
+// SidecarVersion is the version of the sidecar's keys.
+const SidecarVersion = 1
+
+// Sidecar describes an .npy array of samples: what its axes are and what
+// its values mean. Every key is always present.
+type Sidecar struct {
+	Format  string `json:"format"`
+	Version int    `json:"version"`
+	// Array is the file name of the array (without its directory).
+	Array string `json:"array"`
+	// Dtype is the array's NumPy type string ("<f8"), Shape its shape and
+	// Dims the name of each axis: ["chain", "draw", "variable"],
+	// ["replicate", "particle", "variable"] or ["sample", "variable"]
+	// (["point", "variable"] for compressed points).
+	Dtype string   `json:"dtype"`
+	Shape []int    `json:"shape"`
+	Dims  []string `json:"dims"`
+	// Content says what the rows are: "draws", "replicates", "samples"
+	// or "points".
+	Content string `json:"content"`
+	// Model is the model file the samples are of.
+	Model string `json:"model"`
+	// Variables name the last axis: z0, z1, … as in the samples CSV.
+	Variables []string `json:"variables"`
+	// States are each variable's state values; the array holds values
+	// from them.
+	States [][]float64 `json:"states"`
+}
+
+// samplesShape returns the shape, axis names and content of a samples
+// array with the grouping g.
+func samplesShape(s *sampler.Samples, g Groups, points bool) ([]int, []string, string) {
+	switch {
+	case points:
+		return []int{s.N, s.D}, []string{"point", "variable"}, "points"
+	case g.Length > 0 && g.Group == "chain":
+		return []int{s.N / g.Length, g.Length, s.D}, []string{"chain", "draw", "variable"}, "draws"
+	case g.Length > 0:
+		return []int{s.N / g.Length, g.Length, s.D}, []string{g.Group, g.Member, "variable"}, "replicates"
+	}
+	return []int{s.N, s.D}, []string{"sample", "variable"}, "samples"
+}
+
+// WriteSamplesNPY writes the samples as an .npy array of float64 state
+// values: shape (groups, length, d) when g groups the rows (chains of
+// draws, replicates of particles), else (n, d); points marks compressed
+// points, written (n, d) whatever g says.
+func WriteSamplesNPY(w *bufio.Writer, m model.Model, s *sampler.Samples, g Groups, points bool) error {
+	shape, _, _ := samplesShape(s, g, points)
+	if g.Length > 0 && !points && s.N%g.Length != 0 {
+		return fmt.Errorf("%d samples do not form groups of %d", s.N, g.Length)
+	}
+	aw, err := npy.NewWriter[float64](w, shape)
+	if err != nil {
+		return err
+	}
+	row := make([]float64, s.D)
+	for r := range s.N {
+		for i, st := range s.Row(r) {
+			row[i] = m.States(i)[st]
+		}
+		if err := aw.Append(row...); err != nil {
+			return err
+		}
+	}
+	return aw.Close()
+}
+
+// SamplesSidecar describes the array that WriteSamplesNPY writes with the
+// same arguments, in the file named array, from the model file modelPath.
+func SamplesSidecar(m model.Model, s *sampler.Samples, g Groups, points bool, array, modelPath string) *Sidecar {
+	shape, dims, content := samplesShape(s, g, points)
+	sc := &Sidecar{Format: SidecarFormat, Version: SidecarVersion, Array: array, Dtype: npy.Descr[float64](),
+		Shape: shape, Dims: dims, Content: content, Model: modelPath,
+		Variables: make([]string, s.D), States: make([][]float64, s.D)}
+	for i := range s.D {
+		sc.Variables[i] = "z" + strconv.Itoa(i)
+		sc.States[i] = m.States(i)
+	}
+	return sc
+}
+
+// WriteSidecar writes a sidecar as indented JSON, "<" and ">" as they are
+// (the dtype "<f8").
+func WriteSidecar(w *bufio.Writer, v any) error {
+	enc := json.NewEncoder(w)
+	enc.SetEscapeHTML(false)
+	enc.SetIndent("", "  ")
+	return enc.Encode(v)
+}
