@@ -22,6 +22,10 @@ type Reproduction struct {
 	Trials int
 	// Options are the experiment options of the run (--field, --n, …).
 	Options map[string]float64
+	// FullOptions are options of the full run only, which set its budget
+	// (the BNN experiment's epochs and training examples); quick and tiny
+	// runs keep their mode's.
+	FullOptions map[string]float64
 	// Methods, for the suite, selects methods (nil: all).
 	Methods []string
 	// Needs names the input a run needs and only runs when given: "uai"
@@ -74,7 +78,7 @@ func Reproductions() []Reproduction {
 			Claim: "GF-KSD detects a change of the Ising model's temperature"},
 		{ID: "gof-ising-n", Name: "gof-ising-n", FullTime: "",
 			Claim: "GF-KSD's power against n on the Ising grid (T = 20 against T' = 15)"},
-		{ID: "bnn", Name: "bnn", Options: map[string]float64{"epochs": 1, "train": 20000}, FullTime: "",
+		{ID: "bnn", Name: "bnn", FullOptions: map[string]float64{"epochs": 1, "train": 20000}, FullTime: "",
 			Claim: "GF-SVGD ensembles of binarized networks beat bagging and boosting, and ensembles beat single networks"},
 	}
 }
@@ -95,13 +99,27 @@ func GetReproduction(id string) (Reproduction, error) {
 // (quick and tiny runs take their mode's number of trials).
 func (p Reproduction) Config(out string, mode Mode) Config {
 	cfg := Config{Out: out, Seed: 1, Trials: p.Trials, Mode: mode, Options: map[string]float64{}, Methods: p.Methods}
-	for k, v := range p.Options {
+	for k, v := range p.options(mode) {
 		cfg.Options[k] = v
 	}
 	if mode != Full {
 		cfg.Trials = 0
 	}
 	return cfg
+}
+
+// options returns the options of a run in the given mode.
+func (p Reproduction) options(mode Mode) map[string]float64 {
+	out := map[string]float64{}
+	for k, v := range p.Options {
+		out[k] = v
+	}
+	if mode == Full {
+		for k, v := range p.FullOptions {
+			out[k] = v
+		}
+	}
+	return out
 }
 
 // Command is the dstein command line of the run into out in the given
@@ -113,8 +131,9 @@ func (p Reproduction) Command(out string, mode Mode) string {
 	} else if p.Trials > 0 {
 		args = append(args, "--trials", strconv.Itoa(p.Trials))
 	}
-	keys := make([]string, 0, len(p.Options))
-	for k := range p.Options {
+	opts := p.options(mode)
+	keys := make([]string, 0, len(opts))
+	for k := range opts {
 		keys = append(keys, k)
 	}
 	sort.Strings(keys)
@@ -123,7 +142,7 @@ func (p Reproduction) Command(out string, mode Mode) string {
 		if k == "train" {
 			flag = "train-limit"
 		}
-		args = append(args, "--"+flag, strconv.FormatFloat(p.Options[k], 'g', -1, 64))
+		args = append(args, "--"+flag, strconv.FormatFloat(opts[k], 'g', -1, 64))
 	}
 	if len(p.Methods) > 0 {
 		args = append(args, "--methods", strings.Join(p.Methods, ","))
