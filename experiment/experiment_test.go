@@ -188,6 +188,12 @@ func TestJournalMethodSettings(t *testing.T) {
 	if err := j.describe("a", []byte(`{ "iters" : 5 }`)); err != nil {
 		t.Errorf("the same settings, spaced differently, were refused: %v", err)
 	}
+	if err := j.describe("a", []byte(`{"iters": 5, "name": "", "extra": {}}`)); err != nil {
+		t.Errorf("settings with a new field at its zero value were refused: %v", err)
+	}
+	if err := j.describe("a", []byte(`{"iters": 5, "name": "x"}`)); err == nil {
+		t.Error("settings with a new field at another value were accepted")
+	}
 	if err := j.describe("a", []byte(`{"iters": 6}`)); err == nil || !strings.Contains(err.Error(), "other settings") {
 		t.Errorf("trials of a method made with other settings were accepted: %v", err)
 	}

@@ -300,7 +300,7 @@ func (j *journal) describe(method string, b []byte) error {
 		if err != nil {
 			return fmt.Errorf("%s: the settings of method %s: %w (--restart starts over)", j.side, method, err)
 		}
-		if bytes.Equal(had, now) {
+		if sameSettings(had, now) {
 			return nil
 		}
 		if j.hasMethod(method) {
@@ -312,6 +312,79 @@ func (j *journal) describe(method string, b []byte) error {
 	}
 	j.settings.Methods[method] = json.RawMessage(now)
 	return writeSettings(j.side, j.settings)
+}
+
+// sameSettings reports whether two recorded settings (JSON) are the same:
+// equal values, where a key that only one side has counts as equal when its
+// value there is empty ("", 0, false, null, [] or {}), the zero value that
+// means "the default" in dstein's settings, so that a field added to a
+// record later does not invalidate the journals written before.
+func sameSettings(a, b []byte) bool {
+	var x, y any
+	if json.Unmarshal(a, &x) != nil || json.Unmarshal(b, &y) != nil {
+		return false
+	}
+	return sameValue(x, y)
+}
+
+func sameValue(x, y any) bool {
+	mx, okx := x.(map[string]any)
+	my, oky := y.(map[string]any)
+	if okx != oky {
+		return false
+	}
+	if okx {
+		for k, v := range mx {
+			if w, ok := my[k]; ok {
+				if !sameValue(v, w) {
+					return false
+				}
+			} else if !emptyValue(v) {
+				return false
+			}
+		}
+		for k, w := range my {
+			if _, ok := mx[k]; !ok && !emptyValue(w) {
+				return false
+			}
+		}
+		return true
+	}
+	ax, okx := x.([]any)
+	ay, oky := y.([]any)
+	if okx != oky {
+		return false
+	}
+	if okx {
+		if len(ax) != len(ay) {
+			return false
+		}
+		for i := range ax {
+			if !sameValue(ax[i], ay[i]) {
+				return false
+			}
+		}
+		return true
+	}
+	return x == y
+}
+
+func emptyValue(v any) bool {
+	switch v := v.(type) {
+	case nil:
+		return true
+	case string:
+		return v == ""
+	case float64:
+		return v == 0
+	case bool:
+		return !v
+	case []any:
+		return len(v) == 0
+	case map[string]any:
+		return len(v) == 0
+	}
+	return false
 }
 
 // compactJSON returns b without insignificant space, the form in which

@@ -99,7 +99,7 @@ func (e *Experiment) Merge(ctx context.Context, cfg Config, dirs []string) (*Res
 			if err != nil {
 				return nil, fmt.Errorf("%s: the settings of method %s: %w", s.dir, m, err)
 			}
-			if had, ok := methods[m]; ok && string(had) != string(now) {
+			if had, ok := methods[m]; ok && !sameSettings(had, now) {
 				return nil, fmt.Errorf("method %s was run with other settings in %s than in another shard (%s; %s)", m, s.dir, had, now)
 			}
 			methods[m] = now

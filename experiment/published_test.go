@@ -1,0 +1,76 @@
+package experiment
+
+import (
+	"encoding/csv"
+	"fmt"
+	"os"
+	"path/filepath"
+	"strconv"
+	"strings"
+	"testing"
+)
+
+// published ties a number quoted in the docs to the committed result file
+// it comes from: the mean of (method, x, metric) in docs/results/File,
+// formatted into Text, must appear in Doc.
+type published struct {
+	Doc, File, Method, X, Metric string
+	Text                         string // with one verb for the value, such as "| 0.070 |" as "| %.3f |"
+	Scale                        float64
+}
+
+// The headline numbers of EXPERIMENTS.md, each checked against its file.
+var headlines = []published{
+	{"EXPERIMENTS.md", "ising-sigma/ising-sigma.csv", "gfsvgd-transport", "0", "mse", "| **%.4f** |", 1},
+	{"EXPERIMENTS.md", "ising-sigma/ising-sigma.csv", "gfsvgd-paper", "0", "mse", "| %.3f |", 1},
+	{"EXPERIMENTS.md", "ising-sigma/ising-sigma.csv", "pt-4chains", "0.15", "mse", "| %.3f |\n| gibbs", 1},
+	{"EXPERIMENTS.md", "categorical/categorical.csv", "gfsvgd-paper", "500", "tv", "| **%.3f** ± 0.001 |", 1},
+	{"EXPERIMENTS.md", "categorical/categorical.csv", "gfsvgd-transport", "500", "tv", "| %.3f ± 0.004 |", 1},
+	{"EXPERIMENTS.md", "gof-level/gof-level.csv", "gfksd", "50", "reject", "| gfksd (τ = 0.02) | %.3f |", 1},
+	{"EXPERIMENTS.md", "gof-level/gof-level.csv", "mmd", "500", "reject", "| 0.054 | 0.054 | 0.064 | %.3f |", 1},
+	{"EXPERIMENTS.md", "gof-level/gof-level.csv", "gfksd-paper", "100", "ks_uniform", "| **0.113** | **%.3f** |", 1},
+}
+
+// TestPublishedNumbers checks the headline numbers of the docs against
+// the committed results, so that a rerun that changes a result, or an edit
+// of the docs, cannot leave them apart.
+func TestPublishedNumbers(t *testing.T) {
+	docs := map[string]string{}
+	for _, h := range headlines {
+		if _, ok := docs[h.Doc]; !ok {
+			b, err := os.ReadFile(filepath.Join("..", h.Doc))
+			if err != nil {
+				t.Fatal(err)
+			}
+			docs[h.Doc] = string(b)
+		}
+		v, err := resultMean(filepath.Join("..", "docs", "results", h.File), h.Method, h.X, h.Metric)
+		if err != nil {
+			t.Errorf("%s: %v", h.File, err)
+			continue
+		}
+		want := fmt.Sprintf(h.Text, v*h.Scale)
+		if !strings.Contains(docs[h.Doc], want) {
+			t.Errorf("%s does not say %q (the mean of %s %s at %s in docs/results/%s is %v)", h.Doc, want, h.Method, h.Metric, h.X, h.File, v)
+		}
+	}
+}
+
+// resultMean returns the mean column of one row of a summary CSV.
+func resultMean(path, method, x, metric string) (float64, error) {
+	f, err := os.Open(path)
+	if err != nil {
+		return 0, err
+	}
+	defer f.Close()
+	rows, err := csv.NewReader(f).ReadAll()
+	if err != nil {
+		return 0, err
+	}
+	for _, r := range rows[1:] {
+		if r[1] == method && r[4] == x && r[5] == metric {
+			return strconv.ParseFloat(r[6], 64)
+		}
+	}
+	return 0, fmt.Errorf("no row %s, x = %s, %s", method, x, metric)
+}
