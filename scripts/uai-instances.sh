@@ -6,8 +6,8 @@
 # exact inference, GF-SVGD with the transport preset (base and relaxed
 # surrogates; n = 100, 500
 # iterations) and Gibbs (100 chains) with the same number of log-density
-# evaluations as relaxed GF-SVGD, and Gibbs with 500 sweeps, and prints one
-# compare-mar line per run.
+# evaluations as relaxed GF-SVGD, Gibbs with 500 sweeps, and dstein's default
+# preset with 400 draws, and prints one compare-mar line per run.
 set -euo pipefail
 src=$1; out=$2
 mkdir -p "$out"
@@ -40,4 +40,9 @@ for net in "$src"/*.uai; do
 	fi
 	"$bin" sample --model "$net" "${ev[@]}" --method gibbs --n 100 --iters 500 --seed 1 --mar "$out/$name.gibbs-500.MAR" > /dev/null
 	echo "gibbs (100 chains, 500 sweeps): $("$bin" compare-mar "$out/$name.gibbs-500.MAR" "$ref")"
+	# dstein's default preset (parallel tempering, 4 chains of draws): 400
+	# draws; its warnings (R̂, ESS, the ladder) are kept in NAME.default.txt.
+	"$bin" sample --model "$net" "${ev[@]}" --method default --n 400 --seed 1 --mar "$out/$name.default.MAR" \
+		--json "$out/$name.default.json" > "$out/$name.default.txt" 2>&1
+	echo "default preset (pt, 4 chains × 100 draws): $("$bin" compare-mar "$out/$name.default.MAR" "$ref"); $(grep -c '^warning' "$out/$name.default.txt" || true) warning line(s)"
 done
