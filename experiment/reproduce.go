@@ -72,7 +72,7 @@ func Reproductions() []Reproduction {
 			Claim: "GF-KSD, DKSD and MMD hold their level"},
 		{ID: "gof-rbm-sigma", Name: "gof-rbm-sigma", Trials: 50, FullTime: "",
 			Claim: "GF-KSD is more powerful than DKSD and MMD against RBM weight noise"},
-		{ID: "gof-rbm-n", Name: "gof-rbm-n", Trials: 50, FullTime: "",
+		{ID: "gof-rbm-n", Name: "gof-rbm-n", Trials: 50, FullTime: "4.3 min on 2 cores",
 			Claim: "GF-KSD is more powerful than DKSD and MMD, especially at small n"},
 		{ID: "gof-ising-temp", Name: "gof-ising-temp", Trials: 20, FullTime: "",
 			Claim: "GF-KSD detects a change of the Ising model's temperature"},
