@@ -53,15 +53,7 @@ func readCSV(t *testing.T, path string) [][]string {
 // readNPY reads a float64 .npy file and its sidecar.
 func readNPY(t *testing.T, path string) (npy.Info, []float64, report.Sidecar) {
 	t.Helper()
-	f, err := os.Open(path)
-	if err != nil {
-		t.Fatal(err)
-	}
-	defer f.Close()
-	info, v, err := npy.Read[float64](f, 0)
-	if err != nil {
-		t.Fatalf("%s: %v", path, err)
-	}
+	info, v := readNPYFile[float64](t, path)
 	var sc report.Sidecar
 	data, err := os.ReadFile(strings.TrimSuffix(path, ".npy") + ".json")
 	if err != nil {
