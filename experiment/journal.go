@@ -107,6 +107,8 @@ type journal struct {
 	order    []key
 	f        *os.File
 	w        *csv.Writer
+	// lock is the held NAME.trials.lock (nil for a journal read by merge).
+	lock *os.File
 }
 
 // selectOnly lists options that choose which settings run without changing
@@ -164,10 +166,49 @@ func noLink(path string) (exists bool, err error) {
 	return true, nil
 }
 
-// openJournal reads DIR/NAME.trials.csv if it exists (refusing one made
-// with settings that change results, or a corrupt one) and opens it for
-// appending.
+// openJournal takes the output directory's lock for the experiment (so
+// that two runs never append to one journal), reads DIR/NAME.trials.csv if
+// it exists (refusing one made with settings that change results, or a
+// corrupt one) and opens it for appending. The lock is held until close.
 func openJournal(name string, cfg Config) (*journal, error) {
+	lock, err := lockJournal(cfg.Out, name)
+	if err != nil {
+		return nil, err
+	}
+	j, err := openLockedJournal(name, cfg)
+	if err != nil {
+		lock.Close()
+		return nil, err
+	}
+	j.lock = lock
+	return j, nil
+}
+
+// lockJournal takes an exclusive lock on DIR/NAME.trials.lock (flock, not
+// waiting), released when the file is closed or the process ends, however
+// it ends. A second run of the same experiment into the same directory is
+// refused instead of interleaving its rows with the first's.
+func lockJournal(dir, name string) (*os.File, error) {
+	path := filepath.Join(dir, name+".trials.lock")
+	if _, err := noLink(path); err != nil {
+		return nil, err
+	}
+	f, err := os.OpenFile(path, os.O_RDWR|os.O_CREATE|syscall.O_NOFOLLOW, 0o644)
+	if err != nil {
+		return nil, fmt.Errorf("creating the journal's lock: %w", err)
+	}
+	if err := syscall.Flock(int(f.Fd()), syscall.LOCK_EX|syscall.LOCK_NB); err != nil {
+		f.Close()
+		if errors.Is(err, syscall.EWOULDBLOCK) {
+			return nil, fmt.Errorf("another dstein is running experiment %s in %s (it holds %s); wait for it to finish, or use another --out-dir", name, dir, path)
+		}
+		return nil, fmt.Errorf("locking %s: %w", path, err)
+	}
+	return f, nil
+}
+
+// openLockedJournal is openJournal once the lock is held.
+func openLockedJournal(name string, cfg Config) (*journal, error) {
 	path := filepath.Join(cfg.Out, name+".trials.csv")
 	side := filepath.Join(cfg.Out, name+".trials.json")
 	want := journalSettings{Format: journalFormat, Experiment: name, Seed: cfg.Seed, Mode: cfg.Mode.String(), Options: cfg.Options, Version: Version, Inputs: cfg.inputs, Trials: cfg.trials, Shard: cfg.Shard.String(), Selected: cfg.Methods}
@@ -552,7 +593,13 @@ func writeTrialRows(w *csv.Writer, k key, vals map[string]float64) {
 	w.Write([]string{k.method, report.FormatValue(k.x), strconv.Itoa(k.trial), doneMarker, "1"})
 }
 
-func (j *journal) close() error { return j.f.Close() }
+func (j *journal) close() error {
+	err := j.f.Close()
+	if j.lock != nil {
+		j.lock.Close()
+	}
+	return err
+}
 
 // checkMetric refuses values outside a metric's range: errors, times,
 // counts and sizes are ≥ 0; rates, probabilities, p-values and accuracies

@@ -83,3 +83,28 @@ func resultMean(path, method, x, metric string) (float64, error) {
 	}
 	return 0, fmt.Errorf("no row %s, x = %s, %s", method, x, metric)
 }
+
+// TestCommittedJournalsRead reads every trial journal under docs/results
+// that has a settings file (this round's form) as a resume would, so that a
+// committed journal that a resume or a merge would refuse fails here.
+func TestCommittedJournalsRead(t *testing.T) {
+	paths, _ := filepath.Glob(filepath.Join("..", "docs", "results", "*", "*.trials.csv"))
+	n := 0
+	for _, p := range paths {
+		if _, err := os.Stat(strings.TrimSuffix(p, ".csv") + ".json"); err != nil {
+			continue // a first-round journal, to be regenerated
+		}
+		data, err := os.ReadFile(p)
+		if err != nil {
+			t.Fatal(err)
+		}
+		j := &journal{path: p, done: map[key]map[string]float64{}}
+		if keep, err := j.read(data); err != nil || keep != len(data) {
+			t.Errorf("%s: %v (%d of %d bytes complete)", p, err, keep, len(data))
+		}
+		n++
+	}
+	if n == 0 {
+		t.Error("no journal with settings under docs/results")
+	}
+}
