@@ -75,6 +75,16 @@ Results: ` + strings.Join(reproductionIDs(), ", ") + `.`,
 			if err := makeOutDir(out); err != nil {
 				return err
 			}
+			// Check both outputs before any work: never replace a page or
+			// a list that dstein did not write.
+			for path, marker := range map[string]string{
+				filepath.Join(out, "index.html"):     `<meta name="generator" content="dstein`,
+				filepath.Join(out, "reproduce.json"): `"dstein_version"`,
+			} {
+				if err := ownedOrAbsent(path, marker); err != nil {
+					return err
+				}
+			}
 			experiment.Version = version()
 			mode := experiment.Full
 			if quick {
@@ -258,4 +268,31 @@ func reproductionSection(out string, p experiment.Reproduction, rec reproduced, 
 // writeJSONFile writes v as indented JSON to path, atomically.
 func writeJSONFile(path string, v any) error {
 	return safeio.Replace(path, func(w *bufio.Writer) error { return report.WriteJSON(w, v) })
+}
+
+// ownedOrAbsent refuses an existing path that is not a regular file, or
+// whose first 4 KiB lack marker (a line only dstein writes there): dstein
+// replaces only its own outputs.
+func ownedOrAbsent(path, marker string) error {
+	info, err := os.Lstat(path)
+	if os.IsNotExist(err) {
+		return nil
+	}
+	if err != nil {
+		return err
+	}
+	if !info.Mode().IsRegular() {
+		return fmt.Errorf("%s exists and is not a regular file; dstein will not replace it (use another --out-dir)", path)
+	}
+	f, err := os.Open(path)
+	if err != nil {
+		return err
+	}
+	defer f.Close()
+	head := make([]byte, 4096)
+	n, _ := f.Read(head)
+	if !bytes.Contains(head[:n], []byte(marker)) {
+		return fmt.Errorf("%s exists and was not written by dstein; dstein replaces only its own outputs (move it, or use another --out-dir)", path)
+	}
+	return nil
 }

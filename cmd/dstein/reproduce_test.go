@@ -59,4 +59,16 @@ func TestReproduce(t *testing.T) {
 	if code, _, errs := dstein(t, "reproduce", "--only", "nope", "--out-dir", dir); code != 2 || !strings.Contains(errs, "unknown result") {
 		t.Errorf("unknown result: exit %d, %q", code, errs)
 	}
+	// A page dstein did not write is never replaced, and nothing runs.
+	other := t.TempDir()
+	os.WriteFile(filepath.Join(other, "index.html"), []byte("<html>my site</html>"), 0o644)
+	if code, _, errs := dstein(t, "reproduce", "--tiny", "--only", "categorical", "--out-dir", other); code == 0 || !strings.Contains(errs, "not written by dstein") {
+		t.Errorf("a foreign index.html: exit %d, %s", code, errs)
+	}
+	if b, _ := os.ReadFile(filepath.Join(other, "index.html")); string(b) != "<html>my site</html>" {
+		t.Error("the user's index.html was replaced")
+	}
+	if _, err := os.Stat(filepath.Join(other, "categorical")); err == nil {
+		t.Error("work ran before the outputs were checked")
+	}
 }

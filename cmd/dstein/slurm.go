@@ -54,9 +54,12 @@ func (o *slurmOptions) changed(cmd *cobra.Command) bool {
 // #SBATCH lines without a shell, so nothing is quoted there.
 var slurmValue = regexp.MustCompile(`^[A-Za-z0-9_.:,+=/-]*$`)
 
+// shellSafe is what a shell word may hold unquoted.
+var shellSafe = regexp.MustCompile(`^[A-Za-z0-9_./:,=+-]+$`)
+
 // shellQuote quotes s for a POSIX shell.
 func shellQuote(s string) string {
-	if s != "" && regexp.MustCompile(`^[A-Za-z0-9_./:,=+-]+$`).MatchString(s) {
+	if shellSafe.MatchString(s) {
 		return s
 	}
 	return "'" + strings.ReplaceAll(s, "'", `'\''`) + "'"
@@ -188,6 +191,11 @@ exec %s merge %s --out-dir %s%s \
 `, name, o.shards, shellQuote(dir), o.cpus, shellQuote(bin), name, shellQuote(dir), uai, strings.Join(shardDirs, " \\\n\t"))
 	arrayPath := filepath.Join(slurmDir, name+"-array.sbatch")
 	mergePath := filepath.Join(slurmDir, name+"-merge.sbatch")
+	for _, path := range []string{arrayPath, mergePath} {
+		if err := ownedOrAbsent(path, "# Written by dstein experiment"); err != nil {
+			return err
+		}
+	}
 	for path, text := range map[string]string{arrayPath: array, mergePath: merge} {
 		if err := safeio.Replace(path, func(w *bufio.Writer) error { _, err := w.WriteString(text); return err }); err != nil {
 			return err

@@ -97,6 +97,13 @@ func TestSlurmScripts(t *testing.T) {
 			}
 		}
 	}
+	// A script there that dstein did not write is refused.
+	foreign := t.TempDir()
+	os.MkdirAll(filepath.Join(foreign, "slurm"), 0o755)
+	os.WriteFile(filepath.Join(foreign, "slurm", "ising-n-merge.sbatch"), []byte("#!/bin/bash\necho mine\n"), 0o644)
+	if code, _, errs := dstein(t, "experiment", "ising-n", "--quick", "--slurm", "--out-dir", foreign); code == 0 || !strings.Contains(errs, "not written by dstein") {
+		t.Errorf("a foreign merge script: exit %d, %s", code, errs)
+	}
 	// --submit without sbatch says so and keeps the scripts.
 	t.Setenv("PATH", t.TempDir())
 	if code, _, errs := dstein(t, "experiment", "ising-n", "--quick", "--slurm", "--submit", "--out-dir", dir); code == 0 || !strings.Contains(errs, "sbatch is not on the PATH") {
