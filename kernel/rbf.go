@@ -1,10 +1,9 @@
 package kernel
 
 import (
-	"math"
-
 	"github.com/dstein/dstein/internal/gemm"
 	"github.com/dstein/dstein/internal/parallel"
+	"github.com/dstein/dstein/internal/vexp"
 )
 
 // RBF holds the workspace for the kernel matrix of n points in R^d. Create
@@ -116,12 +115,9 @@ func (t expTask) Do(lo, hi int) {
 	for i := lo; i < hi; i++ {
 		row := r.K[i*n : i*n+i+1]
 		for j := range i {
-			if a := row[j] * inv; a > -746 {
-				row[j] = math.Exp(a)
-			} else {
-				row[j] = 0 // exp underflows: skip the call
-			}
+			row[j] *= inv
 		}
+		vexp.Exp(row[:i], row[:i]) // math.Exp's bits, four at a time
 		row[i] = 1
 	}
 }

@@ -6,6 +6,7 @@ import (
 	"sync"
 
 	"github.com/dstein/dstein/internal/parallel"
+	"github.com/dstein/dstein/internal/vexp"
 	"github.com/dstein/dstein/model"
 )
 
@@ -174,10 +175,70 @@ func (s *RelaxedSurrogate) LogProbScore(score, x []float64) float64 {
 // memberships writes the soft memberships of every coordinate of x and
 // their derivatives (laid out by Offsets).
 func (s *RelaxedSurrogate) memberships(mem, dmem, x []float64) {
+	s.rowMemberships(mem, dmem, x, s.off)
+}
+
+// rowMemberships writes what Memberships writes for every coordinate of x
+// into mem and dmem (laid out by off), with the same bits, taking the
+// exponentials of all the steps together (vexp.Exp). A coordinate whose
+// bins are in its states' order first keeps, in its own part of mem and
+// dmem, each cut's u/τ and −|u/τ|; the exponentials replace the latter;
+// then the bins run in order, each reading its cut's entries before it
+// writes its own. Other coordinates go through Memberships.
+func (s *SoftBins) rowMemberships(mem, dmem, x []float64, off []int) {
+	k := off[len(x)]
+	mem, dmem = mem[:k], dmem[:k]
 	for i, v := range x {
-		a, b := s.off[i], s.off[i+1]
-		s.Memberships(mem[a:b], dmem[a:b], i, v)
+		cuts, a, b := s.t.cuts[i], off[i], off[i+1]
+		if !s.batched(i, b-a) {
+			clear(dmem[a:b])
+			continue
+		}
+		for c, cut := range cuts {
+			z := (v - cut) / s.tau
+			mem[a+c], dmem[a+c] = z, -math.Abs(z)
+		}
+		dmem[b-1] = 0
 	}
+	vexp.Exp(dmem, dmem)
+	for i, v := range x {
+		a, b := off[i], off[i+1]
+		if !s.batched(i, b-a) {
+			s.Memberships(mem[a:b], dmem[a:b], i, v)
+			continue
+		}
+		m, dm := mem[a:b], dmem[a:b]
+		pl, plc, pdl := 1.0, 0.0, 0.0
+		for c := range m {
+			l, lc, dl := 0.0, 1.0, 0.0
+			if c < len(m)-1 {
+				// step's operations on the stored u/τ and exponential.
+				z, e := m[c], dm[c]
+				big, small := 1/(1+e), e/(1+e)
+				if z >= 0 {
+					l, lc = big, small
+				} else {
+					l, lc = small, big
+				}
+				dl = l * lc / s.tau
+			}
+			var u float64
+			if pl < 0.5 {
+				u = pl - l
+			} else {
+				u = lc - plc
+			}
+			m[c] = math.Max(u, MinMembership)
+			dm[c] = pdl - dl
+			pl, plc, pdl = l, lc, dl
+		}
+	}
+}
+
+// batched reports whether rowMemberships handles coordinate i, with k
+// states, in place: bins in state order, at least two, one per state.
+func (s *SoftBins) batched(i, k int) bool {
+	return s.t.binState[i] == nil && k >= 2 && len(s.t.cuts[i])+1 == k
 }
 
 // chain returns f + log p0(x) and writes the score: p0's plus the

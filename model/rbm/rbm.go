@@ -9,6 +9,7 @@ import (
 	"github.com/dstein/dstein/internal/gemm"
 	"github.com/dstein/dstein/internal/numeric"
 	"github.com/dstein/dstein/internal/parallel"
+	"github.com/dstein/dstein/internal/vexp"
 	"github.com/dstein/dstein/model"
 	"github.com/dstein/dstein/rng"
 )
@@ -311,8 +312,8 @@ func (t *tracker) Reset(z []int) {
 	copy(t.z, z)
 	for k := range t.a {
 		t.a[k] = t.r.preact(t.z, k)
-		t.t[k] = math.Tanh(t.a[k])
 	}
+	vexp.Tanh(t.t, t.a)
 }
 
 func (t *tracker) Set(i, s int) {
@@ -322,8 +323,8 @@ func (t *tracker) Set(i, s int) {
 	dz := model.Spin(s) - model.Spin(t.z[i])
 	for k := range t.a {
 		t.a[k] += t.r.wt[k*t.r.d+i] * dz
-		t.t[k] = math.Tanh(t.a[k])
 	}
+	vexp.Tanh(t.t, t.a)
 	t.z[i] = s
 }
 
@@ -480,8 +481,8 @@ func (t *gradTracker) Try(i, s int) ([]int, []float64) {
 	dz := model.Spin(s) - model.Spin(t.z[i])
 	for k, ak := range t.a {
 		t.a2[k] = ak + r.wt[k*r.d+i]*dz
-		t.t2[k] = math.Tanh(t.a2[k])
 	}
+	vexp.Tanh(t.t2, t.a2)
 	r.gradient(t.g2, t.t2, t.u)
 	t.ti, t.ts = i, s
 	return t.all, t.g2
@@ -505,8 +506,8 @@ func (t *gradTracker) Reset(z []int) {
 	copy(t.z, z)
 	for k := range t.a {
 		t.a[k] = t.r.preact(t.z, k)
-		t.t[k] = math.Tanh(t.a[k])
 	}
+	vexp.Tanh(t.t, t.a)
 	t.r.gradient(t.g, t.t, t.u)
 	t.ti, t.commits = -1, 0
 }

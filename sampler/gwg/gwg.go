@@ -7,6 +7,7 @@ import (
 	"math/bits"
 
 	"github.com/dstein/dstein/internal/parallel"
+	"github.com/dstein/dstein/internal/vexp"
 	"github.com/dstein/dstein/model"
 	"github.com/dstein/dstein/sampler"
 	"github.com/dstein/dstein/sampler/mh"
@@ -63,6 +64,8 @@ type Sampler struct {
 	leaves int // leaves of each sum tree: the smallest power of two ≥ d
 	depth  int // log2(leaves)
 	chains []chain
+	binary bool  // every variable has two states: weights in bulk (bulkWeights)
+	all    []int // 0, 1, …, d−1
 	set    mh.Set
 	cur    []int
 	sweeps int
@@ -77,6 +80,7 @@ type chain struct {
 	tree     []float64             // sum tree: tree[leaves+i] = Σ_s w of variable i, tree[j] = tree[2j] + tree[2j+1]
 	ref      float64               // the reference of w
 	bad      float64               // a NaN or +Inf logit at Z (only at the start), else 0
+	args     []float64             // bulkWeights' exponents (binary models)
 }
 
 // New starts n = p.N chains at the states p.Z; chain c draws from
@@ -92,7 +96,10 @@ func New(p *sampler.Problem, _ Settings) (*Sampler, error) {
 		leaves *= 2
 	}
 	s := &Sampler{m: rm, off: off, n: n, d: d, leaves: leaves, depth: bits.TrailingZeros(uint(leaves)),
-		chains: make([]chain, n), set: make(mh.Set, n), cur: make([]int, n*d)}
+		chains: make([]chain, n), set: make(mh.Set, n), cur: make([]int, n*d), binary: off[d] == 2*d, all: make([]int, d)}
+	for i := range s.all {
+		s.all[i] = i
+	}
 	f := off[d]
 	for c := range s.chains {
 		ch := &s.chains[c]
@@ -102,6 +109,9 @@ func New(p *sampler.Problem, _ Settings) (*Sampler, error) {
 		ch.t = model.NewGradientTracker(rm, ch.Z)
 		ch.logit, ch.w = make([]float64, f), make([]float64, f)
 		ch.tree = make([]float64, 2*leaves)
+		if s.binary {
+			ch.args = make([]float64, d)
+		}
 		g := ch.t.Grad()
 		for i := range d {
 			if top := s.blockLogits(ch.logit, g, i, ch.Z[i]); isBad(top) && !(ch.bad > 0) {
@@ -186,6 +196,36 @@ func (s *Sampler) blockLogitsK(logit, g []float64, i, zi int) float64 {
 	return top
 }
 
+// logits writes the logits of the variables in vs from the gradient g, as
+// blockLogits does for each, and returns their maximum and whether one is
+// NaN.
+func (s *Sampler) logits(ch *chain, g []float64, vs []int) (top float64, nan bool) {
+	top = negInf
+	if !s.binary {
+		for _, v := range vs {
+			if t := s.blockLogits(ch.logit, g, v, ch.Z[v]); t > top {
+				top = t
+			} else if t != t {
+				nan = true
+			}
+		}
+		return top, nan
+	}
+	logit, z := ch.logit, ch.Z
+	for _, v := range vs {
+		cur := 2*v + z[v]
+		k := cur ^ 1 // the other state
+		l := (g[k] - g[cur]) / 2
+		logit[cur], logit[k] = negInf, l
+		if l > top {
+			top = l
+		} else if l != l {
+			nan = true
+		}
+	}
+	return top, nan
+}
+
 // blockWeights sets the weights of variable i from its logits and returns
 // their sum (the tree leaf). The current state's weight is 0.
 func (s *Sampler) blockWeights(ch *chain, i int) float64 {
@@ -225,10 +265,32 @@ func (s *Sampler) rebase(ch *chain) {
 		ref = 0
 	}
 	ch.ref = ref
-	for i := range s.d {
-		ch.tree[s.leaves+i] = s.blockWeights(ch, i)
-	}
+	s.bulkWeights(ch, s.all)
 	s.rebuild(ch.tree)
+}
+
+// bulkWeights sets the weights and leaves of the variables in vs, as
+// blockWeights does for each, without the inner nodes. In a binary model
+// the exponentials are taken together (vexp.Exp: the same bits as
+// math.Exp, four at a time).
+func (s *Sampler) bulkWeights(ch *chain, vs []int) {
+	if !s.binary {
+		for _, v := range vs {
+			ch.tree[s.leaves+v] = s.blockWeights(ch, v)
+		}
+		return
+	}
+	args, logit, w, z, ref := ch.args[:len(vs)], ch.logit, ch.w, ch.Z, ch.ref
+	leaf := ch.tree[s.leaves:]
+	for j, v := range vs {
+		args[j] = logit[(2*v+z[v])^1] - ref // the other state's logit
+	}
+	vexp.Exp(args, args)
+	for j, v := range vs {
+		cur := 2*v + z[v]
+		w[cur^1], w[cur] = args[j], 0
+		leaf[v] = args[j]
+	}
 }
 
 // rebuild recomputes every inner node of a tree from its leaves.
@@ -254,9 +316,7 @@ func (s *Sampler) setLeaf(tree []float64, i int, x float64) {
 // or, when that would cost more, the whole tree.
 func (s *Sampler) updateWeights(ch *chain, vs []int) {
 	if len(vs)*s.depth >= s.leaves {
-		for _, v := range vs {
-			ch.tree[s.leaves+v] = s.blockWeights(ch, v)
-		}
+		s.bulkWeights(ch, vs)
 		s.rebuild(ch.tree)
 		return
 	}
@@ -327,14 +387,7 @@ func (s *Sampler) propose(ch *chain) {
 	changed, g := ch.t.Try(i, next)
 	ch.Evals++
 	ch.Z[i] = next
-	top, nan := negInf, false
-	for _, v := range changed {
-		if t := s.blockLogits(ch.logit, g, v, ch.Z[v]); t > top {
-			top = t
-		} else if t != t {
-			nan = true
-		}
-	}
+	top, nan := s.logits(ch, g, changed)
 	ref := ch.ref
 	var logA float64
 	if nan || math.IsInf(top, 1) {

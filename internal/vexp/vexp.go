@@ -1,0 +1,77 @@
+package vexp
+
+import "math"
+
+// Exp sets dst[i] = math.Exp(x[i]) for every i < len(x), with the same bits.
+// dst must be at least as long as x; dst and x may be the same slice.
+func Exp(dst, x []float64) {
+	n := len(x)
+	dst = dst[:n]
+	i := 0
+	for i < n {
+		if useAsm && n-i >= 4 {
+			i += expAVX2(&dst[i], &x[i], (n-i)/4)
+			if i+4 <= n && !inRange4(x[i:i+4]) {
+				// A group the kernel stopped at: math.Exp's special branches.
+				for j := i; j < i+4; j++ {
+					dst[j] = math.Exp(x[j])
+				}
+				i += 4
+			}
+			if n-i >= 4 {
+				continue
+			}
+		}
+		for ; i < n; i++ {
+			dst[i] = math.Exp(x[i])
+		}
+	}
+}
+
+// The range of arguments the vector kernel evaluates: inside it math.Exp
+// takes none of its special branches (the scaled exponent stays within the
+// normal range).
+const (
+	lo = -708.0
+	hi = 709.0
+)
+
+func inRange4(x []float64) bool {
+	for _, v := range x[:4] {
+		if !(v >= lo && v <= hi) {
+			return false
+		}
+	}
+	return true
+}
+
+// Tanh sets dst[i] = math.Tanh(x[i]) for every i < len(x), with the same
+// bits. dst must be at least as long as x and must not overlap it.
+//
+// math.Tanh takes 1 − 2/(e^{2|x|} + 1), signed, for 0.625 ≤ |x| ≤ 44.01;
+// Tanh takes those exponentials together with Exp and leaves every other
+// argument (small, large, NaN) to math.Tanh.
+func Tanh(dst, x []float64) {
+	n := len(x)
+	dst = dst[:n]
+	for i, v := range x {
+		dst[i] = 2 * math.Abs(v)
+	}
+	Exp(dst, dst)
+	for i, v := range x {
+		z := math.Abs(v)
+		if !(z >= 0.625 && z <= tanhBig) {
+			dst[i] = math.Tanh(v)
+			continue
+		}
+		t := 1 - 2/(dst[i]+1)
+		if v < 0 {
+			t = -t
+		}
+		dst[i] = t
+	}
+}
+
+// tanhBig is half of math.Tanh's MAXLOG, log(2^127): above it math.Tanh
+// returns ±1 without an exponential.
+const tanhBig = 0.5 * 8.8029691931113054295988e+01

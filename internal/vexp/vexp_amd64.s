@@ -1,0 +1,100 @@
+//go:build amd64 && !purego
+
+#include "textflag.h"
+
+// The constants of math.Exp's amd64 kernel (math/exp_amd64.s), each
+// repeated in the four lanes of a YMM word.
+#define QUAD(name, off, v) \
+	DATA name+(off+0)(SB)/8, v  \
+	DATA name+(off+8)(SB)/8, v  \
+	DATA name+(off+16)(SB)/8, v \
+	DATA name+(off+24)(SB)/8, v
+
+QUAD(vexpc<>, 0, $1.4426950408889634073599246810018920)            // log2(e)
+QUAD(vexpc<>, 32, $0.69314718055966295651160180568695068359375)    // ln 2, upper part
+QUAD(vexpc<>, 64, $0.28235290563031577122588448175013436025525412068e-12) // ln 2, lower part
+QUAD(vexpc<>, 96, $0.0625)
+QUAD(vexpc<>, 128, $2.4801587301587301587e-5)
+QUAD(vexpc<>, 160, $1.9841269841269841270e-4)
+QUAD(vexpc<>, 192, $1.3888888888888888889e-3)
+QUAD(vexpc<>, 224, $8.3333333333333333333e-3)
+QUAD(vexpc<>, 256, $4.1666666666666666667e-2)
+QUAD(vexpc<>, 288, $1.6666666666666666667e-1)
+QUAD(vexpc<>, 320, $0.5)
+QUAD(vexpc<>, 352, $1.0)
+QUAD(vexpc<>, 384, $2.0)
+QUAD(vexpc<>, 416, $-708.0) // lo
+QUAD(vexpc<>, 448, $709.0)  // hi
+DATA vexpc<>+480(SB)/4, $1023 // the exponent bias, in four int32 lanes
+DATA vexpc<>+484(SB)/4, $1023
+DATA vexpc<>+488(SB)/4, $1023
+DATA vexpc<>+492(SB)/4, $1023
+GLOBL vexpc<>(SB), RODATA|NOPTR, $496
+
+// func expAVX2(dst, x *float64, groups int) int
+TEXT ·expAVX2(SB), NOSPLIT, $0-32
+	MOVQ dst+0(FP), DI
+	MOVQ x+8(FP), SI
+	MOVQ groups+16(FP), CX
+	XORQ AX, AX // elements done
+
+loop:
+	TESTQ CX, CX
+	JZ    done
+	VMOVUPD (SI)(AX*8), Y0
+
+	// Stop before a group with an argument outside [lo, hi] or NaN
+	// (ordered, quiet comparisons: NaN compares false).
+	VCMPPD    $0x1D, vexpc<>+416(SB), Y0, Y4 // x >= lo
+	VCMPPD    $0x12, vexpc<>+448(SB), Y0, Y5 // x <= hi
+	VANDPD    Y4, Y5, Y4
+	VMOVMSKPD Y4, DX
+	CMPQ      DX, $15
+	JNE       done
+
+	// k = round(x·log2 e), as an int32 and back as a double.
+	VMULPD     vexpc<>+0(SB), Y0, Y1
+	VCVTPD2DQY Y1, X2
+	VCVTDQ2PD  X2, Y1
+
+	// x − k·ln2 in two parts, then /16.
+	VFNMADD231PD vexpc<>+32(SB), Y1, Y0
+	VFNMADD231PD vexpc<>+64(SB), Y1, Y0
+	VMULPD       vexpc<>+96(SB), Y0, Y0
+
+	// The polynomial, in math.Exp's order.
+	VMOVUPD      vexpc<>+128(SB), Y1
+	VFMADD213PD  vexpc<>+160(SB), Y0, Y1
+	VFMADD213PD  vexpc<>+192(SB), Y0, Y1
+	VFMADD213PD  vexpc<>+224(SB), Y0, Y1
+	VFMADD213PD  vexpc<>+256(SB), Y0, Y1
+	VFMADD213PD  vexpc<>+288(SB), Y0, Y1
+	VFMADD213PD  vexpc<>+320(SB), Y0, Y1
+	VFMADD213PD  vexpc<>+352(SB), Y0, Y1
+	VMULPD       Y1, Y0, Y0
+
+	// Four squarings of (1 + y): y ← y·(y + 2), the last one plus 1.
+	VADDPD      vexpc<>+384(SB), Y0, Y1
+	VMULPD      Y1, Y0, Y0
+	VADDPD      vexpc<>+384(SB), Y0, Y1
+	VMULPD      Y1, Y0, Y0
+	VADDPD      vexpc<>+384(SB), Y0, Y1
+	VMULPD      Y1, Y0, Y0
+	VADDPD      vexpc<>+384(SB), Y0, Y1
+	VFMADD213PD vexpc<>+352(SB), Y1, Y0
+
+	// Times 2^k: (k + 1023) << 52 is the double 2^k.
+	VPADDD    vexpc<>+480(SB), X2, X2
+	VPMOVSXDQ X2, Y3
+	VPSLLQ    $52, Y3, Y3
+	VMULPD    Y3, Y0, Y0
+
+	VMOVUPD Y0, (DI)(AX*8)
+	ADDQ    $4, AX
+	DECQ    CX
+	JMP     loop
+
+done:
+	VZEROUPPER
+	MOVQ AX, ret+24(FP)
+	RET

@@ -1,0 +1,9 @@
+//go:build !amd64 || purego
+
+package vexp
+
+// useAsm is false: there is no vector kernel on this architecture or in a
+// purego build.
+var useAsm = false
+
+func expAVX2(dst, x *float64, groups int) int { panic("vexp: no vector kernel") }
