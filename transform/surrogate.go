@@ -154,7 +154,7 @@ func (s *SoftBins) Memberships(mem, dmem []float64, i int, x float64) {
 			v = lc - plc
 		}
 		st := s.t.StateOf(i, b)
-		mem[st] = math.Max(v, MinMembership)
+		mem[st] = max(v, MinMembership)
 		dmem[st] = pdl - dl
 		pl, plc, pdl = l, lc, dl
 	}
@@ -228,7 +228,7 @@ func (s *SoftBins) rowMemberships(mem, dmem, x []float64, off []int) {
 			} else {
 				u = lc - plc
 			}
-			m[c] = math.Max(u, MinMembership)
+			m[c] = max(u, MinMembership) // the builtin: math.Max's results, inlined
 			dm[c] = pdl - dl
 			pl, plc, pdl = l, lc, dl
 		}

@@ -554,14 +554,15 @@ type relaxedBatch struct {
 	r       *RBM
 	n       int
 	u, a, g []float64 // n×d, n×M, n×d
+	e       []float64 // n×2M: each point's exponentials and preactivations
 	w       []float64 // W row-major, d×M: the second product's operand
 	rows    rowTask
 }
 
 // NewRelaxedBatch returns an evaluator of the relaxation at n points; it
-// holds 8(2nd + nM + dM) bytes.
+// holds 8(2nd + 3nM + dM) bytes.
 func (r *RBM) NewRelaxedBatch(n int) model.RelaxedBatcher {
-	b := &relaxedBatch{r: r, n: n, u: make([]float64, n*r.d), a: make([]float64, n*r.m), g: make([]float64, n*r.d), w: make([]float64, r.d*r.m)}
+	b := &relaxedBatch{r: r, n: n, u: make([]float64, n*r.d), a: make([]float64, n*r.m), g: make([]float64, n*r.d), e: make([]float64, 2*n*r.m), w: make([]float64, r.d*r.m)}
 	for k := range r.m {
 		for i := range r.d {
 			b.w[i*r.m+k] = r.wt[k*r.d+i]
@@ -594,12 +595,19 @@ func (t *rowTask) Do(lo, hi int) {
 			for i, u := range b.u[j*d : (j+1)*d] {
 				f += r.b[i] * u
 			}
+			// numeric.Log2Cosh and math.Tanh of every a_k, with their
+			// exponentials taken together (vexp: the same bits).
 			aj := b.a[j*m : (j+1)*m]
+			ej, sj := b.e[2*j*m:(2*j+1)*m], b.e[(2*j+1)*m:(2*j+2)*m]
 			for k := range aj {
 				a := aj[k] + r.c[k]
-				f += numeric.Log2Cosh(a)
-				aj[k] = math.Tanh(a)
+				sj[k], ej[k] = a, -2*math.Abs(a)
 			}
+			vexp.Exp(ej, ej)
+			for k, a := range sj {
+				f += math.Abs(a) + math.Log1p(ej[k])
+			}
+			vexp.Tanh(aj, sj)
 			t.f[j] = f
 		case 2: // the gradient's layout: −g, g per unit
 			gj, gr := b.g[j*d:(j+1)*d], t.grad[j*2*d:(j+1)*2*d]
