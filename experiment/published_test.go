@@ -37,6 +37,9 @@ var headlines = []published{
 	{"EXPERIMENTS.md", "categorical/categorical.csv", "gfsvgd-transport", "500", "tv", "| %.3f ± 0.004 |", 1},
 	{"EXPERIMENTS.md", "gof-level/gof-level.csv", "gfksd", "50", "reject", "| gfksd (τ = 0.02) | %.3f |", 1},
 	{"EXPERIMENTS.md", "gof-level/gof-level.csv", "mmd", "500", "reject", "| 0.054 | 0.054 | 0.064 | %.3f |", 1},
+	{"EXPERIMENTS.md", "rbm-n/rbm-n.csv", "gibbs", "20", "mmd2", "| gibbs | %.3g ± 0.0005 |", 1},
+	{"EXPERIMENTS.md", "rbm-n/rbm-n.csv", "gfsvgd-hybrid", "200", "mmd2", "| %.3g ± 0.00002 | 0.000122", 1},
+	{"EXPERIMENTS.md", "rbm-n/rbm-n.csv", "gfsvgd-transport", "500", "mse", "| %.3g ± 0.001 |\n| gfsvgd-hybrid", 1},
 	{"EXPERIMENTS.md", "gof-level/gof-level.csv", "gfksd-paper", "100", "ks_uniform", "| **0.113** | **%.3f** |", 1},
 }
 
