@@ -9,6 +9,7 @@ import (
 	"github.com/dstein/dstein/internal/gemm"
 	"github.com/dstein/dstein/internal/numeric"
 	"github.com/dstein/dstein/internal/parallel"
+	"github.com/dstein/dstein/internal/vec"
 	"github.com/dstein/dstein/internal/vexp"
 	"github.com/dstein/dstein/model"
 	"github.com/dstein/dstein/rng"
@@ -450,25 +451,12 @@ func (r *RBM) gradient(g, th, u []float64) {
 	copy(u, r.b)
 	k := 0
 	for ; k+4 <= len(th); k += 4 {
-		t0, t1, t2, t3 := th[k], th[k+1], th[k+2], th[k+3]
-		w0 := r.wt[k*d : (k+1)*d]
-		w1 := r.wt[(k+1)*d : (k+2)*d]
-		w2 := r.wt[(k+2)*d : (k+3)*d]
-		w3 := r.wt[(k+3)*d : (k+4)*d]
-		w0, w1, w2, w3 = w0[:d], w1[:d], w2[:d], w3[:d]
-		for i := range u {
-			x := u[i] + t0*w0[i]
-			x += t1 * w1[i]
-			x += t2 * w2[i]
-			u[i] = x + t3*w3[i]
-		}
+		// u[i] + t_k w_k[i] + … for four units at a time, each product
+		// and sum rounded on its own (vec: AVX2 lanes, the same bits).
+		vec.AddMul4(u, (*[4]float64)(th[k:k+4]), r.wt[k*d:(k+1)*d], r.wt[(k+1)*d:(k+2)*d], r.wt[(k+2)*d:(k+3)*d], r.wt[(k+3)*d:(k+4)*d])
 	}
 	for ; k < len(th); k++ {
-		tk, wk := th[k], r.wt[k*d:(k+1)*d]
-		wk = wk[:d]
-		for i := range u {
-			u[i] += tk * wk[i]
-		}
+		vec.AddMul(u, th[k], r.wt[k*d:(k+1)*d])
 	}
 	g = g[:2*d]
 	for i, x := range u {

@@ -1,0 +1,40 @@
+// Package vec holds small vector loops in AVX2 assembly that give the same
+// bits as their plain Go forms: each lane runs the same multiplications and
+// additions, in the same order, with no fused multiply-add. Other CPUs,
+// other architectures and purego builds run the Go forms.
+package vec
+
+// AddMul4 sets u[i] = (((u[i] + t[0]·w0[i]) + t[1]·w1[i]) + t[2]·w2[i]) +
+// t[3]·w3[i] for every i < len(u), each product and sum rounded on its own.
+// w0…w3 must be at least as long as u and must not overlap it.
+func AddMul4(u []float64, t *[4]float64, w0, w1, w2, w3 []float64) {
+	n := len(u)
+	w0, w1, w2, w3 = w0[:n], w1[:n], w2[:n], w3[:n]
+	i := 0
+	if useAsm && n >= 4 {
+		i = n &^ 3
+		addMul4AVX2(&u[0], t, &w0[0], &w1[0], &w2[0], &w3[0], i/4)
+	}
+	t0, t1, t2, t3 := t[0], t[1], t[2], t[3]
+	for ; i < n; i++ {
+		x := u[i] + t0*w0[i]
+		x += t1 * w1[i]
+		x += t2 * w2[i]
+		u[i] = x + t3*w3[i]
+	}
+}
+
+// AddMul sets u[i] = u[i] + t·w[i] for every i < len(u). w must be at least
+// as long as u and must not overlap it.
+func AddMul(u []float64, t float64, w []float64) {
+	n := len(u)
+	w = w[:n]
+	i := 0
+	if useAsm && n >= 4 {
+		i = n &^ 3
+		addMulAVX2(&u[0], t, &w[0], i/4)
+	}
+	for ; i < n; i++ {
+		u[i] += t * w[i]
+	}
+}

@@ -1,0 +1,13 @@
+//go:build !amd64 || purego
+
+package vec
+
+// useAsm is false: no vector loops on this architecture or in a purego
+// build.
+var useAsm = false
+
+func addMul4AVX2(u *float64, t *[4]float64, w0, w1, w2, w3 *float64, groups int) {
+	panic("vec: no vector loop")
+}
+
+func addMulAVX2(u *float64, t float64, w *float64, groups int) { panic("vec: no vector loop") }

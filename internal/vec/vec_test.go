@@ -1,0 +1,101 @@
+package vec
+
+import (
+	"math"
+	"math/rand/v2"
+	"testing"
+)
+
+// TestAddMulMatchesGo checks both loops' bits against their Go forms at
+// every length from 0 to 40 (groups and tails), with values of every
+// magnitude, and that nothing past len(u) is written.
+func TestAddMulMatchesGo(t *testing.T) {
+	r := rand.New(rand.NewPCG(1, 2))
+	val := func() float64 {
+		switch r.IntN(4) {
+		case 0:
+			return r.NormFloat64()
+		case 1:
+			return r.NormFloat64() * math.Pow(10, float64(r.IntN(40)-20))
+		case 2:
+			return math.Float64frombits(r.Uint64() &^ (0x7ff << 52) | uint64(r.IntN(2046)+1)<<52) // any finite normal
+		}
+		return float64(r.IntN(7) - 3)
+	}
+	fill := func(n int) []float64 {
+		x := make([]float64, n)
+		for i := range x {
+			x[i] = val()
+		}
+		return x
+	}
+	saved := useAsm
+	defer func() { useAsm = saved }()
+	for rep := range 200 {
+		for n := range 41 {
+			u0 := fill(n + 1)
+			w := [4][]float64{fill(n), fill(n), fill(n), fill(n)}
+			tt := [4]float64{val(), val(), val(), val()}
+			var got [2][]float64
+			var got1 [2][]float64
+			for p, asm := range []bool{true, false} {
+				useAsm = asm && saved
+				u := append([]float64(nil), u0...)
+				AddMul4(u[:n], &tt, w[0], w[1], w[2], w[3])
+				got[p] = u
+				v := append([]float64(nil), u0...)
+				AddMul(v[:n], tt[0], w[0])
+				got1[p] = v
+			}
+			for i := range n {
+				x := u0[i] + tt[0]*w[0][i]
+				x += tt[1] * w[1][i]
+				x += tt[2] * w[2][i]
+				want := x + tt[3]*w[3][i]
+				want1 := u0[i] + tt[0]*w[0][i]
+				for p := range 2 {
+					if math.Float64bits(got[p][i]) != math.Float64bits(want) && !(math.IsNaN(got[p][i]) && math.IsNaN(want)) {
+						t.Fatalf("rep %d, n %d, path %d: AddMul4 element %d is %v, want %v", rep, n, p, i, got[p][i], want)
+					}
+					if math.Float64bits(got1[p][i]) != math.Float64bits(want1) && !(math.IsNaN(got1[p][i]) && math.IsNaN(want1)) {
+						t.Fatalf("rep %d, n %d, path %d: AddMul element %d is %v, want %v", rep, n, p, i, got1[p][i], want1)
+					}
+				}
+			}
+			for p := range 2 {
+				if got[p][n] != u0[n] || got1[p][n] != u0[n] {
+					t.Fatalf("n %d: wrote past the end", n)
+				}
+			}
+		}
+	}
+}
+
+// BenchmarkAddMul4 times the RBM gradient's shape: d = 100, M = 25 hidden
+// units in groups of four.
+func BenchmarkAddMul4(b *testing.B) {
+	const d, m = 100, 24
+	r := rand.New(rand.NewPCG(3, 4))
+	w := make([]float64, m*d)
+	for i := range w {
+		w[i] = r.NormFloat64()
+	}
+	u := make([]float64, d)
+	var tt [4]float64
+	for _, asm := range []bool{true, false} {
+		name := "go"
+		if asm {
+			name = "avx2"
+		}
+		b.Run(name, func(b *testing.B) {
+			saved := useAsm
+			useAsm = asm && saved
+			defer func() { useAsm = saved }()
+			for b.Loop() {
+				for k := 0; k < m; k += 4 {
+					AddMul4(u, &tt, w[k*d:], w[(k+1)*d:], w[(k+2)*d:], w[(k+3)*d:])
+				}
+			}
+		})
+	}
+}
