@@ -18,7 +18,7 @@ func TestAddMulMatchesGo(t *testing.T) {
 		case 1:
 			return r.NormFloat64() * math.Pow(10, float64(r.IntN(40)-20))
 		case 2:
-			return math.Float64frombits(r.Uint64() &^ (0x7ff << 52) | uint64(r.IntN(2046)+1)<<52) // any finite normal
+			return math.Float64frombits(r.Uint64()&^(0x7ff<<52) | uint64(r.IntN(2046)+1)<<52) // any finite normal
 		}
 		return float64(r.IntN(7) - 3)
 	}
