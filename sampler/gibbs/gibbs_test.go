@@ -202,7 +202,8 @@ func TestDrawAndFirstProb(t *testing.T) {
 // BenchmarkIsingGrid10x10 measures single-site updates per second on the
 // 10×10 grid with 100 chains (one op = one sweep of every chain); the
 // chains=N variants measure how the chains spread over cores (run with
-// -cpu 1,2).
+// -cpu 1,2), and multispin/chains=N the same with Settings.MultiSpin
+// (stratified=false is the scalar kernel at 100 chains).
 func BenchmarkIsingGrid10x10(b *testing.B) {
 	g, _ := ising.Grid(10, 10, false, 0.1, nil)
 	ctx := context.Background()
@@ -219,6 +220,16 @@ func BenchmarkIsingGrid10x10(b *testing.B) {
 	for _, n := range []int{1000, 10000} {
 		b.Run(fmt.Sprintf("chains=%d", n), func(b *testing.B) {
 			s := newSampler(b, g, n, Settings{}, 1)
+			b.ReportAllocs()
+			for b.Loop() {
+				s.Step(ctx)
+			}
+			b.ReportMetric(float64(n*100*b.N)/b.Elapsed().Seconds()/1e6, "Mupdates/s")
+		})
+	}
+	for _, n := range []int{100, 1000, 10000} {
+		b.Run(fmt.Sprintf("multispin/chains=%d", n), func(b *testing.B) {
+			s := newSampler(b, g, n, Settings{MultiSpin: true}, 1)
 			b.ReportAllocs()
 			for b.Loop() {
 				s.Step(ctx)
