@@ -4,6 +4,7 @@ import (
 	"runtime"
 	"sync"
 	"sync/atomic"
+	"time"
 )
 
 // Task processes the half-open index range [lo, hi). Implementations must be
@@ -52,11 +53,37 @@ func start() {
 	queue = make(chan *batch, 4*(nWorkers+1))
 	for range nWorkers {
 		go func() {
-			for b := range queue {
+			for {
+				b := receive()
 				b.work()
 				b.done <- struct{}{}
 			}
 		}()
+	}
+}
+
+// spin is how long an idle worker, and a caller waiting for its helpers,
+// polls before it blocks. Waking a goroutine blocked on another core costs
+// 100–130 µs on the project's 2-core machine (measured), more than many
+// batches of an iteration at n = 100 take; polling keeps the hand-off to
+// about a microsecond when batches follow each other, and costs at most
+// spin of a core that has nothing else to do.
+const spin = 50 * time.Microsecond
+
+// receive returns the next batch from the queue, polling for up to spin
+// before it blocks.
+func receive() *batch {
+	deadline := time.Now().Add(spin)
+	for polls := 1; ; polls++ {
+		select {
+		case b := <-queue:
+			return b
+		default:
+		}
+		if polls%8 == 0 && time.Now().After(deadline) {
+			return <-queue
+		}
+		runtime.Gosched()
 	}
 }
 
@@ -94,13 +121,30 @@ func For(n, grain int, task Task) {
 	// Wait for the helpers. While waiting, run queued batches (possibly this
 	// one): a helper ticket may sit in the queue behind workers that are
 	// themselves waiting inside nested calls, so blocking here could deadlock.
-	for got := 0; got < sent; {
+	// Poll for up to spin, then block.
+	block, deadline := false, time.Now().Add(spin)
+	for got, polls := 0, 0; got < sent; polls++ {
+		if !block && polls%8 == 7 {
+			block = time.Now().After(deadline)
+		}
+		if block {
+			select {
+			case <-b.done:
+				got++
+			case other := <-queue:
+				other.work()
+				other.done <- struct{}{}
+			}
+			continue
+		}
 		select {
 		case <-b.done:
 			got++
 		case other := <-queue:
 			other.work()
 			other.done <- struct{}{}
+		default:
+			runtime.Gosched()
 		}
 	}
 	b.task = nil

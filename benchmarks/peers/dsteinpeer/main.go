@@ -16,7 +16,9 @@
 //
 //  1. for each particle, the surrogate's log-density and score ∇log ρ(x_j)
 //     and the log weight log ρ(x_j) − log p0(x_j) − log p*(Γ(x_j)), as the
-//     sampler's evalParticle computes them;
+//     sampler's evalAll computes them: the relaxation of all particles in
+//     one batch (two matrix products), Γ of every particle, log p* of all
+//     states in one batch, then each particle's log weight;
 //  2. the weights w_j = (ρ/p_c)(x_j) / Σ_l (ρ/p_c)(x_l) (svgd.Weights);
 //  3. the kernel and the direction Δx_i = Σ_j w_j [k(x_j, x_i) ∇log ρ(x_j) +
 //     ∇_{x_j} k(x_j, x_i)] (svgd.Direction.Compute).
@@ -47,6 +49,7 @@ import (
 
 	"github.com/dstein/dstein/internal/parallel"
 	"github.com/dstein/dstein/kernel"
+	"github.com/dstein/dstein/model"
 	"github.com/dstein/dstein/model/rbm"
 	"github.com/dstein/dstein/rng"
 	"github.com/dstein/dstein/sampler"
@@ -77,6 +80,10 @@ type problem struct {
 	dir     *svgd.Direction[float64]
 	bw      kernel.Bandwidth
 	h, ess  float64
+	batch   transform.SurrogateBatch // the relaxation of all particles at once
+	lpb     model.LogProbBatcher     // log p* of all states at once
+	lr, lp  []float64                // their outputs
+	phase   int                      // Do's phase: 0 Γ, 1 the log weights
 }
 
 func newProblem(n, d, m int, tau float64, seed uint64) (*problem, error) {
@@ -102,26 +109,36 @@ func newProblem(n, d, m int, tau float64, seed uint64) (*problem, error) {
 		dir:   svgd.New[float64](n, d, svgd.RBF),
 		bw:    kernel.Bandwidth{}.Resolved(), // gfsvgd's default: svgd rule, distinct pairs, scale 1
 	}
+	p.batch, p.lpb = rho.NewBatch(n), mod.NewLogProbBatch(n)
+	p.lr, p.lp = make([]float64, n), make([]float64, n)
 	return p, nil
 }
 
-// Do evaluates particles [lo, hi): Γ(x_j), the surrogate's score and the
-// log weight, as gfsvgd's evalParticle (the RBM gives every state positive
-// probability, so its special cases for −Inf do not arise).
+// Do evaluates particles [lo, hi): in phase 0 Γ(x_j), in phase 1 the log
+// weight from the batches' outputs, as gfsvgd's evalParticle (the RBM gives
+// every state positive probability, so its special cases for −Inf do not
+// arise).
 func (p *problem) Do(lo, hi int) {
 	d := p.d
 	for j := lo; j < hi; j++ {
 		xj := p.x[j*d : (j+1)*d]
-		zj := p.tr.Gamma(p.z[j*d:(j+1)*d], xj)
-		lp := p.model.LogProb(zj)
-		lr := p.rho.LogProbScore(p.score[j*d:(j+1)*d], xj)
-		p.logw[j] = (lr - p.tr.LogBase(xj)) - lp
+		if p.phase == 0 {
+			p.tr.Gamma(p.z[j*d:(j+1)*d], xj)
+			continue
+		}
+		p.logw[j] = (p.lr[j] - p.tr.LogBase(xj)) - p.lp[j]
 	}
 }
 
 // full computes one iteration's direction from the particles.
 func (p *problem) full() {
-	parallel.For(p.n, parallel.Grain(p.n, 1), p)
+	p.batch.LogProbScores(p.lr, p.score, p.x)
+	grain := parallel.Grain(p.n, 1)
+	p.phase = 0
+	parallel.For(p.n, grain, p)
+	p.lpb.LogProbs(p.lp, p.z)
+	p.phase = 1
+	parallel.For(p.n, grain, p)
 	p.ess = svgd.Weights(p.w, p.logw, svgd.SelfNormalized, 1, nil)
 	p.direction()
 }
