@@ -11,8 +11,10 @@ func Exp(dst, x []float64) {
 	for i < n {
 		if useAsm && n-i >= 4 {
 			i += expAVX2(&dst[i], &x[i], (n-i)/4)
-			if i+4 <= n && !inRange4(x[i:i+4]) {
-				// A group the kernel stopped at: math.Exp's special branches.
+			if i+4 <= n {
+				// The kernel stopped before the end of its groups: this group
+				// has an argument outside [lo, hi], for math.Exp's special
+				// branches.
 				for j := i; j < i+4; j++ {
 					dst[j] = math.Exp(x[j])
 				}
@@ -28,22 +30,13 @@ func Exp(dst, x []float64) {
 	}
 }
 
-// The range of arguments the vector kernel evaluates: inside it math.Exp
-// takes none of its special branches (the scaled exponent stays within the
-// normal range).
+// The range of arguments the vector kernel evaluates (its table holds the
+// same bounds): inside it math.Exp takes none of its special branches (the
+// scaled exponent stays within the normal range).
 const (
 	lo = -708.0
 	hi = 709.0
 )
-
-func inRange4(x []float64) bool {
-	for _, v := range x[:4] {
-		if !(v >= lo && v <= hi) {
-			return false
-		}
-	}
-	return true
-}
 
 // Tanh sets dst[i] = math.Tanh(x[i]) for every i < len(x), with the same
 // bits. dst must be at least as long as x and must not overlap it.
