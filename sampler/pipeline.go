@@ -6,6 +6,7 @@ import (
 	"fmt"
 	"math"
 	"reflect"
+	"strings"
 	"time"
 
 	"github.com/dstein/dstein/internal/strictjson"
@@ -296,9 +297,9 @@ func (p Pipeline) Execute(ctx context.Context, env Env) (*Result, error) {
 		s, err := meth.New(prob, st.Settings)
 		if err != nil {
 			if k == 0 {
-				return nil, fmt.Errorf("%s: %w", st.Method, err)
+				return nil, named(st.Method, err)
 			}
-			res.Status, res.Err = Failed, fmt.Errorf("%s: %w", st.Method, err)
+			res.Status, res.Err = Failed, named(st.Method, err)
 			return res, nil
 		}
 		base := res.Iters
@@ -323,7 +324,7 @@ func (p Pipeline) Execute(ctx context.Context, env Env) (*Result, error) {
 		if out.Status != Completed {
 			res.Status, res.Err = out.Status, out.Err
 			if out.Status == Failed {
-				res.Err = fmt.Errorf("%s: %w", st.Method, out.Err)
+				res.Err = named(st.Method, out.Err)
 			}
 			return res, nil
 		}
@@ -337,3 +338,12 @@ type offsetProgress struct {
 }
 
 func (o offsetProgress) Update(done, _ int) { o.p.Update(o.base+done, o.total) }
+
+// named prefixes err with the method's name unless the sampler's package
+// already did (its errors start with its name, as Go's do).
+func named(method string, err error) error {
+	if strings.HasPrefix(err.Error(), method+": ") {
+		return err
+	}
+	return fmt.Errorf("%s: %w", method, err)
+}
