@@ -42,6 +42,8 @@ var headlines = []published{
 	{"EXPERIMENTS.md", "rbm-n/rbm-n.csv", "gfsvgd-transport", "500", "mse", "| %.3g ± 0.001 |\n| gfsvgd-hybrid", 1},
 	{"EXPERIMENTS.md", "transform/transform.csv", "gfsvgd-paper", "10", "tv", "| %.4f ± 0.002 |", 1},
 	{"EXPERIMENTS.md", "transform/transform.csv", "gfsvgd-transport", "0", "tv", "| gfsvgd-transport | %.3f ± 0.004 |", 1},
+	{"EXPERIMENTS.md", "gof-rbm-sigma/gof-rbm-sigma.csv", "dksd", "0", "reject", "| dksd | **%.2f** |", 1},
+	{"EXPERIMENTS.md", "gof-rbm-sigma/gof-rbm-sigma.csv", "mmd", "0.025", "reject", "| mmd | 0.00 | **%.2f** |", 1},
 	{"EXPERIMENTS.md", "gof-level/gof-level.csv", "gfksd-paper", "100", "ks_uniform", "| **0.113** | **%.3f** |", 1},
 }
 
