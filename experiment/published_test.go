@@ -44,6 +44,8 @@ var headlines = []published{
 	{"EXPERIMENTS.md", "transform/transform.csv", "gfsvgd-transport", "0", "tv", "| gfsvgd-transport | %.3f ± 0.004 |", 1},
 	{"EXPERIMENTS.md", "gof-rbm-sigma/gof-rbm-sigma.csv", "dksd", "0", "reject", "| dksd | **%.2f** |", 1},
 	{"EXPERIMENTS.md", "gof-rbm-sigma/gof-rbm-sigma.csv", "mmd", "0.025", "reject", "| mmd | 0.00 | **%.2f** |", 1},
+	{"EXPERIMENTS.md", "bnn/bnn.csv", "benn", "8", "accuracy", "| 8 | 96.97%% | 97.77%% | %.2f%% |", 100},
+	{"EXPERIMENTS.md", "bnn/bnn.csv", "gfsvgd", "1", "accuracy", "| 1 | %.2f%% |", 100},
 	{"EXPERIMENTS.md", "gof-level/gof-level.csv", "gfksd-paper", "100", "ks_uniform", "| **0.113** | **%.3f** |", 1},
 }
 
