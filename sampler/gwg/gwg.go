@@ -96,9 +96,12 @@ func New(p *sampler.Problem, _ Settings) (*Sampler, error) {
 		leaves *= 2
 	}
 	s := &Sampler{m: rm, off: off, n: n, d: d, leaves: leaves, depth: bits.TrailingZeros(uint(leaves)),
-		chains: make([]chain, n), set: make(mh.Set, n), cur: make([]int, n*d), binary: off[d] == 2*d, all: make([]int, d)}
+		chains: make([]chain, n), set: make(mh.Set, n), cur: make([]int, n*d), binary: true, all: make([]int, d)}
 	for i := range s.all {
 		s.all[i] = i
+		if off[i+1]-off[i] != 2 {
+			s.binary = false // not every variable has two states (the total can still be 2d)
+		}
 	}
 	f := off[d]
 	for c := range s.chains {

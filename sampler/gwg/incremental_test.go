@@ -95,6 +95,19 @@ func models(t testing.TB) map[string]model.Model {
 	ms["potts-4x4"] = potts(t, 2)
 	ms["generic-rbm"] = generic{ms["rbm"].(model.Relaxed)}
 	ms["generic-factorgraph"] = generic{ms["factorgraph"].(model.Relaxed)}
+	// Two states per variable on average, not each: the binary fast path
+	// must not take it.
+	mixed, err := categorical.New([]categorical.Variable{
+		{States: []float64{0}, Probs: []float64{1}},
+		{States: []float64{0, 1, 2}, Probs: []float64{0.2, 0.5, 0.3}},
+		{States: []float64{-1, 1}, Probs: []float64{0.4, 0.6}},
+		{States: []float64{5}, Probs: []float64{1}},
+		{States: []float64{1, 2, 3}, Probs: []float64{0.6, 0.3, 0.1}},
+	})
+	if err != nil {
+		t.Fatal(err)
+	}
+	ms["mixed-states"] = mixed
 	return ms
 }
 
