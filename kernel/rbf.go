@@ -1,6 +1,8 @@
 package kernel
 
 import (
+	"math"
+
 	"github.com/dstein/dstein/internal/gemm"
 	"github.com/dstein/dstein/internal/parallel"
 	"github.com/dstein/dstein/internal/vexp"
@@ -115,7 +117,11 @@ func (t expTask) Do(lo, hi int) {
 	for i := lo; i < hi; i++ {
 		row := r.K[i*n : i*n+i+1]
 		for j := range i {
-			row[j] *= inv
+			if a := row[j] * inv; a > -746 {
+				row[j] = a
+			} else {
+				row[j] = math.Inf(-1) // exp underflows, or a is NaN: 0, as before
+			}
 		}
 		vexp.Exp(row[:i], row[:i]) // math.Exp's bits, four at a time
 		row[i] = 1

@@ -1,7 +1,9 @@
 // Package vec holds small vector loops in AVX2 assembly that give the same
-// bits as their plain Go forms: each lane runs the same multiplications and
+// bits as their Go forms: each lane runs the same multiplications and
 // additions, in the same order, with no fused multiply-add. Other CPUs,
-// other architectures and purego builds run the Go forms.
+// other architectures and purego builds run the Go forms, which round each
+// product explicitly (float64(a*b)) so that no compiler setting (GOAMD64=v3
+// fuses a*b + c otherwise) changes their bits.
 package vec
 
 // AddMul4 sets u[i] = (((u[i] + t[0]·w0[i]) + t[1]·w1[i]) + t[2]·w2[i]) +
@@ -17,10 +19,10 @@ func AddMul4(u []float64, t *[4]float64, w0, w1, w2, w3 []float64) {
 	}
 	t0, t1, t2, t3 := t[0], t[1], t[2], t[3]
 	for ; i < n; i++ {
-		x := u[i] + t0*w0[i]
-		x += t1 * w1[i]
-		x += t2 * w2[i]
-		u[i] = x + t3*w3[i]
+		x := u[i] + float64(t0*w0[i])
+		x += float64(t1 * w1[i])
+		x += float64(t2 * w2[i])
+		u[i] = x + float64(t3*w3[i])
 	}
 }
 
@@ -35,6 +37,6 @@ func AddMul(u []float64, t float64, w []float64) {
 		addMulAVX2(&u[0], t, &w[0], i/4)
 	}
 	for ; i < n; i++ {
-		u[i] += t * w[i]
+		u[i] += float64(t * w[i])
 	}
 }

@@ -4,10 +4,11 @@ package vexp
 
 import "golang.org/x/sys/cpu"
 
-// useAsm selects the AVX2 kernel. math.Exp takes its FMA path whenever the
-// CPU has AVX and FMA, so with AVX2 and FMA both follow the same operations.
-// Tests flip it to compare the paths.
-var useAsm = cpu.X86.HasAVX2 && cpu.X86.HasFMA
+// useAsm selects the AVX2 kernel. math.Exp takes its FMA path when the CPU
+// has AVX and FMA (as its package's cpu flags say, GODEBUG=cpu.avx=off and
+// cpu.fma=off included), so the kernel runs only under the same two flags,
+// and AVX2 for its integer lanes. Tests flip it to compare the paths.
+var useAsm = cpu.X86.HasAVX && cpu.X86.HasAVX2 && cpu.X86.HasFMA
 
 // expAVX2 evaluates groups of four elements from x into dst, at most groups
 // of them, and returns the number of elements done: it stops before the
