@@ -29,6 +29,12 @@ type batch struct {
 	done   chan struct{} // one receive per helper that took the batch
 }
 
+// serve works on b and then reports one helper done.
+func (b *batch) serve() {
+	b.work()
+	b.done <- struct{}{}
+}
+
 func (b *batch) work() {
 	for {
 		c := b.next.Add(1) - 1
@@ -54,9 +60,7 @@ func start() {
 	for range nWorkers {
 		go func() {
 			for {
-				b := receive()
-				b.work()
-				b.done <- struct{}{}
+				receive().serve()
 			}
 		}()
 	}
@@ -132,8 +136,7 @@ func For(n, grain int, task Task) {
 			case <-b.done:
 				got++
 			case other := <-queue:
-				other.work()
-				other.done <- struct{}{}
+				other.serve()
 			}
 			continue
 		}
@@ -141,8 +144,7 @@ func For(n, grain int, task Task) {
 		case <-b.done:
 			got++
 		case other := <-queue:
-			other.work()
-			other.done <- struct{}{}
+			other.serve()
 		default:
 			runtime.Gosched()
 		}

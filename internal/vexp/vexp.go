@@ -13,7 +13,7 @@ func Exp(dst, x []float64) {
 			i += expAVX2(&dst[i], &x[i], (n-i)/4)
 			if i+4 <= n {
 				// The kernel stopped before the end of its groups: this group
-				// has an argument outside [lo, hi], for math.Exp's special
+				// has an argument outside [−708, 709], for math.Exp's special
 				// branches.
 				for j := i; j < i+4; j++ {
 					dst[j] = math.Exp(x[j])
@@ -29,14 +29,6 @@ func Exp(dst, x []float64) {
 		}
 	}
 }
-
-// The range of arguments the vector kernel evaluates (its table holds the
-// same bounds): inside it math.Exp takes none of its special branches (the
-// scaled exponent stays within the normal range).
-const (
-	lo = -708.0
-	hi = 709.0
-)
 
 // Tanh sets dst[i] = math.Tanh(x[i]) for every i < len(x), with the same
 // bits. dst must be at least as long as x and must not overlap it.

@@ -12,7 +12,7 @@ var useAsm = cpu.X86.HasAVX && cpu.X86.HasAVX2 && cpu.X86.HasFMA
 
 // expAVX2 evaluates groups of four elements from x into dst, at most groups
 // of them, and returns the number of elements done: it stops before the
-// first group with an argument outside [lo, hi] (or NaN).
+// first group with an argument outside [−708, 709] (or NaN).
 //
 //go:noescape
 func expAVX2(dst, x *float64, groups int) int
