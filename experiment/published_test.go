@@ -50,6 +50,9 @@ var headlines = []published{
 	{"EXPERIMENTS.md", "suite/suite.csv", "pt-4chains", "6", "mode_mass", "(`pt-4chains`) %.3f ± 0.005 and", 1},
 	{"EXPERIMENTS.md", "suite/suite.csv", "hybrid", "7", "mode_mass", "the hybrid 0.585 ± 0.004 and\n%.3f ± 0.024;", 1},
 	{"EXPERIMENTS.md", "suite/suite.csv", "pt-4chains", "7", "ratio_to_iid:mse", "its MSE of the means is\n%.2g× i.i.d. (interval ±47%%)", 1},
+	{"EXPERIMENTS.md", "suite-n20/suite.csv", "pt-herd", "1", "ratio_to_iid:mse", "| grid4-weak | **%.3g** ±13%% (1.05; 1.05)", 1},
+	{"EXPERIMENTS.md", "suite-n50/suite.csv", "pt-herd", "7", "ratio_to_iid:mse", "(1.70; 3.16) | %.3g ±50%% (3.42; 5.23)", 1},
+	{"EXPERIMENTS.md", "suite/suite.csv", "pt-herd", "6", "mode_mass", "grid4-strong %.3f ± 0.003", 1},
 	{"EXPERIMENTS.md", "suite/suite.csv", "hybrid", "9", "ratio_to_iid:mse", "on rbm-strong %.0f×, and its", 1},
 }
 
