@@ -53,8 +53,8 @@ func TestTinyRunsWriteCheckedCSV(t *testing.T) {
 		"gof-rbm-sigma":  {gofNames, []string{"reject", "p_value"}},
 		"gof-rbm-n":      {gofNames, []string{"reject", "p_value"}},
 		"bnn":            {[]string{"gfsvgd", "bagging", "benn", "ste", "bnnplus"}, []string{"accuracy", "seconds"}},
-		"variants-ising": {[]string{"exact", "gibbs20", "default-100+ssweeps30", "ssweeps30-only"}, []string{"mse", "mmd2", "seconds"}},
-		"variants-rbm":   {[]string{"exact", "gibbs20", "default-100+ssweeps30", "ssweeps30-only"}, []string{"mse", "mmd2", "seconds"}},
+		"variants-ising": {[]string{"exact", "gibbs20", "transport-100+ssweeps30", "ssweeps30-only"}, []string{"mse", "mmd2", "seconds"}},
+		"variants-rbm":   {[]string{"exact", "gibbs20", "transport-100+ssweeps30", "ssweeps30-only"}, []string{"mse", "mmd2", "seconds"}},
 		"suite": {[]string{"exact", "gibbs", "pt", "sw", "gwg", "dmala", "dhmc", "gfsvgd", "hybrid", "strat-gibbs", "pt-strat", "gibbs-4chains", "pt-4chains"},
 			[]string{"mse", "pair_rmse", "energy_tv", "mmd2", "mmd2_first", "seconds", "evaluations", "ratio_to_iid:mse", "ratio_to_best:pair_rmse"}},
 	}

@@ -28,6 +28,9 @@ type Reproduction struct {
 	FullOptions map[string]float64
 	// Methods, for the suite, selects methods (nil: all).
 	Methods []string
+	// Variants, for variants-ising and variants-rbm, names the GF-SVGD
+	// variants (nil: DefaultVariants).
+	Variants []string
 	// Needs names the input a run needs and only runs when given: "uai"
 	// for a directory of UAI networks.
 	Needs string
@@ -41,6 +44,14 @@ type Reproduction struct {
 // EXPERIMENTS.md.
 func Reproductions() []Reproduction {
 	herdMethods := []string{"pt-herd", "pt-4chains", "gibbs-4chains", "gfsvgd", "hybrid"}
+	// The variant study of EXPERIMENTS.md: every variant screened on 5
+	// trials, the finalists (with the hybrid preset and the sweeps-alone
+	// ablations) on 20.
+	screenVariants := []string{"transport", "bw16", "bw16-100", "bw16-50", "bw32-100", "bw4-100", "bw16-lr0.2-100",
+		"tau0.1", "beta0.2-anneal300", "beta0.2-anneal300-bw16", "beta0.1",
+		"bw16-100+ssweeps5", "bw16-100+ssweeps10", "ssweeps20-only"}
+	finalVariants := []string{"bw16-200", "transport-100", "transport-100+sweeps10", "transport-100+ssweeps10", "transport-100+ssweeps30",
+		"sweeps10-only", "ssweeps10-only", "ssweeps30-only", "sweeps30-only"}
 	return []Reproduction{
 		{ID: "ising-n", Name: "ising-n", Trials: 20, FullTime: "20 CPU-minutes (27 min on 2 cores shared with other runs)",
 			Claim: "GF-SVGD has lower MSE than Gibbs and exact MC on the 10×10 Ising grid, with MSE falling as O(1/n)"},
@@ -56,10 +67,14 @@ func Reproductions() []Reproduction {
 			Claim: "GF-SVGD recovers the appendix's 1-D categorical distribution"},
 		{ID: "ising-n-field", Name: "ising-n", Trials: 20, Options: map[string]float64{"field": 0.2}, FullTime: "22 CPU-minutes (14 min on 2 cores)",
 			Claim: "(ours) the Ising result with fields, whose means are not all zero; a particle method that beats i.i.d. sampling at equal n"},
-		{ID: "variants-ising", Name: "variants-ising", FullTime: "",
-			Claim: "(ours) which GF-SVGD variant beats i.i.d. sampling on the Ising grid with fields"},
-		{ID: "variants-rbm", Name: "variants-rbm", FullTime: "",
-			Claim: "(ours) which GF-SVGD variant beats i.i.d. sampling on the d = 100 RBM"},
+		{ID: "variants-ising-screen", Name: "variants-ising", Trials: 5, Variants: screenVariants, FullTime: "",
+			Claim: "(ours) GF-SVGD variants on the Ising grid with fields, screened against i.i.d. sampling (5 trials)"},
+		{ID: "variants-rbm-screen", Name: "variants-rbm", Trials: 5, Variants: screenVariants, FullTime: "",
+			Claim: "(ours) GF-SVGD variants on the d = 100 RBM, screened against i.i.d. sampling (5 trials)"},
+		{ID: "variants-ising", Name: "variants-ising", Variants: finalVariants, FullTime: "",
+			Claim: "(ours) which GF-SVGD variant beats i.i.d. sampling on the Ising grid with fields: the finalists, the hybrid preset and the ablations (20 trials)"},
+		{ID: "variants-rbm", Name: "variants-rbm", Variants: finalVariants, FullTime: "",
+			Claim: "(ours) which GF-SVGD variant beats i.i.d. sampling on the d = 100 RBM: the finalists, the hybrid preset and the ablations (20 trials)"},
 		{ID: "suite", Name: "suite", FullTime: "105 CPU-minutes (69 min on 2 cores)",
 			Claim: "(ours) which sampler should be the default, judged on easy and hard targets at equal cost"},
 		{ID: "suite-n20", Name: "suite", Options: map[string]float64{"n": 20}, Methods: herdMethods, FullTime: "6 CPU-minutes (4.6 min on 2 cores)",
@@ -98,7 +113,7 @@ func GetReproduction(id string) (Reproduction, error) {
 // Config returns the configuration of the run into out in the given mode
 // (quick and tiny runs take their mode's number of trials).
 func (p Reproduction) Config(out string, mode Mode) Config {
-	cfg := Config{Out: out, Seed: 1, Trials: p.Trials, Mode: mode, Options: map[string]float64{}, Methods: p.Methods}
+	cfg := Config{Out: out, Seed: 1, Trials: p.Trials, Mode: mode, Options: map[string]float64{}, Methods: p.Methods, Variants: p.Variants}
 	for k, v := range p.options(mode) {
 		cfg.Options[k] = v
 	}
@@ -146,6 +161,9 @@ func (p Reproduction) Command(out string, mode Mode) string {
 	}
 	if len(p.Methods) > 0 {
 		args = append(args, "--methods", strings.Join(p.Methods, ","))
+	}
+	if len(p.Variants) > 0 {
+		args = append(args, "--variants", strings.Join(p.Variants, ","))
 	}
 	if p.Needs == "uai" {
 		args = append(args, "--uai", "DIR")

@@ -1,6 +1,8 @@
 package experiment
 
 import (
+	"bytes"
+	"encoding/json"
 	"fmt"
 	"math"
 	"path/filepath"
@@ -38,7 +40,7 @@ func bwScale(s float64) kernel.Bandwidth { return kernel.Bandwidth{Scale: s} }
 // variantTable holds every variant of the study (EXPERIMENTS.md, "A
 // particle method that beats i.i.d. sampling").
 var variantTable = []variant{
-	{name: "default", iters: 500},
+	{name: "transport", iters: 500},
 	{name: "bw16", iters: 500, set: gfsvgd.Settings{Bandwidth: bwScale(16)}},
 	{name: "bw4", iters: 500, set: gfsvgd.Settings{Bandwidth: bwScale(4)}},
 	{name: "bw64", iters: 500, set: gfsvgd.Settings{Bandwidth: bwScale(64)}},
@@ -55,21 +57,21 @@ var variantTable = []variant{
 	{name: "bw16-100+ssweeps5", iters: 100, set: gfsvgd.Settings{Bandwidth: bwScale(16)}, sweeps: 5, stratified: true},
 	{name: "bw16-100+ssweeps20", iters: 100, set: gfsvgd.Settings{Bandwidth: bwScale(16)}, sweeps: 20, stratified: true},
 	{name: "bw16-100+sweeps20", iters: 100, set: gfsvgd.Settings{Bandwidth: bwScale(16)}, sweeps: 20},
-	{name: "default-100", iters: 100},
+	{name: "transport-100", iters: 100},
 	{name: "bw16-100", iters: 100, set: gfsvgd.Settings{Bandwidth: bwScale(16)}},
 	{name: "bw4-100", iters: 100, set: gfsvgd.Settings{Bandwidth: bwScale(4)}},
-	{name: "default-100+ssweeps10", iters: 100, sweeps: 10, stratified: true},
-	{name: "default-100+sweeps10", iters: 100, sweeps: 10},
+	{name: "transport-100+ssweeps10", iters: 100, sweeps: 10, stratified: true},
+	{name: "transport-100+sweeps10", iters: 100, sweeps: 10},
 	{name: "bw16-100+ssweeps10", iters: 100, set: gfsvgd.Settings{Bandwidth: bwScale(16)}, sweeps: 10, stratified: true},
 	{name: "bw16-200", iters: 200, set: gfsvgd.Settings{Bandwidth: bwScale(16)}},
 	{name: "bw32-100", iters: 100, set: gfsvgd.Settings{Bandwidth: bwScale(32)}},
 	{name: "bw16-lr0.2-100", iters: 100, set: gfsvgd.Settings{Bandwidth: bwScale(16), LearningRate: 0.2}},
 	{name: "bw16-50", iters: 50, set: gfsvgd.Settings{Bandwidth: bwScale(16)}},
-	{name: "default-50", iters: 50},
-	{name: "default-200", iters: 200},
+	{name: "transport-50", iters: 50},
+	{name: "transport-200", iters: 200},
 	{name: "beta0.3-100", iters: 100, set: gfsvgd.Settings{WeightPower: 0.3}},
-	{name: "default-50+ssweeps5", iters: 50, sweeps: 5, stratified: true},
-	{name: "default-100+ssweeps30", iters: 100, sweeps: 30, stratified: true},
+	{name: "transport-50+ssweeps5", iters: 50, sweeps: 5, stratified: true},
+	{name: "transport-100+ssweeps30", iters: 100, sweeps: 30, stratified: true},
 	{name: "ssweeps5-only", sweeps: 5, stratified: true},
 	{name: "ssweeps10-only", sweeps: 10, stratified: true},
 	{name: "ssweeps20-only", sweeps: 20, stratified: true},
@@ -89,9 +91,49 @@ func VariantNames() []string {
 	return out
 }
 
-// DefaultVariants are the variants run when none are named: the default
-// preset and its ablation.
-var DefaultVariants = []string{"default-100+ssweeps30", "ssweeps30-only"}
+// DefaultVariants are the variants run when none are named: the hybrid
+// preset (the first round's default) and its ablation.
+var DefaultVariants = []string{"transport-100+ssweeps30", "ssweeps30-only"}
+
+// variantName maps the first round's names of the transport variants
+// ("default", "default-100+ssweeps30", …: the transport settings were the
+// default preset then) to today's, so that the commands in
+// docs/results/variants/ still run; results carry today's names.
+func variantName(n string) string {
+	if n == "default" || strings.HasPrefix(n, "default-") {
+		return "transport" + strings.TrimPrefix(n, "default")
+	}
+	return n
+}
+
+// presetOf names the GF-SVGD preset whose pipeline a variant's p is
+// exactly (the same resolved initial draw and stages), or "" when it is
+// none. Presets with chain defaults (default, compact) are not compared: no
+// variant runs chains.
+func presetOf(p sampler.Pipeline) string {
+	resolved := func(q sampler.Pipeline) ([]byte, error) {
+		q = q.Resolved()
+		q.Name, q.Description = "", ""
+		return json.Marshal(q)
+	}
+	want, err := resolved(p)
+	if err != nil {
+		return ""
+	}
+	for _, name := range infer.PresetNames() {
+		if _, chains := infer.PresetChains(name); chains {
+			continue
+		}
+		q, err := infer.Preset(name)
+		if err != nil {
+			continue
+		}
+		if got, err := resolved(q); err == nil && bytes.Equal(got, want) {
+			return name
+		}
+	}
+	return ""
+}
 
 // pipeline returns the variant's run.
 func (v variant) pipeline() sampler.Pipeline {
@@ -150,6 +192,7 @@ func runVariants(r *runner, modelName string) (*Result, error) {
 		names = DefaultVariants
 	}
 	for _, n := range names {
+		n = variantName(n)
 		found := false
 		for _, v := range variantTable {
 			if v.name == n {
@@ -191,6 +234,13 @@ func runVariants(r *runner, modelName string) (*Result, error) {
 	methods := []method{{"exact", exactP}, {fmt.Sprintf("gibbs%d", gibbsSweeps), gibbsP}}
 	for _, v := range vs {
 		methods = append(methods, method{v.name, v.pipeline()})
+	}
+	for _, mt := range methods {
+		preset := presetOf(mt.p)
+		r.presets[mt.name] = preset
+		if err := r.describe(mt.name, methodRecord(preset, mt.p)); err != nil {
+			return nil, err
+		}
 	}
 	means := truth.Result().Means
 	for tr := range r.trials {
@@ -240,6 +290,9 @@ func runVariants(r *runner, modelName string) (*Result, error) {
 	labels := map[string]string{"exact": "exact i.i.d.", methods[1].name: fmt.Sprintf("Gibbs, %d sweeps", gibbsSweeps)}
 	for _, mt := range methods {
 		names2 = append(names2, mt.name)
+		if pr := r.presets[mt.name]; pr != "" {
+			labels[mt.name] = fmt.Sprintf("%s (the %s preset)", mt.name, pr)
+		}
 	}
 	fig := report.Figure{SharedLegend: true, Title: figureTitle(r, rows, "GF-SVGD variants: "+what, rangeNote("n", intsF(ns))), Panels: []report.Panel{
 		{Title: "MSE of the means E[z] (mean ± SE over trials)", XLabel: "sample size n", YLabel: "MSE", LogX: true, LogY: true, XTicksAtData: true, Dodge: true, Series: series(rows, "mse", names2, labels)},
