@@ -144,7 +144,16 @@ func (v variant) pipeline() sampler.Pipeline {
 		p.Stages = append(p.Stages, sampler.Stage{Method: "gfsvgd", Iters: v.iters, Settings: &set})
 	}
 	if v.sweeps > 0 {
-		p.Stages = append(p.Stages, sampler.Stage{Method: "gibbs", Iters: v.sweeps, Settings: &gibbs.Settings{Stratified: v.stratified}})
+		// Single-site sweeps, as the study defines them: stratified sweeps
+		// are single-site anyway, and plain ones must not turn into block
+		// Gibbs on the RBM (the scan's default there), which is another
+		// sampler (hidden units drawn, not summed out) that mixes more
+		// slowly from a poor start.
+		set := &gibbs.Settings{Stratified: v.stratified}
+		if !v.stratified {
+			set.Scan = gibbs.Systematic
+		}
+		p.Stages = append(p.Stages, sampler.Stage{Method: "gibbs", Iters: v.sweeps, Settings: set})
 	}
 	return p
 }
