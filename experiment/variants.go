@@ -97,8 +97,8 @@ var DefaultVariants = []string{"transport-100+ssweeps30", "ssweeps30-only"}
 
 // variantName maps the first round's names of the transport variants
 // ("default", "default-100+ssweeps30", …: the transport settings were the
-// default preset then) to today's, so that the commands in
-// docs/results/variants/ still run; results carry today's names.
+// default preset then) to today's, so that the first round's commands
+// still run; results carry today's names.
 func variantName(n string) string {
 	if n == "default" || strings.HasPrefix(n, "default-") {
 		return "transport" + strings.TrimPrefix(n, "default")
