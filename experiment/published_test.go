@@ -138,4 +138,3 @@ func TestCommittedJournalsRead(t *testing.T) {
 		t.Error("no journal with settings under docs/results")
 	}
 }
-
