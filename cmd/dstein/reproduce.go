@@ -226,8 +226,12 @@ func reproductionSection(out string, p experiment.Reproduction, rec reproduced, 
 	switch rec.Status {
 	case "ran":
 		s.Status = fmt.Sprintf("ran in %s on this machine", roundLeft(time.Duration(rec.Seconds*float64(time.Second))))
-		if mode != experiment.Full && p.FullTime != "" {
+		switch {
+		case p.FullTime == "":
+		case mode != experiment.Full:
 			s.Status += fmt.Sprintf("; the full run (%s) took %s on the project's 2-core machine", p.Command("DIR", experiment.Full), p.FullTime)
+		default:
+			s.Status += fmt.Sprintf(" (trials found in the journal are loaded, not computed again); the published run took %s on the project's 2-core machine", p.FullTime)
 		}
 	case "failed":
 		s.Status = "failed: " + rec.Error
