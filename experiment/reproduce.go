@@ -173,7 +173,7 @@ func (p Reproduction) Command(out string, mode Mode) string {
 		args = append(args, "--variants", strings.Join(p.Variants, ","))
 	}
 	if p.Needs == "uai" {
-		args = append(args, "--uai", "DIR")
+		args = append(args, "--uai", "UAI_DIR")
 	}
 	return strings.Join(append(args, "--out-dir", out), " ")
 }

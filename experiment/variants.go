@@ -10,6 +10,7 @@ import (
 
 	"github.com/dstein/dstein/exact"
 	"github.com/dstein/dstein/infer"
+	"github.com/dstein/dstein/internal/suggest"
 	"github.com/dstein/dstein/kernel"
 	"github.com/dstein/dstein/metrics"
 	"github.com/dstein/dstein/model"
@@ -200,8 +201,14 @@ func runVariants(r *runner, modelName string) (*Result, error) {
 	if len(names) == 0 {
 		names = DefaultVariants
 	}
-	for _, n := range names {
-		n = variantName(n)
+	seen := map[string]bool{}
+	for _, given := range names {
+		given = strings.TrimSpace(given)
+		n := variantName(given)
+		if seen[n] {
+			continue // named twice, or by its old and its new name
+		}
+		seen[n] = true
 		found := false
 		for _, v := range variantTable {
 			if v.name == n {
@@ -209,7 +216,18 @@ func runVariants(r *runner, modelName string) (*Result, error) {
 			}
 		}
 		if !found {
-			return nil, fmt.Errorf("unknown variant %q; want some of %s", n, strings.Join(VariantNames(), ", "))
+			return nil, fmt.Errorf("unknown variant %q%s; want some of %s", given, suggest.Hint(given, VariantNames()), strings.Join(VariantNames(), ", "))
+		}
+	}
+	// Every variant is a method this experiment knows, so that a journal
+	// holding other variants than this run's resumes (their trials are
+	// kept, not used), as the suite does with its methods.
+	for _, v := range variantTable {
+		r.methods[v.name] = true
+	}
+	for _, k := range r.j.order {
+		if now := variantName(k.method); now != k.method {
+			return nil, fmt.Errorf("%s holds trials of %q, the first round's name of %q; use another --out-dir, or --restart to start over", r.j.path, k.method, now)
 		}
 	}
 	m, err := variantModel(modelName, r.cfg.Mode, r.cfg.Seed)
@@ -245,11 +263,19 @@ func runVariants(r *runner, modelName string) (*Result, error) {
 		methods = append(methods, method{v.name, v.pipeline()})
 	}
 	for _, mt := range methods {
-		preset := presetOf(mt.p)
-		r.presets[mt.name] = preset
-		if err := r.describe(mt.name, methodRecord(preset, mt.p)); err != nil {
+		// Trials made before the experiment recorded each method's
+		// settings cannot be checked against them (plain sweeps on the RBM
+		// were block Gibbs then): refuse them rather than relabel them.
+		if r.j.hasMethod(mt.name) && r.j.settings.Methods[mt.name] == nil {
+			return nil, fmt.Errorf("%s holds trials of %s made before dstein recorded each method's settings, so they cannot be checked; use another --out-dir, or --restart to start over", r.j.path, mt.name)
+		}
+		// The record is the pipeline alone: the preset's name is a label
+		// (the CSV's preset column, the figure), and a later change of the
+		// preset must not invalidate trials of an unchanged pipeline.
+		if err := r.describe(mt.name, methodRecord("", mt.p)); err != nil {
 			return nil, err
 		}
+		r.presets[mt.name] = presetOf(mt.p)
 	}
 	means := truth.Result().Means
 	for tr := range r.trials {
@@ -289,9 +315,13 @@ func runVariants(r *runner, modelName string) (*Result, error) {
 		}
 		res.Notes = append(res.Notes, line)
 	}
-	res.Notes = append(res.Notes, "Variants: iterations of GF-SVGD (relaxed surrogate, transport settings unless named: bwS = bandwidth ×S, tauT = τ, betaB = tempered weights, coord = coordinatewise kernel), then K Gibbs sweeps (+sweepsK; +ssweepsK stratified); …-only: the sweeps alone from Γ of the N(0, 1) draw. Every method of a trial uses the trial's key.")
+	res.Notes = append(res.Notes, "Variants: iterations of GF-SVGD (relaxed surrogate, transport settings unless named: bwS = bandwidth ×S, tauT = τ, betaB = tempered weights, coord = coordinatewise kernel), then K single-site Gibbs sweeps of the particles in a systematic scan (+sweepsK; +ssweepsK stratified); …-only: the sweeps alone from Γ of the N(0, 1) draw. Every method of a trial uses the trial's key.")
 	what := variantModelNote(m)
-	res.Notes = append(res.Notes, fmt.Sprintf("Model: %s; MMD² against %d exact draws; %s: %d Gibbs sweeps.", what, referenceSize(r.cfg.Mode), methods[1].name, gibbsSweeps))
+	baseline := "Gibbs sweeps"
+	if _, ok := m.(gibbs.BlockModel); ok {
+		baseline = "block Gibbs sweeps (hidden and visible units in turn, the default scan on this model)"
+	}
+	res.Notes = append(res.Notes, fmt.Sprintf("Model: %s; MMD² against %d exact draws; %s: %d %s.", what, referenceSize(r.cfg.Mode), methods[1].name, gibbsSweeps, baseline))
 	if r.cfg.Mode == Tiny {
 		res.Notes = append(res.Notes, "This tiny run caps every variant's GF-SVGD at 20 iterations, whatever its name says.")
 	}
@@ -299,7 +329,7 @@ func runVariants(r *runner, modelName string) (*Result, error) {
 	labels := map[string]string{"exact": "exact i.i.d.", methods[1].name: fmt.Sprintf("Gibbs, %d sweeps", gibbsSweeps)}
 	for _, mt := range methods {
 		names2 = append(names2, mt.name)
-		if pr := r.presets[mt.name]; pr != "" {
+		if pr := r.presets[mt.name]; pr != "" && pr != mt.name {
 			labels[mt.name] = fmt.Sprintf("%s (the %s preset)", mt.name, pr)
 		}
 	}

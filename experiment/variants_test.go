@@ -1,6 +1,11 @@
 package experiment
 
 import (
+	"context"
+	"encoding/json"
+	"os"
+	"path/filepath"
+	"strings"
 	"testing"
 
 	"github.com/dstein/dstein/sampler/gibbs"
@@ -43,5 +48,68 @@ func TestVariantSweepsSingleSite(t *testing.T) {
 				t.Errorf("variant %s: plain sweeps with scan %v, want systematic", v.name, set.Scan)
 			}
 		}
+	}
+}
+
+// TestVariantsJournal runs variants-ising in tiny mode and checks how its
+// journal resumes: a variant named twice (by its old and its new name) runs
+// once; another set of variants resumes over the same journal; an unknown
+// name is reported as given; a journal holding the first round's names, or
+// trials whose settings were not recorded, is refused before anything is
+// computed.
+func TestVariantsJournal(t *testing.T) {
+	e, _ := Get("variants-ising")
+	dir := t.TempDir()
+	run := func(variants ...string) (*Result, error) {
+		return e.Run(context.Background(), Config{Out: dir, Seed: 3, Mode: Tiny, Variants: variants})
+	}
+	res, err := run("default-50+ssweeps5", " transport-50+ssweeps5")
+	if err != nil {
+		t.Fatal(err)
+	}
+	// The ratios' note names each method once per n (n = 10 and 20).
+	if c := strings.Count(res.Notes[0], " transport-50+ssweeps5 "); c != 2 {
+		t.Errorf("transport-50+ssweeps5 is in the note %d times, want 2: %s", c, res.Notes[0])
+	}
+	if _, err := run("ssweeps5-only"); err != nil {
+		t.Errorf("a journal holding other variants was refused: %v", err)
+	}
+	if _, err := run("default-bogus"); err == nil || !strings.Contains(err.Error(), `"default-bogus"`) {
+		t.Errorf("unknown variant: %v", err)
+	}
+	journal := filepath.Join(dir, "variants-ising.trials.csv")
+	data, err := os.ReadFile(journal)
+	if err != nil {
+		t.Fatal(err)
+	}
+	// The first round's name in the journal.
+	old := strings.ReplaceAll(string(data), "transport-50+ssweeps5", "default-50+ssweeps5")
+	if err := os.WriteFile(journal, []byte(old), 0o644); err != nil {
+		t.Fatal(err)
+	}
+	if _, err := run("ssweeps5-only"); err == nil || !strings.Contains(err.Error(), "first round's name") {
+		t.Errorf("a journal with the first round's names: %v", err)
+	}
+	after, _ := os.ReadFile(journal)
+	if string(after) != old {
+		t.Error("the refused run wrote to the journal")
+	}
+	// Trials of a method whose settings the journal does not record.
+	if err := os.WriteFile(journal, data, 0o644); err != nil {
+		t.Fatal(err)
+	}
+	side := filepath.Join(dir, "variants-ising.trials.json")
+	var set map[string]any
+	b, _ := os.ReadFile(side)
+	if err := json.Unmarshal(b, &set); err != nil {
+		t.Fatal(err)
+	}
+	delete(set["methods"].(map[string]any), "ssweeps5-only")
+	b, _ = json.Marshal(set)
+	if err := os.WriteFile(side, b, 0o644); err != nil {
+		t.Fatal(err)
+	}
+	if _, err := run("ssweeps5-only"); err == nil || !strings.Contains(err.Error(), "cannot be checked") {
+		t.Errorf("trials without recorded settings: %v", err)
 	}
 }
