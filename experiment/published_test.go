@@ -61,6 +61,8 @@ var headlines = []published{
 	{"EXPERIMENTS.md", "variants-ising/variants-ising.csv", "transport-100+ssweeps30", "20", "mmd2", "the hybrid's MMD² is %.3f ± 0.004", 1, "exact"},
 	{"EXPERIMENTS.md", "variants-rbm-coord/variants-rbm.csv", "coord-200", "200", "mse", "| 3.3 / 7.4 / 10.9 / %.1f |", 1, "exact"},
 	{"EXPERIMENTS.md", "variants-ising-screen/variants-ising.csv", "transport", "200", "mse", "| 4.8 / 8.5 / 15.3 / %.1f |", 1, "exact"},
+	{"EXPERIMENTS.md", "suite-uai/suite.csv", "pt-4chains", "137293", "ratio_to_iid:mse", "| **%.3g ± 61%%** |", 1, ""},
+	{"EXPERIMENTS.md", "suite-uai/suite.csv", "hybrid", "568777", "ratio_to_iid:mse", "| 1.06 ± 11%% | %.3g ± 10%% |", 1, ""},
 	{"EXPERIMENTS.md", "suite/suite.csv", "hybrid", "9", "ratio_to_iid:mse", "on rbm-strong %.0f×, and its", 1, ""},
 }
 
@@ -136,5 +138,20 @@ func TestCommittedJournalsRead(t *testing.T) {
 	}
 	if n == 0 {
 		t.Error("no journal with settings under docs/results")
+	}
+}
+
+// TestReproductionsCommitted checks that every result dstein reproduce
+// makes is committed under docs/results/ID with its summary CSV, journal
+// and settings, so that each published number has its file (and the page
+// under docs/ can be rebuilt from the journals).
+func TestReproductionsCommitted(t *testing.T) {
+	for _, p := range Reproductions() {
+		for _, ext := range []string{".csv", ".trials.csv", ".trials.json"} {
+			path := filepath.Join("..", "docs", "results", p.ID, p.Name+ext)
+			if _, err := os.Stat(path); err != nil {
+				t.Errorf("result %s: %v", p.ID, err)
+			}
+		}
 	}
 }
