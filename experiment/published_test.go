@@ -8,6 +8,8 @@ import (
 	"strconv"
 	"strings"
 	"testing"
+
+	"github.com/dstein/dstein/report"
 )
 
 // published ties a number quoted in the docs to the committed result file
@@ -152,6 +154,28 @@ func TestReproductionsCommitted(t *testing.T) {
 			if _, err := os.Stat(path); err != nil {
 				t.Errorf("result %s: %v", p.ID, err)
 			}
+		}
+	}
+}
+
+// TestCommittedPage checks the report page committed under docs/results:
+// every image and link it references exists (report.CheckPage), and it has
+// a section for every result dstein reproduce makes.
+func TestCommittedPage(t *testing.T) {
+	page := filepath.Join("..", "docs", "results", "index.html")
+	if err := report.CheckPage(page); err != nil {
+		t.Fatal(err)
+	}
+	b, err := os.ReadFile(page)
+	if err != nil {
+		t.Fatal(err)
+	}
+	for _, p := range Reproductions() {
+		if !strings.Contains(string(b), `id="`+p.ID+`"`) {
+			t.Errorf("the page has no section %s", p.ID)
+		}
+		if p.Needs == "" && !strings.Contains(string(b), p.ID+"/"+p.Name+".png") {
+			t.Errorf("the page shows no figure of %s", p.ID)
 		}
 	}
 }

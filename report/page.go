@@ -599,7 +599,7 @@ nav { background: var(--soft); border: 1px solid var(--line); border-radius: 8px
 nav h2 { font-size: 16px; margin-bottom: 6px; }
 nav ol { margin: 0; padding-left: 22px; columns: 2 340px; column-gap: 32px; }
 nav li { break-inside: avoid; padding: 2px 0; }
-nav .status { display: inline-block; white-space: nowrap; color: var(--muted); font-size: 13px; margin-left: 8px; }
+nav .status { display: block; color: var(--muted); font-size: 13px; margin-left: 8px; break-inside: avoid; }
 nav .status.warn { color: #9a6700; }
 section { border-top: 1px solid var(--line); padding-top: 26px; margin-top: 40px; }
 section:first-of-type { margin-top: 0; }
