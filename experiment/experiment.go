@@ -127,7 +127,7 @@ func (e *Experiment) Run(ctx context.Context, cfg Config) (*Result, error) {
 			return nil, fmt.Errorf("%s holds trials of method %q, which experiment %s does not run; it is not this experiment's journal (--restart starts over)", j.path, k.method, e.Name)
 		}
 	}
-	res.Name = e.Name
+	res.Name, res.Loaded = e.Name, r.loaded
 	csvPath := filepath.Join(cfg.Out, e.Name+".csv")
 	if err := WriteCSV(csvPath, e.Name, res.Rows); err != nil {
 		return nil, err

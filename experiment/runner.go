@@ -152,6 +152,9 @@ type Result struct {
 	Notes []string // lines printed under the table (fits, settings)
 	Show  []string // metrics printed in the table (all when empty)
 	Files []string
+	// Loaded is the number of trials the journal already held complete
+	// (loaded, not computed again).
+	Loaded int
 }
 
 // Progress follows a run: the units of work (one method at one setting in

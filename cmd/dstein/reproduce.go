@@ -26,6 +26,9 @@ type reproduced struct {
 	Seconds float64  `json:"seconds"`
 	Error   string   `json:"error"`
 	Files   []string `json:"files"`
+	// Loaded counts the trials found complete in the journal (not
+	// computed again).
+	Loaded int `json:"loaded_trials"`
 }
 
 func newReproduceCmd(e *env) *cobra.Command {
@@ -118,9 +121,11 @@ Results: ` + strings.Join(reproductionIDs(), ", ") + `.`,
 				} else if e.ctx.Err() == nil {
 					fmt.Fprintf(e.stderr, "reproduce: %s (%d of %d): %s\n", p.ID, k+1, len(all), rec.Command)
 					t0 := time.Now()
-					files, err := runReproduction(e, p, dir, mode, uaiDir)
+					run, err := runReproduction(e, p, dir, mode, uaiDir)
 					rec.Seconds = time.Since(t0).Seconds()
-					rec.Files = files
+					if run != nil {
+						rec.Files, rec.Loaded = run.files, run.loaded
+					}
 					switch {
 					case e.ctx.Err() != nil:
 						rec.Status, rec.Error = "not run", "interrupted"
@@ -183,9 +188,16 @@ func reproductionIDs() []string {
 	return ids
 }
 
+// reproducedRun is what runReproduction made: the files written and the
+// trials found complete in the journal.
+type reproducedRun struct {
+	files  []string
+	loaded int
+}
+
 // runReproduction runs one result into dir and writes dir/NAME.txt (the
-// printed table and notes); it returns the files written.
-func runReproduction(e *env, p experiment.Reproduction, dir string, mode experiment.Mode, uaiDir string) ([]string, error) {
+// printed table and notes).
+func runReproduction(e *env, p experiment.Reproduction, dir string, mode experiment.Mode, uaiDir string) (*reproducedRun, error) {
 	ex, err := experiment.Get(p.Name)
 	if err != nil {
 		return nil, err
@@ -214,7 +226,7 @@ func runReproduction(e *env, p experiment.Reproduction, dir string, mode experim
 	if err := safeio.Replace(txt, func(w *bufio.Writer) error { _, err := w.Write(b.Bytes()); return err }); err != nil {
 		return nil, err
 	}
-	return append(res.Files, txt), nil
+	return &reproducedRun{files: append(res.Files, txt), loaded: res.Loaded}, nil
 }
 
 // reproductionSection is the page's section of one result: its figures,
@@ -226,12 +238,15 @@ func reproductionSection(out string, p experiment.Reproduction, rec reproduced, 
 	switch rec.Status {
 	case "ran":
 		s.Status = fmt.Sprintf("ran in %s on this machine", roundLeft(time.Duration(rec.Seconds*float64(time.Second))))
+		if rec.Loaded > 0 {
+			s.Status += fmt.Sprintf(" (%d trials loaded from the journal, not computed again)", rec.Loaded)
+		}
 		switch {
 		case p.FullTime == "":
 		case mode != experiment.Full:
 			s.Status += fmt.Sprintf("; the full run (%s) took %s on the project's 2-core machine", p.Command("DIR", experiment.Full), p.FullTime)
 		default:
-			s.Status += fmt.Sprintf(" (trials found in the journal are loaded, not computed again); the published run took %s on the project's 2-core machine", p.FullTime)
+			s.Status += fmt.Sprintf("; the published run took %s on the project's 2-core machine", p.FullTime)
 		}
 	case "failed":
 		s.Status = "failed: " + rec.Error

@@ -52,9 +52,24 @@ func TestReproduce(t *testing.T) {
 			t.Error(err)
 		}
 	}
+	for _, r := range rep.Results {
+		if r.Loaded != 0 {
+			t.Errorf("%s: %d trials loaded by a first run", r.ID, r.Loaded)
+		}
+	}
 	code, _, errs = dstein(t, args...)
 	if code != 0 || !strings.Contains(errs, "ising-n: 2 trials loaded") || strings.Contains(errs, "done in") {
 		t.Errorf("the second run did not resume every trial (exit %d):\n%s", code, errs)
+	}
+	// The page and reproduce.json say that the trials were loaded.
+	page, _ = os.ReadFile(index)
+	if !strings.Contains(string(page), "2 trials loaded from the journal") {
+		t.Error("the page does not say that the second run loaded its trials")
+	}
+	raw, _ = os.ReadFile(filepath.Join(dir, "reproduce.json"))
+	rep.Results = nil
+	if err := json.Unmarshal(raw, &rep); err != nil || len(rep.Results) == 0 || rep.Results[0].Loaded != 2 {
+		t.Errorf("reproduce.json after the second run: %v %+v", err, rep.Results)
 	}
 	if code, _, errs := dstein(t, "reproduce", "--only", "nope", "--out-dir", dir); code != 2 || !strings.Contains(errs, "unknown result") {
 		t.Errorf("unknown result: exit %d, %q", code, errs)
