@@ -118,12 +118,23 @@ func distinct(c *sampler.Samples, w []float64) (first []int, mass []float64, of 
 	return first, mass, of
 }
 
+// MaxPoints returns the most points of d variables that Herd and SteinThin
+// return, whatever the memory: the points' states and indices take
+// 8·n·(d+1) bytes, which must stay under 2^48 bytes (256 TiB, the largest
+// allocation of a 64-bit Go process). Within it, Memory and PointsMemory
+// are what a memory budget should check.
+func MaxPoints(d int) int {
+	return int((1 << 48) / (8 * (float64(max(d, 0)) + 1)))
+}
+
 func check(c *sampler.Samples, w []float64, n int) error {
 	switch {
 	case c == nil || c.N == 0:
 		return fmt.Errorf("compress: no candidates")
 	case n < 1:
 		return fmt.Errorf("compress: n = %d; want at least 1", n)
+	case n > MaxPoints(c.D):
+		return fmt.Errorf("compress: n = %d points of %d variables; at most %d fit in memory", n, c.D, MaxPoints(c.D))
 	case w != nil && len(w) != c.N:
 		return fmt.Errorf("compress: %d weights for %d candidates", len(w), c.N)
 	}
@@ -396,4 +407,12 @@ func KSD2(m model.Model, s *sampler.Samples, ell float64) (float64, error) {
 // predecessors and scores) and the per-state sums.
 func Memory(n, d int) float64 {
 	return float64(n) * (20*float64(d) + 104)
+}
+
+// PointsMemory estimates the bytes of the result of a compression to n
+// points of d variables: the chosen rows (8 bytes each) and the points'
+// states (8d bytes each). It grows with n whatever the candidates, and a
+// budget should check it before Herd or SteinThin run.
+func PointsMemory(n, d int) float64 {
+	return float64(n) * (8 + 8*float64(d))
 }

@@ -2,10 +2,12 @@ package compress_test
 
 import (
 	"context"
+	stderrors "errors"
 	"flag"
 	"fmt"
 	"math"
 	"slices"
+	"strings"
 	"testing"
 
 	"github.com/dstein/dstein/compress"
@@ -293,6 +295,13 @@ func TestBadInput(t *testing.T) {
 			_, err := compress.SteinThin(ctx, g, sampler.NewSamples(3, 5), 2, compress.Options{})
 			return err
 		},
+		// More points than memory can hold: refused before anything is
+		// allocated for them.
+		"n huge herd": func() error { _, err := compress.Herd(ctx, c, nil, math.MaxInt, compress.Options{}); return err },
+		"n huge stein": func() error {
+			_, err := compress.SteinThin(ctx, g, c, compress.MaxPoints(16)+1, compress.Options{})
+			return err
+		},
 	} {
 		if err := f(); err == nil {
 			t.Errorf("%s: no error", name)
@@ -490,5 +499,25 @@ func TestSteinWeightsRepairWrongDraws(t *testing.T) {
 	pm, _ := meanSE(plain)
 	if wm+3*wse >= pm/2 {
 		t.Errorf("weighted RMSE %.4f ± %.4f is not below half the unweighted %.4f", wm, wse, pm)
+	}
+}
+
+// Stein weights on more distinct states than MaxWeightStates are refused
+// with an error that says so and unwraps to a *memlimit.Exceeded (the cap
+// is one of memory: commands exit with the resource code).
+func TestSteinWeightsCapIsAResourceRefusal(t *testing.T) {
+	g := grid(t)
+	n := compress.MaxWeightStates + 1
+	c := sampler.NewSamples(n, 16)
+	for i := range n { // n distinct states: the binary digits of i
+		for l := range 16 {
+			c.Z[i*16+l] = i >> l & 1
+		}
+	}
+	_, err := compress.SteinWeights(context.Background(), g, c, compress.Options{}, 10)
+	var ex *memlimit.Exceeded
+	var tm *compress.TooManyStates
+	if !stderrors.As(err, &ex) || !stderrors.As(err, &tm) || tm.Distinct != n || !strings.Contains(err.Error(), "Stein weights take at most 3000") {
+		t.Fatalf("SteinWeights on %d distinct states: %v", n, err)
 	}
 }

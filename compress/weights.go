@@ -6,6 +6,7 @@ import (
 	"math"
 	"slices"
 
+	"github.com/dstein/dstein/internal/memlimit"
 	"github.com/dstein/dstein/model"
 	"github.com/dstein/dstein/sampler"
 )
@@ -13,6 +14,29 @@ import (
 // MaxWeightStates caps the distinct states SteinWeights takes: it holds the
 // U×U Stein kernel matrix (8U² bytes: 72 MB at the cap).
 const MaxWeightStates = 3000
+
+// TooManyStates is SteinWeights' refusal of more distinct states than
+// MaxWeightStates. The cap bounds memory (the U×U kernel matrix), so the
+// error unwraps to a *memlimit.Exceeded: a command reports it as a
+// refusal for resources (exit code 3), with its own message (no memory
+// limit raises the cap).
+type TooManyStates struct {
+	Distinct int
+	exceeded *memlimit.Exceeded
+}
+
+func tooManyStates(u int) *TooManyStates {
+	return &TooManyStates{Distinct: u, exceeded: &memlimit.Exceeded{
+		What: fmt.Sprintf("Stein weights on %d distinct states (the U×U kernel matrix)", u),
+		Need: 8 * int64(u) * int64(u), Limit: 8 * MaxWeightStates * MaxWeightStates}}
+}
+
+func (e *TooManyStates) Error() string {
+	return fmt.Sprintf("compress: %d distinct states; Stein weights take at most %d (the U×U kernel matrix, %s at the cap): compress or thin the draws first", e.Distinct, MaxWeightStates, memlimit.Format(e.exceeded.Limit))
+}
+
+// Unwrap returns the *memlimit.Exceeded behind the refusal.
+func (e *TooManyStates) Unwrap() error { return e.exceeded }
 
 // Weights are Stein importance weights of candidate draws.
 type Weights struct {
@@ -62,7 +86,7 @@ func SteinWeights(ctx context.Context, m model.Model, c *sampler.Samples, o Opti
 	first, mass, of := distinct(c, nil)
 	u := len(first)
 	if u > MaxWeightStates {
-		return nil, fmt.Errorf("compress: %d distinct states; Stein weights take at most %d (the U×U kernel matrix): compress or thin the draws first", u, MaxWeightStates)
+		return nil, tooManyStates(u)
 	}
 	pts, k, err := steinOf(m, c, first, o.Ell)
 	if err != nil {

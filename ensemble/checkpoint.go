@@ -60,7 +60,7 @@ func (t *trainer) save() error {
 		}
 		t.cp.Adam = append(t.cp.Adam, a)
 	}
-	return safeio.Replace(filepath.Join(t.opt.Dir, CheckpointName), func(w *bufio.Writer) error {
+	return safeio.Rewrite(filepath.Join(t.opt.Dir, CheckpointName), func(w *bufio.Writer) error {
 		return gob.NewEncoder(w).Encode(&t.cp)
 	})
 }

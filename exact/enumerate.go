@@ -1,6 +1,7 @@
 package exact
 
 import (
+	"context"
 	"fmt"
 	"math"
 
@@ -26,6 +27,16 @@ type Result struct {
 // refuses state spaces larger than maxStates (DefaultMaxStates when
 // maxStates ≤ 0) and models in which every state has probability zero.
 func Enumerate(m model.Model, maxStates int) (*Result, error) {
+	return enumerateContext(context.Background(), m, maxStates)
+}
+
+// pollStates is the number of joint states an enumeration visits between
+// two looks at its context.
+const pollStates = 1 << 12
+
+// enumerateContext is Enumerate that stops with ctx's error when ctx is
+// canceled.
+func enumerateContext(ctx context.Context, m model.Model, maxStates int) (*Result, error) {
 	if maxStates <= 0 {
 		maxStates = DefaultMaxStates
 	}
@@ -46,7 +57,10 @@ func Enumerate(m model.Model, maxStates int) (*Result, error) {
 	// Running log-sum-exp with rescaling: acc holds Σ exp(lp − ref).
 	ref := math.Inf(-1)
 	var total float64
-	for {
+	for idx := 0; ; idx++ {
+		if idx&(pollStates-1) == pollStates-1 && ctx.Err() != nil {
+			return nil, ctx.Err()
+		}
 		lp := m.LogProb(z)
 		if math.IsNaN(lp) || math.IsInf(lp, 1) {
 			return nil, fmt.Errorf("exact: model returned log-probability %v at state %v", lp, z)

@@ -18,49 +18,43 @@ import (
 // ones, variable elimination for a factor graph, and enumeration of every joint state for models with at most
 // DefaultMaxStates states. It says clearly when none applies.
 func For(m model.Model) (Truth, error) {
-	switch mm := m.(type) {
-	case *ising.Ising:
-		if rows, cols, periodic, ok := mm.GridShape(); ok && !periodic && min(rows, cols) <= MaxGridSide {
-			return NewIsingGrid(mm)
-		}
-	case *rbm.RBM:
-		if mm.Hidden() <= MaxHidden && (mm.Hidden() < mm.Dim() || model.StateCount(m) > DefaultMaxStates) {
-			return NewRBM(mm)
-		}
-	case *factorgraph.Graph:
-		return ForFactorGraph(mm, DefaultMaxWidth)
-	}
-	if model.StateCount(m) <= DefaultMaxStates {
-		return NewEnumerated(m, DefaultMaxStates)
-	}
-	return nil, fmt.Errorf("no exact method for this model: exact answers need an open-boundary Ising grid with shorter side ≤ %d, an RBM with ≤ %d hidden units, a factor graph of elimination width ≤ %d, or at most %d joint states", MaxGridSide, MaxHidden, DefaultMaxWidth, DefaultMaxStates)
+	return ForContext(context.Background(), m)
 }
 
-// ForContext is For that returns ctx's error as soon as ctx is canceled.
-// The computation runs in its own goroutine, which finishes its work in the
-// background when canceled (variable elimination stops at its next step).
+// ForContext is For that stops with ctx's error soon after ctx is
+// canceled: every route looks at ctx as it goes (each elimination and pass
+// step of variable elimination, every 2^16 entry updates of the Ising
+// transfer, each chunk of 2^12 hidden configurations of the RBM, every
+// 4096 joint states of an enumeration).
 func ForContext(ctx context.Context, m model.Model) (Truth, error) {
 	if err := ctx.Err(); err != nil {
 		return nil, err
 	}
-	if g, ok := m.(*factorgraph.Graph); ok {
-		return ForFactorGraphContext(ctx, g, DefaultMaxWidth, memlimit.Budget{})
+	switch mm := m.(type) {
+	case *ising.Ising:
+		if rows, cols, periodic, ok := mm.GridShape(); ok && !periodic && min(rows, cols) <= MaxGridSide {
+			return truthOrError(isingGridContext(ctx, mm))
+		}
+	case *rbm.RBM:
+		if mm.Hidden() <= MaxHidden && (mm.Hidden() < mm.Dim() || model.StateCount(m) > DefaultMaxStates) {
+			return truthOrError(newRBMTruthContext(ctx, mm, rbmChunkBits, false))
+		}
+	case *factorgraph.Graph:
+		return truthOrError(ForFactorGraphContext(ctx, mm, DefaultMaxWidth, memlimit.Budget{}))
 	}
-	type res struct {
-		t   Truth
-		err error
+	if model.StateCount(m) <= DefaultMaxStates {
+		return truthOrError(newEnumeratedContext(ctx, m, DefaultMaxStates))
 	}
-	done := make(chan res, 1)
-	go func() {
-		t, err := For(m)
-		done <- res{t, err}
-	}()
-	select {
-	case r := <-done:
-		return r.t, r.err
-	case <-ctx.Done():
-		return nil, ctx.Err()
+	return nil, fmt.Errorf("no exact method for this model: exact answers need an open-boundary Ising grid with shorter side ≤ %d, an RBM with ≤ %d hidden units, a factor graph of elimination width ≤ %d, or at most %d joint states", MaxGridSide, MaxHidden, DefaultMaxWidth, DefaultMaxStates)
+}
+
+// truthOrError returns t as a Truth, or a nil Truth (not one holding a nil
+// pointer) with err.
+func truthOrError[T Truth](t T, err error) (Truth, error) {
+	if err != nil {
+		return nil, err
 	}
+	return t, nil
 }
 
 // ForFactorGraph runs variable elimination on a factor graph, refusing

@@ -1,6 +1,7 @@
 package exact
 
 import (
+	"context"
 	"fmt"
 	"math"
 	"math/rand/v2"
@@ -79,6 +80,12 @@ var _ Truth = (*IsingGrid)(nil)
 // couplings to the frontier) must stay at most 600 nats, which allows a
 // uniform |J| up to about 17 at 14×14 without fields.
 func NewIsingGrid(m *ising.Ising) (*IsingGrid, error) {
+	return isingGridContext(context.Background(), m)
+}
+
+// isingGridContext is NewIsingGrid that stops with ctx's error when ctx is
+// canceled.
+func isingGridContext(ctx context.Context, m *ising.Ising) (*IsingGrid, error) {
 	if m == nil {
 		return nil, fmt.Errorf("exact: NewIsingGrid needs a model, got nil")
 	}
@@ -92,13 +99,24 @@ func NewIsingGrid(m *ising.Ising) (*IsingGrid, error) {
 	if rows*cols != m.Dim() {
 		return nil, fmt.Errorf("exact: the model has %d spins but its grid is %d×%d", m.Dim(), rows, cols)
 	}
-	return newIsingGrid(rows, cols, m.Edges(), m.Fields())
+	return newIsingGridContext(ctx, rows, cols, m.Edges(), m.Fields())
 }
 
 // newIsingGrid builds the truth from the grid shape, edges and fields
 // directly, so that every edge may have its own coupling. fields may be nil
 // (all zero).
 func newIsingGrid(rows, cols int, edges []ising.Edge, fields []float64) (*IsingGrid, error) {
+	return newIsingGridContext(context.Background(), rows, cols, edges, fields)
+}
+
+// pollEntries is the number of table entries the transfer updates between
+// two looks at its context.
+const pollEntries = 1 << 16
+
+// newIsingGridContext is newIsingGrid that looks at ctx every pollEntries
+// entry updates of its passes and stops with ctx's error when it is
+// canceled.
+func newIsingGridContext(ctx context.Context, rows, cols int, edges []ising.Edge, fields []float64) (*IsingGrid, error) {
 	if rows < 1 || cols < 1 {
 		return nil, fmt.Errorf("exact: Ising grid must have at least one row and one column, got %d×%d", rows, cols)
 	}
@@ -229,7 +247,14 @@ func newIsingGrid(rows, cols int, edges []ising.Edge, fields []float64) (*IsingG
 	init[0] = 1
 	prev, sum := init, 1.0
 	var logZ float64
+	work := 0
 	for t := range d {
+		if work += n; work >= pollEntries {
+			work = 0
+			if err := ctx.Err(); err != nil {
+				return nil, err
+			}
+		}
 		cur := g.alpha[t*n : (t+1)*n]
 		sum = transferStep(cur, prev, nil, t%w, scaled(g.steps[t].f, false, 1/sum), nil)
 		logZ += stepMaxE[t] + math.Log(sum)
@@ -261,6 +286,12 @@ func newIsingGrid(rows, cols int, edges []ising.Edge, fields []float64) (*IsingG
 	}
 	sum = float64(n)
 	for t := d - 1; t >= 0; t-- {
+		if work += n; work >= pollEntries {
+			work = 0
+			if err := ctx.Err(); err != nil {
+				return nil, err
+			}
+		}
 		var p [2]float64
 		var dst []float64
 		if t > 0 {
@@ -377,12 +408,25 @@ func (g *IsingGrid) Result() *Result { return g.res }
 // samples, row-major state indices (0 for −1, 1 for +1), drawing
 // rows·cols − side + 1 uniforms from r per sample and nothing else.
 func (g *IsingGrid) Sample(dst []int, r *rand.Rand) {
+	_ = g.SampleContext(context.Background(), dst, r)
+}
+
+// SampleContext is Sample that stops with ctx's error when ctx is canceled
+// (see Truth).
+func (g *IsingGrid) SampleContext(ctx context.Context, dst []int, r *rand.Rand) error {
 	d := g.rows * g.cols
 	if len(dst)%d != 0 {
 		panic(fmt.Sprintf("exact: sample buffer of length %d for dimension %d", len(dst), d))
 	}
 	w, n := g.w, g.n
+	work := 0
 	for o := 0; o < len(dst); o += d {
+		if work += d; work >= pollDraws {
+			work = 0
+			if err := ctx.Err(); err != nil {
+				return err
+			}
+		}
 		out := dst[o : o+d]
 		// Last frontier: first x with cdf[x] > u, which skips
 		// zero-probability configurations.
@@ -419,4 +463,5 @@ func (g *IsingGrid) Sample(dst []int, r *rand.Rand) {
 			out[g.site[t-w]] = s
 		}
 	}
+	return nil
 }

@@ -51,7 +51,10 @@ func ModeMass(ctx context.Context, m model.Model, budget memlimit.Budget) (float
 			if err := budget.Check("magnetisation distribution of the Ising grid", memlimit.Base+2*8*n*float64(d)+16*float64(d+1)*n); err != nil {
 				return 0, err
 			}
-			g, err := NewIsingGrid(mm)
+			g, err := isingGridContext(ctx, mm)
+			if ctx.Err() != nil {
+				return 0, ctx.Err()
+			}
 			if err == nil {
 				return g.modeMass(ctx)
 			}
@@ -64,7 +67,7 @@ func ModeMass(ctx context.Context, m model.Model, budget memlimit.Budget) (float
 			if err := budget.Check("magnetisation distribution of the RBM", memlimit.Base+8*4*float64(d)*MaxHidden+1<<20+16*float64(d+1)); err != nil {
 				return 0, err
 			}
-			t, err := NewRBM(mm)
+			t, err := newRBMTruthContext(ctx, mm, rbmChunkBits, false)
 			if err != nil {
 				return 0, err
 			}

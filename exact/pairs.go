@@ -192,7 +192,7 @@ func PairsFor(ctx context.Context, m model.Model, budget memlimit.Budget) (*Pair
 		if err := budget.Check("exact pair marginals of a product", PairsMemory(m)); err != nil {
 			return nil, err
 		}
-		return ProductPairs(mm), nil
+		return productPairsContext(ctx, mm)
 	case *ising.Ising:
 		if rows, cols, periodic, ok := mm.GridShape(); ok && !periodic && min(rows, cols) <= MaxGridSide {
 			// The transfer refuses couplings too strong for float64;
@@ -314,6 +314,13 @@ type Product interface {
 // ProductPairs returns the pair marginals of independent variables:
 // P(z_i = s, z_j = t) = P(z_i = s)·P(z_j = t).
 func ProductPairs(c Product) *Pairs {
+	p, _ := productPairsContext(context.Background(), c)
+	return p
+}
+
+// productPairsContext is ProductPairs that looks at ctx between rows of
+// pairs and stops with ctx's error when it is canceled.
+func productPairsContext(ctx context.Context, c Product) (*Pairs, error) {
 	d := c.Dim()
 	card := make([]int, d)
 	vals := make([][]float64, d)
@@ -325,7 +332,14 @@ func ProductPairs(c Product) *Pairs {
 	for i := range d {
 		p.marg[i] = append([]float64(nil), c.Probs(i)...)
 	}
+	work := 0
 	for i := range d {
+		if work += d - i; work >= 1<<14 {
+			work = 0
+			if err := ctx.Err(); err != nil {
+				return nil, err
+			}
+		}
 		for j := i + 1; j < d; j++ {
 			tab := p.p[p.off(i, j):]
 			for s, a := range p.marg[i] {
@@ -335,7 +349,7 @@ func ProductPairs(c Product) *Pairs {
 			}
 		}
 	}
-	return p
+	return p, nil
 }
 
 // clampProb returns x clamped to [0, 1]: rounding may leave a probability

@@ -45,7 +45,7 @@ func GridPairs(ctx context.Context, m *ising.Ising, budget memlimit.Budget) (*Pa
 			return nil, err
 		}
 	}
-	g, err := NewIsingGrid(m)
+	g, err := isingGridContext(ctx, m)
 	if err != nil {
 		return nil, err
 	}

@@ -77,7 +77,7 @@ func RBMPairs(ctx context.Context, r *rbm.RBM, budget memlimit.Budget) (*Pairs, 
 	if err := budget.Check("pair marginals of the RBM", memlimit.Base+pairsBytes(card)+rbmPairsBytes(d)); err != nil {
 		return nil, err
 	}
-	t, err := NewRBM(r)
+	t, err := newRBMTruthContext(ctx, r, rbmChunkBits, false)
 	if err != nil {
 		return nil, err
 	}

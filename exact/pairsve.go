@@ -51,7 +51,10 @@ func VEPairs(ctx context.Context, card []int, factors []Factor, values [][]float
 	if err := checkFactors(card, factors, values); err != nil {
 		return nil, err
 	}
-	pl := planElimination(card, factors)
+	pl, err := planElimination(ctx, card, factors)
+	if err != nil {
+		return nil, err
+	}
 	switch {
 	case pl.width > maxWidth:
 		return nil, fmt.Errorf("exact: elimination width %d exceeds the limit %d", pl.width, maxWidth)
@@ -193,7 +196,8 @@ func vePairsBytes(card []int, factors []Factor) float64 {
 			}
 		}
 	}
-	return vePassBytes(planElimination(card, factors).totalEntries)
+	pl, _ := planElimination(context.Background(), card, factors)
+	return vePassBytes(pl.totalEntries)
 }
 
 // vePlanMaxVars is the most variables for which PairsMemory plans the

@@ -2,6 +2,7 @@ package exact
 
 import (
 	"cmp"
+	"context"
 	"fmt"
 	"math"
 	"math/rand/v2"
@@ -109,13 +110,19 @@ var _ Truth = (*RBMTruth)(nil)
 // log normaliser (of r.LogProb), visible marginals and means. It refuses
 // more than MaxHidden hidden units.
 func NewRBM(r *rbm.RBM) (*RBMTruth, error) {
-	return newRBMTruth(r, rbmChunkBits, false)
+	return newRBMTruthContext(context.Background(), r, rbmChunkBits, false)
 }
 
 // newRBMTruth is NewRBM with the chunk size and the choice of kernel open to
 // tests: chunkBits is the g above (before the cap at M), forceSlow disables
 // the fast kernel.
 func newRBMTruth(r *rbm.RBM, chunkBits int, forceSlow bool) (*RBMTruth, error) {
+	return newRBMTruthContext(context.Background(), r, chunkBits, forceSlow)
+}
+
+// newRBMTruthContext is newRBMTruth that looks at ctx before each chunk
+// and stops with ctx's error when it is canceled.
+func newRBMTruthContext(ctx context.Context, r *rbm.RBM, chunkBits int, forceSlow bool) (*RBMTruth, error) {
 	if r == nil {
 		return nil, fmt.Errorf("exact: nil RBM")
 	}
@@ -158,7 +165,7 @@ func newRBMTruth(r *rbm.RBM, chunkBits int, forceSlow bool) (*RBMTruth, error) {
 	var tot float64
 	accP := make([]float64, d) // Σ w·P(z_i = +1 | h)
 	accM := make([]float64, d) // Σ w·P(z_i = −1 | h)
-	task := &rbmPass{t: t}
+	task := &rbmPass{t: t, ctx: ctx}
 	outs := make([]rbmChunkSum, min(rbmRound, nChunks))
 	for j := range outs {
 		outs[j] = rbmChunkSum{accP: make([]float64, d), accM: make([]float64, d)}
@@ -168,6 +175,9 @@ func newRBMTruth(r *rbm.RBM, chunkBits int, forceSlow bool) (*RBMTruth, error) {
 		task.first = lo
 		task.out = outs[:hi-lo]
 		parallel.For(hi-lo, 1, task)
+		if err := ctx.Err(); err != nil {
+			return nil, err
+		}
 		for j := range task.out {
 			cs := &task.out[j]
 			chunkLogT[lo+j] = cs.ref + math.Log(cs.tot)
@@ -217,13 +227,21 @@ func (t *RBMTruth) Result() *Result { return t.res }
 // then one uniform per visible unit, row by row, for z | h. It is safe for
 // concurrent use with different r.
 func (t *RBMTruth) Sample(dst []int, r *rand.Rand) {
+	_ = t.SampleContext(context.Background(), dst, r)
+}
+
+// SampleContext is Sample that stops with ctx's error when ctx is canceled
+// (see Truth): it looks at ctx before each chunk walk, when the hidden
+// configurations are chosen (before any row is written), and every few
+// thousand visible units drawn.
+func (t *RBMTruth) SampleContext(ctx context.Context, dst []int, r *rand.Rand) error {
 	d := t.d
 	if len(dst)%d != 0 {
 		panic(fmt.Sprintf("exact: sample buffer of length %d for dimension %d", len(dst), d))
 	}
 	n := len(dst) / d
 	if n == 0 {
-		return
+		return nil
 	}
 	total := t.chunkCDF[len(t.chunkCDF)-1]
 	u := make([]float64, n)
@@ -239,7 +257,7 @@ func (t *RBMTruth) Sample(dst []int, r *rand.Rand) {
 	})
 	// Group the sorted uniforms by chunk: each row's u becomes its position
 	// in [0, 1) inside its chunk.
-	task := &rbmSampleTask{t: t, order: order, target: u, hidx: make([]int, n)}
+	task := &rbmSampleTask{t: t, ctx: ctx, order: order, target: u, hidx: make([]int, n)}
 	c := 0
 	for lo := 0; lo < n; {
 		x := u[order[lo]]
@@ -268,9 +286,19 @@ func (t *RBMTruth) Sample(dst []int, r *rand.Rand) {
 		lo = hi
 	}
 	parallel.For(len(task.groups), 1, task)
+	if err := ctx.Err(); err != nil {
+		return err
+	}
 	// z | h, row by row.
 	a := make([]float64, d)
+	work := 0
 	for j := range n {
+		if work += d * (t.m + 1); work >= pollDraws {
+			work = 0
+			if err := ctx.Err(); err != nil {
+				return err
+			}
+		}
 		t.preact(a, task.hidx[j])
 		row := dst[j*d : (j+1)*d]
 		for i, ai := range a {
@@ -282,6 +310,7 @@ func (t *RBMTruth) Sample(dst []int, r *rand.Rand) {
 			}
 		}
 	}
+	return nil
 }
 
 // rbmSigmoid2 returns σ(2a) = 1/(1+exp(−2a)).
@@ -323,14 +352,20 @@ type rbmChunkSum struct {
 // rbmPass runs the chunks first..first+len(out)−1.
 type rbmPass struct {
 	t     *RBMTruth
+	ctx   context.Context
 	first int
 	out   []rbmChunkSum
 }
 
+// Do walks chunks [lo, hi) of the round, none after the context is
+// canceled.
 func (p *rbmPass) Do(lo, hi int) {
 	w := p.t.pool.Get().(*rbmWalker)
 	defer p.t.pool.Put(w)
 	for j := lo; j < hi; j++ {
+		if p.ctx.Err() != nil {
+			return
+		}
 		cs := &p.out[j]
 		cs.ref, cs.tot = w.chunk(p.first+j, nil)
 		for i, s := range w.s {
@@ -353,6 +388,7 @@ type rbmGroup struct {
 
 type rbmSampleTask struct {
 	t      *RBMTruth
+	ctx    context.Context
 	order  []int
 	target []float64 // per row, its position in [0, 1) inside its chunk
 	hidx   []int     // per row, the chosen hidden configuration
@@ -364,6 +400,9 @@ func (s *rbmSampleTask) Do(lo, hi int) {
 	w := t.pool.Get().(*rbmWalker)
 	defer t.pool.Put(w)
 	for gi := lo; gi < hi; gi++ {
+		if s.ctx.Err() != nil {
+			return
+		}
 		gr := s.groups[gi]
 		lw := w.lw
 		w.chunk(gr.chunk, lw)

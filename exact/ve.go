@@ -74,9 +74,10 @@ type Factor struct {
 // variable given its S_k, all sampled already (forward filtering, backward
 // sampling).
 //
-// Cost: the order takes O(n²) comparisons to pick the variables plus, at
-// each step, rescoring the variables within distance two of the eliminated
-// one (O(deg²) lookups each); the passes O(Σ_k |C_k|·(f_k + c_k + 3))
+// Cost: the order takes O(n log n) comparisons to pick the variables (a
+// heap) plus, at each step, rescoring the variables within distance two of
+// the eliminated one (O(deg²) binary searches in sorted neighbour lists
+// each): about 0.3 s for a chain of 300,000 variables; the passes O(Σ_k |C_k|·(f_k + c_k + 3))
 // additions and about Σ_k |C_k|·(c_k + 3) exponentials (f_k factors in
 // bucket k, c_k children): for a 10×10 binary grid 6.6·10⁴ clique entries
 // and about 13 ms. Memory: 8·Σ_k |C_k| bytes for the stored tables. A
@@ -131,7 +132,10 @@ func NewVEContext(ctx context.Context, card []int, factors []Factor, values [][]
 	if err := checkFactors(card, factors, values); err != nil {
 		return nil, err
 	}
-	p := planElimination(card, factors)
+	p, err := planElimination(ctx, card, factors)
+	if err != nil {
+		return nil, err
+	}
 	if p.width > maxWidth {
 		return nil, fmt.Errorf("exact: elimination width %d exceeds the limit %d (the largest intermediate factor of the min-fill order has %d variables)", p.width, maxWidth, p.width)
 	}
@@ -217,11 +221,24 @@ func (ve *VE) Order() []int { return ve.order }
 // from r per variable with more than one state and per sample, and nothing
 // else.
 func (ve *VE) Sample(dst []int, r *rand.Rand) {
+	_ = ve.SampleContext(context.Background(), dst, r)
+}
+
+// SampleContext is Sample that stops with ctx's error when ctx is canceled
+// (see Truth).
+func (ve *VE) SampleContext(ctx context.Context, dst []int, r *rand.Rand) error {
 	d := len(ve.card)
 	if len(dst)%d != 0 {
 		panic(fmt.Sprintf("exact: sample buffer of length %d for dimension %d", len(dst), d))
 	}
+	work := 0
 	for o := 0; o < len(dst); o += d {
+		if work += d; work >= pollDraws {
+			work = 0
+			if err := ctx.Err(); err != nil {
+				return err
+			}
+		}
 		z := dst[o : o+d]
 		for k := len(ve.steps) - 1; k >= 0; k-- {
 			st := &ve.steps[k]
@@ -248,4 +265,5 @@ func (ve *VE) Sample(dst []int, r *rand.Rand) {
 			z[st.v] = s
 		}
 	}
+	return nil
 }

@@ -92,8 +92,8 @@ func (b *veBuild) setAxes(k int, on bool) {
 // upward runs bucket elimination: ψ_k and the message m_k of every step.
 func (b *veBuild) upward(ctx context.Context) error {
 	for k, v := range b.p.order {
-		if k&15 == 0 && ctx.Err() != nil {
-			return ctx.Err()
+		if err := ctx.Err(); err != nil {
+			return err
 		}
 		sep := b.p.seps[k]
 		K := b.card[v]
@@ -155,8 +155,8 @@ func (b *veBuild) downward(ctx context.Context, values [][]float64) (*Result, er
 	down := make([][]float64, n)
 	var acc []float64
 	for k := n - 1; k >= 0; k-- {
-		if k&15 == 0 && ctx.Err() != nil {
-			return nil, ctx.Err()
+		if err := ctx.Err(); err != nil {
+			return nil, err
 		}
 		st := &b.steps[k]
 		K := st.k

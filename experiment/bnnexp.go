@@ -3,7 +3,6 @@ package experiment
 import (
 	"fmt"
 	"math"
-	"path/filepath"
 	"slices"
 	"strconv"
 	"strings"
@@ -180,7 +179,7 @@ func runBNN(r *runner) (*Result, error) {
 		Title: figureTitle(r, rows, fmt.Sprintf("%s test accuracy of binarized %s ensembles, %s per network", map[string]string{"mnist": "MNIST", "fashion": "Fashion-MNIST"}[data], strings.ToUpper(plan.arch), budgetNote(plan)),
 			fmt.Sprintf("n_test = %d test images", nTest), "bars: ± binomial SE √(a(1−a)/n_test) (with the SE over trials, when several, in quadrature)"),
 		Panels: []report.Panel{{Title: "test accuracy against ensemble size (dashed: single networks, measured at size 1)", XLabel: "ensemble size", YLabel: "test accuracy (%)", XTicks: intsF(plan.sizes), Dodge: true, Series: series}}}
-	return res, fig.Save(filepath.Join(r.cfg.Out, r.name))
+	return res, r.save(fig)
 }
 
 // budgetNote says how many examples each network saw.

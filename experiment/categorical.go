@@ -4,7 +4,6 @@ import (
 	"context"
 	"fmt"
 	"math"
-	"path/filepath"
 
 	"github.com/dstein/dstein/infer"
 	"github.com/dstein/dstein/model"
@@ -210,7 +209,7 @@ func runCategorical(r *runner) (*Result, error) {
 	fig := report.Figure{Panels: panels, Cols: 3, SharedLegend: true, Title: figureTitle(r, rows,
 		"GF-SVGD on the appendix's 1-D categorical p* = (0.1, 0.2, 0.3, 0.1, 0.3) on the states −1, −0.5, 0, 0.5, 1",
 		fmt.Sprintf("n = %d particles", n), "snapshots at iterations "+listNote(its))}
-	if err := fig.Save(filepath.Join(r.cfg.Out, "categorical")); err != nil {
+	if err := r.save(fig); err != nil {
 		return nil, err
 	}
 	return res, nil

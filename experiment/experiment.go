@@ -11,6 +11,7 @@ import (
 	"strings"
 	"text/tabwriter"
 
+	"github.com/dstein/dstein/internal/safeio"
 	"github.com/dstein/dstein/report"
 )
 
@@ -60,14 +61,86 @@ func Get(name string) (*Experiment, error) {
 
 // Run runs the experiment (resuming from DIR/NAME.trials.csv when it
 // exists), writes DIR/NAME.csv, DIR/NAME.png and DIR/NAME.svg, and returns
-// the summary.
-func (e *Experiment) Run(ctx context.Context, cfg Config) (*Result, error) {
-	if err := os.MkdirAll(cfg.Out, 0o755); err != nil {
-		return nil, fmt.Errorf("creating %s: %w", cfg.Out, err)
+// the summary. Before any work it checks that none of those files exists
+// unless dstein wrote it (safeio.Owned), that the journal can be resumed,
+// and that no other run holds it; it writes them only after every trial is
+// done, and nothing at all when ctx is canceled (the journal keeps the
+// finished trials).
+func (e *Experiment) Run(ctx context.Context, cfg Config) (res *Result, err error) {
+	created, err := safeio.MakeDir(cfg.Out)
+	if err != nil {
+		return nil, err
 	}
+	defer func() {
+		if err != nil {
+			safeio.RemoveEmpty(created)
+		}
+	}()
+	cfg, j, err := e.prepare(cfg)
+	if err != nil {
+		return nil, err
+	}
+	ok := false
+	defer func() { j.close(ok) }()
+	r := &runner{ctx: ctx, cfg: cfg, name: e.Name, trials: cfg.trials, j: j, setting: e.Setting, presets: map[string]string{},
+		requested: map[key]bool{}, methods: map[string]bool{}}
+	res, err = e.body(r)
+	if err == nil {
+		err = ctx.Err()
+	}
+	if err != nil {
+		return nil, err
+	}
+	r.flushLoaded()
+	for _, k := range j.order {
+		if !r.methods[k.method] {
+			return nil, fmt.Errorf("%s holds trials of method %q, which experiment %s does not run; it is not this experiment's journal (--restart starts over)", j.path, k.method, e.Name)
+		}
+	}
+	res.Name, res.Loaded = e.Name, r.loaded
+	ok = true
+	files := e.Outputs(cfg.Out)
+	if err := WriteCSV(files[0], e.Name, res.Rows); err != nil {
+		return nil, err
+	}
+	if r.fig != nil {
+		if err := r.fig.Save(filepath.Join(cfg.Out, e.Name)); err != nil {
+			return nil, err
+		}
+	}
+	res.Files = append(files, res.Files...)
+	return res, nil
+}
+
+// Outputs returns the files that Run writes in dir: NAME.csv, NAME.png
+// and NAME.svg (the trial journal aside).
+func (e *Experiment) Outputs(dir string) []string {
+	return []string{filepath.Join(dir, e.Name+".csv"), filepath.Join(dir, e.Name+".png"), filepath.Join(dir, e.Name+".svg")}
+}
+
+// Check does what Run does before its work, and nothing else: it checks
+// the options, the UAI networks, the output files and the journal, takes
+// the journal's lock and releases it. A command that runs several
+// experiments checks them all first.
+func (e *Experiment) Check(cfg Config) error {
+	created, err := safeio.MakeDir(cfg.Out)
+	if err != nil {
+		return err
+	}
+	defer safeio.RemoveEmpty(created)
+	_, j, err := e.prepare(cfg)
+	if err != nil {
+		return err
+	}
+	j.close(false)
+	return nil
+}
+
+// prepare completes cfg and opens the journal (see Run).
+func (e *Experiment) prepare(cfg Config) (Config, *journal, error) {
 	for k, v := range cfg.Options {
 		if math.IsNaN(v) || math.IsInf(v, 0) {
-			return nil, fmt.Errorf("experiment option %s is %v; want a finite number", k, v)
+			return cfg, nil, fmt.Errorf("experiment option %s is %v; want a finite number", k, v)
 		}
 	}
 	opts := map[string]float64{}
@@ -76,7 +149,7 @@ func (e *Experiment) Run(ctx context.Context, cfg Config) (*Result, error) {
 	}
 	for k, v := range cfg.Options {
 		if _, ok := e.Options[k]; !ok {
-			return nil, fmt.Errorf("experiment %s has no option %q", e.Name, k)
+			return cfg, nil, fmt.Errorf("experiment %s has no option %q", e.Name, k)
 		}
 		opts[k] = v
 	}
@@ -84,11 +157,11 @@ func (e *Experiment) Run(ctx context.Context, cfg Config) (*Result, error) {
 	cfg.defaults = e.Options
 	if cfg.UAIDir != "" {
 		if !e.UsesUAI {
-			return nil, fmt.Errorf("experiment %s takes no UAI networks (--uai)", e.Name)
+			return cfg, nil, fmt.Errorf("experiment %s takes no UAI networks (--uai)", e.Name)
 		}
 		in, err := uaiInputs(cfg.UAIDir)
 		if err != nil {
-			return nil, err
+			return cfg, nil, err
 		}
 		cfg.inputs = in
 	}
@@ -104,36 +177,28 @@ func (e *Experiment) Run(ctx context.Context, cfg Config) (*Result, error) {
 		}
 	}
 	if err := cfg.Shard.Validate(); err != nil {
-		return nil, err
+		return cfg, nil, err
 	}
 	if e.Unsharded && cfg.Shard.N > 0 {
-		return nil, fmt.Errorf("experiment %s is one trial and is not sharded: run it whole", e.Name)
+		return cfg, nil, fmt.Errorf("experiment %s is one trial and is not sharded: run it whole", e.Name)
 	}
 	cfg.trials = trials
-	j, err := openJournal(e.Name, cfg)
-	if err != nil {
-		return nil, err
+	if info, err := os.Stat(cfg.Out); err != nil || !info.IsDir() {
+		if err == nil {
+			err = fmt.Errorf("not a directory")
+		}
+		return cfg, nil, fmt.Errorf("output directory %s: %w", cfg.Out, err)
 	}
-	defer j.close()
-	r := &runner{ctx: ctx, cfg: cfg, name: e.Name, trials: trials, j: j, setting: e.Setting, presets: map[string]string{},
-		requested: map[key]bool{}, methods: map[string]bool{}}
-	res, err := e.body(r)
-	if err != nil {
-		return nil, err
-	}
-	r.flushLoaded()
-	for _, k := range j.order {
-		if !r.methods[k.method] {
-			return nil, fmt.Errorf("%s holds trials of method %q, which experiment %s does not run; it is not this experiment's journal (--restart starts over)", j.path, k.method, e.Name)
+	for _, f := range e.Outputs(cfg.Out) {
+		if err := safeio.Owned(f); err != nil {
+			return cfg, nil, err
 		}
 	}
-	res.Name, res.Loaded = e.Name, r.loaded
-	csvPath := filepath.Join(cfg.Out, e.Name+".csv")
-	if err := WriteCSV(csvPath, e.Name, res.Rows); err != nil {
-		return nil, err
+	j, err := openJournal(e.Name, cfg)
+	if err != nil {
+		return cfg, nil, err
 	}
-	res.Files = append([]string{csvPath, filepath.Join(cfg.Out, e.Name+".png"), filepath.Join(cfg.Out, e.Name+".svg")}, res.Files...)
-	return res, nil
+	return cfg, j, nil
 }
 
 // PrintTable writes the summary as an aligned table, one block per metric

@@ -6,9 +6,10 @@ import (
 )
 
 // FuzzJournal feeds arbitrary bytes to the journal reader (the first
-// round's comment header included): it must return an error or trials, never
-// panic; every trial it accepts has a whole index ≥ 0, a finite x and finite
-// metrics within their ranges; the kept prefix ends at a line end.
+// round's comment header included), with and without checksums: it must
+// return an error or trials, never panic; every trial it accepts has a
+// whole index ≥ 0, a finite x and finite metrics within their ranges; the
+// kept prefix ends at a line end.
 func FuzzJournal(f *testing.F) {
 	for _, s := range []string{
 		"method,x,trial,metric,value\ngibbs,10,0,mse,0.1\ngibbs,10,0,_done,1\n",
@@ -17,6 +18,9 @@ func FuzzJournal(f *testing.F) {
 		"method,x,trial,metric,value\ngibbs,10,0,mse,NaN\n",
 		"method,x,trial,metric,value\n\"a,b\",1,0,mse,0.1\n\"a,b\",1,0,_done,1\n",
 		"method,x,trial,metric,value\ngibbs,10,0,_done,1\ngibbs,10,0,_done,1\n",
+		"method,x,trial,metric,value\ngibbs,10,0,mse,0.1\ngibbs,10,0,_done,2609464593\n",
+		"method,x,trial,metric,value\ngibbs,10,0,mse,0.1\ngibbs,10,0,_done,99999999999999999999\n",
+		"method,x,trial,metric,value\ngibbs,10,0,mse,0.1\ngibbs,10,1,mse,0.2\ngibbs,10,0,_done,2609464593\n",
 	} {
 		f.Add([]byte(s))
 	}
@@ -26,8 +30,19 @@ func FuzzJournal(f *testing.F) {
 		if err != nil {
 			return
 		}
-		j := &journal{done: map[key]map[string]float64{}}
-		keep, err := j.read(body)
+		for _, sums := range []bool{false, true} {
+			checkRead(t, body, sums)
+		}
+	})
+}
+
+// checkRead reads body as a journal with or without checksums and checks
+// what it accepts.
+func checkRead(t *testing.T, body []byte, sums bool) {
+	t.Helper()
+	{
+		j := &journal{done: map[key]map[string]float64{}, checksums: sums}
+		keep, _, err := j.read(body)
 		if err != nil {
 			return
 		}
@@ -47,5 +62,5 @@ func FuzzJournal(f *testing.F) {
 				}
 			}
 		}
-	})
+	}
 }

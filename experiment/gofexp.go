@@ -4,7 +4,6 @@ import (
 	"context"
 	"fmt"
 	"math"
-	"path/filepath"
 	"sort"
 
 	"github.com/dstein/dstein/exact"
@@ -161,7 +160,7 @@ func gofFigureRange(r *runner, rows []Row, methods []gofMethod, what, xlabel str
 		Panels: []report.Panel{
 			{Title: "rejection rate at level α (mean ± SE over trials)", XLabel: xlabel, YLabel: "rejection rate", LogX: logX, XTicksAtData: true, Dodge: true, Series: ser, YMin: ymin, YMax: ymax},
 		}}
-	return fig.Save(filepath.Join(r.cfg.Out, r.name))
+	return r.save(fig)
 }
 
 // gibbsDrawer draws the final states of n Gibbs chains after sweeps sweeps.
@@ -253,7 +252,7 @@ func runGOFLevel(r *runner) (*Result, error) {
 	if err != nil {
 		return nil, err
 	}
-	truth, err := exact.For(m)
+	truth, err := exact.ForContext(r.ctx, m)
 	if err != nil {
 		return nil, err
 	}

@@ -3,6 +3,7 @@
 package experiment
 
 import (
+	"context"
 	"fmt"
 	"math"
 
@@ -44,7 +45,7 @@ func perturbed(m *rbm.RBM, sigma float64, key rng.Key) (*rbm.RBM, error) {
 // rbmAltDraw draws n exact samples from W + ε with ε fresh for each trial
 // (the same ε for every point of one trial and noise level), caching the
 // exact sampler of the current trial.
-func rbmAltDraw(null *rbm.RBM, nullTruth exact.Truth, sigma float64) func(trial int, n int, key rng.Key) (*sampler.Samples, error) {
+func rbmAltDraw(ctx context.Context, null *rbm.RBM, nullTruth exact.Truth, sigma float64) func(trial int, n int, key rng.Key) (*sampler.Samples, error) {
 	cached, cachedTrial := exact.Truth(nil), -1
 	return func(trial int, n int, key rng.Key) (*sampler.Samples, error) {
 		if sigma == 0 {
@@ -55,7 +56,7 @@ func rbmAltDraw(null *rbm.RBM, nullTruth exact.Truth, sigma float64) func(trial 
 			if err != nil {
 				return nil, err
 			}
-			t, err := exact.For(alt)
+			t, err := exact.ForContext(ctx, alt)
 			if err != nil {
 				return nil, err
 			}
@@ -72,7 +73,7 @@ func gofRBMNull(r *runner) (*rbm.RBM, exact.Truth, int, error) {
 		return nil, nil, 0, err
 	}
 	r.logf("%s: exact sampler of the RBM with d = %d, M = %d …", r.name, d, hidden)
-	truth, err := exact.For(null)
+	truth, err := exact.ForContext(r.ctx, null)
 	return null, truth, n, err
 }
 
@@ -94,7 +95,7 @@ func runGOFRBMSigma(r *runner) (*Result, error) {
 	}
 	var pts []gofPoint
 	for _, sg := range sigmas {
-		draw := rbmAltDraw(null, truth, sg)
+		draw := rbmAltDraw(r.ctx, null, truth, sg)
 		pts = append(pts, gofPoint{x: sg, null: null, n: n, draw: func(tr int, key rng.Key) (*sampler.Samples, error) { return draw(tr, n, key) }, drawNull: exactDrawer(truth, null.Dim())})
 	}
 	return gofResult(r, pts, gofMethods("relaxed"), rbmGOFNote(null, bootstrapDraws(r.cfg.Mode)),
@@ -115,7 +116,7 @@ func runGOFRBMN(r *runner) (*Result, error) {
 	case Tiny:
 		ns = []int{20, 40}
 	}
-	draw := rbmAltDraw(null, truth, sigma)
+	draw := rbmAltDraw(r.ctx, null, truth, sigma)
 	var pts []gofPoint
 	for _, n := range ns {
 		pts = append(pts, gofPoint{x: float64(n), null: null, n: n, draw: func(tr int, key rng.Key) (*sampler.Samples, error) { return draw(tr, n, key) }, drawNull: exactDrawer(truth, null.Dim())})

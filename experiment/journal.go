@@ -7,6 +7,7 @@ import (
 	"encoding/json"
 	"errors"
 	"fmt"
+	"hash/crc32"
 	"io"
 	"io/fs"
 	"math"
@@ -27,8 +28,9 @@ import (
 //
 //   - NAME.trials.csv, a tidy CSV with the header method,x,trial,metric,value
 //     and one row per metric of a finished trial; each trial's rows end with
-//     a row whose metric is "_done" (value 1), which marks it complete
-//     (drop those rows for analysis: df[df.metric != "_done"]);
+//     a row whose metric is "_done", which marks it complete and whose value
+//     is the CRC-32C checksum of the trial's rows (drop those rows for
+//     analysis: df[df.metric != "_done"]);
 //   - NAME.trials.json, the settings the trials were made with (experiment,
 //     seed, mode, options) and the dstein version that started it.
 //
@@ -39,22 +41,33 @@ import (
 // settings (journal.describe), then skips the complete trials; the
 // dstein version and fields added to the sidecar later do not matter. Every row is validated: five
 // fields, a finite x and value, a whole trial index, no trial recorded
-// twice. A row cut short by a crash at the end of the file is dropped (and
-// the file truncated before new trials are appended); anything else
-// malformed is an error naming the line. CRLF line ends are accepted. The
-// files are never followed through symbolic links.
+// twice, and each trial's checksum (the CRC-32C of its rows' bytes, each
+// line without its CR and with its LF): a changed digit, a lost or repeated
+// line or a moved row is refused, naming the line. A checksum detects
+// damage, not forgery: anyone can recompute it. A row cut short by a crash
+// at the end of the file, and the rows of a trial without its closing row,
+// are dropped (the file is rewritten without them before new trials are
+// appended). CRLF line ends are accepted. The files are never followed
+// through symbolic links.
 //
-// The first round's journals (a "# dstein experiment …" comment line
-// before the header, no sidecar) are read too, and converted to this form
-// when a run resumes them.
+// Nothing is written until the first new trial is recorded (or the run
+// ends successfully): a run refused or interrupted before that leaves the
+// directory as it found it. The lock file NAME.trials.lock exists while a
+// run holds it.
+//
+// Older journals are read too and converted to this form when a run
+// records its first trial in them: format 2 (the same rows, closing rows
+// of value 1, no checksums) and the first round's (a "# dstein experiment
+// …" comment line before the header, no sidecar).
 
 // doneMarker is the metric of the row that closes a trial's record.
 const doneMarker = "_done"
 
 const journalColumns = "method,x,trial,metric,value"
 
-// journalFormat is the version of the journal's layout.
-const journalFormat = 2
+// journalFormat is the version of the journal's layout: 3 has a checksum
+// in each trial's closing row, 2 had the value 1 there.
+const journalFormat = 3
 
 // journalSettings is the sidecar NAME.trials.json.
 type journalSettings struct {
@@ -105,10 +118,19 @@ type journal struct {
 	settings journalSettings
 	done     map[key]map[string]float64
 	order    []key
-	f        *os.File
-	w        *csv.Writer
+	// checksums: the rows read carry checksums (format 3).
+	checksums bool
+	f         *os.File
+	w         *csv.Writer
 	// lock is the held NAME.trials.lock (nil for a journal read by merge).
-	lock *os.File
+	lock *safeio.Lock
+	// Work deferred until the first trial is recorded or the run ends
+	// well (flush): create the files (after setting an old journal aside,
+	// on --restart), rewrite the rows read in today's form, write the
+	// settings.
+	create, restart, rewrite, sideDirty bool
+	// log receives the journal's notes (may be nil).
+	log io.Writer
 }
 
 // selectOnly lists options that choose which settings run without changing
@@ -171,72 +193,61 @@ func noLink(path string) (exists bool, err error) {
 // it exists (refusing one made with settings that change results, or a
 // corrupt one) and opens it for appending. The lock is held until close.
 func openJournal(name string, cfg Config) (*journal, error) {
-	lock, err := lockJournal(cfg.Out, name)
+	lock, err := lockJournal(cfg.dir(), name)
 	if err != nil {
 		return nil, err
 	}
 	j, err := openLockedJournal(name, cfg)
 	if err != nil {
-		lock.Close()
+		lock.Unlock()
 		return nil, err
 	}
 	j.lock = lock
 	return j, nil
 }
 
-// lockJournal takes an exclusive lock on DIR/NAME.trials.lock (flock, not
-// waiting), released when the file is closed or the process ends, however
-// it ends. A second run of the same experiment into the same directory is
-// refused instead of interleaving its rows with the first's.
-func lockJournal(dir, name string) (*os.File, error) {
+// lockJournal takes an exclusive lock on DIR/NAME.trials.lock
+// (safeio.TryLock: flock, not waiting, the file removed when the lock is
+// given up). A second run of the same experiment into the same directory
+// is refused instead of interleaving its rows with the first's.
+func lockJournal(dir, name string) (*safeio.Lock, error) {
 	path := filepath.Join(dir, name+".trials.lock")
-	if _, err := noLink(path); err != nil {
-		return nil, err
+	l, err := safeio.TryLock(path)
+	var busy *safeio.Busy
+	if errors.As(err, &busy) {
+		return nil, fmt.Errorf("another dstein is running experiment %s in %s (it holds %s); wait for it to finish, or use another --out-dir", name, dir, path)
 	}
-	f, err := os.OpenFile(path, os.O_RDWR|os.O_CREATE|syscall.O_NOFOLLOW, 0o644)
-	if err != nil {
-		return nil, fmt.Errorf("creating the journal's lock: %w", err)
-	}
-	if err := syscall.Flock(int(f.Fd()), syscall.LOCK_EX|syscall.LOCK_NB); err != nil {
-		f.Close()
-		if errors.Is(err, syscall.EWOULDBLOCK) {
-			return nil, fmt.Errorf("another dstein is running experiment %s in %s (it holds %s); wait for it to finish, or use another --out-dir", name, dir, path)
-		}
-		return nil, fmt.Errorf("locking %s: %w", path, err)
-	}
-	return f, nil
+	return l, err
 }
 
-// openLockedJournal is openJournal once the lock is held.
+// openLockedJournal is openJournal once the lock is held. It reads and
+// checks an existing journal and writes nothing (see flush).
 func openLockedJournal(name string, cfg Config) (*journal, error) {
-	path := filepath.Join(cfg.Out, name+".trials.csv")
-	side := filepath.Join(cfg.Out, name+".trials.json")
+	path := filepath.Join(cfg.dir(), name+".trials.csv")
+	side := filepath.Join(cfg.dir(), name+".trials.json")
 	want := journalSettings{Format: journalFormat, Experiment: name, Seed: cfg.Seed, Mode: cfg.Mode.String(), Options: cfg.Options, Version: Version, Inputs: cfg.inputs, Trials: cfg.trials, Shard: cfg.Shard.String(), Selected: cfg.Methods}
-	j := &journal{path: path, side: side, done: map[key]map[string]float64{}, settings: want}
+	j := &journal{path: path, side: side, done: map[key]map[string]float64{}, settings: want, checksums: true, log: cfg.Log}
 	exists, err := noLink(path)
 	if err != nil {
 		return nil, err
 	}
-	if _, err := noLink(side); err != nil {
+	sideExists, err := noLink(side)
+	if err != nil {
 		return nil, err
 	}
 	if exists && cfg.Restart {
-		if err := os.Rename(path, path+".old"); err != nil {
-			return nil, fmt.Errorf("setting the old journal aside: %w", err)
-		}
-		os.Remove(side)
-		exists = false
+		j.create, j.restart, j.sideDirty = true, true, true
+		return j, nil
 	}
 	if !exists {
-		if err := writeSettings(side, want); err != nil {
-			return nil, err
+		if sideExists {
+			// Settings without a journal: replaced only when they are
+			// this experiment's journal settings.
+			if _, err := readSettings(side, name); err != nil {
+				return nil, fmt.Errorf("%w; it is in the place of the settings of a new journal (move it, or use another --out-dir)", err)
+			}
 		}
-		f, err := os.OpenFile(path, os.O_WRONLY|os.O_CREATE|os.O_EXCL|syscall.O_NOFOLLOW, 0o644)
-		if err != nil {
-			return nil, fmt.Errorf("creating the trial journal: %w", err)
-		}
-		fmt.Fprintln(f, journalColumns)
-		j.f, j.w = f, csv.NewWriter(f)
+		j.create, j.sideDirty = true, true
 		return j, nil
 	}
 	data, err := safeio.ReadFile(path, "trial journal", 0)
@@ -247,17 +258,20 @@ func openLockedJournal(name string, cfg Config) (*journal, error) {
 	if err != nil {
 		return nil, fmt.Errorf("%s: %w", path, err)
 	}
-	if !legacy {
-		raw, err := safeio.ReadFile(side, "journal settings", 1<<20)
+	if legacy {
+		j.checksums = false
+		j.rewrite, j.sideDirty = true, true
+	} else {
+		have, err := readSettings(side, name)
 		if err != nil {
 			return nil, fmt.Errorf("%w (it records the settings of %s; --restart starts over)", err, path)
 		}
-		var have journalSettings
-		if err := strictjson.Unmarshal(raw, &have); err != nil {
-			return nil, fmt.Errorf("%s: %w (--restart starts over)", side, err)
+		if have.Format > journalFormat {
+			return nil, fmt.Errorf("%s was written by a newer dstein (journal format %d; this one reads up to %d); use that dstein, another --out-dir, or --restart to start over", path, have.Format, journalFormat)
 		}
-		if have.Options == nil {
-			have.Options = map[string]float64{}
+		j.checksums = have.Format >= 3
+		if !j.checksums {
+			j.rewrite = true
 		}
 		for k, v := range cfg.defaults {
 			if _, ok := have.Options[k]; !ok {
@@ -270,17 +284,11 @@ func openLockedJournal(name string, cfg Config) (*journal, error) {
 		if have.Shard != want.Shard {
 			return nil, fmt.Errorf("%s holds %s; now %s; use the shard's own --out-dir", path, shardWords(have.Shard), shardWords(want.Shard))
 		}
-		want.Methods, want.MergedFrom = have.Methods, have.MergedFrom
-		j.settings = want
-		if have.Trials != want.Trials || have.Version != want.Version || strings.Join(have.Selected, ",") != strings.Join(want.Selected, ",") {
-			if err := writeSettings(side, want); err != nil {
-				return nil, err
-			}
-		}
 		if err := sameInputs(have.Inputs, want.Inputs); err != nil {
 			return nil, fmt.Errorf("%s: %w; use another --out-dir, or --restart to start over", path, err)
 		}
-		if len(have.Inputs) > 0 || len(want.Inputs) > 0 {
+		want.Methods, want.MergedFrom = have.Methods, have.MergedFrom
+		if len(have.Inputs) > 0 {
 			// Record every input seen, so that a later resume checks them all.
 			merged := map[string]string{}
 			for k, v := range have.Inputs {
@@ -290,34 +298,126 @@ func openLockedJournal(name string, cfg Config) (*journal, error) {
 				merged[k] = v
 			}
 			want.Inputs = merged
-			j.settings = want
-			if err := writeSettings(side, want); err != nil {
-				return nil, err
-			}
+		}
+		j.settings = want
+		if have.Format != want.Format || have.Trials != want.Trials || have.Version != want.Version || strings.Join(have.Selected, ",") != strings.Join(want.Selected, ",") || len(want.Inputs) != len(have.Inputs) {
+			j.sideDirty = true
 		}
 	}
-	keep, err := j.read(data)
+	keep, incomplete, err := j.read(data)
 	if err != nil {
 		return nil, fmt.Errorf("%s %w; fix or remove that line, or rerun with --restart to start over", path, err)
 	}
-	if legacy || keep < len(data) {
-		// Rewrite in today's form, without a row cut short at the end.
-		body := data[:keep]
-		if legacy {
-			if err := writeSettings(side, want); err != nil {
-				return nil, err
+	if keep < len(data) || incomplete {
+		j.rewrite = true
+	}
+	return j, nil
+}
+
+// readSettings reads a journal's settings file and checks that it is
+// experiment name's.
+func readSettings(side, name string) (journalSettings, error) {
+	var have journalSettings
+	raw, err := safeio.ReadFile(side, "journal settings", 1<<20)
+	if err != nil {
+		return have, err
+	}
+	if err := strictjson.Unmarshal(raw, &have); err != nil {
+		return have, fmt.Errorf("%s: %w (--restart starts over)", side, err)
+	}
+	if have.Experiment != name {
+		return have, fmt.Errorf("%s holds the settings of experiment %q, not %s", side, have.Experiment, name)
+	}
+	if have.Options == nil {
+		have.Options = map[string]float64{}
+	}
+	return have, nil
+}
+
+// flush does the work that opening deferred, before the first trial is
+// appended: sets an old journal aside (--restart), creates the files or
+// rewrites the rows read in today's form, writes the settings, and opens
+// the journal for appending.
+func (j *journal) flush() error {
+	if j.f != nil {
+		return nil
+	}
+	if j.restart {
+		moved, err := safeio.SetAside(j.path)
+		if err != nil {
+			return err
+		}
+		if _, err := os.Lstat(j.side); err == nil {
+			if _, err := safeio.SetAside(j.side); err != nil {
+				return err
 			}
 		}
-		if err := safeio.Replace(path, func(w *bufio.Writer) error { _, err := w.Write(body); return err }); err != nil {
-			return nil, err
-		}
+		j.restart = false
+		j.logf("the old journal is set aside as %s", moved)
 	}
-	f, err := os.OpenFile(path, os.O_APPEND|os.O_WRONLY|syscall.O_NOFOLLOW, 0)
+	if j.sideDirty || j.create {
+		if err := writeSettings(j.side, j.settings); err != nil {
+			return err
+		}
+		j.sideDirty = false
+	}
+	switch {
+	case j.create:
+		f, err := os.OpenFile(j.path, os.O_WRONLY|os.O_CREATE|os.O_EXCL|syscall.O_NOFOLLOW, 0o644)
+		if err != nil {
+			return fmt.Errorf("creating the trial journal: %w", err)
+		}
+		if _, err := fmt.Fprintln(f, journalColumns); err != nil {
+			f.Close()
+			return fmt.Errorf("writing %s: %w", j.path, err)
+		}
+		j.create = false
+		j.f, j.w = f, csv.NewWriter(f)
+		return nil
+	case j.rewrite:
+		if err := writeJournal(j.path, j.order, j.done); err != nil {
+			return err
+		}
+		j.rewrite = false
+	}
+	f, err := os.OpenFile(j.path, os.O_APPEND|os.O_WRONLY|syscall.O_NOFOLLOW, 0)
 	if err != nil {
-		return nil, fmt.Errorf("opening the trial journal: %w", err)
+		return fmt.Errorf("opening the trial journal: %w", err)
 	}
 	j.f, j.w = f, csv.NewWriter(f)
-	return j, nil
+	return nil
+}
+
+// logf writes a note of the journal's to the run's log.
+func (j *journal) logf(format string, a ...any) {
+	if j.log != nil {
+		fmt.Fprintf(j.log, format+"\n", a...)
+	}
+}
+
+// writeJournal replaces path with the trials of order, in today's form.
+func writeJournal(path string, order []key, done map[key]map[string]float64) error {
+	return safeio.Rewrite(path, func(b *bufio.Writer) error {
+		if _, err := b.WriteString(journalColumns + "\n"); err != nil {
+			return err
+		}
+		w := csv.NewWriter(b)
+		for _, k := range order {
+			if err := writeTrialRows(w, k, done[k]); err != nil {
+				return err
+			}
+		}
+		w.Flush()
+		return w.Error()
+	})
+}
+
+// dir is the directory of the journal.
+func (c Config) dir() string {
+	if c.journalDir != "" {
+		return c.journalDir
+	}
+	return c.Out
 }
 
 // shardWords names a journal's shard for messages.
@@ -352,6 +452,10 @@ func (j *journal) describe(method string, b []byte) error {
 		j.settings.Methods = map[string]json.RawMessage{}
 	}
 	j.settings.Methods[method] = json.RawMessage(now)
+	if j.f == nil {
+		j.sideDirty = true // written with the first trial
+		return nil
+	}
 	return writeSettings(j.side, j.settings)
 }
 
@@ -452,7 +556,8 @@ func writeSettings(path string, s journalSettings) error {
 	if s.Options == nil {
 		s.Options = map[string]float64{}
 	}
-	return safeio.Replace(path, func(w *bufio.Writer) error { return report.WriteJSON(w, s) })
+	s.Format = journalFormat
+	return safeio.Rewrite(path, func(w *bufio.Writer) error { return report.WriteJSON(w, s) })
 }
 
 // legacyHeader recognises a first-round journal ("# dstein experiment NAME
@@ -500,18 +605,23 @@ func legacyHeader(data []byte, want *journalSettings) ([]byte, bool, error) {
 }
 
 // read loads the rows of data (the CSV after any legacy comment line) and
-// returns the length of its prefix that ends with the last complete line.
-func (j *journal) read(data []byte) (int, error) {
-	keep := len(data)
+// returns the length of its prefix that ends with the last complete line,
+// and whether it holds rows of trials that were never closed.
+func (j *journal) read(data []byte) (keep int, incomplete bool, err error) {
+	keep = len(data)
 	if len(data) > 0 && data[len(data)-1] != '\n' {
 		// The last row was cut short by a crash: drop it.
 		keep = bytes.LastIndexByte(data, '\n') + 1
 	}
 	lines := bytes.Split(data[:keep], []byte("\n"))
 	if len(lines) == 0 || strings.TrimSuffix(string(lines[0]), "\r") != journalColumns {
-		return 0, fmt.Errorf("line 1: want the columns %s", journalColumns)
+		return 0, false, fmt.Errorf("line 1: want the columns %s", journalColumns)
 	}
-	pending := map[key]map[string]float64{}
+	type open struct {
+		vals map[string]float64
+		sum  uint32
+	}
+	pending := map[key]*open{}
 	for ln, raw := range lines[1:] {
 		no := ln + 2
 		text := strings.TrimSuffix(string(raw), "\r")
@@ -519,54 +629,83 @@ func (j *journal) read(data []byte) (int, error) {
 			if ln == len(lines)-2 {
 				break // the final newline
 			}
-			return 0, fmt.Errorf("line %d: empty line", no)
+			return 0, false, fmt.Errorf("line %d: empty line", no)
 		}
 		rec, err := csv.NewReader(strings.NewReader(text)).Read()
 		if err != nil && !errors.Is(err, io.EOF) {
-			return 0, fmt.Errorf("line %d: %v", no, err)
+			return 0, false, fmt.Errorf("line %d: %v", no, err)
 		}
 		if len(rec) != 5 {
-			return 0, fmt.Errorf("line %d: %d fields, want 5 (%s)", no, len(rec), journalColumns)
+			return 0, false, fmt.Errorf("line %d: %d fields, want 5 (%s)", no, len(rec), journalColumns)
 		}
 		x, err := strconv.ParseFloat(rec[1], 64)
 		if err != nil || math.IsNaN(x) || math.IsInf(x, 0) {
-			return 0, fmt.Errorf("line %d: x = %q is not a finite number", no, rec[1])
+			return 0, false, fmt.Errorf("line %d: x = %q is not a finite number", no, rec[1])
 		}
 		t, err := strconv.Atoi(rec[2])
 		if err != nil || t < 0 || t >= 1<<30 {
-			return 0, fmt.Errorf("line %d: trial %q is not a whole number ≥ 0", no, rec[2])
-		}
-		v, err := strconv.ParseFloat(rec[4], 64)
-		if err != nil || math.IsNaN(v) || math.IsInf(v, 0) {
-			return 0, fmt.Errorf("line %d: value %q of metric %s is not a finite number", no, rec[4], rec[3])
+			return 0, false, fmt.Errorf("line %d: trial %q is not a whole number ≥ 0", no, rec[2])
 		}
 		if rec[0] == "" || rec[3] == "" {
-			return 0, fmt.Errorf("line %d: empty method or metric", no)
-		}
-		if err := checkMetric(rec[3], v); err != nil {
-			return 0, fmt.Errorf("line %d: %w", no, err)
+			return 0, false, fmt.Errorf("line %d: empty method or metric", no)
 		}
 		k := key{rec[0], x, t}
 		if _, dup := j.done[k]; dup {
-			return 0, fmt.Errorf("line %d: trial %d of %s at %s is recorded twice", no, t, k.method, rec[1])
+			return 0, false, fmt.Errorf("line %d: trial %d of %s at %s is recorded twice", no, t, k.method, rec[1])
 		}
-		if pending[k] == nil {
-			pending[k] = map[string]float64{}
+		p := pending[k]
+		if p == nil {
+			p = &open{vals: map[string]float64{}}
+			pending[k] = p
 		}
 		if rec[3] == doneMarker {
-			j.done[k] = pending[k]
+			if j.checksums {
+				sum, err := strconv.ParseUint(rec[4], 10, 32)
+				if err != nil {
+					return 0, false, fmt.Errorf("line %d: the checksum %q of trial %d of %s at %s is not a whole number below 2³²", no, rec[4], t, k.method, rec[1])
+				}
+				if uint32(sum) != p.sum {
+					return 0, false, fmt.Errorf("line %d: trial %d of %s at %s does not match its checksum (the rows before this line were changed or damaged after they were written)", no, t, k.method, rec[1])
+				}
+			} else if rec[4] != "1" {
+				return 0, false, fmt.Errorf("line %d: the closing row of trial %d of %s has value %q, want 1", no, t, k.method, rec[4])
+			}
+			j.done[k] = p.vals
 			j.order = append(j.order, k)
 			delete(pending, k)
 			continue
 		}
-		pending[k][rec[3]] = v
+		v, err := strconv.ParseFloat(rec[4], 64)
+		if err != nil || math.IsNaN(v) || math.IsInf(v, 0) {
+			return 0, false, fmt.Errorf("line %d: value %q of metric %s is not a finite number", no, rec[4], rec[3])
+		}
+		if err := checkMetric(rec[3], v); err != nil {
+			return 0, false, fmt.Errorf("line %d: %w", no, err)
+		}
+		p.vals[rec[3]] = v
+		p.sum = rowSum(p.sum, text)
 	}
-	return keep, nil
+	return keep, len(pending) > 0, nil
+}
+
+// castagnoli is the CRC-32C table of the trials' checksums.
+var castagnoli = crc32.MakeTable(crc32.Castagnoli)
+
+// rowSum adds one row (its text without the line end) to a trial's
+// checksum: the CRC-32C of the rows, each followed by LF.
+func rowSum(sum uint32, text string) uint32 {
+	sum = crc32.Update(sum, castagnoli, []byte(text))
+	return crc32.Update(sum, castagnoli, []byte{'\n'})
 }
 
 // record appends one trial's metrics (in sorted metric order) and syncs.
 func (j *journal) record(k key, vals map[string]float64) error {
-	writeTrialRows(j.w, k, vals)
+	if err := j.flush(); err != nil {
+		return err
+	}
+	if err := writeTrialRows(j.w, k, vals); err != nil {
+		return err
+	}
 	j.w.Flush()
 	if err := j.w.Error(); err != nil {
 		return err
@@ -580,24 +719,44 @@ func (j *journal) record(k key, vals map[string]float64) error {
 }
 
 // writeTrialRows writes one trial's rows: its metrics in sorted order,
-// then the row that marks it complete.
-func writeTrialRows(w *csv.Writer, k key, vals map[string]float64) {
+// then the row that closes it with their checksum.
+func writeTrialRows(w *csv.Writer, k key, vals map[string]float64) error {
 	names := make([]string, 0, len(vals))
 	for m := range vals {
 		names = append(names, m)
 	}
 	sort.Strings(names)
+	var sum uint32
+	var line bytes.Buffer
+	lw := csv.NewWriter(&line)
 	for _, m := range names {
-		w.Write([]string{k.method, report.FormatValue(k.x), strconv.Itoa(k.trial), m, report.FormatValue(vals[m])})
+		rec := []string{k.method, report.FormatValue(k.x), strconv.Itoa(k.trial), m, report.FormatValue(vals[m])}
+		line.Reset()
+		lw.Write(rec)
+		lw.Flush()
+		sum = rowSum(sum, strings.TrimSuffix(line.String(), "\n"))
+		if err := w.Write(rec); err != nil {
+			return err
+		}
 	}
-	w.Write([]string{k.method, report.FormatValue(k.x), strconv.Itoa(k.trial), doneMarker, "1"})
+	return w.Write([]string{k.method, report.FormatValue(k.x), strconv.Itoa(k.trial), doneMarker, strconv.FormatUint(uint64(sum), 10)})
 }
 
-func (j *journal) close() error {
-	err := j.f.Close()
-	if j.lock != nil {
-		j.lock.Close()
+// close closes the journal and gives up its lock (removing the lock
+// file). After a run that ended well (ok), the work that opening deferred
+// is done first (see flush): a resume that computed nothing still records
+// its settings and converts an older journal.
+func (j *journal) close(ok bool) error {
+	var err error
+	if ok && !j.create && (j.rewrite || j.sideDirty) {
+		err = j.flush()
 	}
+	if j.f != nil {
+		if cerr := j.f.Close(); err == nil {
+			err = cerr
+		}
+	}
+	j.lock.Unlock()
 	return err
 }
 
@@ -607,7 +766,7 @@ func (j *journal) close() error {
 // MMD²) only need to be finite.
 func checkMetric(name string, v float64) error {
 	unit := name == "reject" || name == "p_value" || name == "ks_uniform" || name == "tv" || name == "max_error" || name == "energy_tv" || name == "mode_mass" ||
-		strings.HasPrefix(name, "accuracy") || name == "member_accuracy" || strings.HasPrefix(name, "freq:") || name == doneMarker
+		strings.HasPrefix(name, "accuracy") || name == "member_accuracy" || strings.HasPrefix(name, "freq:")
 	nonneg := unit || name == "mse" || name == "mmd2" || name == "seconds" || name == "evaluations" || name == "eff_n" ||
 		name == "ess_per_s" || name == "weight_ess" || name == "repulsion" || name == "importance_ess" ||
 		name == "pair_rmse" || name == "mode_err2" || name == "mmd2_first"

@@ -1,9 +1,7 @@
 package experiment
 
 import (
-	"bufio"
 	"context"
-	"encoding/csv"
 	"encoding/json"
 	"errors"
 	"fmt"
@@ -43,7 +41,7 @@ type shardJournal struct {
 // shard holds are named. Only cfg.Out, cfg.Log, cfg.Progress and
 // cfg.UAIDir (the suite's networks, which the shards record by digest)
 // are read from cfg; the rest comes from the shards' settings.
-func (e *Experiment) Merge(ctx context.Context, cfg Config, dirs []string) (*Result, error) {
+func (e *Experiment) Merge(ctx context.Context, cfg Config, dirs []string) (res *Result, err error) {
 	if e.Unsharded {
 		return nil, fmt.Errorf("experiment %s is one trial and is not sharded: run it whole", e.Name)
 	}
@@ -109,10 +107,6 @@ func (e *Experiment) Merge(ctx context.Context, cfg Config, dirs []string) (*Res
 	// shard recorded them), the order of an unsharded run, so that the
 	// means over trials add in the same order and round alike.
 	owner := map[key]string{}
-	type unit struct {
-		k    key
-		vals map[string]float64
-	}
 	var units []unit
 	for _, s := range shards {
 		for _, k := range s.j.order {
@@ -154,52 +148,86 @@ func (e *Experiment) Merge(ctx context.Context, cfg Config, dirs []string) (*Res
 	if cfg.UAIDir == "" && len(first.Inputs) > 0 {
 		return nil, fmt.Errorf("the shards scored UAI networks (%d files): give their directory with --uai", len(first.Inputs))
 	}
-	write := func(dir string) error {
-		if err := writeSettings(filepath.Join(dir, e.Name+".trials.json"), merged); err != nil {
-			return err
-		}
-		return safeio.Replace(filepath.Join(dir, e.Name+".trials.csv"), func(b *bufio.Writer) error {
-			if _, err := b.WriteString(journalColumns + "\n"); err != nil {
-				return err
-			}
-			w := csv.NewWriter(b)
-			for _, u := range units {
-				writeTrialRows(w, u.k, u.vals)
-			}
-			w.Flush()
-			return w.Error()
-		})
+	created, err := safeio.MakeDir(cfg.Out)
+	if err != nil {
+		return nil, err
 	}
-	// First check, in a scratch directory, that the joined journal holds
-	// every trial the experiment needs, computing nothing.
+	defer func() {
+		if err != nil {
+			safeio.RemoveEmpty(created)
+		}
+	}()
+	if err := refuseForeignJournal(e.Name, cfg.Out); err != nil {
+		return nil, err
+	}
+	for _, f := range e.Outputs(cfg.Out) {
+		if err := safeio.Owned(f); err != nil {
+			return nil, err
+		}
+	}
+	// The output directory's lock, so that no run of the experiment
+	// writes there meanwhile.
+	lock, err := lockJournal(cfg.Out, e.Name)
+	if err != nil {
+		return nil, err
+	}
+	defer lock.Unlock()
+	// Run the experiment over the joined journal, kept in a scratch
+	// directory: it computes nothing (a missing trial is named) and writes
+	// its tables and figures into cfg.Out only at the end; the journal
+	// follows them there. An interrupted or refused merge writes nothing.
 	scratch, err := os.MkdirTemp("", "dstein-merge-")
 	if err != nil {
 		return nil, err
 	}
 	defer os.RemoveAll(scratch)
-	if err := write(scratch); err != nil {
+	if err := writeSettings(filepath.Join(scratch, e.Name+".trials.json"), merged); err != nil {
 		return nil, err
 	}
-	check := run
-	check.Out, check.Log, check.Progress, check.offline = scratch, nil, nil, true
-	if _, err := e.Run(ctx, check); err != nil {
+	if err := writeJournal(filepath.Join(scratch, e.Name+".trials.csv"), unitKeys(units), unitVals(units)); err != nil {
+		return nil, err
+	}
+	run.Out, run.journalDir, run.offline = cfg.Out, scratch, true
+	res, err = e.Run(ctx, run)
+	if err != nil {
 		var m errMissing
 		if errors.As(err, &m) {
 			return nil, fmt.Errorf("incomplete set of shards: %w (trial t is shard t mod N + 1's, counting trials from 0; rerun or resubmit that shard, which resumes its journal)", m)
 		}
 		return nil, err
 	}
-	if err := os.MkdirAll(cfg.Out, 0o755); err != nil {
-		return nil, fmt.Errorf("creating %s: %w", cfg.Out, err)
-	}
-	if err := refuseForeignJournal(e.Name, cfg.Out); err != nil {
+	if err := ctx.Err(); err != nil {
 		return nil, err
 	}
-	if err := write(cfg.Out); err != nil {
+	if err := writeSettings(filepath.Join(cfg.Out, e.Name+".trials.json"), merged); err != nil {
 		return nil, err
 	}
-	run.Out, run.offline = cfg.Out, true
-	return e.Run(ctx, run)
+	if err := writeJournal(filepath.Join(cfg.Out, e.Name+".trials.csv"), unitKeys(units), unitVals(units)); err != nil {
+		return nil, err
+	}
+	return res, nil
+}
+
+// unit is one trial of one method at one setting, with its metrics.
+type unit struct {
+	k    key
+	vals map[string]float64
+}
+
+func unitKeys(us []unit) []key {
+	out := make([]key, len(us))
+	for i, u := range us {
+		out[i] = u.k
+	}
+	return out
+}
+
+func unitVals(us []unit) map[key]map[string]float64 {
+	out := make(map[key]map[string]float64, len(us))
+	for _, u := range us {
+		out[u.k] = u.vals
+	}
+	return out
 }
 
 // readShard reads the journal and settings of one shard's directory.
@@ -233,29 +261,40 @@ func readShard(name, dir string) (shardJournal, error) {
 	if err != nil {
 		return shardJournal{}, err
 	}
-	j := &journal{path: path, done: map[key]map[string]float64{}}
-	if _, err := j.read(data); err != nil {
+	j := &journal{path: path, done: map[key]map[string]float64{}, checksums: s.Format >= 3}
+	if _, _, err := j.read(data); err != nil {
 		return shardJournal{}, fmt.Errorf("%s %w", path, err)
 	}
 	return shardJournal{dir: dir, settings: s, j: j}, nil
 }
 
 // refuseForeignJournal refuses to replace a journal in dir that a merge
-// did not write: it holds trials that were computed there.
+// did not write (it holds trials that were computed there), and settings
+// without a journal that are not the experiment's.
 func refuseForeignJournal(name, dir string) error {
 	side := filepath.Join(dir, name+".trials.json")
 	exists, err := noLink(filepath.Join(dir, name+".trials.csv"))
-	if err != nil || !exists {
+	if err != nil {
 		return err
 	}
-	raw, err := safeio.ReadFile(side, "journal settings", 1<<20)
-	if err == nil {
-		var s journalSettings
-		if strictjson.Unmarshal(raw, &s) == nil && len(s.MergedFrom) > 0 {
-			return nil
-		}
+	sideExists, err := noLink(side)
+	if err != nil {
+		return err
 	}
-	return fmt.Errorf("%s holds a journal of its own (not one that dstein merge wrote); merge into another --out-dir", filepath.Join(dir, name+".trials.csv"))
+	if !sideExists {
+		if exists {
+			return fmt.Errorf("%s holds a journal without its settings %s (not one that dstein merge wrote); merge into another --out-dir", filepath.Join(dir, name+".trials.csv"), side)
+		}
+		return nil
+	}
+	s, err := readSettings(side, name)
+	if err != nil {
+		return fmt.Errorf("%w; merge into another --out-dir", err)
+	}
+	if exists && len(s.MergedFrom) == 0 {
+		return fmt.Errorf("%s holds a journal of its own (not one that dstein merge wrote); merge into another --out-dir", filepath.Join(dir, name+".trials.csv"))
+	}
+	return nil
 }
 
 func parseMode(s string) (Mode, error) {

@@ -142,12 +142,12 @@ func TestJournalLock(t *testing.T) {
 	if y, err := openJournal("y", cfg); err != nil {
 		t.Errorf("another experiment in the same directory was refused: %v", err)
 	} else {
-		y.close()
+		y.close(true)
 	}
-	j.close()
+	j.close(true)
 	j2, err := openJournal("x", cfg)
 	if err != nil {
 		t.Fatalf("the lock outlived its run: %v", err)
 	}
-	j2.close()
+	j2.close(true)
 }

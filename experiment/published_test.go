@@ -132,9 +132,14 @@ func TestCommittedJournalsRead(t *testing.T) {
 		if err != nil {
 			t.Fatal(err)
 		}
-		j := &journal{path: p, done: map[key]map[string]float64{}}
-		if keep, err := j.read(data); err != nil || keep != len(data) {
-			t.Errorf("%s: %v (%d of %d bytes complete)", p, err, keep, len(data))
+		name := strings.TrimSuffix(filepath.Base(p), ".trials.csv")
+		s, err := readSettings(strings.TrimSuffix(p, ".csv")+".json", name)
+		if err != nil {
+			t.Fatal(err)
+		}
+		j := &journal{path: p, done: map[key]map[string]float64{}, checksums: s.Format >= 3}
+		if keep, incomplete, err := j.read(data); err != nil || keep != len(data) || incomplete {
+			t.Errorf("%s: %v (%d of %d bytes complete; trials left open: %v)", p, err, keep, len(data), incomplete)
 		}
 		n++
 	}

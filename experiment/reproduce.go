@@ -5,6 +5,8 @@ import (
 	"sort"
 	"strconv"
 	"strings"
+
+	"github.com/dstein/dstein/internal/shellquote"
 )
 
 // Reproduction is one published result of EXPERIMENTS.md: an experiment
@@ -145,7 +147,7 @@ func (p Reproduction) options(mode Mode) map[string]float64 {
 }
 
 // Command is the dstein command line of the run into out in the given
-// mode.
+// mode, each word quoted for a POSIX shell where it needs it.
 func (p Reproduction) Command(out string, mode Mode) string {
 	args := []string{"dstein", "experiment", p.Name}
 	if mode != Full {
@@ -175,5 +177,5 @@ func (p Reproduction) Command(out string, mode Mode) string {
 	if p.Needs == "uai" {
 		args = append(args, "--uai", "UAI_DIR")
 	}
-	return strings.Join(append(args, "--out-dir", out), " ")
+	return shellquote.Join(append(args, "--out-dir", out))
 }

@@ -89,6 +89,9 @@ type Config struct {
 	// offline runs compute nothing: a trial the journal lacks is an
 	// error (errMissing), for dstein merge.
 	offline bool
+	// journalDir, when set, is where the journal is read and kept
+	// instead of Out (merge's joined journal, in a scratch directory).
+	journalDir string
 }
 
 // Shard is shard K (1 ≤ K ≤ N) of N; the zero value runs every trial.
@@ -193,6 +196,15 @@ type runner struct {
 	loaded      int
 	spent       time.Duration
 	reported    bool
+	// fig is the experiment's figure, written by Run after the body.
+	fig *report.Figure
+}
+
+// save keeps the experiment's figure, which Run writes when every trial
+// is done (and not at all when the run is interrupted).
+func (r *runner) save(fig report.Figure) error {
+	r.fig = &fig
+	return nil
 }
 
 // trialKey returns the random key of trial t: the experiment seed's root
@@ -314,7 +326,11 @@ func (r *runner) flushLoaded() {
 	if r.loaded == 1 {
 		word = "trial"
 	}
-	r.logf("%s: %d %s loaded from %s", r.name, r.loaded, word, r.j.path)
+	from := r.j.path
+	if r.cfg.journalDir != "" {
+		from = "the shards' journals"
+	}
+	r.logf("%s: %d %s loaded from %s", r.name, r.loaded, word, from)
 }
 
 // roundDuration rounds d for a progress line: whole minutes from ten

@@ -3,7 +3,6 @@ package experiment
 import (
 	"fmt"
 	"math"
-	"path/filepath"
 	"time"
 
 	"github.com/dstein/dstein/exact"
@@ -325,7 +324,7 @@ func runIsingN(r *runner) (*Result, error) {
 	if err != nil {
 		return nil, err
 	}
-	truth, err := exact.For(m)
+	truth, err := exact.ForContext(r.ctx, m)
 	if err != nil {
 		return nil, err
 	}
@@ -362,7 +361,7 @@ func runIsingN(r *runner) (*Result, error) {
 		fmt.Sprintf("%d×%d open Ising grid, coupling σ_p = 0.1, %s", side, side, fieldNote(r.cfg.Options["field"])),
 		rangeNote("n", intsF(ns)), fmt.Sprintf("%d iterations or sweeps per run", iters)),
 		Cols: 3, Panels: append(metricPanels(rows, names, labels, "mse", "MSE of the means E[z]", "sample size n", "n"), costPanels(rows, names, labels, "sample size n")...)}
-	return res, fig.Save(filepath.Join(r.cfg.Out, r.name))
+	return res, r.save(fig)
 }
 
 func runIsingSigma(r *runner) (*Result, error) {
@@ -377,7 +376,7 @@ func runIsingSigma(r *runner) (*Result, error) {
 		if err != nil {
 			return nil, err
 		}
-		truth, err := exact.For(m)
+		truth, err := exact.ForContext(r.ctx, m)
 		if err != nil {
 			return nil, err
 		}
@@ -399,7 +398,7 @@ func runIsingSigma(r *runner) (*Result, error) {
 		Panels: []report.Panel{
 			{Title: "MSE of the means E[z] at n = 20 (mean ± SE over trials)", XLabel: "coupling σ_p", YLabel: "MSE (log scale)", LogY: true, Dodge: true, XTicks: sigmas, Series: series(rows, "mse", names, labels)},
 		}}
-	return res, fig.Save(filepath.Join(r.cfg.Out, r.name))
+	return res, r.save(fig)
 }
 
 // rbmModel is the RBM of the paper's experiments: W entries with variance
@@ -414,12 +413,14 @@ func rbmPoint(r *runner, x float64, d, hidden, n int) (point, error) {
 		return point{}, err
 	}
 	r.logf("%s: exact answers for the RBM with d = %d, M = %d …", r.name, d, hidden)
-	truth, err := exact.For(m)
+	truth, err := exact.ForContext(r.ctx, m)
 	if err != nil {
 		return point{}, err
 	}
 	refS := make([]int, referenceSize(r.cfg.Mode)*d)
-	truth.Sample(refS, rng.NewKey(r.cfg.Seed).ForIndex(rng.Sample, 1<<20).Rand()) // the reference sample's stream
+	if err := truth.SampleContext(r.ctx, refS, rng.NewKey(r.cfg.Seed).ForIndex(rng.Sample, 1<<20).Rand()); err != nil { // the reference sample's stream
+		return point{}, err
+	}
 	ref := metrics.NewReference(samplesOf(refS, d))
 	p := newPoint(x, m, n, truth)
 	p.ref = ref
@@ -530,7 +531,7 @@ func rbmResult(r *runner, pts []point, iters int, what, xlabel string, fitSlope 
 		fmt.Sprintf("%d iterations or sweeps per run; MMD² against %d exact draws", iters, referenceSize(r.cfg.Mode))),
 		Cols: 3, Panels: append(append(metricPanels(rows, names, labels, "mmd2", "MMD² to p", xlabel, short),
 			metricPanels(rows, names, labels, "mse", "MSE of the means E[z]", xlabel, short)...), costPanels(rows, names, labels, xlabel)...)}
-	return res, fig.Save(filepath.Join(r.cfg.Out, r.name))
+	return res, r.save(fig)
 }
 
 func samplesOf(z []int, d int) *sampler.Samples {

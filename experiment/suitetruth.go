@@ -65,7 +65,9 @@ func newSuiteTarget(r *runner, sm suiteModel, n int) (*suiteTarget, error) {
 	if states > suiteExactMMD || states > suiteExactBins || perr != nil {
 		size := referenceSize(r.cfg.Mode)
 		z := make([]int, size*m.Dim())
-		tg.truth.Sample(z, rng.NewKey(r.cfg.Seed).ForIndex(rng.Test, int(sm.x)).Rand())
+		if err := tg.truth.SampleContext(ctx, z, rng.NewKey(r.cfg.Seed).ForIndex(rng.Test, int(sm.x)).Rand()); err != nil {
+			return nil, err
+		}
 		refS = &sampler.Samples{N: size, D: m.Dim(), Z: z}
 	}
 	if perr != nil {

@@ -3,7 +3,6 @@ package experiment
 import (
 	"fmt"
 	"math"
-	"path/filepath"
 	"sort"
 	"strings"
 
@@ -404,7 +403,7 @@ func suiteFigure(r *runner, rows []Row, t suiteTable, targets []*suiteTarget, me
 	fig := report.Figure{Panels: panels, Cols: 1, Width: 11 * 72, Height: 4.2 * 72, SharedLegend: true, Title: figureTitle(r, rows,
 		"benchmark suite: each method's score over exact i.i.d. sampling's on every model (below 1: better than i.i.d. draws)",
 		fmt.Sprintf("n = %d samples per run, %d sweeps per sample", n, budget))}
-	return fig.Save(filepath.Join(r.cfg.Out, r.name))
+	return r.save(fig)
 }
 
 // exactIndex is the style index of the exact method (its place in

@@ -3,7 +3,6 @@ package experiment
 import (
 	"fmt"
 	"math"
-	"path/filepath"
 
 	"github.com/dstein/dstein/model/categorical"
 	"github.com/dstein/dstein/report"
@@ -156,7 +155,7 @@ func runTransform(r *runner) (*Result, error) {
 	fig := report.Figure{Panels: panels, Cols: 3, SharedLegend: true, Title: figureTitle(r, rows,
 		"choice of transform on the 5-state p* = (0.1, 0.2, 0.25, 0.15, 0.3) on −2, …, 2",
 		fmt.Sprintf("n = %d particles, %d iterations of GF-SVGD", n, iters))}
-	if err := fig.Save(filepath.Join(r.cfg.Out, "transform")); err != nil {
+	if err := r.save(fig); err != nil {
 		return nil, err
 	}
 	return res, nil

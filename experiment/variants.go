@@ -5,7 +5,6 @@ import (
 	"encoding/json"
 	"fmt"
 	"math"
-	"path/filepath"
 	"strings"
 
 	"github.com/dstein/dstein/exact"
@@ -234,12 +233,14 @@ func runVariants(r *runner, modelName string) (*Result, error) {
 	if err != nil {
 		return nil, err
 	}
-	truth, err := exact.For(m)
+	truth, err := exact.ForContext(r.ctx, m)
 	if err != nil {
 		return nil, err
 	}
 	refS := make([]int, referenceSize(r.cfg.Mode)*m.Dim())
-	truth.Sample(refS, rng.NewKey(r.cfg.Seed).ForIndex(rng.Sample, 1<<20).Rand())
+	if err := truth.SampleContext(r.ctx, refS, rng.NewKey(r.cfg.Seed).ForIndex(rng.Sample, 1<<20).Rand()); err != nil {
+		return nil, err
+	}
 	ref := metrics.NewReference(samplesOf(refS, m.Dim()))
 	ns := limitN([]int{20, 50, 100, 200}, r.cfg.Options["nmax"])
 	gibbsSweeps := 500
@@ -337,7 +338,7 @@ func runVariants(r *runner, modelName string) (*Result, error) {
 		{Title: "MSE of the means E[z] (mean ± SE over trials)", XLabel: "sample size n", YLabel: "MSE", LogX: true, LogY: true, XTicksAtData: true, Dodge: true, Series: series(rows, "mse", names2, labels)},
 		{Title: "MMD² to p (mean ± SE over trials)", XLabel: "sample size n", YLabel: "MMD²", LogX: true, LogY: true, XTicksAtData: true, Dodge: true, Series: series(rows, "mmd2", names2, labels)},
 	}}
-	return res, fig.Save(filepath.Join(r.cfg.Out, r.name))
+	return res, r.save(fig)
 }
 
 // pairedRatio returns Σ_t a_t / Σ_t b_t of a metric over the trials that

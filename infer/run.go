@@ -264,6 +264,9 @@ func (spec Spec) Plan() (sampler.Pipeline, error) {
 	if spec.Replicates < 0 {
 		return pl, fmt.Errorf("the number of replicates must be at least 1, got %d", spec.Replicates)
 	}
+	if its := max(1, pl.Iters()); spec.Replicates > sampler.MaxIters/its {
+		return pl, fmt.Errorf("%d replicates of %d iterations are more iterations than a run can count (at most %d)", spec.Replicates, its, sampler.MaxIters)
+	}
 	if err := spec.Compress.Validate(); err != nil {
 		return pl, err
 	}

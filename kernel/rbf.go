@@ -1,6 +1,7 @@
 package kernel
 
 import (
+	"context"
 	"math"
 
 	"github.com/dstein/dstein/internal/gemm"
@@ -54,23 +55,40 @@ func (r *RBF) Median2() float64 { return r.med2 }
 // row-major in x (length n·d), chooses h by bw, and returns h. Squared
 // distances come from ‖x_i‖² + ‖x_j‖² − 2 x_i·x_j, clamped at 0.
 func (r *RBF) Compute(x []float64, bw Bandwidth) float64 {
+	h, _ := r.ComputeContext(context.Background(), x, bw)
+	return h
+}
+
+// ComputeContext is Compute that looks at ctx inside the product of the
+// points (gemm.ABt.Ctx) and between its phases, and returns ctx.Err(),
+// with K partly computed, when ctx is canceled.
+func (r *RBF) ComputeContext(ctx context.Context, x []float64, bw Bandwidth) (float64, error) {
 	n := r.n
 	r.x = x
+	defer func() { r.x, r.gram.A, r.gram.B, r.gram.Ctx = nil, nil, nil, nil }()
 	// Inner products x_i·x_j (j < i) into the lower triangle of K, then
 	// squared distances in place.
-	r.gram.A, r.gram.B = x, x
+	r.gram.A, r.gram.B, r.gram.Ctx = x, x, ctx
 	r.gram.Mul()
+	if err := ctx.Err(); err != nil {
+		return 0, err
+	}
 	parallel.For(n, 64, &r.tasks.norms)
 	parallel.For(n, 8, &r.tasks.dist)
 	r.med2 = 0
 	if bw.NeedsMedian() && n > 1 {
+		if err := ctx.Err(); err != nil {
+			return 0, err
+		}
 		r.med2 = r.median2(bw.IncludeDiagonal)
 	}
 	r.h = bw.FromMedian(r.med2, n)
+	if err := ctx.Err(); err != nil {
+		return 0, err
+	}
 	parallel.For(n, 8, &r.tasks.exp)
 	parallel.For((n+tile-1)/tile, 1, &r.tasks.mirror)
-	r.x, r.gram.A, r.gram.B = nil, nil, nil
-	return r.h
+	return r.h, nil
 }
 
 type normsTask struct{ r *RBF }

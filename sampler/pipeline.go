@@ -1,6 +1,7 @@
 package sampler
 
 import (
+	"bytes"
 	"context"
 	"encoding/json"
 	"fmt"
@@ -130,13 +131,75 @@ func Single(method string, set Settings, iters int) (Pipeline, error) {
 	return Pipeline{Stages: []Stage{{Method: method, Iters: iters, Settings: set}}}, nil
 }
 
-// ParsePipeline reads a pipeline file's JSON strictly.
+// ParsePipeline reads a pipeline file's JSON strictly. The initial draw's
+// "std", when the file gives one, must be > 0: a file that leaves it out
+// gets the default 1 (see Init.Resolved), but one that says 0 asks for
+// something else, and is refused rather than read as 1.
 func ParsePipeline(data []byte) (Pipeline, error) {
 	var p Pipeline
 	if err := strictjson.Unmarshal(data, &p); err != nil {
 		return p, err
 	}
+	if err := checkFileStd(data); err != nil {
+		return p, err
+	}
 	return p, p.Validate()
+}
+
+// checkFileStd refuses an explicit "std" ≤ 0 in the "init" of a pipeline
+// file that strictjson has read into a Pipeline (so its keys are spelled
+// exactly and appear once), naming the value's line and column. A "std"
+// of null is taken as left out, as encoding/json does.
+func checkFileStd(data []byte) error {
+	data, err := strictjson.Prepare(data)
+	if err != nil {
+		return err
+	}
+	dec := json.NewDecoder(bytes.NewReader(data))
+	dec.UseNumber()
+	var skip json.RawMessage
+	if tok, err := dec.Token(); err != nil || tok != json.Delim('{') {
+		return nil
+	}
+	for dec.More() {
+		key, err := dec.Token()
+		if err != nil {
+			return nil
+		}
+		if key != "init" {
+			if dec.Decode(&skip) != nil {
+				return nil
+			}
+			continue
+		}
+		if tok, err := dec.Token(); err != nil || tok != json.Delim('{') {
+			return nil
+		}
+		for dec.More() {
+			key, err := dec.Token()
+			if err != nil {
+				return nil
+			}
+			if key != "std" {
+				if dec.Decode(&skip) != nil {
+					return nil
+				}
+				continue
+			}
+			tok, err := dec.Token()
+			n, ok := tok.(json.Number)
+			if err != nil || !ok {
+				return nil
+			}
+			if std, err := n.Float64(); err == nil && std > 0 {
+				return nil
+			}
+			at := strictjson.Position(data, dec.InputOffset()-int64(len(n)))
+			return fmt.Errorf("%s: the initial draw's \"std\" is %s; want a spread > 0 (leave \"std\" out for the default 1)", at, n)
+		}
+		return nil
+	}
+	return nil
 }
 
 // Validate reports the first stage that cannot run.
@@ -147,13 +210,23 @@ func (p Pipeline) Validate() error {
 	if len(p.Stages) == 0 {
 		return fmt.Errorf("the pipeline has no stages")
 	}
+	if len(p.Stages) > 1<<20 {
+		return fmt.Errorf("the pipeline has %d stages; want at most %d", len(p.Stages), 1<<20)
+	}
+	total := 0
+	for _, st := range p.Stages {
+		total += max(0, min(st.Iters, MaxIters))
+	}
+	if total > MaxIters {
+		return fmt.Errorf("the pipeline's stages make %d iterations in all; want at most %d", total, MaxIters)
+	}
 	for k, st := range p.Stages {
 		m, err := Lookup(st.Method)
 		if err != nil {
 			return fmt.Errorf("stage %d: %w", k+1, err)
 		}
-		if st.Iters < 0 {
-			return fmt.Errorf("stage %d (%s): %d iterations; want ≥ 0", k+1, st.Method, st.Iters)
+		if st.Iters < 0 || st.Iters > MaxIters {
+			return fmt.Errorf("stage %d (%s): %d iterations; want 0 to %d", k+1, st.Method, st.Iters, MaxIters)
 		}
 		if st.Settings == nil {
 			continue
@@ -167,6 +240,11 @@ func (p Pipeline) Validate() error {
 	}
 	return nil
 }
+
+// MaxIters bounds the iterations of a stage and of a whole run (2⁴⁰, about
+// 10¹²: weeks of the fastest sweeps), so that no count of iterations
+// overflows when stages and replicates are added up.
+const MaxIters = 1 << 40
 
 // Iters returns the total number of iterations of the pipeline's stages.
 func (p Pipeline) Iters() int {

@@ -192,3 +192,38 @@ func TestRegistry(t *testing.T) {
 		t.Errorf("lookup of a typo: %v", err)
 	}
 }
+
+// A pipeline file's explicit "std" of 0 or less is refused, naming where it
+// is and what to write instead; leaving it out (or null) means the default
+// 1, and so does a Go user's zero Init.
+func TestPipelineFileStd(t *testing.T) {
+	const stages = `"stages":[{"method":"gibbs"}]`
+	for in, want := range map[string]string{
+		`{"init":{"std":0},` + stages + `}`:                              `line 1, column 16: the initial draw's "std" is 0; want a spread > 0 (leave "std" out for the default 1)`,
+		`{"init":{"mean":2,"std":-1.5},` + stages + `}`:                  `line 1, column 25: the initial draw's "std" is -1.5; want a spread > 0`,
+		"\ufeff{\n  \"init\": {\"std\": -0},\n  " + stages + "\n}":       `line 2, column 19: the initial draw's "std" is -0;`,
+		`{` + stages + `, "name": "x", "init": {"std": 0e5, "mean": 1}}`: `the initial draw's "std" is 0e5;`,
+		`{"init":{"std":1e-400},` + stages + `}`:                         `the initial draw's "std" is 1e-400;`, // reads as 0
+	} {
+		_, err := sampler.ParsePipeline([]byte(in))
+		if err == nil || !strings.Contains(err.Error(), want) || strings.Contains(err.Error(), "\n") {
+			t.Errorf("%s: error %v; want one line containing %q", in, err, want)
+		}
+	}
+	for in, want := range map[string]float64{
+		`{` + stages + `}`:                                 1,
+		`{"init":{"mean":1},` + stages + `}`:               1,
+		`{"init":{"std":null},` + stages + `}`:             1,
+		`{"init":null,` + stages + `}`:                     1,
+		`{"init":{"std":2.5},` + stages + `}`:              2.5,
+		`{"init":{"std":1e-300,"mean":-3},` + stages + `}`: 1e-300,
+	} {
+		p, err := sampler.ParsePipeline([]byte(in))
+		if err != nil || p.Resolved().Init.Std != want {
+			t.Errorf("%s: std %v, %v; want %v", in, p.Resolved().Init.Std, err, want)
+		}
+	}
+	if got := (sampler.Init{}).Resolved().Std; got != 1 {
+		t.Errorf("the zero Init resolves to std %v; want 1", got)
+	}
+}

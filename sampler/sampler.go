@@ -14,13 +14,37 @@ import (
 // Stepper is anything the run loop drives, one iteration per Step: a
 // sampler, or the training of an ensemble of networks.
 type Stepper interface {
-	// Step advances by one iteration. Long steps check ctx and return its
-	// error when it is canceled.
+	// Step advances by one iteration. It polls ctx inside its long loops
+	// (per chain or particle, and every few thousand site updates within
+	// one), cheaply and without changing any result of a run that is not
+	// canceled, and returns promptly with ctx.Err() once ctx is canceled
+	// (errors.Is(err, context.Canceled) or context.DeadlineExceeded).
+	// A step canceled before it started returns ctx.Err() having done
+	// nothing. A step canceled while it runs is incomplete, and what that
+	// leaves is part of the contract of Sampler below.
 	Step(ctx context.Context) error
 }
 
 // Sampler is the running state of a method: n particles or chains over the
 // d variables of a model.
+//
+// # Cancellation
+//
+// Step returns ctx.Err() soon after ctx is canceled, however long the step
+// (a huge model, many chains). A step interrupted that way is incomplete:
+// some chains may have made all of this step's moves, some only part of
+// them (a sweep stopped between two sites), others none. It never stops
+// inside a move, so the sampler stays consistent: Current, Positions and
+// Stats may still be called, and every chain's state is one that its own
+// moves reached, as valid as any state between two steps (GF-SVGD's
+// particles move together, so its interrupted update is undone; the exact
+// method's samples are drawn whole or left at the starting states). Stats
+// stay defined; their counts may or may not include the interrupted
+// step's work. A canceled sampler is spent, though: it must not be
+// stepped again, and every later Step returns the same error, because
+// draws that went on from an interrupted step would depend on when it was
+// interrupted, and so could not be reproduced from the seed. The run loop
+// and pipelines stop there: a canceled run ends with the states so far.
 type Sampler interface {
 	Stepper
 	// Current returns the current states of the n particles or chains,
@@ -72,6 +96,16 @@ func (s Stats) Value(name string) (float64, bool) {
 type Truth interface {
 	// Sample fills dst (row-major, len(dst)/d samples) with exact draws.
 	Sample(dst []int, r *rand.Rand)
+}
+
+// ContextTruth is a Truth whose sampling stops when a context is canceled
+// (every truth of package exact is one): SampleContext draws what Sample
+// draws, the same numbers from r, or returns ctx.Err() with dst partly
+// filled. The exact method uses it when its Problem.Truth has it, so that
+// drawing many samples can be interrupted.
+type ContextTruth interface {
+	Truth
+	SampleContext(ctx context.Context, dst []int, r *rand.Rand) error
 }
 
 // Problem is what a method is built from: the model and its continuous

@@ -65,6 +65,9 @@ func (t *coordTask[T]) Do(lo, hi int) {
 	act := t.c.act
 	n, d, na := t.c.n, t.c.d, len(act)
 	for q := lo; q < hi; q++ {
+		if t.c.ctx.Err() != nil {
+			return
+		}
 		xq := c.xt[q*n : (q+1)*n]
 		sq := c.st[q*na : (q+1)*na]
 		h := c.h[q]
@@ -104,6 +107,9 @@ func (t *Direction[T]) coordDirection(dst []T, x []float64, s []T, w []float64, 
 	}
 	var hs float64
 	for q := range d {
+		if t.ctx.Err() != nil {
+			return 0
+		}
 		med2 := 0.0
 		if bw.NeedsMedian() {
 			med2 = c.median2(c.xt[q*n : (q+1)*n])

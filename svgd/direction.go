@@ -1,6 +1,7 @@
 package svgd
 
 import (
+	"context"
 	"fmt"
 	"math"
 
@@ -81,12 +82,14 @@ type Direction[T Float] struct {
 	dDir   directDir[T]
 
 	repulsion, offdiag float64
+
+	ctx context.Context // the context of the Compute in progress
 }
 
 // New returns the workspace for n ≥ 1 particles in d ≥ 1 dimensions.
 func New[T Float](n, d int, kind Kernel) *Direction[T] {
 	c := &Direction[T]{n: n, d: d, kind: kind,
-		act: make([]int, 0, n), ratio: make([]float64, n)}
+		act: make([]int, 0, n), ratio: make([]float64, n), ctx: context.Background()}
 	var zero T
 	_, f64 := any(zero).(float64)
 	switch {
@@ -139,6 +142,26 @@ func (c *Direction[T]) KernelOffDiagonal() float64 { return c.offdiag }
 // the bandwidth h (for Coordinatewise, the mean over coordinates).
 // Particles of weight zero exert no force but are moved.
 func (c *Direction[T]) Compute(dst, x, s []T, w []float64, bw kernel.Bandwidth) float64 {
+	h, _ := c.ComputeContext(context.Background(), dst, x, s, w, bw)
+	return h
+}
+
+// ComputeContext is Compute that looks at ctx as it goes (inside the
+// kernel matrix's and the direction's products, between their phases, and
+// per coordinate of the coordinatewise kernel) and returns ctx.Err(), with
+// dst partly written, when ctx is canceled. The float32 path of network
+// weights does not look at ctx.
+func (c *Direction[T]) ComputeContext(ctx context.Context, dst, x, s []T, w []float64, bw kernel.Bandwidth) (float64, error) {
+	c.ctx = ctx
+	h := c.compute(dst, x, s, w, bw)
+	c.ctx = context.Background()
+	if err := ctx.Err(); err != nil {
+		return 0, err
+	}
+	return h, nil
+}
+
+func (c *Direction[T]) compute(dst, x, s []T, w []float64, bw kernel.Bandwidth) float64 {
 	n, d := c.n, c.d
 	if len(dst) != n*d || len(x) != n*d || len(s) != n*d || len(w) != n {
 		panic(fmt.Sprintf("svgd: Compute with %d, %d, %d values and %d weights for %d particles of dimension %d", len(dst), len(x), len(s), len(w), n, d))
@@ -157,7 +180,10 @@ func (c *Direction[T]) Compute(dst, x, s []T, w []float64, bw kernel.Bandwidth) 
 		return c.coordDirection(dst, xf, s, w, bw)
 	}
 	na := len(c.act)
-	h := c.rbf.Compute(xf, bw)
+	h, err := c.rbf.ComputeContext(c.ctx, xf, bw)
+	if err != nil {
+		return 0
+	}
 	// Scores and positions of the active particles, transposed.
 	for a, j := range c.act {
 		for q := range d {
@@ -167,8 +193,13 @@ func (c *Direction[T]) Compute(dst, x, s []T, w []float64, bw kernel.Bandwidth) 
 	}
 	c.aT.w = w
 	parallel.For(n, parallel.Grain(n, 1), &c.aT)
-	c.mul = gemm.ABt{C: c.prod, A: c.a, B: c.sxt, M: n, N: 2 * d, K: na, Ldc: 2 * d, Lda: na, Ldb: na}
+	c.mul = gemm.ABt{C: c.prod, A: c.a, B: c.sxt, M: n, N: 2 * d, K: na, Ldc: 2 * d, Lda: na, Ldb: na, Ctx: c.ctx}
 	c.mul.Mul()
+	c.mul.Ctx = nil
+	if c.ctx.Err() != nil {
+		c.aT.w = nil
+		return 0
+	}
 	c.dirT.h, c.dirT.dst, c.dirT.x = h, dst, xf
 	parallel.For(n, parallel.Grain(n, 1), &c.dirT)
 	c.dirT.dst, c.dirT.x, c.aT.w = nil, nil, nil

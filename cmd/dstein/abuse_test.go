@@ -2,8 +2,10 @@ package main
 
 import (
 	"bytes"
+	"context"
 	"crypto/sha256"
 	"fmt"
+	"hash/crc32"
 	"io"
 	"io/fs"
 	"os"
@@ -59,6 +61,9 @@ type abuseCase struct {
 	want  string   // fragment of stderr (exit ≠ 0) or stdout (exit 0)
 	may   []string // files of dir that may change or appear
 	check func(t *testing.T, dir string)
+	// canceled runs the command with a context canceled before it starts,
+	// as a signal at its first check would.
+	canceled bool
 }
 
 func mkfifo(t *testing.T, p string) {
@@ -86,6 +91,19 @@ func samplesFor(t *testing.T, dir, m string, n int) string {
 		t.Fatalf("making samples: %s", errs)
 	}
 	return p
+}
+
+// trialRows writes the journal rows of one trial (key "method,x,trial")
+// with the given "metric,value" pairs and its closing row, whose value is
+// the CRC-32C of the metric rows, each ended by LF (the journal's
+// checksum, written here independently of the experiment package).
+func trialRows(key string, metrics ...string) string {
+	var b strings.Builder
+	for _, m := range metrics {
+		b.WriteString(key + "," + m + "\n")
+	}
+	sum := crc32.Checksum([]byte(b.String()), crc32.MakeTable(crc32.Castagnoli))
+	return b.String() + fmt.Sprintf("%s,_done,%d\n", key, sum)
 }
 
 func journalDir(t *testing.T, dir string, body string) string {
@@ -351,7 +369,7 @@ func abuseCases() []abuseCase {
 			return []string{"experiment", "categorical", "--tiny", "--out-dir", out}
 		}, code: 1, want: "line 2: 1 fields", may: []string{"out/categorical.trials.csv"}},
 		{name: "journal unknown method", setup: func(t *testing.T, dir string) []string {
-			out := journalDir(t, dir, "method,x,trial,metric,value\nnosuch,0,0,tv,0.1\nnosuch,0,0,_done,1\n")
+			out := journalDir(t, dir, "method,x,trial,metric,value\n"+trialRows("nosuch,0,0", "tv,0.1"))
 			return []string{"experiment", "categorical", "--tiny", "--out-dir", out}
 		}, code: 1, want: `method "nosuch"`, may: []string{"out/categorical.trials.csv", "out/categorical.csv", "out/categorical.png", "out/categorical.svg"}},
 		{name: "journal symlink", setup: func(t *testing.T, dir string) []string {
@@ -392,6 +410,14 @@ func TestAbusiveInputs(t *testing.T) {
 	if len(cases) < 60 {
 		t.Fatalf("%d cases; the issue asks for at least 60", len(cases))
 	}
+	runAbuseCases(t, cases)
+}
+
+// runAbuseCases runs each case through run in a fresh directory and checks
+// its exit code, its one-line message (no stack trace) and that no file or
+// directory other than those it may change was changed, created or
+// removed (a refused command leaves no new directory behind).
+func runAbuseCases(t *testing.T, cases []abuseCase) {
 	for _, c := range cases {
 		t.Run(c.name, func(t *testing.T) {
 			dir := t.TempDir()
@@ -403,7 +429,14 @@ func TestAbusiveInputs(t *testing.T) {
 			}
 			before := snapshot(t, dir)
 			start := time.Now()
-			code, out, errs := dstein(t, args...)
+			ctx, cancel := context.WithCancel(context.Background())
+			if c.canceled {
+				cancel()
+			}
+			var outb, errb bytes.Buffer
+			code := run(ctx, args, &outb, &errb)
+			cancel()
+			out, errs := outb.String(), errb.String()
 			if d := time.Since(start); d > 20*time.Second {
 				t.Errorf("took %v", d)
 			}

@@ -127,7 +127,7 @@ func runBNNTrain(e *env, cfg ensemble.Config, out, jsonPath, dataDir string, res
 		return usageError{err}
 	}
 	cfg = cfg.WithDefaults()
-	if err := makeOutDir(out); err != nil {
+	if err := e.makeOutDir(out); err != nil {
 		return err
 	}
 	cp := filepath.Join(out, ensemble.CheckpointName)
@@ -135,6 +135,10 @@ func runBNNTrain(e *env, cfg ensemble.Config, out, jsonPath, dataDir string, res
 		if _, err := os.Lstat(cp); err == nil {
 			return usagef("%s already holds a checkpoint: add --resume to continue that run, or choose another --out-dir", out)
 		}
+	}
+	result := filepath.Join(out, "result.json")
+	if err := safeio.Owned(result); err != nil {
+		return err
 	}
 	plan := newPlan(e, cp)
 	outJSON := plan.Output(jsonPath, "--json")
@@ -203,10 +207,13 @@ func runBNNTrain(e *env, cfg ensemble.Config, out, jsonPath, dataDir string, res
 	}
 	fmt.Fprintf(w, "weights    sha256 %s\n", res.WeightsSHA256)
 	fmt.Fprintf(w, "time       %.1f s training, %.0f training examples/s over all networks\n", res.Seconds, res.ExamplesPerSecond)
-	if err := safeio.Replace(filepath.Join(out, "result.json"), func(bw *bufio.Writer) error { return report.WriteJSON(bw, res) }); err != nil {
+	if err := e.ctx.Err(); err != nil {
+		return interrupted{fmt.Sprintf("interrupted; the last completed epoch is in %s: rerun with --resume to continue", cp)}
+	}
+	if err := safeio.Replace(result, func(bw *bufio.Writer) error { return report.WriteJSON(bw, res) }); err != nil {
 		return err
 	}
-	fmt.Fprintf(w, "wrote %s\n", filepath.Join(out, "result.json"))
+	fmt.Fprintf(w, "wrote %s\n", result)
 	if outJSON != nil {
 		if err := outJSON.Write(func(bw *bufio.Writer) error { return report.WriteJSON(bw, res) }); err != nil {
 			return err

@@ -137,7 +137,7 @@ func runBNNExport(e *env, model, out string) error {
 		return err
 	}
 	idx, arrays := bnnExport(tr)
-	if err := makeOutDir(out); err != nil {
+	if err := e.makeOutDir(out); err != nil {
 		return err
 	}
 	names := map[string]bool{bnnIndexName: true}

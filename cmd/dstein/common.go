@@ -124,7 +124,10 @@ func commit(e *env, p *safeio.Plan, say func(format string, a ...any)) error {
 		p.Abort()
 		return interrupted{"interrupted; nothing written"}
 	}
-	if err := p.Commit(); err != nil {
+	if err := p.CommitContext(e.ctx); err != nil {
+		if e.ctx.Err() != nil {
+			return interrupted{"interrupted while writing to a stream; the files renamed before it are written"}
+		}
 		return err
 	}
 	if paths := p.Paths(); len(paths) > 0 && say != nil {
@@ -143,15 +146,22 @@ func atLeast(name string, v, lo int) error {
 
 // makeOutDir creates an output directory (and its parents), or checks that
 // an existing one is a directory, and that files can be created in it, so
-// that a long run does not fail at its first write.
-func makeOutDir(dir string) error {
+// that a long run does not fail at its first write. The directories it
+// creates are removed again, if they are still empty, when the command
+// fails or is interrupted (run).
+func (e *env) makeOutDir(dir string) error {
+	if dir == "" {
+		return usagef("--out-dir needs a directory")
+	}
 	info, err := os.Stat(dir)
 	switch {
 	case err == nil && !info.IsDir():
 		return usagef("--out-dir %s exists and is not a directory", dir)
 	case err != nil:
-		if err := os.MkdirAll(dir, 0o755); err != nil {
-			return fmt.Errorf("creating %s: %w", dir, err)
+		created, err := safeio.MakeDir(dir)
+		e.created = append(e.created, created...)
+		if err != nil {
+			return fmt.Errorf("--out-dir %s: %w", dir, err)
 		}
 	}
 	probe, err := os.CreateTemp(dir, ".dstein-probe-*")

@@ -57,7 +57,7 @@ Points may repeat a draw. The output is a samples CSV of the n points
 	fs := cmd.Flags()
 	fs.StringVar(&f.model, "model", "", "JSON model file or UAI network (.uai) the draws are of (required)")
 	fs.StringVar(&f.samples, "samples", "", "draws to compress: a samples CSV file (required)")
-	fs.IntVar(&f.n, "n", 100, "number of points to pick")
+	fs.IntVar(&f.n, "n", 100, "number of points to pick (more than the draws repeats them; the points count in the memory estimate)")
 	fs.StringVar(&f.rule, "rule", "herding", "rule: "+strings.Join(infer.CompressionRules, ", "))
 	fs.Float64Var(&f.ell, "ell", 0, "bandwidth ℓ of the Hamming kernel exp(−H/ℓ) (default: d/4, at least 1, for herding; 1 for stein)")
 	fs.StringVar(&f.reweight, "reweight", "", "ksd: Stein importance weights on the draws first (ℓ = d), which herding then matches; corrects draws of a slightly wrong distribution")
@@ -65,6 +65,17 @@ Points may repeat a draw. The output is a samples CSV of the n points
 	f.mem.register(fs)
 	f.format.register(fs, "--out's points")
 	return cmd
+}
+
+// pointsMemory estimates the bytes of n points of d variables: the
+// compression's result, and for n ≤ maxKSDPoints the Stein points of the
+// printed KSD² (16 bytes per entry).
+func pointsMemory(n, d int) float64 {
+	b := compress.PointsMemory(n, d)
+	if n <= maxKSDPoints {
+		b += 16 * float64(n) * float64(d)
+	}
+	return b
 }
 
 func runCompress(e *env, f *compressFlags, ellSet bool) error {
@@ -114,18 +125,29 @@ func runCompress(e *env, f *compressFlags, ellSet bool) error {
 	}
 	m := lm.Model
 	d := m.Dim()
+	// --n sizes the result: a count beyond what any process can hold is a
+	// mistake in the command line (exit 2: no --max-memory makes it run);
+	// below that, the memory estimate decides (exit 3), before the draws
+	// are read and again with them.
+	if f.n > compress.MaxPoints(d) {
+		return usagef("--n %d is too large: at most %d points of %d variables can be held in memory", f.n, compress.MaxPoints(d), d)
+	}
+	fixed := memlimit.Base + float64(model.Bytes(m)) + pointsMemory(f.n, d)
+	if err := budget.Check(fmt.Sprintf("compressing to %d points of %d variables", f.n, d), fixed); err != nil {
+		return err
+	}
 	perRow := 8*float64(d) + compress.Memory(1, d)
-	maxRows := int(min(float64(budget.Limit)/perRow, 1<<40))
+	maxRows := int(min(max(float64(budget.Limit)-fixed, perRow)/perRow, 1<<40))
 	s, err := report.LoadSamplesCSV(e.ctx, f.samples, m, maxRows)
 	if err != nil {
 		return err
 	}
-	need := memlimit.Base + float64(model.Bytes(m)) + float64(s.N)*perRow
+	need := fixed + float64(s.N)*perRow
 	if f.reweight != "" {
 		u := float64(min(s.N, compress.MaxWeightStates))
 		need += 8*u*u + 48*u // the Stein kernel matrix and the solver's vectors
 	}
-	if err := budget.Check(fmt.Sprintf("compressing %d draws of %d variables", s.N, d), need); err != nil {
+	if err := budget.Check(fmt.Sprintf("compressing %d draws of %d variables to %d points", s.N, d, f.n), need); err != nil {
 		return err
 	}
 	start := time.Now()

@@ -2,10 +2,14 @@ package main
 
 import (
 	"encoding/json"
+	"fmt"
+	"math/rand/v2"
 	"os"
 	"path/filepath"
 	"strings"
 	"testing"
+
+	"github.com/dstein/dstein/compress"
 )
 
 // dstein compress reads the draws of chains (chain and draw columns), writes
@@ -120,5 +124,86 @@ func TestSampleCompresses(t *testing.T) {
 		if code == 0 || !strings.Contains(errs, c.want) || strings.Count(strings.TrimSpace(errs), "\n") > 0 {
 			t.Errorf("%v: exit %d, stderr %q; want one line with %q", c.args, code, errs, c.want)
 		}
+	}
+}
+
+// Counts that size an allocation are refused before anything is allocated
+// or written, in one line without a stack trace: a --n that no process
+// could hold is a mistake in the command line (exit 2: no --max-memory
+// makes it run); a --n that would need more memory than --max-memory is
+// refused by the memory estimate, which counts the points (exit 3); Stein
+// weights on more distinct states than their cap (the U×U kernel matrix)
+// are a refusal for resources too (exit 3). More points than draws are
+// allowed: points repeat draws.
+func TestCompressRefusesCounts(t *testing.T) {
+	dir := t.TempDir()
+	draws := filepath.Join(dir, "draws.csv")
+	if code, _, errs := dstein(t, "sample", "--model", gridModel, "--method", "gibbs", "--chains", "2", "--draws", "300", "--out", draws); code != 0 {
+		t.Fatalf("dstein sample: exit %d: %s", code, errs)
+	}
+	// 3001 distinct states of the 10×10 grid: one over the Stein weights'
+	// cap (compress.MaxWeightStates).
+	many := filepath.Join(dir, "many.csv")
+	var b strings.Builder
+	for i := range 100 {
+		if i > 0 {
+			b.WriteString(",")
+		}
+		fmt.Fprintf(&b, "z%d", i)
+	}
+	b.WriteString("\n")
+	r := rand.New(rand.NewPCG(1, 2))
+	for range compress.MaxWeightStates + 1 {
+		for i := range 100 {
+			if i > 0 {
+				b.WriteString(",")
+			}
+			b.WriteString([]string{"-1", "1"}[r.IntN(2)])
+		}
+		b.WriteString("\n")
+	}
+	if err := os.WriteFile(many, []byte(b.String()), 0o644); err != nil {
+		t.Fatal(err)
+	}
+	out := filepath.Join(dir, "points.csv")
+	for _, c := range []struct {
+		name string
+		args []string
+		code int
+		want string
+	}{
+		{"n beyond any memory", []string{"--samples", draws, "--n", "9223372036854775807"}, exitUsage, "--n 9223372036854775807 is too large"},
+		{"n beyond the default memory limit", []string{"--samples", draws, "--n", "100000000000"}, exitResource, "compressing to 100000000000 points of 100 variables needs about"},
+		{"n beyond --max-memory", []string{"--samples", draws, "--n", "1000000", "--max-memory", "64MB"}, exitResource, "--max-memory raises it"},
+		{"n beyond --max-memory with npy", []string{"--samples", draws, "--n", "1000000", "--max-memory", "64MB", "--format", "npy", "--out", filepath.Join(dir, "points.npy")}, exitResource, "1000000 points"},
+		{"reweight over its cap", []string{"--samples", many, "--reweight", "ksd"}, exitResource, "3001 distinct states; Stein weights take at most 3000"},
+	} {
+		args := append([]string{"compress", "--model", gridModel, "--out", out}, c.args...)
+		code, stdout, errs := dstein(t, args...)
+		if code != c.code {
+			t.Errorf("%s: exit %d; want %d (stderr %q)", c.name, code, c.code, errs)
+		}
+		if !strings.HasPrefix(errs, "dstein: ") || strings.Count(errs, "\n") != 1 || !strings.Contains(errs, c.want) {
+			t.Errorf("%s: stderr %q; want one line with %q", c.name, errs, c.want)
+		}
+		if strings.Contains(errs, "goroutine") || strings.Contains(errs, "panic") || strings.Contains(errs, "internal error") {
+			t.Errorf("%s: stderr %q looks like a crash", c.name, errs)
+		}
+		if strings.Contains(stdout, "wrote") {
+			t.Errorf("%s: stdout %q says something was written", c.name, stdout)
+		}
+		for _, p := range []string{out, filepath.Join(dir, "points.npy"), filepath.Join(dir, "points.npy.json")} {
+			if _, err := os.Stat(p); err == nil {
+				t.Errorf("%s: %s written despite the refusal", c.name, p)
+			}
+		}
+	}
+	// More points than draws: the points repeat draws.
+	code, stdout, errs := dstein(t, "compress", "--model", gridModel, "--samples", draws, "--n", "700", "--out", out)
+	if code != 0 || !strings.Contains(stdout, "700 points from 600 draws") {
+		t.Fatalf("700 points from 600 draws: exit %d, stdout %q, stderr %q", code, stdout, errs)
+	}
+	if data, err := os.ReadFile(out); err != nil || strings.Count(string(data), "\n") != 701 {
+		t.Errorf("700 points: %v, %d lines", err, strings.Count(string(data), "\n"))
 	}
 }

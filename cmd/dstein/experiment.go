@@ -3,6 +3,8 @@ package main
 import (
 	"fmt"
 	"math"
+	"os"
+	"path/filepath"
 	"slices"
 	"strings"
 
@@ -11,6 +13,10 @@ import (
 	"github.com/dstein/dstein/experiment"
 	"github.com/dstein/dstein/internal/suggest"
 )
+
+// maxTrials bounds --trials (a journal numbers trials below 2³⁰; a
+// million trials of the fastest experiment would take weeks).
+const maxTrials = 1_000_000
 
 func newExperimentCmd(e *env) *cobra.Command {
 	var out string
@@ -52,8 +58,8 @@ Experiments: ` + strings.Join(experiment.Names(), ", ") + `.`,
 			if out == "" {
 				return usagef("--out-dir DIR is required")
 			}
-			if cmd.Flags().Changed("trials") && trials < 1 {
-				return usagef("--trials must be at least 1, got %d", trials)
+			if cmd.Flags().Changed("trials") && (trials < 1 || trials > maxTrials) {
+				return usagef("--trials must be between 1 and %d, got %d", maxTrials, trials)
 			}
 			for name, v := range map[string]float64{"field": field, "sigma": sigma} {
 				if math.IsNaN(v) || math.IsInf(v, 0) || v < 0 {
@@ -64,9 +70,6 @@ Experiments: ` + strings.Join(experiment.Names(), ", ") + `.`,
 				if cmd.Flags().Changed(name) && v < 1 {
 					return usagef("--%s must be at least 1, got %d", name, v)
 				}
-			}
-			if err := makeOutDir(out); err != nil {
-				return err
 			}
 			cfg := experiment.Config{Out: out, Trials: trials, Seed: seed, Log: e.stderr, Options: map[string]float64{}, Restart: restart}
 			if quick && tiny {
@@ -149,6 +152,9 @@ Experiments: ` + strings.Join(experiment.Names(), ", ") + `.`,
 			if sl.changed(cmd) {
 				return usagef("--shards, --partition, --time, --cpus, --submit and --dstein go with --slurm")
 			}
+			if err := e.makeOutDir(out); err != nil {
+				return err
+			}
 			experiment.Version = version()
 			pr := newExpProgress(e, ex.Name)
 			if pr != nil {
@@ -158,7 +164,7 @@ Experiments: ` + strings.Join(experiment.Names(), ", ") + `.`,
 			pr.finish()
 			if err != nil {
 				if e.ctx.Err() != nil {
-					return interrupted{"interrupted; finished trials are kept in " + out + "/" + ex.Name + ".trials.csv: run the same command to resume"}
+					return interruptedRun(out, ex.Name)
 				}
 				return err
 			}
@@ -195,4 +201,14 @@ Experiments: ` + strings.Join(experiment.Names(), ", ") + `.`,
 	sl.register(fs)
 	fs.Float64Var(&sigma, "sigma", 0.05, "gof-rbm-n: standard deviation σ' of the noise added to the RBM's weights")
 	return cmd
+}
+
+// interruptedRun is the error of an experiment stopped by a signal: it
+// says where the finished trials are, if any finished.
+func interruptedRun(out, name string) error {
+	journal := filepath.Join(out, name+".trials.csv")
+	if _, err := os.Lstat(journal); err != nil {
+		return interrupted{"interrupted before the first trial finished; nothing written"}
+	}
+	return interrupted{"interrupted; the finished trials are kept in " + journal + " (no table or figure written): run the same command to resume"}
 }

@@ -2,14 +2,54 @@ package main
 
 import (
 	"context"
+	"fmt"
 	"os"
 	"os/signal"
 	"syscall"
+	"time"
+
+	"github.com/dstein/dstein/internal/safeio"
 )
 
+// signalGrace is how long a command may take to stop after Ctrl-C or
+// SIGTERM before the process exits on its own (every phase polls its
+// context and normally stops within milliseconds; this bounds the rest).
+// DSTEIN_SIGNAL_GRACE (a Go duration; "off" for none) changes it, for the
+// measurements of scripts/signal-latency.sh.
+const signalGrace = 800 * time.Millisecond
+
 func main() {
-	ctx, stop := signal.NotifyContext(context.Background(), os.Interrupt, syscall.SIGTERM)
+	ctx, cancel := context.WithCancel(context.Background())
+	sigs := make(chan os.Signal, 2)
+	signal.Notify(sigs, os.Interrupt, syscall.SIGTERM)
+	go watchdog(sigs, cancel)
 	code := run(ctx, os.Args[1:], os.Stdout, os.Stderr)
-	stop()
 	os.Exit(code)
+}
+
+// watchdog cancels the command's context at the first signal, and ends the
+// process with exit code 130 at a second signal or when the command has
+// not returned within the grace period. It waits for renames under way to
+// finish (safeio.Freeze), so that no commit of several files stops half
+// done; what the command had not committed is not written.
+func watchdog(sigs <-chan os.Signal, cancel func()) {
+	<-sigs
+	cancel()
+	grace := signalGrace
+	limit := (<-chan time.Time)(nil)
+	if v := os.Getenv("DSTEIN_SIGNAL_GRACE"); v == "off" {
+		grace = 0
+	} else if d, err := time.ParseDuration(v); err == nil && d > 0 {
+		grace = d
+	}
+	if grace > 0 {
+		limit = time.After(grace)
+	}
+	select {
+	case <-sigs:
+	case <-limit:
+	}
+	safeio.Freeze()
+	fmt.Fprintln(os.Stderr, "dstein: interrupted; the work under way was stopped and not written")
+	os.Exit(exitInterrupted)
 }

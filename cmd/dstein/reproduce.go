@@ -3,6 +3,7 @@ package main
 import (
 	"bufio"
 	"bytes"
+	"errors"
 	"fmt"
 	"os"
 	"path/filepath"
@@ -14,6 +15,7 @@ import (
 
 	"github.com/dstein/dstein/experiment"
 	"github.com/dstein/dstein/internal/safeio"
+	"github.com/dstein/dstein/internal/shellquote"
 	"github.com/dstein/dstein/internal/suggest"
 	"github.com/dstein/dstein/report"
 )
@@ -59,15 +61,29 @@ Results: ` + strings.Join(reproductionIDs(), ", ") + `.`,
 			if quick && tiny {
 				return usagef("--quick and --tiny exclude each other")
 			}
+			all := experiment.Reproductions()
 			var want []string
-			if only != "" {
+			if cmd.Flags().Changed("only") {
 				ids := reproductionIDs()
 				for _, id := range strings.Split(only, ",") {
 					id = strings.TrimSpace(id)
+					if id == "" {
+						continue
+					}
 					if !slices.Contains(ids, id) {
 						return usagef("--only: unknown result %q%s (the results: %s)", id, suggest.Hint(id, ids), strings.Join(ids, ", "))
 					}
-					want = append(want, id)
+					if !slices.Contains(want, id) {
+						want = append(want, id)
+					}
+				}
+				if len(want) == 0 {
+					return usagef("--only %q names no result; give a comma-separated list of %s", only, strings.Join(ids, ", "))
+				}
+				for _, p := range all {
+					if slices.Contains(want, p.ID) && p.Needs == "uai" && uaiDir == "" {
+						return usagef("--only %s: that result needs --uai DIR (a directory of UAI networks)", p.ID)
+					}
 				}
 			}
 			if uaiDir != "" {
@@ -75,20 +91,6 @@ Results: ` + strings.Join(reproductionIDs(), ", ") + `.`,
 					return usagef("--uai %s is not a directory", uaiDir)
 				}
 			}
-			if err := makeOutDir(out); err != nil {
-				return err
-			}
-			// Check both outputs before any work: never replace a page or
-			// a list that dstein did not write.
-			for path, marker := range map[string]string{
-				filepath.Join(out, "index.html"):     `<meta name="generator" content="dstein`,
-				filepath.Join(out, "reproduce.json"): `"dstein_version"`,
-			} {
-				if err := ownedOrAbsent(path, marker); err != nil {
-					return err
-				}
-			}
-			experiment.Version = version()
 			mode := experiment.Full
 			if quick {
 				mode = experiment.Quick
@@ -96,64 +98,103 @@ Results: ` + strings.Join(reproductionIDs(), ", ") + `.`,
 			if tiny {
 				mode = experiment.Tiny
 			}
+			if err := e.makeOutDir(out); err != nil {
+				return err
+			}
+			lock, err := safeio.TryLock(filepath.Join(out, "reproduce.lock"))
+			var busy *safeio.Busy
+			if errors.As(err, &busy) {
+				return fmt.Errorf("another dstein reproduce is writing into %s (it holds %s); wait for it to finish, or use another --out-dir", out, busy.Path)
+			}
+			if err != nil {
+				return err
+			}
+			defer lock.Unlock()
+			// Check every output before any work: the page, the list, and
+			// each result's files and journal; never replace a file that
+			// dstein did not write.
+			index, list := filepath.Join(out, "index.html"), filepath.Join(out, "reproduce.json")
+			for _, f := range []string{index, list} {
+				if err := safeio.Owned(f); err != nil {
+					return err
+				}
+			}
+			var runs []experiment.Reproduction
+			for _, p := range all {
+				if len(want) > 0 && !slices.Contains(want, p.ID) || p.Needs == "uai" && uaiDir == "" {
+					continue
+				}
+				ex, cfg, err := reproductionConfig(p, filepath.Join(out, p.ID), mode, uaiDir)
+				if err != nil {
+					return err
+				}
+				if err := safeio.Owned(filepath.Join(cfg.Out, ex.Name+".txt")); err != nil {
+					return err
+				}
+				if err := ex.Check(cfg); err != nil {
+					return fmt.Errorf("%s: %w", p.ID, err)
+				}
+				runs = append(runs, p)
+			}
+			experiment.Version = version()
 			start := time.Now()
 			var done []reproduced
 			page := report.Page{
 				Title:   "dstein: every experiment of EXPERIMENTS.md",
 				Version: version(),
 				Machine: report.ThisMachine(),
-				Command: "dstein " + strings.Join(os.Args[1:], " "),
+				Command: "dstein " + shellquote.Join(e.args),
 			}
 			if quick {
 				page.Title += " (quick runs)"
 			}
 			failed := 0
-			all := experiment.Reproductions()
 			for k, p := range all {
 				if len(want) > 0 && !slices.Contains(want, p.ID) {
 					continue
 				}
 				dir := filepath.Join(out, p.ID)
 				rec := reproduced{ID: p.ID, Command: p.Command(dir, mode)}
-				if p.Needs == "uai" && uaiDir == "" {
+				if !slices.ContainsFunc(runs, func(r experiment.Reproduction) bool { return r.ID == p.ID }) {
 					rec.Status = "not run"
 					rec.Error = "needs --uai DIR (a directory of UAI networks)"
-				} else if e.ctx.Err() == nil {
+				} else {
 					fmt.Fprintf(e.stderr, "reproduce: %s (%d of %d): %s\n", p.ID, k+1, len(all), rec.Command)
 					t0 := time.Now()
 					run, err := runReproduction(e, p, dir, mode, uaiDir)
 					rec.Seconds = time.Since(t0).Seconds()
+					if e.ctx.Err() != nil {
+						// Stop here: the results finished before the
+						// signal keep their files; the page and the list
+						// stay as they were.
+						return interrupted{"interrupted; the results finished before the signal are written, the finished trials of " + p.ID + " are kept in its journal, and " + index + " was not rewritten: run the same command to resume"}
+					}
 					if run != nil {
 						rec.Files, rec.Loaded = run.files, run.loaded
 					}
-					switch {
-					case e.ctx.Err() != nil:
-						rec.Status, rec.Error = "not run", "interrupted"
-					case err != nil:
-						rec.Status, rec.Error = "failed", err.Error()
+					if err != nil {
+						rec.Status, rec.Error = "failed", oneLine(err.Error())
 						failed++
-						fmt.Fprintf(e.stderr, "reproduce: %s failed: %v\n", p.ID, err)
-					default:
+						fmt.Fprintf(e.stderr, "reproduce: %s failed: %s\n", p.ID, rec.Error)
+					} else {
 						rec.Status = "ran"
 						fmt.Fprintf(e.stdout, "%s: done in %s → %s\n", p.ID, roundLeft(time.Since(t0)), dir)
 					}
-				} else {
-					rec.Status, rec.Error = "not run", "interrupted"
 				}
 				done = append(done, rec)
 				page.Sections = append(page.Sections, reproductionSection(out, p, rec, mode))
 			}
 			page.Date = time.Now().UTC().Format("2006-01-02 15:04 MST")
-			if err := writeJSONFile(filepath.Join(out, "reproduce.json"), struct {
+			if err := writeJSONFile(list, struct {
 				Date    string       `json:"date"`
 				Version string       `json:"dstein_version"`
+				Command string       `json:"command"`
 				Quick   bool         `json:"quick"`
 				Seconds float64      `json:"seconds"`
 				Results []reproduced `json:"results"`
-			}{page.Date, page.Version, quick, time.Since(start).Seconds(), done}); err != nil {
+			}{page.Date, page.Version, page.Command, quick, time.Since(start).Seconds(), done}); err != nil {
 				return err
 			}
-			index := filepath.Join(out, "index.html")
 			if err := report.WritePage(index, page); err != nil {
 				return err
 			}
@@ -161,11 +202,8 @@ Results: ` + strings.Join(reproductionIDs(), ", ") + `.`,
 				return fmt.Errorf("the page %s: %w", index, err)
 			}
 			fmt.Fprintf(e.stdout, "wrote %s (%s in all)\n", index, roundLeft(time.Since(start)))
-			if e.ctx.Err() != nil {
-				return interrupted{"interrupted; finished trials are kept in the journals under " + out + ": run the same command to resume"}
-			}
 			if failed > 0 {
-				return fmt.Errorf("%d of the results failed (see %s)", failed, filepath.Join(out, "reproduce.json"))
+				return fmt.Errorf("%d of the results failed (see %s)", failed, list)
 			}
 			return nil
 		},
@@ -195,19 +233,29 @@ type reproducedRun struct {
 	loaded int
 }
 
-// runReproduction runs one result into dir and writes dir/NAME.txt (the
-// printed table and notes).
-func runReproduction(e *env, p experiment.Reproduction, dir string, mode experiment.Mode, uaiDir string) (*reproducedRun, error) {
+// reproductionConfig returns the experiment of a result and the
+// configuration of its run into dir.
+func reproductionConfig(p experiment.Reproduction, dir string, mode experiment.Mode, uaiDir string) (*experiment.Experiment, experiment.Config, error) {
 	ex, err := experiment.Get(p.Name)
 	if err != nil {
-		return nil, err
-	}
-	if err := makeOutDir(dir); err != nil {
-		return nil, err
+		return nil, experiment.Config{}, err
 	}
 	cfg := p.Config(dir, mode)
 	if p.Needs == "uai" {
 		cfg.UAIDir = uaiDir
+	}
+	return ex, cfg, nil
+}
+
+// runReproduction runs one result into dir and writes dir/NAME.txt (the
+// printed table and notes).
+func runReproduction(e *env, p experiment.Reproduction, dir string, mode experiment.Mode, uaiDir string) (*reproducedRun, error) {
+	ex, cfg, err := reproductionConfig(p, dir, mode, uaiDir)
+	if err != nil {
+		return nil, err
+	}
+	if err := e.makeOutDir(dir); err != nil {
+		return nil, err
 	}
 	cfg.Log = e.stderr
 	pr := newExpProgress(e, p.ID)
@@ -287,31 +335,4 @@ func reproductionSection(out string, p experiment.Reproduction, rec reproduced, 
 // writeJSONFile writes v as indented JSON to path, atomically.
 func writeJSONFile(path string, v any) error {
 	return safeio.Replace(path, func(w *bufio.Writer) error { return report.WriteJSON(w, v) })
-}
-
-// ownedOrAbsent refuses an existing path that is not a regular file, or
-// whose first 4 KiB lack marker (a line only dstein writes there): dstein
-// replaces only its own outputs.
-func ownedOrAbsent(path, marker string) error {
-	info, err := os.Lstat(path)
-	if os.IsNotExist(err) {
-		return nil
-	}
-	if err != nil {
-		return err
-	}
-	if !info.Mode().IsRegular() {
-		return fmt.Errorf("%s exists and is not a regular file; dstein will not replace it (use another --out-dir)", path)
-	}
-	f, err := os.Open(path)
-	if err != nil {
-		return err
-	}
-	defer f.Close()
-	head := make([]byte, 4096)
-	n, _ := f.Read(head)
-	if !bytes.Contains(head[:n], []byte(marker)) {
-		return fmt.Errorf("%s exists and was not written by dstein; dstein replaces only its own outputs (move it, or use another --out-dir)", path)
-	}
-	return nil
 }

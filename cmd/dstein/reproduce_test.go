@@ -10,12 +10,19 @@ import (
 	"github.com/dstein/dstein/report"
 )
 
-// TestReproduce runs two results and one that needs an input it was not
-// given, checks the page's links and images with report.CheckPage, the
-// statuses in reproduce.json, and that a second run resumes every trial.
+// TestReproduce runs two results, checks the page's links and images with
+// report.CheckPage, the statuses in reproduce.json, and that a second run
+// resumes every trial; a result that needs an input it was not given is
+// refused before anything runs.
 func TestReproduce(t *testing.T) {
 	dir := t.TempDir()
-	args := []string{"reproduce", "--tiny", "--only", "categorical,ising-n,suite-uai", "--out-dir", dir}
+	if code, _, errs := dstein(t, "reproduce", "--tiny", "--only", "categorical,suite-uai", "--out-dir", dir); code != 2 || !strings.Contains(errs, "--only suite-uai: that result needs --uai DIR") {
+		t.Errorf("--only suite-uai without --uai: exit %d, %q", code, errs)
+	}
+	if entries, _ := os.ReadDir(dir); len(entries) != 0 {
+		t.Errorf("a refused reproduce wrote %v", entries)
+	}
+	args := []string{"reproduce", "--tiny", "--only", "categorical,ising-n", "--out-dir", dir}
 	code, out, errs := dstein(t, args...)
 	if code != 0 {
 		t.Fatalf("exit %d: %s %s", code, out, errs)
@@ -25,7 +32,7 @@ func TestReproduce(t *testing.T) {
 		t.Error(err)
 	}
 	page, _ := os.ReadFile(index)
-	for _, want := range []string{`id="ising-n"`, `id="categorical"`, `id="suite-uai"`, "ising-n/ising-n.png", "categorical/categorical.png", "needs --uai DIR", "dstein experiment ising-n --tiny"} {
+	for _, want := range []string{`id="ising-n"`, `id="categorical"`, "ising-n/ising-n.png", "categorical/categorical.png", "dstein experiment ising-n --tiny"} {
 		if !strings.Contains(string(page), want) {
 			t.Errorf("the page lacks %q", want)
 		}
@@ -44,7 +51,7 @@ func TestReproduce(t *testing.T) {
 	for _, r := range rep.Results {
 		status[r.ID] = r.Status
 	}
-	if status["ising-n"] != "ran" || status["categorical"] != "ran" || status["suite-uai"] != "not run" || len(status) != 3 {
+	if status["ising-n"] != "ran" || status["categorical"] != "ran" || len(status) != 2 {
 		t.Errorf("statuses %v", status)
 	}
 	for _, f := range []string{"ising-n/ising-n.txt", "ising-n/ising-n.csv", "ising-n/ising-n.trials.json", "categorical/categorical.png"} {
@@ -77,7 +84,7 @@ func TestReproduce(t *testing.T) {
 	// A page dstein did not write is never replaced, and nothing runs.
 	other := t.TempDir()
 	os.WriteFile(filepath.Join(other, "index.html"), []byte("<html>my site</html>"), 0o644)
-	if code, _, errs := dstein(t, "reproduce", "--tiny", "--only", "categorical", "--out-dir", other); code == 0 || !strings.Contains(errs, "not written by dstein") {
+	if code, _, errs := dstein(t, "reproduce", "--tiny", "--only", "categorical", "--out-dir", other); code == 0 || !strings.Contains(errs, "was not written by dstein") {
 		t.Errorf("a foreign index.html: exit %d, %s", code, errs)
 	}
 	if b, _ := os.ReadFile(filepath.Join(other, "index.html")); string(b) != "<html>my site</html>" {

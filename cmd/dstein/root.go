@@ -7,7 +7,9 @@ import (
 	"io"
 	"os"
 	"runtime/debug"
+	"strconv"
 	"strings"
+	"unicode/utf8"
 
 	"github.com/spf13/cobra"
 	"github.com/spf13/pflag"
@@ -48,12 +50,17 @@ type env struct {
 	stdout   io.Writer
 	stderr   io.Writer
 	terminal bool // stderr is a terminal: show progress bars
+	// created are the output directories the command made (outermost
+	// first); run removes those still empty when the command fails.
+	created []string
+	// args is the command line after "dstein".
+	args []string
 }
 
 // run executes the command line and returns the exit code. It never panics
 // on bad input and prints errors as one line on stderr.
 func run(ctx context.Context, args []string, stdout, stderr io.Writer) (code int) {
-	e := &env{ctx: ctx, stdout: stdout, stderr: stderr}
+	e := &env{ctx: ctx, stdout: stdout, stderr: stderr, args: args}
 	if f, ok := stderr.(*os.File); ok && term.IsTerminal(int(f.Fd())) {
 		e.terminal = true
 	}
@@ -84,13 +91,13 @@ func run(ctx context.Context, args []string, stdout, stderr io.Writer) (code int
 	if err == nil {
 		return exitOK
 	}
+	// A refused, failed or interrupted command leaves no directory it
+	// created behind, unless something was kept there (a journal).
+	defer safeio.RemoveEmpty(e.created)
 	if ctx.Err() != nil && (errors.Is(err, context.Canceled) || errors.Is(err, ctx.Err())) {
 		err = interrupted{"interrupted; nothing written"}
 	}
-	msg := err.Error()
-	if i := strings.IndexByte(msg, '\n'); i >= 0 {
-		msg = msg[:i]
-	}
+	msg := oneLine(err.Error())
 	var ue usageError
 	var in interrupted
 	var ex *memlimit.Exceeded
@@ -109,6 +116,30 @@ func run(ctx context.Context, args []string, stdout, stderr io.Writer) (code int
 	}
 	fmt.Fprintf(stderr, "dstein: %s\n", msg)
 	return exitError
+}
+
+// oneLine makes a message one line of text: control characters (a newline
+// or an escape sequence in a path, say) are written as Go escapes (\n,
+// \x1b), so that a message is always one line that a terminal prints as it
+// is.
+func oneLine(msg string) string {
+	var b strings.Builder
+	for i := 0; i < len(msg); {
+		r, size := utf8.DecodeRuneInString(msg[i:])
+		switch {
+		case r == utf8.RuneError && size == 1:
+			fmt.Fprintf(&b, "\\x%02x", msg[i])
+		case r == '\t':
+			b.WriteByte(' ')
+		case r < 0x20 || r == 0x7f || (r >= 0x80 && r < 0xa0) || r == 0x2028 || r == 0x2029:
+			q := strconv.QuoteRune(r)
+			b.WriteString(q[1 : len(q)-1])
+		default:
+			b.WriteString(msg[i : i+size])
+		}
+		i += size
+	}
+	return b.String()
 }
 
 // isCobraUsage recognises cobra's own command-line errors.

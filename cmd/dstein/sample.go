@@ -277,7 +277,16 @@ func (f *sampleFlags) keep(fs *pflag.FlagSet) (infer.Keep, int, error) {
 		if !fs.Changed("n") {
 			n = cd.Samples
 		}
+		if err := atLeast("n", n, 1); err != nil {
+			return infer.Keep{}, 0, err
+		}
+		if n > maxCount/max(1, cd.PerPoint) {
+			return infer.Keep{}, 0, usagef("--n %d: more samples than a run can count (at most %d)", n, maxCount/max(1, cd.PerPoint))
+		}
 		chains, k := cd.Keep(n)
+		if err := k.Validate(); err != nil {
+			return k, 0, usageError{err}
+		}
 		return k, chains, nil
 	}
 	if !fs.Changed("draws") {
@@ -325,6 +334,9 @@ func (f *sampleFlags) keep(fs *pflag.FlagSet) (infer.Keep, int, error) {
 			k.Warmup = cd.Warmup
 		}
 	case !fs.Changed("warmup"):
+		if f.draws > maxCount/f.thin {
+			return k, 0, usagef("--draws %d × --thin %d: more iterations than a run can count (at most %d)", f.draws, f.thin, maxCount)
+		}
 		k.Warmup = f.draws * f.thin
 	}
 	if err := k.Validate(); err != nil {
@@ -332,6 +344,10 @@ func (f *sampleFlags) keep(fs *pflag.FlagSet) (infer.Keep, int, error) {
 	}
 	return k, n, nil
 }
+
+// maxCount bounds the counts of iterations and samples that a run keeps
+// (2³¹, infer.Keep's limit), so that no product of flags overflows.
+const maxCount = 1 << 31
 
 // compression turns --compress, --points, --ell and --reweight (or the
 // compact preset's defaults) into the run's compression.

@@ -16,6 +16,7 @@ import (
 
 	"github.com/dstein/dstein/experiment"
 	"github.com/dstein/dstein/internal/safeio"
+	"github.com/dstein/dstein/internal/shellquote"
 )
 
 // slurmOptions are the flags of dstein experiment --slurm.
@@ -54,16 +55,11 @@ func (o *slurmOptions) changed(cmd *cobra.Command) bool {
 // #SBATCH lines without a shell, so nothing is quoted there.
 var slurmValue = regexp.MustCompile(`^[A-Za-z0-9_.:,+=/-]*$`)
 
-// shellSafe is what a shell word may hold unquoted.
-var shellSafe = regexp.MustCompile(`^[A-Za-z0-9_./:,=+-]+$`)
+// slurmTime is the time limit sbatch --time reads (man sbatch).
+var slurmTime = regexp.MustCompile(`^(?:[0-9]+(?::[0-9]+){0,2}|[0-9]+-[0-9]+(?::[0-9]+){0,2}|(?i:unlimited|infinite))$`)
 
 // shellQuote quotes s for a POSIX shell.
-func shellQuote(s string) string {
-	if shellSafe.MatchString(s) {
-		return s
-	}
-	return "'" + strings.ReplaceAll(s, "'", `'\''`) + "'"
-}
+func shellQuote(s string) string { return shellquote.Quote(s) }
 
 // writeSlurm writes DIR/slurm/NAME-array.sbatch, whose task K runs shard
 // K of N into DIR/shard-K (resuming its journal when resubmitted), and
@@ -77,10 +73,11 @@ func writeSlurm(e *env, cmd *cobra.Command, name, out string, o slurmOptions) er
 	if o.cpus < 1 {
 		return usagef("--cpus must be at least 1, got %d", o.cpus)
 	}
-	for flag, v := range map[string]string{"partition": o.partition, "time": o.time} {
-		if !slurmValue.MatchString(v) {
-			return usagef("--%s %q: want a Slurm value (letters, digits and _.:,+=/-)", flag, v)
-		}
+	if !slurmValue.MatchString(o.partition) {
+		return usagef("--partition %q: want a Slurm partition name (letters, digits and _.:,+=/-)", o.partition)
+	}
+	if !slurmTime.MatchString(o.time) {
+		return usagef("--time %q: want a Slurm time limit: MINUTES, MINUTES:SECONDS, HOURS:MINUTES:SECONDS, DAYS-HOURS, DAYS-HOURS:MINUTES, DAYS-HOURS:MINUTES:SECONDS or UNLIMITED", o.time)
 	}
 	bin := o.bin
 	if bin == "" {
@@ -137,7 +134,7 @@ func writeSlurm(e *env, cmd *cobra.Command, name, out string, o slurmOptions) er
 	if !slurmValue.MatchString(slurmDir) {
 		return usagef("--out-dir %s: Slurm reads the log paths of #SBATCH lines without a shell, so the directory may hold only letters, digits and _.:,+=/- (no spaces or quotes)", dir)
 	}
-	if err := makeOutDir(slurmDir); err != nil {
+	if err := e.makeOutDir(slurmDir); err != nil {
 		return err
 	}
 	header := func(job string, array bool) string {
@@ -192,7 +189,7 @@ exec %s merge %s --out-dir %s%s \
 	arrayPath := filepath.Join(slurmDir, name+"-array.sbatch")
 	mergePath := filepath.Join(slurmDir, name+"-merge.sbatch")
 	for _, path := range []string{arrayPath, mergePath} {
-		if err := ownedOrAbsent(path, "# Written by dstein experiment"); err != nil {
+		if err := safeio.Owned(path); err != nil {
 			return err
 		}
 	}
@@ -266,7 +263,7 @@ computed. The suite on UAI networks needs --uai DIR again.`,
 			if out == "" {
 				return usagef("--out-dir DIR is required")
 			}
-			if err := makeOutDir(out); err != nil {
+			if err := e.makeOutDir(out); err != nil {
 				return err
 			}
 			experiment.Version = version()

@@ -1,6 +1,7 @@
 package gemm
 
 import (
+	"context"
 	"math"
 	"sync"
 
@@ -18,7 +19,15 @@ type ABt struct {
 	// Lower restricts the product to the entries C[i][j] with j < i, for
 	// symmetric products such as X·Xᵀ (M must equal N).
 	Lower bool
+	// Ctx, when not nil, stops the product early once it is canceled:
+	// every parallel chunk (at most a few million multiply-adds) looks at
+	// it first, and C is then left partly computed, for the caller, which
+	// checks Ctx after Mul, to discard. Uncanceled, the bits are the same.
+	Ctx context.Context
 }
+
+// canceled reports whether the product's context is canceled.
+func (p *ABt) canceled() bool { return p.Ctx != nil && p.Ctx.Err() != nil }
 
 // asmMinWork is the size (M·N·K) below which Mul uses the pure-Go kernels
 // even where the assembly kernel is available: packing costs more than it
@@ -158,6 +167,9 @@ const (
 )
 
 func (j *job) Do(lo, hi int) {
+	if j.prod.canceled() {
+		return
+	}
 	switch j.mode {
 	case modePureGo:
 		j.prod.Do(lo, hi)

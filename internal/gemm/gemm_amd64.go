@@ -73,6 +73,10 @@ func (p *ABt) mulAsm() {
 		// tiles for the cache.
 		grain := min(mcPanels, parallel.Grain(tiles-first, 1))
 		for pc := 0; pc < p.K; pc += kc {
+			if p.canceled() {
+				putJob(j)
+				return
+			}
 			j.pc, j.kb, j.jc, j.nb, j.first = pc, min(kc, p.K-pc), jc, nb, first
 			j.mode = modePack
 			parallel.For((nb+nr-1)/nr, packGrain, j)

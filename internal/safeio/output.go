@@ -2,6 +2,7 @@ package safeio
 
 import (
 	"bufio"
+	"context"
 	"crypto/rand"
 	"encoding/hex"
 	"errors"
@@ -12,6 +13,7 @@ import (
 	"path/filepath"
 	"strings"
 	"syscall"
+	"time"
 )
 
 // Plan is the set of a command's inputs and outputs.
@@ -337,25 +339,35 @@ func (f *File) Write(fill func(w *bufio.Writer) error) error {
 // over their targets, keeping an existing file's mode and owner), then
 // streams. Outputs that were never written are left alone. It returns the
 // first error; outputs already in place stay.
-func (p *Plan) Commit() error {
+func (p *Plan) Commit() error { return p.CommitContext(context.Background()) }
+
+// CommitContext is Commit, with streams that give up when ctx is canceled:
+// a FIFO is opened without waiting for a reader (it is retried until one
+// comes or ctx ends), and a write that blocks on a full pipe stops when
+// ctx ends. Regular files are not affected: once renaming starts, every
+// file is renamed.
+func (p *Plan) CommitContext(ctx context.Context) error {
 	if p.done {
 		return nil
 	}
 	p.done = true
 	defer p.cleanup()
+	critical.RLock()
 	for _, f := range p.outputs {
 		if f.stream || !f.written {
 			continue
 		}
 		if err := f.commitFile(); err != nil {
+			critical.RUnlock()
 			return err
 		}
 	}
+	critical.RUnlock()
 	for _, f := range p.outputs {
 		if !f.stream || !f.written {
 			continue
 		}
-		if err := f.commitStream(p.Stdout); err != nil {
+		if err := f.commitStream(ctx, p.Stdout); err != nil {
 			return err
 		}
 	}
@@ -387,30 +399,75 @@ func (f *File) commitFile() error {
 	return nil
 }
 
-func (f *File) commitStream(stdout io.Writer) error {
+func (f *File) commitStream(ctx context.Context, stdout io.Writer) error {
 	tmp := f.tmp
 	defer func() { tmp.Close(); f.tmp = nil }()
 	if _, err := tmp.Seek(0, io.SeekStart); err != nil {
 		return fmt.Errorf("writing %s: %w", f.Path, err)
 	}
-	var w io.Writer
+	if err := ctx.Err(); err != nil {
+		return err
+	}
 	if f.stdout {
-		w = stdout
+		w := stdout
 		if w == nil {
 			w = os.Stdout
 		}
-	} else {
-		out, err := os.OpenFile(f.Target, os.O_WRONLY|os.O_TRUNC, 0)
-		if err != nil {
+		if _, err := io.Copy(w, tmp); err != nil {
 			return fmt.Errorf("writing %s: %w", f.Path, err)
 		}
-		defer out.Close()
-		w = out
+		return nil
 	}
-	if _, err := io.Copy(w, tmp); err != nil {
+	out, err := openStream(ctx, f.Target)
+	if err != nil {
+		if ctx.Err() != nil {
+			return ctx.Err()
+		}
+		return fmt.Errorf("writing %s: %w", f.Path, err)
+	}
+	// Closing the file from another goroutine ends a write blocked on a
+	// pipe that nobody reads.
+	stop := context.AfterFunc(ctx, func() { out.Close() })
+	_, err = io.Copy(out, tmp)
+	if stop() {
+		if cerr := out.Close(); err == nil {
+			err = cerr
+		}
+	}
+	if ctx.Err() != nil {
+		return ctx.Err()
+	}
+	if err != nil {
 		return fmt.Errorf("writing %s: %w", f.Path, err)
 	}
 	return nil
+}
+
+// openStream opens a device or FIFO for writing without blocking: a FIFO
+// without a reader (ENXIO) is tried again every 20 ms until one comes or
+// ctx ends. The file is put back in blocking mode for the write unless it
+// is a FIFO, which Go's poller then serves (so that Close unblocks it).
+func openStream(ctx context.Context, path string) (*os.File, error) {
+	for {
+		out, err := os.OpenFile(path, os.O_WRONLY|os.O_TRUNC|syscall.O_NONBLOCK, 0)
+		if err == nil {
+			if info, serr := out.Stat(); serr == nil && info.Mode()&fs.ModeNamedPipe == 0 {
+				// A device written in non-blocking mode could fail with
+				// EAGAIN; reopen it normally.
+				out.Close()
+				return os.OpenFile(path, os.O_WRONLY|os.O_TRUNC, 0)
+			}
+			return out, nil
+		}
+		if !errors.Is(err, syscall.ENXIO) {
+			return nil, err
+		}
+		select {
+		case <-ctx.Done():
+			return nil, ctx.Err()
+		case <-time.After(20 * time.Millisecond):
+		}
+	}
 }
 
 // Abort removes the temporary files; no target changes.

@@ -10,7 +10,7 @@ import (
 	"testing"
 )
 
-func TestReplace(t *testing.T) {
+func TestRewrite(t *testing.T) {
 	cases := []struct {
 		name string
 		// setup returns the path to replace and its mode after (0: a new
@@ -60,7 +60,7 @@ func TestReplace(t *testing.T) {
 			if !existed {
 				mode = newFileMode()
 			}
-			if err := Replace(path, fill("new")); err != nil {
+			if err := Rewrite(path, fill("new")); err != nil {
 				t.Fatal(err)
 			}
 			if got := readFile(t, path); got != "new" {
@@ -74,7 +74,7 @@ func TestReplace(t *testing.T) {
 	}
 }
 
-func TestReplaceSymlink(t *testing.T) {
+func TestRewriteSymlink(t *testing.T) {
 	for _, dangling := range []bool{false, true} {
 		name := "link to a file"
 		if dangling {
@@ -88,7 +88,7 @@ func TestReplaceSymlink(t *testing.T) {
 			}
 			path := filepath.Join(dir, "journal")
 			symlink(t, target, path)
-			if err := Replace(path, fill("new")); err != nil {
+			if err := Rewrite(path, fill("new")); err != nil {
 				t.Fatal(err)
 			}
 			if m := lstatMode(t, path); !m.IsRegular() {
@@ -117,7 +117,7 @@ func TestReplaceSymlink(t *testing.T) {
 	}
 }
 
-func TestReplaceRefuses(t *testing.T) {
+func TestRewriteRefuses(t *testing.T) {
 	cases := []struct {
 		name  string
 		setup func(t *testing.T, dir string) string
@@ -159,13 +159,13 @@ func TestReplaceRefuses(t *testing.T) {
 			path := c.setup(t, dir)
 			before := snapshot(t, dir)
 			called := false
-			err := Replace(path, func(w *bufio.Writer) error {
+			err := Rewrite(path, func(w *bufio.Writer) error {
 				called = true
 				_, err := w.WriteString("new")
 				return err
 			})
 			if err == nil || !strings.Contains(err.Error(), c.want) || !strings.Contains(err.Error(), path) {
-				t.Fatalf("Replace() = %v, want an error naming %s and containing %q", err, path, c.want)
+				t.Fatalf("Rewrite() = %v, want an error naming %s and containing %q", err, path, c.want)
 			}
 			if called {
 				t.Error("fill was called")
@@ -176,7 +176,7 @@ func TestReplaceRefuses(t *testing.T) {
 	}
 }
 
-func TestReplaceFillError(t *testing.T) {
+func TestRewriteFillError(t *testing.T) {
 	dir := setup(t)
 	path := filepath.Join(dir, "journal")
 	writeFile(t, path, "old", 0o600)
@@ -184,12 +184,12 @@ func TestReplaceFillError(t *testing.T) {
 	before := snapshot(t, dir)
 	boom := errors.New("boom")
 	for _, p := range []string{path, filepath.Join(dir, "link"), filepath.Join(dir, "new")} {
-		err := Replace(p, func(w *bufio.Writer) error {
+		err := Rewrite(p, func(w *bufio.Writer) error {
 			w.WriteString(strings.Repeat("partial", 1<<14))
 			return boom
 		})
 		if !errors.Is(err, boom) || !strings.Contains(err.Error(), p) {
-			t.Errorf("Replace(%s) = %v, want boom naming the path", p, err)
+			t.Errorf("Rewrite(%s) = %v, want boom naming the path", p, err)
 		}
 	}
 	sameSnapshot(t, before, snapshot(t, dir))

@@ -4,4 +4,10 @@
 // object (encoding/json alone keeps the last), unknown keys are errors, and
 // errors name the line and column. Numbers that overflow float64 are errors
 // too (encoding/json already refuses them).
+//
+// Hostile input costs time and memory in proportion to its size: arrays and
+// objects may nest at most MaxDepth deep, which a scan checks before
+// anything is decoded, and the path of a key (for errors) is written out
+// only for an error. A leading UTF-8 byte order mark is ignored, as RFC
+// 8259 allows (editors on Windows write one).
 package strictjson

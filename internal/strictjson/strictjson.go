@@ -12,11 +12,61 @@ import (
 	"unicode"
 )
 
+// MaxDepth is the deepest nesting of arrays and objects that Unmarshal and
+// Check accept. dstein's own files nest at most 8 deep (an experiment
+// journal's settings, with each method's pipeline and stage settings
+// inside; model files 3, pipeline files 5 or so), so a limit 125 times
+// that refuses nothing real, while it keeps a hostile file from driving
+// the recursion of the checker and of encoding/json (whose own limit is
+// 10,000) deep: a file nested to the limit costs microseconds.
+const MaxDepth = 1000
+
+// bom is the UTF-8 byte order mark, which RFC 8259 lets a parser ignore.
+var bom = []byte("\xef\xbb\xbf")
+
+// Prepare returns data without a leading UTF-8 byte order mark, after
+// checking that its arrays and objects nest at most MaxDepth deep; the
+// error names the line and column of the first bracket too deep. It reads
+// data once, skipping strings, and allocates nothing unless it fails, so it
+// runs before anything whose cost grows with the depth. Unmarshal and Check
+// call it; a caller that reads the same bytes with encoding/json besides
+// strictjson calls it first.
+func Prepare(data []byte) ([]byte, error) {
+	data = bytes.TrimPrefix(data, bom)
+	depth := 0
+	for i := 0; i < len(data); i++ {
+		switch data[i] {
+		case '"':
+			// Skip the string: its brackets are text. An unclosed
+			// string ends the scan; the decoder reports it.
+			for i++; i < len(data) && data[i] != '"'; i++ {
+				if data[i] == '\\' {
+					i++
+				}
+			}
+		case '[', '{':
+			if depth++; depth > MaxDepth {
+				return nil, fmt.Errorf("%s: arrays and objects nest more than %d deep; want at most %d levels", position(data, int64(i)), MaxDepth, MaxDepth)
+			}
+		case ']', '}':
+			if depth > 0 {
+				depth--
+			}
+		}
+	}
+	return data, nil
+}
+
 // Unmarshal decodes data into v (a pointer) after checking its keys against
 // v's type. Types that implement json.Unmarshaler (other than through
-// Checker) are checked for duplicate keys only.
+// Checker) are checked for duplicate keys only. A leading UTF-8 byte order
+// mark is ignored, and nesting deeper than MaxDepth is an error.
 func Unmarshal(data []byte, v any) error {
-	if err := Check(data, reflect.TypeOf(v)); err != nil {
+	data, err := Prepare(data)
+	if err != nil {
+		return err
+	}
+	if err := check(data, reflect.TypeOf(v)); err != nil {
 		return err
 	}
 	dec := json.NewDecoder(bytes.NewReader(data))
@@ -43,18 +93,63 @@ type Checker interface {
 // Check verifies that data's object keys match t exactly (see Unmarshal)
 // without decoding it.
 func Check(data []byte, t reflect.Type) error {
-	dec := json.NewDecoder(bytes.NewReader(data))
-	dec.UseNumber()
-	c := checker{data: data, dec: dec}
-	if err := c.value(t, ""); err != nil {
+	data, err := Prepare(data)
+	if err != nil {
 		return err
 	}
-	return nil
+	return check(data, t)
+}
+
+// check is Check on prepared data. Its cost is linear in the size of data:
+// the path of a key (for errors) is kept as a stack of steps and written
+// out only for an error, and each type's fields are collected once.
+func check(data []byte, t reflect.Type) error {
+	dec := json.NewDecoder(bytes.NewReader(data))
+	dec.UseNumber()
+	c := checker{data: data, dec: dec, shapes: map[reflect.Type]reflect.Type{}, structs: map[reflect.Type]*fieldSet{}}
+	return c.value(t)
 }
 
 type checker struct {
 	data []byte
 	dec  *json.Decoder
+	// path holds the keys and indexes that lead to the current value.
+	path []step
+	// keys[d] holds the keys seen so far in the object open at depth d
+	// (reused from object to object; a large object uses a map instead).
+	keys [][]string
+	// shapes caches the shape each Go type reads (see shape), structs the
+	// fields of each struct type.
+	shapes  map[reflect.Type]reflect.Type
+	structs map[reflect.Type]*fieldSet
+}
+
+// step is one element of a path: an object key, or an array index when
+// key is false.
+type step struct {
+	key   string
+	index int
+	isKey bool
+}
+
+// where returns the path to the current value, ending with key: "a.b[3].key".
+func (c *checker) where(key string) string {
+	var b strings.Builder
+	for _, s := range c.path {
+		if s.isKey {
+			if b.Len() > 0 {
+				b.WriteByte('.')
+			}
+			b.WriteString(s.key)
+		} else {
+			fmt.Fprintf(&b, "[%d]", s.index)
+		}
+	}
+	if b.Len() > 0 {
+		b.WriteByte('.')
+	}
+	b.WriteString(key)
+	return b.String()
 }
 
 func (c *checker) pos() string { return position(c.data, c.dec.InputOffset()) }
@@ -74,22 +169,37 @@ func deref(t reflect.Type) reflect.Type {
 	return t
 }
 
-// value reads one JSON value and checks it against t (nil: any shape).
-func (c *checker) value(t reflect.Type, path string) error {
-	t = deref(t)
-	if t != nil {
+// shape returns the type whose shape a value of Go type t must have: t
+// without pointers, the shape a Checker names, or nil (any shape) for
+// types that decode themselves.
+func (c *checker) shape(t reflect.Type) reflect.Type {
+	if t == nil {
+		return nil
+	}
+	if s, ok := c.shapes[t]; ok {
+		return s
+	}
+	s := deref(t)
+	if s != nil {
 		// Methods are called on a non-nil value: the zero value, or a
 		// pointer to one (a nil pointer would panic in a value method).
-		pt := reflect.PointerTo(t)
+		pt := reflect.PointerTo(s)
 		switch {
-		case t.Kind() != reflect.Interface && t.Implements(checkerType):
-			t = deref(reflect.Zero(t).Interface().(Checker).JSONShape())
+		case s.Kind() != reflect.Interface && s.Implements(checkerType):
+			s = deref(reflect.Zero(s).Interface().(Checker).JSONShape())
 		case pt.Implements(checkerType):
-			t = deref(reflect.New(t).Interface().(Checker).JSONShape())
-		case t == rawType || t.Implements(unmarshalerType) || pt.Implements(unmarshalerType) || pt.Implements(textType):
-			t = nil
+			s = deref(reflect.New(s).Interface().(Checker).JSONShape())
+		case s == rawType || s.Implements(unmarshalerType) || pt.Implements(unmarshalerType) || pt.Implements(textType):
+			s = nil
 		}
 	}
+	c.shapes[t] = s
+	return s
+}
+
+// value reads one JSON value and checks it against t (nil: any shape).
+func (c *checker) value(t reflect.Type) error {
+	t = c.shape(t)
 	tok, err := c.dec.Token()
 	if err != nil {
 		return describe(c.data, err)
@@ -100,17 +210,20 @@ func (c *checker) value(t reflect.Type, path string) error {
 	}
 	switch d {
 	case '{':
-		return c.object(t, path)
+		return c.object(t)
 	case '[':
 		var et reflect.Type
 		if t != nil && (t.Kind() == reflect.Slice || t.Kind() == reflect.Array) {
 			et = t.Elem()
 		}
+		c.path = append(c.path, step{})
 		for k := 0; c.dec.More(); k++ {
-			if err := c.value(et, fmt.Sprintf("%s[%d]", path, k)); err != nil {
+			c.path[len(c.path)-1].index = k
+			if err := c.value(et); err != nil {
 				return err
 			}
 		}
+		c.path = c.path[:len(c.path)-1]
 		if _, err := c.dec.Token(); err != nil {
 			return describe(c.data, err)
 		}
@@ -118,56 +231,96 @@ func (c *checker) value(t reflect.Type, path string) error {
 	return nil
 }
 
-func (c *checker) object(t reflect.Type, path string) error {
-	seen := map[string]bool{}
-	var fields map[string]reflect.Type
-	var names []string
+// fieldSet is a struct type's fields by JSON name, and the names sorted.
+type fieldSet struct {
+	fields map[string]reflect.Type
+	names  []string
+}
+
+func (c *checker) fieldsOf(t reflect.Type) *fieldSet {
+	if fs, ok := c.structs[t]; ok {
+		return fs
+	}
+	fs := &fieldSet{fields: map[string]reflect.Type{}}
+	collect(t, fs.fields)
+	for k := range fs.fields {
+		fs.names = append(fs.names, k)
+	}
+	fs.names = sorted(fs.names)
+	c.structs[t] = fs
+	return fs
+}
+
+// smallObject is the number of keys up to which an object's keys are
+// checked for duplicates by a linear search of a reused slice.
+const smallObject = 16
+
+func (c *checker) object(t reflect.Type) error {
+	var fs *fieldSet
 	var elem reflect.Type
 	switch {
 	case t == nil:
 	case t.Kind() == reflect.Struct:
-		fields = map[string]reflect.Type{}
-		collect(t, fields)
-		for k := range fields {
-			names = append(names, k)
-		}
+		fs = c.fieldsOf(t)
 	case t.Kind() == reflect.Map:
 		elem = t.Elem()
 	case t.Kind() == reflect.Interface:
 	}
+	depth := len(c.path)
+	for len(c.keys) <= depth {
+		c.keys = append(c.keys, nil)
+	}
+	keys := c.keys[depth][:0]
+	var seen map[string]bool // once the object has more than smallObject keys
 	for c.dec.More() {
 		tok, err := c.dec.Token()
 		if err != nil {
 			return describe(c.data, err)
 		}
 		key := tok.(string)
-		where := key
-		if path != "" {
-			where = path + "." + key
+		dup := false
+		if seen != nil {
+			dup = seen[key]
+			seen[key] = true
+		} else {
+			for _, k := range keys {
+				if k == key {
+					dup = true
+					break
+				}
+			}
+			if keys = append(keys, key); len(keys) > smallObject {
+				seen = make(map[string]bool, 2*len(keys))
+				for _, k := range keys {
+					seen[k] = true
+				}
+			}
 		}
-		if seen[key] {
-			return fmt.Errorf("%s: key %q appears twice", c.pos(), where)
+		if dup {
+			return fmt.Errorf("%s: key %q appears twice", c.pos(), c.where(key))
 		}
-		seen[key] = true
 		var ft reflect.Type
-		if fields != nil {
+		if fs != nil {
 			var ok bool
-			ft, ok = fields[key]
+			ft, ok = fs.fields[key]
 			if !ok {
-				for _, n := range names {
+				for _, n := range fs.names {
 					if strings.EqualFold(n, key) {
-						return fmt.Errorf("%s: key %q must be spelled %q", c.pos(), where, n)
+						return fmt.Errorf("%s: key %q must be spelled %q", c.pos(), c.where(key), n)
 					}
 				}
-				return fmt.Errorf("%s: unknown key %q; want one of %s", c.pos(), where, strings.Join(sorted(names), ", "))
+				return fmt.Errorf("%s: unknown key %q; want one of %s", c.pos(), c.where(key), strings.Join(fs.names, ", "))
 			}
 		} else {
 			ft = elem
 		}
-		if err := c.value(ft, where); err != nil {
+		c.path = append(c.path, step{key: key, isKey: true})
+		if err := c.value(ft); err != nil {
 			return err
 		}
+		c.path = c.path[:depth]
 	}
+	c.keys[depth] = keys[:0]
 	if _, err := c.dec.Token(); err != nil {
 		return describe(c.data, err)
 	}
@@ -276,6 +429,11 @@ func sorted(s []string) []string {
 	}
 	return out
 }
+
+// Position returns "line L, column C" of a byte offset of data (both from
+// 1, the column in bytes), for errors about a value found in prepared data
+// (see Prepare).
+func Position(data []byte, off int64) string { return position(data, off) }
 
 // position returns "line L, column C" of a byte offset.
 func position(data []byte, off int64) string {

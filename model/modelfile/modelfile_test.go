@@ -6,6 +6,7 @@ import (
 	"strings"
 	"testing"
 
+	"github.com/dstein/dstein/internal/memlimit"
 	"github.com/dstein/dstein/model"
 	"github.com/dstein/dstein/model/ising"
 	"github.com/dstein/dstein/model/modeltest"
@@ -122,3 +123,48 @@ func TestLoadNamesTheFile(t *testing.T) {
 }
 
 var _ model.Model = (*ising.Ising)(nil)
+
+// Each shape's estimate covers what building it allocates, garbage
+// included, beyond the JSON (at most 512 bytes a byte of it): the grid's
+// used to count 96 bytes an edge where its build takes about 600.
+func TestEstimatesCoverBuild(t *testing.T) {
+	for _, c := range []struct {
+		in   string
+		need float64
+	}{
+		{`{"type":"ising","grid":{"rows":100,"cols":100},"coupling":0.3}`, isingBytes(1e4, 2e4, gridEdgeBytes)},
+		{`{"type":"ising","grid":{"rows":1,"cols":10000,"periodic":true},"coupling":0.3,"field":1}`, isingBytes(1e4, 2e4, gridEdgeBytes)},
+		{`{"type":"ising","complete":{"n":300},"coupling":0.3}`, isingBytes(300, 300*299/2, edgeBytes)},
+		{`{"type":"ising","n":100000,"edges":[],"random":{"field_range":1}}`, isingBytes(1e5, 0, edgeBytes)},
+		{`{"type":"rbm","visible":100000,"hidden":0,"random":{"w_std":1,"bias_std":1}}`, rbmBytes(1e5, 0)},
+		{`{"type":"rbm","visible":300,"hidden":300,"random":{"w_std":1,"bias_std":1}}`, rbmBytes(300, 300)},
+		{`{"type":"categorical","variables":[` + strings.Repeat(`{"states":[0],"probs":[1]},`, 9999) + `{"states":[0,1],"probs":[0.5,0.5]}]}`, categoricalBytes(1e4, 10001)},
+	} {
+		var err error
+		n := allocated(func() { _, err = Parse([]byte(c.in)) })
+		if err != nil {
+			t.Errorf("%.50s: %v", c.in, err)
+			continue
+		}
+		if limit := c.need - memlimit.Base + 512*float64(len(c.in)); float64(n) > limit {
+			t.Errorf("%.50s: allocated %d bytes; the estimate allows %.0f", c.in, n, limit)
+		}
+	}
+}
+
+// A leading byte order mark is ignored; nesting beyond strictjson.MaxDepth
+// is refused, naming the line and column, before anything is decoded.
+func TestBOMAndDepth(t *testing.T) {
+	m, err := Parse([]byte("\ufeff{\"type\":\"ising\",\"grid\":{\"rows\":2,\"cols\":2},\"coupling\":0.1}"))
+	if err != nil || m.Dim() != 4 {
+		t.Errorf("with a BOM: %v", err)
+	}
+	deep := []byte(`{"type":"ising","n":2,"edges":` + strings.Repeat("[", 100000) + strings.Repeat("]", 100000) + "}")
+	n := allocated(func() { _, err = Parse(deep) })
+	if err == nil || !strings.Contains(err.Error(), "line 1, column 1030: arrays and objects nest more than 1000 deep") {
+		t.Errorf("100,000 levels: %v", err)
+	}
+	if n > 1<<16 {
+		t.Errorf("refusing 100,000 levels allocated %d bytes", n)
+	}
+}

@@ -384,3 +384,27 @@ func TestClampWithEvidenceFile(t *testing.T) {
 		}
 	}
 }
+
+// Evidence and MAR files may start with a byte order mark too (as networks
+// and the samples CSV may), a comment line after it included; one anywhere
+// else is an error.
+func TestEvidenceAndMARWithBOM(t *testing.T) {
+	for _, in := range []string{"\ufeff1 0 1", "\ufeffc written by an editor\n1 0 1", "\ufeff1\n1 0 1"} {
+		ev, err := ReadEvidence(strings.NewReader(in))
+		if err != nil || !reflect.DeepEqual(ev, map[int]int{0: 1}) {
+			t.Errorf("evidence %q: %v, %v", in, ev, err)
+		}
+	}
+	for _, in := range []string{"\ufeffMAR\n1 2 0.25 0.75\n", "\ufeffc x\nMAR 1 2 0.25 0.75"} {
+		m, err := ReadMAR(strings.NewReader(in))
+		if err != nil || !reflect.DeepEqual(m, [][]float64{{0.25, 0.75}}) {
+			t.Errorf("MAR %q: %v, %v", in, m, err)
+		}
+	}
+	if _, err := ReadEvidence(strings.NewReader("1 0\ufeff 1")); err == nil {
+		t.Error("a BOM inside the evidence was accepted")
+	}
+	if _, err := ReadMAR(strings.NewReader("MAR\n\ufeff1 1 1")); err == nil {
+		t.Error("a BOM inside the marginals was accepted")
+	}
+}

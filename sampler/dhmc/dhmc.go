@@ -140,6 +140,7 @@ type Sampler struct {
 	iter   int
 	task   stepTask
 	failed error
+	ctx    context.Context // the context of the Step in progress
 }
 
 var _ sampler.Positioned = (*Sampler)(nil)
@@ -193,7 +194,7 @@ func New(p *sampler.Problem, set Settings) (*Sampler, error) {
 func newSampler(m model.Model, t *transform.Transform, x []float64, n int, set Settings, key rng.Key) (*Sampler, error) {
 	d := m.Dim()
 	s := &Sampler{m: m, t: t, base: t.Base(), set: set, n: n, d: d, x: x,
-		cuts: make([][]float64, d), chains: make([]chain, n), cur: make([]int, n*d)}
+		cuts: make([][]float64, d), chains: make([]chain, n), cur: make([]int, n*d), ctx: context.Background()}
 	_, s.normal = s.base.(transform.Normal)
 	for i := range d {
 		s.cuts[i] = t.Cuts(i)
@@ -295,6 +296,9 @@ type stepTask struct{ s *Sampler }
 
 func (t *stepTask) Do(lo, hi int) {
 	for c := lo; c < hi; c++ {
+		if t.s.ctx.Err() != nil {
+			return
+		}
 		t.s.iterate(c)
 	}
 }
@@ -304,12 +308,26 @@ func (t *stepTask) Do(lo, hi int) {
 // parallel; each uses only its own generator, so results do not depend on
 // GOMAXPROCS. Step returns an error when the model's change of log p* (or
 // the base's log-density) is NaN; the sampler then keeps that error and
-// returns it from every later Step.
-func (s *Sampler) Step(context.Context) error {
+// returns it from every later Step. Each chain looks at ctx before its
+// iteration and every pollCoords coordinate updates; when ctx is canceled
+// the chains stop between coordinate updates (the integrator moves one
+// coordinate at a time, exactly, so a chain stopped inside a trajectory
+// is at a valid point) and Step returns ctx.Err(), from then on (see
+// sampler.Sampler).
+func (s *Sampler) Step(ctx context.Context) error {
 	if s.failed != nil {
 		return s.failed
 	}
+	if err := ctx.Err(); err != nil {
+		return err
+	}
+	s.ctx = ctx
 	parallel.For(s.n, parallel.Grain(s.n, 1), &s.task)
+	s.ctx = context.Background()
+	if err := ctx.Err(); err != nil {
+		s.failed = err
+		return err
+	}
 	for c := range s.chains {
 		if err := s.chains[c].err; err != nil {
 			s.failed = err
@@ -327,7 +345,7 @@ func (s *Sampler) iterate(c int) {
 	eps := s.drawStepSize(ch.r)
 	drawMomentum(ch.p, ch.r)
 	for range s.set.Steps {
-		if !s.integrate(ch, x, eps) {
+		if s.ctx.Err() != nil || !s.integrate(ch, x, eps) {
 			return
 		}
 	}
@@ -387,14 +405,23 @@ func shuffle(perm []int, src *rand.ChaCha8) {
 	}
 }
 
+// pollCoords is the number of coordinate updates between two looks at the
+// context.
+const pollCoords = 1 << 12
+
 // integrate runs one coordinate-wise integration step of chain ch at
 // position x with step size eps: every coordinate once, in a fresh uniformly
-// random order. It reports false (and sets ch.err) on a NaN energy change.
+// random order. It reports false (and sets ch.err) on a NaN energy change,
+// and false without an error when the step's context is canceled.
 func (s *Sampler) integrate(ch *chain, x []float64, eps float64) bool {
 	perm, p, z, bins := ch.perm, ch.p, ch.z, ch.bin
 	shuffle(perm, ch.src)
 	var st Counts
-	for _, i := range perm {
+	for k, i := range perm {
+		if k&(pollCoords-1) == pollCoords-1 && s.ctx.Err() != nil {
+			ch.stats.add(st)
+			return false
+		}
 		pi, xi := p[i], x[i]
 		xn := xi + math.Copysign(eps, pi)
 		// ΔU = U(x*) − U(x), the base part first.

@@ -92,6 +92,7 @@ type Sampler struct {
 	cur    []int
 	steps  int
 	err    error
+	ctx    context.Context // the context of the Step in progress
 }
 
 type chain struct {
@@ -116,7 +117,7 @@ func New(p *sampler.Problem, set Settings) (*Sampler, error) {
 		return nil, err
 	}
 	m, n, d := p.Model, p.N, p.Model.Dim()
-	s := &Sampler{m: rm, off: off, n: n, d: d, alpha: set.StepSize, invA: 1 / set.StepSize, chains: make([]chain, n), set: make(mh.Set, n), cur: make([]int, n*d)}
+	s := &Sampler{m: rm, off: off, n: n, d: d, alpha: set.StepSize, invA: 1 / set.StepSize, chains: make([]chain, n), set: make(mh.Set, n), cur: make([]int, n*d), ctx: context.Background()}
 	f := off[d]
 	for c := range s.chains {
 		ch := &s.chains[c]
@@ -139,12 +140,25 @@ func New(p *sampler.Problem, set Settings) (*Sampler, error) {
 // StepSize returns α.
 func (s *Sampler) StepSize() float64 { return s.alpha }
 
-// Step makes one proposal in every chain.
-func (s *Sampler) Step(context.Context) error {
+// Step makes one proposal in every chain. Each chain looks at ctx before
+// its proposal, while it draws one (every pollVars variables) and before
+// the reverse proposal; when ctx is canceled the chains stop, each with
+// its proposal made or abandoned, and Step returns ctx.Err(), from then
+// on (see sampler.Sampler).
+func (s *Sampler) Step(ctx context.Context) error {
 	if s.err != nil {
 		return s.err
 	}
+	if err := ctx.Err(); err != nil {
+		return err
+	}
+	s.ctx = ctx
 	parallel.For(s.n, 1, s)
+	s.ctx = context.Background()
+	if err := ctx.Err(); err != nil {
+		s.err = err
+		return err
+	}
 	if s.err = s.set.Err("dmala"); s.err != nil {
 		return s.err
 	}
@@ -152,9 +166,16 @@ func (s *Sampler) Step(context.Context) error {
 	return nil
 }
 
+// pollVars is the number of variables drawn between two looks at the
+// context inside one proposal.
+const pollVars = 1 << 14
+
 // Do advances chains [lo, hi) by one proposal (a parallel task).
 func (s *Sampler) Do(lo, hi int) {
 	for c := lo; c < hi; c++ {
+		if s.ctx.Err() != nil {
+			return
+		}
 		if s.chains[c].Err == nil {
 			s.propose(&s.chains[c])
 		}
@@ -221,6 +242,9 @@ func (s *Sampler) propose(ch *chain) {
 	// inverting its cumulative probabilities.
 	var logFwd float64
 	for i := range s.d {
+		if i&(pollVars-1) == pollVars-1 && s.ctx.Err() != nil {
+			return // abandoned before anything changed
+		}
 		a, b := s.off[i], s.off[i+1]
 		u := ch.R.Float64()
 		k, acc := b-1, 0.0
@@ -242,6 +266,9 @@ func (s *Sampler) propose(ch *chain) {
 	}
 	if math.IsInf(lp2, -1) {
 		return // into an impossible state: rejected
+	}
+	if s.ctx.Err() != nil {
+		return // abandoned before anything changed
 	}
 	// The reverse proposal from z': mem becomes z''s one-hot vector and is
 	// set back to z's when the proposal is not taken.

@@ -116,10 +116,12 @@ type Sampler struct {
 	evalT   evalTask
 	updT    updateTask
 
-	imp    []bool    // particle is in a state of probability zero
-	xprev  []float64 // particles before the update
-	wasImp []bool    // imp before the update
-	failed error     // the error that stopped the sampler
+	imp    []bool          // particle is in a state of probability zero
+	xprev  []float64       // particles before the update
+	wasImp []bool          // imp before the update
+	lwPrev []float64       // logw before the update
+	failed error           // the error that stopped the sampler
+	ctx    context.Context // the context of the Step in progress
 }
 
 var _ sampler.Positioned = (*Sampler)(nil)
@@ -182,7 +184,9 @@ func NewWith(m model.Model, t *transform.Transform, rho transform.Surrogate, x [
 		steps:  make([]float64, n),
 		xprev:  make([]float64, n*d),
 		wasImp: make([]bool, n),
+		lwPrev: make([]float64, n),
 		imp:    make([]bool, n),
+		ctx:    context.Background(),
 	}
 	if set.Weights == svgd.Rank {
 		s.rank = make([]int, n)
@@ -259,6 +263,9 @@ type evalTask struct {
 func (e *evalTask) Do(lo, hi int) {
 	s := e.s
 	for j := lo; j < hi; j++ {
+		if s.ctx.Err() != nil {
+			return
+		}
 		if e.gammaOnly {
 			s.t.Gamma(s.z[j*s.d:(j+1)*s.d], s.x[j*s.d:(j+1)*s.d])
 			continue
@@ -268,7 +275,9 @@ func (e *evalTask) Do(lo, hi int) {
 }
 
 // evalAll evaluates every particle: the surrogate and log p* in batches
-// where the model allows, then each particle's state and weight.
+// where the model allows, then each particle's state and weight. When the
+// step's context is canceled it stops early (the particles not evaluated
+// keep their old values), and the caller undoes the iteration.
 func (s *Sampler) evalAll() {
 	if s.batch != nil {
 		s.batch.LogProbScores(s.lr, s.score, s.x)
@@ -281,7 +290,9 @@ func (s *Sampler) evalAll() {
 		s.lpBatch.LogProbs(s.lp, s.z)
 	}
 	parallel.For(s.n, grain, &s.evalT)
-	s.evals += s.perEval * int64(s.n)
+	if s.ctx.Err() == nil {
+		s.evals += s.perEval * int64(s.n)
+	}
 }
 
 // evalParticle computes Γ(x_j), the log weight, the impossibility flag and
@@ -392,16 +403,39 @@ func (u *updateTask) Do(lo, hi int) {
 
 // Step runs one GF-SVGD iteration. After an error the sampler is left as
 // it was before the failing iteration's update could corrupt it, and every
-// later Step returns the same error.
-func (s *Sampler) Step(context.Context) error {
+// later Step returns the same error. Step looks at ctx while it computes
+// the direction (svgd.Direction.ComputeContext) and while it evaluates the
+// moved particles (before each particle); when ctx is canceled it undoes
+// the iteration (the particles, their states, weights and flags are those
+// before it; the scores, which only a next iteration would use, are not
+// restored) and returns ctx.Err(), from then on (see sampler.Sampler).
+func (s *Sampler) Step(ctx context.Context) error {
 	if s.failed != nil {
 		return s.failed
 	}
-	if err := s.step(); err != nil {
+	if err := ctx.Err(); err != nil {
+		return err
+	}
+	s.ctx = ctx
+	err := s.step()
+	s.ctx = context.Background()
+	if err != nil {
 		s.failed = err
 		return err
 	}
 	return nil
+}
+
+// undo puts back the particles, states, weights and flags of before the
+// interrupted iteration's update.
+func (s *Sampler) undo() {
+	s.iter--
+	copy(s.x, s.xprev)
+	copy(s.imp, s.wasImp)
+	copy(s.logw, s.lwPrev)
+	for j := range s.n {
+		s.t.Gamma(s.z[j*s.d:(j+1)*s.d], s.x[j*s.d:(j+1)*s.d])
+	}
 }
 
 func (s *Sampler) step() error {
@@ -413,13 +447,17 @@ func (s *Sampler) step() error {
 			impossible++
 		}
 	}
-	h := s.dir.Compute(s.grad, s.x, s.score, s.w, s.set.Bandwidth)
+	h, err := s.dir.ComputeContext(s.ctx, s.grad, s.x, s.score, s.w, s.set.Bandwidth)
+	if err != nil {
+		return err // nothing has moved yet
+	}
 	s.iter++
 	if s.adam != nil {
 		s.updT.c1, s.updT.c2 = s.adam.Corrections(s.iter)
 	}
 	copy(s.xprev, s.x)
 	copy(s.wasImp, s.imp)
+	copy(s.lwPrev, s.logw)
 	parallel.For(n, parallel.Grain(n, 1), &s.updT)
 	for _, v := range s.x {
 		if bad(v) {
@@ -431,6 +469,10 @@ func (s *Sampler) step() error {
 	// the moves that took a particle out of the support of p*. A rejected
 	// particle also forgets its Adam momentum, which points the wrong way.
 	s.evalAll()
+	if err := s.ctx.Err(); err != nil {
+		s.undo()
+		return err
+	}
 	rejected := 0
 	for j, was := range s.wasImp {
 		if !was && s.imp[j] {

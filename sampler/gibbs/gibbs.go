@@ -177,6 +177,8 @@ type Sampler struct {
 	evals  int64 // conditional evaluations (site updates or unit draws)
 	cur    []int
 	task   sweepTask
+	ctx    context.Context // the context of the Step in progress
+	err    error           // the context's error that stopped a step
 }
 
 type chain struct {
@@ -208,7 +210,7 @@ func New(p *sampler.Problem, set Settings) (*Sampler, error) {
 		if !ok {
 			return nil, fmt.Errorf("gibbs: multi-spin coding needs a model of ±1 spins with pairwise couplings (the Ising model); this model is not one")
 		}
-		s := &Sampler{m: m, n: n, d: d, cur: make([]int, n*d), ms: newMultiSpin(newSpinKernel(sm), n)}
+		s := &Sampler{m: m, n: n, d: d, cur: make([]int, n*d), ms: newMultiSpin(newSpinKernel(sm), n), ctx: context.Background()}
 		s.ms.set(p.Z)
 		for b := range s.ms.src {
 			s.ms.src[b] = p.Key.ForIndex(rng.Sample, b).Source()
@@ -216,7 +218,7 @@ func New(p *sampler.Problem, set Settings) (*Sampler, error) {
 		s.task.s = s
 		return s, nil
 	}
-	s := &Sampler{m: m, n: n, d: d, chains: make([]chain, n), cur: make([]int, n*d)}
+	s := &Sampler{m: m, n: n, d: d, chains: make([]chain, n), cur: make([]int, n*d), ctx: context.Background()}
 	if set.Stratified {
 		s.strat = newStratified(m, p.Z, n, p.Key.For(rng.Sample).Rand())
 		return s, nil
@@ -267,20 +269,38 @@ func spinStride(d int) int { return (d + 63) &^ 63 }
 // least, so that handing it to another core (a few microseconds) pays.
 const chainWork = 4096
 
+// pollSites is the number of site updates (of one chain, or of a block of
+// 64 chains in multi-spin sweeps) between two looks at the context.
+const pollSites = 1 << 12
+
 type sweepTask struct{ s *Sampler }
 
+// Do sweeps chains (or blocks of 64 chains) [lo, hi). It looks at the
+// step's context before each chain and every pollSites site updates within
+// one, and stops there when it is canceled: a chain stopped inside its
+// sweep keeps a valid state, part of its sites updated.
 func (t *sweepTask) Do(lo, hi int) {
 	s := t.s
 	if s.ms != nil {
 		for b := lo; b < hi; b++ {
-			s.ms.sweep(b)
+			if !s.ms.sweep(s.ctx, b) {
+				return
+			}
 		}
 		return
 	}
 	for c := lo; c < hi; c++ {
+		if s.ctx.Err() != nil {
+			return
+		}
 		ch := &s.chains[c]
 		if s.spin != nil {
-			s.spin.sweep(ch.b, ch.src)
+			for a := 0; a < s.d; a += pollSites {
+				if a > 0 && s.ctx.Err() != nil {
+					return
+				}
+				s.spin.sweep(ch.b, a, min(a+pollSites, s.d), ch.src)
+			}
 			continue
 		}
 		if s.block != nil {
@@ -289,6 +309,9 @@ func (t *sweepTask) Do(lo, hi int) {
 			continue
 		}
 		for i := range s.d {
+			if i&(pollSites-1) == pollSites-1 && s.ctx.Err() != nil {
+				return
+			}
 			ch.buf = ch.tr.LogConditional(ch.buf, i)
 			ch.tr.Set(i, Draw(ch.buf, ch.r.Float64()))
 		}
@@ -355,11 +378,35 @@ func firstProb(lp []float64) float64 {
 }
 
 // Step runs one sweep of every chain: d single-site updates, or one block
-// update of the latent and then the visible units.
+// update of the latent and then the visible units. When ctx is canceled
+// the chains stop between site updates (see sweepTask.Do; stratified
+// sweeps between variables) and Step returns ctx.Err(), from then on (see
+// sampler.Sampler).
 func (s *Sampler) Step(ctx context.Context) error {
+	if s.err != nil {
+		return s.err
+	}
+	if err := ctx.Err(); err != nil {
+		return err
+	}
+	s.ctx = ctx
+	err := s.step()
+	s.ctx = context.Background()
+	if err == nil {
+		err = ctx.Err()
+	}
+	if err != nil {
+		s.err = err
+		return err
+	}
+	s.sweeps++
+	return nil
+}
+
+func (s *Sampler) step() error {
 	switch {
 	case s.strat != nil:
-		if err := s.strat.sweep(ctx); err != nil {
+		if err := s.strat.sweep(s.ctx); err != nil {
 			return err
 		}
 		s.evals += int64(s.n) * int64(s.d)
@@ -384,7 +431,6 @@ func (s *Sampler) Step(ctx context.Context) error {
 			s.evals += int64(s.n) * int64(s.d)
 		}
 	}
-	s.sweeps++
 	return nil
 }
 
@@ -504,9 +550,9 @@ func newSpinKernel(m SpinModel) *spinKernel {
 	return k
 }
 
-// sweep updates the spins b (0 for −1, 1 for +1) in order.
-func (k *spinKernel) sweep(b []uint8, r *rand.ChaCha8) {
-	for i := range b {
+// sweep updates the spins b[lo:hi] (0 for −1, 1 for +1) in order.
+func (k *spinKernel) sweep(b []uint8, lo, hi int, r *rand.ChaCha8) {
+	for i := lo; i < hi; i++ {
 		lo, hi := k.Start[i], k.Start[i+1]
 		var th uint64
 		if t := k.tstart[i]; t >= 0 {

@@ -1,6 +1,7 @@
 package gibbs
 
 import (
+	"context"
 	"math/bits"
 	"math/rand/v2"
 )
@@ -127,14 +128,22 @@ func (ms *multiSpin) get(dst []int) {
 	}
 }
 
-// sweep updates sites 0, …, d−1 of block b in order.
-func (ms *multiSpin) sweep(b int) {
+// sweep updates sites 0, …, d−1 of block b in order. It looks at ctx
+// before the sweep and every pollSites sites, and reports false, with the
+// sweep stopped between two sites, when ctx is canceled.
+func (ms *multiSpin) sweep(ctx context.Context, b int) bool {
 	w := ms.w[b*ms.stride : b*ms.stride+ms.d]
 	act := ms.active(b)
 	src := words{src: ms.src[b]}
-	for i := range w {
-		w[i] = ms.site(i, w, act, &src)
+	for lo := 0; lo < len(w); lo += pollSites {
+		if ctx.Err() != nil {
+			return false
+		}
+		for i := lo; i < min(lo+pollSites, len(w)); i++ {
+			w[i] = ms.site(i, w, act, &src)
+		}
 	}
+	return true
 }
 
 // words hands out a block's uniform 64-bit words: from its stream, or in

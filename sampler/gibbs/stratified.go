@@ -41,11 +41,20 @@ func newStratified(m model.Model, z []int, n int, r *rand.Rand) *stratified {
 // sum of the first-state probabilities of the chains visited before it; so
 // the chain takes its first state exactly when [c + v, c + v + p) holds an
 // integer, and u is uniform on (0, 1] for each chain alone.
+//
+// It looks at ctx every pollSites site updates, between variables, and
+// returns ctx.Err() when it is canceled, with the variables visited so
+// far updated in every chain and the others not.
 func (st *stratified) sweep(ctx context.Context) error {
+	work := 0
 	for q := range st.d {
-		if q&63 == 0 && ctx.Err() != nil {
-			return ctx.Err()
+		if work >= pollSites {
+			work = 0
+			if err := ctx.Err(); err != nil {
+				return err
+			}
 		}
+		work += st.n
 		k := len(st.m.States(q))
 		for j := range st.n {
 			got := st.tr[j].LogConditional(st.lp[j*st.kmax:j*st.kmax], q)

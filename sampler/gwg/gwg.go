@@ -70,6 +70,7 @@ type Sampler struct {
 	cur    []int
 	sweeps int
 	err    error
+	ctx    context.Context // the context of the Step in progress
 }
 
 type chain struct {
@@ -81,6 +82,7 @@ type chain struct {
 	ref      float64               // the reference of w
 	bad      float64               // a NaN or +Inf logit at Z (only at the start), else 0
 	args     []float64             // bulkWeights' exponents (binary models)
+	work     int                   // work since the chain last looked at the context
 }
 
 // New starts n = p.N chains at the states p.Z; chain c draws from
@@ -96,7 +98,8 @@ func New(p *sampler.Problem, _ Settings) (*Sampler, error) {
 		leaves *= 2
 	}
 	s := &Sampler{m: rm, off: off, n: n, d: d, leaves: leaves, depth: bits.TrailingZeros(uint(leaves)),
-		chains: make([]chain, n), set: make(mh.Set, n), cur: make([]int, n*d), binary: true, all: make([]int, d)}
+		chains: make([]chain, n), set: make(mh.Set, n), cur: make([]int, n*d), binary: true, all: make([]int, d),
+		ctx: context.Background()}
 	for i := range s.all {
 		s.all[i] = i
 		if off[i+1]-off[i] != 2 {
@@ -132,12 +135,33 @@ func New(p *sampler.Problem, _ Settings) (*Sampler, error) {
 // isBad reports a logit maximum that is NaN or +Inf.
 func isBad(top float64) bool { return math.IsNaN(top) || math.IsInf(top, 1) }
 
-// Step runs one sweep (d proposals) of every chain.
-func (s *Sampler) Step(context.Context) error {
+// Between two looks at the context a chain does about pollWork units of
+// work: proposalWork per proposal (a tree descent, a gradient update, two
+// random numbers), plus one per block whose weights the move changed, plus
+// F for a rebase.
+const (
+	pollWork     = 1 << 12
+	proposalWork = 16
+)
+
+// Step runs one sweep (d proposals) of every chain. Each chain looks at
+// ctx before its sweep and every pollWork units of work (see above);
+// when ctx is canceled the chains stop between proposals and Step returns
+// ctx.Err(), from then on (see sampler.Sampler).
+func (s *Sampler) Step(ctx context.Context) error {
 	if s.err != nil {
 		return s.err
 	}
+	if err := ctx.Err(); err != nil {
+		return err
+	}
+	s.ctx = ctx
 	parallel.For(s.n, 1, s)
+	s.ctx = context.Background()
+	if err := ctx.Err(); err != nil {
+		s.err = err
+		return err
+	}
 	if s.err = s.set.Err("gwg"); s.err != nil {
 		return s.err
 	}
@@ -145,13 +169,24 @@ func (s *Sampler) Step(context.Context) error {
 	return nil
 }
 
-// Do advances chains [lo, hi) by one sweep (a parallel task).
+// Do advances chains [lo, hi) by one sweep (a parallel task), stopping
+// between proposals when the step's context is canceled.
 func (s *Sampler) Do(lo, hi int) {
 	for c := lo; c < hi; c++ {
+		if s.ctx.Err() != nil {
+			return
+		}
 		ch := &s.chains[c]
+		ch.work = 0
 		for range s.d {
 			if ch.Err != nil {
 				break
+			}
+			if ch.work += proposalWork; ch.work >= pollWork {
+				ch.work = 0
+				if s.ctx.Err() != nil {
+					return
+				}
 			}
 			s.propose(ch)
 		}
@@ -270,6 +305,7 @@ func (s *Sampler) rebase(ch *chain) {
 	ch.ref = ref
 	s.bulkWeights(ch, s.all)
 	s.rebuild(ch.tree)
+	ch.work += len(ch.logit)
 }
 
 // bulkWeights sets the weights and leaves of the variables in vs, as
@@ -389,6 +425,7 @@ func (s *Sampler) propose(ch *chain) {
 	// The logits and weights at the proposed state, for the reverse move.
 	changed, g := ch.t.Try(i, next)
 	ch.Evals++
+	ch.work += len(changed)
 	ch.Z[i] = next
 	top, nan := s.logits(ch, g, changed)
 	ref := ch.ref

@@ -45,6 +45,7 @@ type Sampler struct {
 	truth sampler.Truth
 	key   rng.Key
 	cur   []int
+	err   error // the context's error that stopped the step
 }
 
 var _ sampler.Sampler = (*Sampler)(nil)
@@ -58,16 +59,38 @@ func New(p *sampler.Problem, _ Settings) (*Sampler, error) {
 	return &Sampler{m: p.Model, truth: p.Truth, key: p.Key, cur: append([]int(nil), p.Z...)}, nil
 }
 
-// Step builds the exact sampler when needed and draws the n samples.
+// Step builds the exact sampler when needed and draws the n samples. It
+// stops with ctx's error when ctx is canceled while it builds the exact
+// sampler (package exact looks at ctx as it goes) or while it draws, when
+// the exact sampler is a sampler.ContextTruth (every exact one is): some
+// samples are then drawn and the others still the starting states, and
+// every later Step returns the error (see sampler.Sampler).
 func (s *Sampler) Step(ctx context.Context) error {
+	if s.err != nil {
+		return s.err
+	}
+	if err := ctx.Err(); err != nil {
+		return err
+	}
 	if s.truth == nil {
 		t, err := exact.ForContext(ctx, s.m)
 		if err != nil {
+			if ctx.Err() != nil {
+				s.err = ctx.Err()
+			}
 			return err
 		}
 		s.truth = t
 	}
-	s.truth.Sample(s.cur, s.key.For(rng.Sample).Rand())
+	r := s.key.For(rng.Sample).Rand()
+	if ct, ok := s.truth.(sampler.ContextTruth); ok {
+		if err := ct.SampleContext(ctx, s.cur, r); err != nil {
+			s.err = err
+			return err
+		}
+		return nil
+	}
+	s.truth.Sample(s.cur, r)
 	return nil
 }
 

@@ -144,7 +144,9 @@ type Sampler struct {
 	attempts []int64   // swap proposals per chain and pair since the ladder last changed
 	rate     []float64 // last estimate of each pair's acceptance rate
 	evals    int64
-	names    []string // swap_1 … swap_{K−1}
+	names    []string        // swap_1 … swap_{K−1}
+	ctx      context.Context // the context of the Step in progress
+	err      error           // the context's error that stopped a step
 }
 
 type chain struct {
@@ -180,6 +182,7 @@ func New(p *sampler.Problem, set Settings) (*Sampler, error) {
 		attempts: make([]int64, k-1),
 		rate:     make([]float64, k-1),
 		names:    make([]string, k-1),
+		ctx:      context.Background(),
 	}
 	for j := range s.names {
 		s.names[j] = "swap_" + strconv.Itoa(j+1)
@@ -229,13 +232,24 @@ func (s *Sampler) Tuning() bool { return s.tune != nil && s.iter < s.tune.end }
 
 type iterTask struct{ s *Sampler }
 
+// pollSites is the number of site updates between two looks at the
+// context within one replica's sweep.
+const pollSites = 1 << 12
+
 // Do runs one iteration of chains [lo, hi): a sweep of every replica, then
-// the swap phase of the iteration's parity.
+// the swap phase of the iteration's parity. It looks at the step's context
+// before each chain and each replica's sweep (and, in a sweep through
+// trackers, every pollSites sites), and stops there when it is canceled:
+// a replica stopped inside its sweep keeps a valid state (its log p*,
+// which only a swap would use, is then stale).
 func (t *iterTask) Do(lo, hi int) {
 	s := t.s
 	for c := lo; c < hi; c++ {
 		ch := &s.chains[c]
 		for lvl, rep := range ch.perm {
+			if s.ctx.Err() != nil {
+				return
+			}
 			beta := s.ladder[lvl]
 			if s.spin != nil {
 				b := ch.spins[rep*s.d : (rep+1)*s.d]
@@ -245,6 +259,9 @@ func (t *iterTask) Do(lo, hi int) {
 			}
 			tr := ch.tr[rep]
 			for i := range s.d {
+				if i&(pollSites-1) == pollSites-1 && s.ctx.Err() != nil {
+					return
+				}
 				ch.buf = tr.LogConditional(ch.buf, i)
 				if beta != 1 {
 					for q, v := range ch.buf {
@@ -301,8 +318,23 @@ func acceptProb(dBeta, la, lb float64) float64 {
 
 // Step runs one iteration: a sweep of every replica of every chain, then a
 // swap phase; while tuning, the ladder moves at the end of each round.
-func (s *Sampler) Step(context.Context) error {
+// When ctx is canceled the chains stop between replica sweeps (or sites;
+// see iterTask.Do), with no swap phase for those not done, and Step
+// returns ctx.Err(), from then on (see sampler.Sampler).
+func (s *Sampler) Step(ctx context.Context) error {
+	if s.err != nil {
+		return s.err
+	}
+	if err := ctx.Err(); err != nil {
+		return err
+	}
+	s.ctx = ctx
 	parallel.For(s.n, 1, &s.task)
+	s.ctx = context.Background()
+	if err := ctx.Err(); err != nil {
+		s.err = err
+		return err
+	}
 	pairs := 0
 	for lvl := s.iter & 1; lvl+1 < s.k; lvl += 2 {
 		s.attempts[lvl]++

@@ -66,6 +66,8 @@ type Sampler struct {
 	chains []chain
 	cur    []int
 	sweeps int
+	ctx    context.Context // the context of the Step in progress
+	err    error           // the context's error that stopped a step
 }
 
 type chain struct {
@@ -101,7 +103,7 @@ func New(p *sampler.Problem, _ Settings) (*Sampler, error) {
 	if d > math.MaxInt32 {
 		return nil, fmt.Errorf("sw: %d spins; at most %d", d, math.MaxInt32)
 	}
-	s := &Sampler{n: n, d: d, h: g.Fields(), chains: make([]chain, n), cur: make([]int, n*d)}
+	s := &Sampler{n: n, d: d, h: g.Fields(), chains: make([]chain, n), cur: make([]int, n*d), ctx: context.Background()}
 	s.single = make([]uint64, d)
 	for i, h := range s.h {
 		s.single[i] = spinThreshold(h)
@@ -140,16 +142,38 @@ func probThreshold(p float64) uint64 {
 // for a cluster of field h.
 func spinThreshold(h float64) uint64 { return probThreshold(1 / (1 + math.Exp(-2*h))) }
 
-// Step runs one Swendsen–Wang update of every chain.
-func (s *Sampler) Step(context.Context) error {
+// Step runs one Swendsen–Wang update of every chain. Each chain looks at
+// ctx before its update and every pollBonds bonds while it draws them;
+// when ctx is canceled the chains stop, each with its update made or
+// abandoned (the spins change only at its end), and Step returns
+// ctx.Err(), from then on (see sampler.Sampler).
+func (s *Sampler) Step(ctx context.Context) error {
+	if s.err != nil {
+		return s.err
+	}
+	if err := ctx.Err(); err != nil {
+		return err
+	}
+	s.ctx = ctx
 	parallel.For(s.n, 1, s)
+	s.ctx = context.Background()
+	if err := ctx.Err(); err != nil {
+		s.err = err
+		return err
+	}
 	s.sweeps++
 	return nil
 }
 
+// pollBonds is the number of bonds drawn between two looks at the context.
+const pollBonds = 1 << 16
+
 // Do updates chains [lo, hi) (a parallel task).
 func (s *Sampler) Do(lo, hi int) {
 	for c := lo; c < hi; c++ {
+		if s.ctx.Err() != nil {
+			return
+		}
 		s.update(&s.chains[c])
 	}
 }
@@ -164,25 +188,32 @@ func find(parent []int32, i int32) int32 {
 }
 
 // update draws bonds given the spins, then a spin per cluster given the
-// bonds. The draws come in a fixed order (edges, then roots by index).
+// bonds. The draws come in a fixed order (edges, then roots by index). It
+// abandons the update, spins unchanged, when the step's context is
+// canceled while it draws the bonds.
 func (s *Sampler) update(ch *chain) {
 	for i := range ch.parent {
 		ch.parent[i] = int32(i)
 		ch.size[i] = 1
 	}
-	for _, b := range s.bonds {
-		if ch.spin[b.i] != ch.spin[b.j] || ch.r.Uint64() >= b.th {
-			continue
+	for lo := 0; lo < len(s.bonds); lo += pollBonds {
+		if lo > 0 && s.ctx.Err() != nil {
+			return
 		}
-		ri, rj := find(ch.parent, b.i), find(ch.parent, b.j)
-		if ri == rj {
-			continue
+		for _, b := range s.bonds[lo:min(lo+pollBonds, len(s.bonds))] {
+			if ch.spin[b.i] != ch.spin[b.j] || ch.r.Uint64() >= b.th {
+				continue
+			}
+			ri, rj := find(ch.parent, b.i), find(ch.parent, b.j)
+			if ri == rj {
+				continue
+			}
+			if ch.size[ri] < ch.size[rj] {
+				ri, rj = rj, ri
+			}
+			ch.parent[rj] = ri
+			ch.size[ri] += ch.size[rj]
 		}
-		if ch.size[ri] < ch.size[rj] {
-			ri, rj = rj, ri
-		}
-		ch.parent[rj] = ri
-		ch.size[ri] += ch.size[rj]
 	}
 	clear(ch.hsum)
 	for i := range ch.parent {
