@@ -9,6 +9,7 @@ import (
 	"strings"
 	"testing"
 
+	"github.com/dstein/dstein/internal/safeio"
 	"github.com/dstein/dstein/report"
 )
 
@@ -137,6 +138,9 @@ func TestCommittedJournalsRead(t *testing.T) {
 		if err != nil {
 			t.Fatal(err)
 		}
+		if s.Format != journalFormat {
+			t.Errorf("%s: journal format %d, want %d (checksums)", p, s.Format, journalFormat)
+		}
 		j := &journal{path: p, done: map[key]map[string]float64{}, checksums: s.Format >= 3}
 		if keep, incomplete, err := j.read(data); err != nil || keep != len(data) || incomplete {
 			t.Errorf("%s: %v (%d of %d bytes complete; trials left open: %v)", p, err, keep, len(data), incomplete)
@@ -145,6 +149,35 @@ func TestCommittedJournalsRead(t *testing.T) {
 	}
 	if n == 0 {
 		t.Error("no journal with settings under docs/results")
+	}
+}
+
+// TestCommittedOutputsOwned checks that dstein reproduce --out-dir
+// docs/results may replace every table, figure and text it wrote there: the
+// directories' records (.dstein-files.json) hold each file's present
+// content, so a rerun is not refused and an edit by hand would be.
+func TestCommittedOutputsOwned(t *testing.T) {
+	root := filepath.Join("..", "docs", "results")
+	for _, f := range []string{"index.html", "reproduce.json"} {
+		if err := safeio.Owned(filepath.Join(root, f)); err != nil {
+			t.Error(err)
+		}
+	}
+	for _, p := range Reproductions() {
+		ex, err := Get(p.Name)
+		if err != nil {
+			t.Fatal(err)
+		}
+		dir := filepath.Join(root, p.ID)
+		for _, f := range append(ex.Outputs(dir), filepath.Join(dir, p.Name+".txt")) {
+			if _, err := os.Stat(f); err != nil {
+				t.Errorf("result %s: %v", p.ID, err)
+				continue
+			}
+			if err := safeio.Owned(f); err != nil {
+				t.Errorf("result %s: %v", p.ID, err)
+			}
+		}
 	}
 }
 
