@@ -20,10 +20,20 @@ var Archs = []string{"mlp", "cnn", "alexnet"}
 //   - alexnet: the binarized AlexNet of the paper's appendix adapted to
 //     32×32 inputs (see AlexNetChanges).
 func New(arch string, in Shape, classes int) (*Net, error) {
+	b, err := build(arch, in, classes, false)
+	if err != nil {
+		return nil, err
+	}
+	return b.n, nil
+}
+
+// build runs the builder through the named architecture: building the
+// network, or for a dry builder only counting what it would hold.
+func build(arch string, in Shape, classes int, dry bool) (*builder, error) {
 	if in.Size() < 1 || classes < 2 {
 		return nil, fmt.Errorf("network needs a non-empty input and at least 2 classes; got input %v and %d classes", in, classes)
 	}
-	b := &builder{n: &Net{arch: arch, in: in, classes: classes}, cur: in}
+	b := &builder{n: &Net{arch: arch, in: in, classes: classes}, cur: in, dry: dry}
 	hidden := func() { b.bn(); b.sign() }
 	switch arch {
 	case "mlp":
@@ -72,7 +82,7 @@ func New(arch string, in Shape, classes int) (*Net, error) {
 	if b.err != nil {
 		return nil, fmt.Errorf("architecture %s on input %v: %w", arch, in, b.err)
 	}
-	return b.n, nil
+	return b, nil
 }
 
 // AlexNetChanges says how the "alexnet" architecture departs from the

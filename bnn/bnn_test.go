@@ -8,13 +8,8 @@ import (
 	"testing"
 )
 
-// smallNet has every layer type: padded and strided convolutions, max-pool,
-// batch normalisation on planar data and on rows, sign, flatten, dropout and
-// dense layers, with two input channels.
-func smallNet(t *testing.T) *Net {
-	t.Helper()
-	in := Shape{7, 7, 2}
-	b := &builder{n: &Net{arch: "test", in: in, classes: 3}, cur: in}
+// smallLayers adds smallNet's layers to b.
+func smallLayers(b *builder) {
 	b.conv(4, 3, 2, 1) // 4×4×4, padded and strided
 	b.bn()
 	b.sign()
@@ -28,6 +23,16 @@ func smallNet(t *testing.T) *Net {
 	b.sign()
 	b.dense(3)
 	b.bn()
+}
+
+// smallNet has every layer type: padded and strided convolutions, max-pool,
+// batch normalisation on planar data and on rows, sign, flatten, dropout and
+// dense layers, with two input channels.
+func smallNet(t *testing.T) *Net {
+	t.Helper()
+	in := Shape{7, 7, 2}
+	b := &builder{n: &Net{arch: "test", in: in, classes: 3}, cur: in}
+	smallLayers(b)
 	if b.err != nil {
 		t.Fatal(b.err)
 	}

@@ -27,20 +27,29 @@ type conv struct {
 }
 
 func newConv(in Shape, cout, k, stride, pad int, binary bool) (*conv, error) {
-	if k < 1 || stride < 1 || pad < 0 {
-		return nil, fmt.Errorf("convolution %d×%d stride %d pad %d is not valid", k, k, stride, pad)
-	}
-	oh := (in.H+2*pad-k)/stride + 1
-	ow := (in.W+2*pad-k)/stride + 1
-	if oh < 1 || ow < 1 || in.H+2*pad < k || in.W+2*pad < k {
-		return nil, fmt.Errorf("convolution %d×%d stride %d pad %d does not fit input %v", k, k, stride, pad, in)
+	outS, err := convShape(in, cout, k, stride, pad)
+	if err != nil {
+		return nil, err
 	}
 	n := k * k * in.C * cout
-	l := &conv{inS: in, outS: Shape{oh, ow, cout}, k: k, stride: stride, pd: pad,
+	l := &conv{inS: in, outS: outS, k: k, stride: stride, pd: pad,
 		w:  &Param{Name: fmt.Sprintf("conv %d×%d %d→%d", k, k, in.C, cout), W: make([]float32, n), G: make([]float32, n), Binary: binary},
 		wb: make([]float32, n), gb: make([]float32, n)}
 	l.task.l = l
 	return l, nil
+}
+
+// convShape returns the output shape of a convolution of input in.
+func convShape(in Shape, cout, k, stride, pad int) (Shape, error) {
+	if k < 1 || stride < 1 || pad < 0 {
+		return Shape{}, fmt.Errorf("convolution %d×%d stride %d pad %d is not valid", k, k, stride, pad)
+	}
+	oh := (in.H+2*pad-k)/stride + 1
+	ow := (in.W+2*pad-k)/stride + 1
+	if oh < 1 || ow < 1 || in.H+2*pad < k || in.W+2*pad < k {
+		return Shape{}, fmt.Errorf("convolution %d×%d stride %d pad %d does not fit input %v", k, k, stride, pad, in)
+	}
+	return Shape{oh, ow, cout}, nil
 }
 
 func (l *conv) name() string {
@@ -193,13 +202,21 @@ type maxPool struct {
 }
 
 func newMaxPool(in Shape, k, stride int) (*maxPool, error) {
-	if k < 1 || stride < 1 || in.H < k || in.W < k {
-		return nil, fmt.Errorf("max-pool %d×%d stride %d does not fit input %v", k, k, stride, in)
+	outS, err := poolShape(in, k, stride)
+	if err != nil {
+		return nil, err
 	}
-	oh, ow := (in.H-k)/stride+1, (in.W-k)/stride+1
-	l := &maxPool{inS: in, outS: Shape{oh, ow, in.C}, k: k, stride: stride}
+	l := &maxPool{inS: in, outS: outS, k: k, stride: stride}
 	l.task.l = l
 	return l, nil
+}
+
+// poolShape returns the output shape of a max-pool of input in.
+func poolShape(in Shape, k, stride int) (Shape, error) {
+	if k < 1 || stride < 1 || in.H < k || in.W < k {
+		return Shape{}, fmt.Errorf("max-pool %d×%d stride %d does not fit input %v", k, k, stride, in)
+	}
+	return Shape{(in.H-k)/stride + 1, (in.W-k)/stride + 1, in.C}, nil
 }
 
 func (l *maxPool) name() string {

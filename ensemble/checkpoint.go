@@ -8,11 +8,13 @@ import (
 	"encoding/hex"
 	"errors"
 	"fmt"
+	"io"
 	"os"
 	"path/filepath"
 	"reflect"
 
 	"github.com/dstein/dstein/bnn"
+	"github.com/dstein/dstein/internal/memlimit"
 	"github.com/dstein/dstein/internal/safeio"
 )
 
@@ -60,15 +62,20 @@ func (t *trainer) save() error {
 		}
 		t.cp.Adam = append(t.cp.Adam, a)
 	}
-	return safeio.Rewrite(filepath.Join(t.opt.Dir, CheckpointName), func(w *bufio.Writer) error {
+	err := safeio.Rewrite(filepath.Join(t.opt.Dir, CheckpointName), func(w *bufio.Writer) error {
 		return gob.NewEncoder(w).Encode(&t.cp)
 	})
+	// The states are copies, needed only while they are written.
+	t.cp.Members, t.cp.Adam = nil, nil
+	return err
 }
 
 // readCheckpoint reads dir's checkpoint. It reads only a regular file: a
 // symbolic link in its place is refused, not followed. A missing checkpoint
 // gives an error that matches os.ErrNotExist.
-func readCheckpoint(dir string) (checkpoint, error) {
+// A checkpoint larger than max bytes (max > 0) is refused before it is
+// decoded.
+func readCheckpoint(dir string, max int64) (checkpoint, error) {
 	var cp checkpoint
 	path := filepath.Join(dir, CheckpointName)
 	fi, err := os.Lstat(path)
@@ -80,6 +87,8 @@ func readCheckpoint(dir string) (checkpoint, error) {
 		return cp, fmt.Errorf("%s is a symbolic link; dstein reads a checkpoint only from a regular file in the output directory, and does not follow links", path)
 	case !fi.Mode().IsRegular():
 		return cp, fmt.Errorf("%s is not a regular file (%v); it cannot be a dstein checkpoint", path, fi.Mode().Type())
+	case max > 0 && fi.Size() > max:
+		return cp, fmt.Errorf("%s is %s, more than a checkpoint of this run's settings can be (%s): it is damaged or another run's; start again in another --out-dir", path, memlimit.Format(fi.Size()), memlimit.Format(max))
 	}
 	f, err := os.Open(path)
 	if err != nil {
@@ -93,7 +102,9 @@ func readCheckpoint(dir string) (checkpoint, error) {
 	} else if !os.SameFile(fi, of) {
 		return cp, fmt.Errorf("%s was replaced while it was being opened", path)
 	}
-	if err := gob.NewDecoder(bufio.NewReader(f)).Decode(&cp); err != nil {
+	// Reading at most the size examined: gob's buffer of the message, read
+	// in chunks as its length prefix claims them, stays within the file.
+	if err := gob.NewDecoder(bufio.NewReader(io.LimitReader(f, fi.Size()))).Decode(&cp); err != nil {
 		return cp, fmt.Errorf("%s is not a dstein checkpoint or is damaged: %w", path, err)
 	}
 	return cp, nil
@@ -103,7 +114,11 @@ func readCheckpoint(dir string) (checkpoint, error) {
 // optimizers.
 func (t *trainer) load() (bool, error) {
 	path := filepath.Join(t.opt.Dir, CheckpointName)
-	cp, err := readCheckpoint(t.opt.Dir)
+	f, err := bnn.Measure(t.cfg.Arch, t.nets[0].Input(), t.nets[0].Classes())
+	if err != nil {
+		return false, err
+	}
+	cp, err := readCheckpoint(t.opt.Dir, CheckpointBytes(t.cfg, f, t.nTrain, t.totalUnits()))
 	if errors.Is(err, os.ErrNotExist) {
 		return false, nil
 	}
@@ -143,6 +158,8 @@ func (t *trainer) load() (bool, error) {
 		return false, fmt.Errorf("%s: %d units completed, want 0 to %d", path, cp.Units, t.totalUnits())
 	}
 	t.cp = cp
+	// The decoded states are in the networks and optimizers now.
+	t.cp.Members, t.cp.Adam = nil, nil
 	return true, nil
 }
 

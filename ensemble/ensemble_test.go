@@ -122,7 +122,7 @@ func TestResume(t *testing.T) {
 
 func readStates(t *testing.T, dir string) checkpoint {
 	t.Helper()
-	cp, err := readCheckpoint(dir)
+	cp, err := readCheckpoint(dir, 0)
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -369,7 +369,7 @@ func TestCancelStopsAtStepBoundary(t *testing.T) {
 		if unit(last) != 1 || last.Step != 5 || len(events) != last.Steps+5 {
 			t.Errorf("%s: %d steps, the last %+v; want the run to stop after step 5 of the second epoch", m, len(events), last)
 		}
-		raw, err := readCheckpoint(dir)
+		raw, err := readCheckpoint(dir, 0)
 		if err != nil {
 			t.Fatal(err)
 		}
@@ -425,7 +425,7 @@ func TestCheckpointNotThroughLinks(t *testing.T) {
 		t.Errorf("resuming from a directory: %v", err)
 	}
 	// A checkpoint of the unnumbered earlier format.
-	cp, err := readCheckpoint(real)
+	cp, err := readCheckpoint(real, 0)
 	if err != nil {
 		t.Fatal(err)
 	}

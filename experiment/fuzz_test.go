@@ -2,6 +2,8 @@ package experiment
 
 import (
 	"math"
+	"runtime"
+	"strings"
 	"testing"
 )
 
@@ -24,14 +26,27 @@ func FuzzJournal(f *testing.F) {
 	} {
 		f.Add([]byte(s))
 	}
+	// Deep and huge inputs: long fields, huge numbers, many rows.
+	f.Add([]byte("method,x,trial,metric,value\n" + strings.Repeat("[", 100000) + ",1e999,9223372036854775807,m,1e308\n"))
+	f.Add([]byte("method,x,trial,metric,value\n" + strings.Repeat("a,0,1073741823,mse,-0\n", 5000)))
 	f.Fuzz(func(t *testing.T, data []byte) {
 		want := journalSettings{Experiment: "ising-n", Seed: 1, Mode: "full", Options: map[string]float64{"field": 0}}
+		var before, after runtime.MemStats
+		runtime.ReadMemStats(&before)
 		body, _, err := legacyHeader(data, &want)
 		if err != nil {
 			return
 		}
 		for _, sums := range []bool{false, true} {
 			checkRead(t, body, sums)
+		}
+		// The reader's memory grows with the rows (maps of the trials'
+		// metrics); both reads together stay under 64 bytes per byte of
+		// input plus 1 MiB (journalBytesPerByte, 16, bounds one read's
+		// peak; this counts garbage too).
+		runtime.ReadMemStats(&after)
+		if got, bound := after.TotalAlloc-before.TotalAlloc, 64*uint64(len(data))+1<<20; got > bound {
+			t.Fatalf("reading %d bytes allocated %d bytes, over %d", len(data), got, bound)
 		}
 	})
 }

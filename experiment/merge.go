@@ -38,8 +38,8 @@ type shardJournal struct {
 // as one unsharded run (the seconds columns and time-based panels aside).
 // It refuses shards made with different settings that change results, a
 // trial held by two shards, and an incomplete set: the trials that no
-// shard holds are named. Only cfg.Out, cfg.Log, cfg.Progress and
-// cfg.UAIDir (the suite's networks, which the shards record by digest)
+// shard holds are named. Only cfg.Out, cfg.Log, cfg.Progress, cfg.Budget
+// and cfg.UAIDir (the suite's networks, which the shards record by digest)
 // are read from cfg; the rest comes from the shards' settings.
 func (e *Experiment) Merge(ctx context.Context, cfg Config, dirs []string) (res *Result, err error) {
 	if e.Unsharded {
@@ -47,6 +47,13 @@ func (e *Experiment) Merge(ctx context.Context, cfg Config, dirs []string) (res 
 	}
 	if len(dirs) == 0 {
 		return nil, fmt.Errorf("merge needs the output directories of the shards")
+	}
+	var paths []string
+	for _, d := range dirs {
+		paths = append(paths, filepath.Join(d, e.Name+".trials.csv"))
+	}
+	if err := checkJournalMemory(cfg.Budget, paths...); err != nil {
+		return nil, err
 	}
 	var shards []shardJournal
 	seen := map[string]string{}
@@ -144,7 +151,7 @@ func (e *Experiment) Merge(ctx context.Context, cfg Config, dirs []string) (res 
 		return nil, err
 	}
 	run := Config{Seed: first.Seed, Mode: mode, Trials: trials, Options: first.Options, Methods: first.Selected,
-		UAIDir: cfg.UAIDir, Log: cfg.Log, Progress: cfg.Progress}
+		UAIDir: cfg.UAIDir, Log: cfg.Log, Progress: cfg.Progress, Budget: cfg.Budget}
 	if cfg.UAIDir == "" && len(first.Inputs) > 0 {
 		return nil, fmt.Errorf("the shards scored UAI networks (%d files): give their directory with --uai", len(first.Inputs))
 	}

@@ -13,6 +13,7 @@ import (
 	"strings"
 	"time"
 
+	"github.com/dstein/dstein/internal/memlimit"
 	"github.com/dstein/dstein/internal/safeio"
 	"github.com/dstein/dstein/report"
 	"github.com/dstein/dstein/rng"
@@ -77,6 +78,13 @@ type Config struct {
 	// UAIDir, for the suite, is a directory of UAI networks (NAME.uai and
 	// optional NAME.uai.evid) to add to its targets.
 	UAIDir string
+	// Budget bounds the memory that grows with the run's inputs: the
+	// trial journal read on a resume (and the shards' journals of a
+	// merge), the suite's UAI networks and their exact answers. Over it,
+	// the run is refused before it reads them (*memlimit.Exceeded). The
+	// zero value is no limit. An experiment's own working memory is fixed
+	// by its settings (BENCHMARKS.md lists the published runs' peaks).
+	Budget memlimit.Budget
 	// inputs are the SHA-256 digests of the input files (UAIDir's), which
 	// a journal records among the settings that change results.
 	inputs map[string]string

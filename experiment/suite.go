@@ -2,6 +2,7 @@ package experiment
 
 import (
 	"bytes"
+	"context"
 	"crypto/sha256"
 	"embed"
 	"encoding/hex"
@@ -16,11 +17,13 @@ import (
 	"time"
 
 	"github.com/dstein/dstein/infer"
+	"github.com/dstein/dstein/internal/memlimit"
 	"github.com/dstein/dstein/internal/safeio"
 	"github.com/dstein/dstein/internal/suggest"
 	"github.com/dstein/dstein/model"
 	"github.com/dstein/dstein/model/categorical"
 	"github.com/dstein/dstein/model/ising"
+	"github.com/dstein/dstein/model/modelfile"
 	"github.com/dstein/dstein/model/rbm"
 	"github.com/dstein/dstein/model/uai"
 	"github.com/dstein/dstein/rng"
@@ -231,6 +234,9 @@ type suiteModel struct {
 	// x is the target's number in the journal: 1, 2, … for the built-in
 	// targets, uaiX of the name for a network of --uai.
 	x float64
+	// input marks a network of --uai: its exact answers are input-sized
+	// work, held to the run's memory budget (Config.Budget).
+	input bool
 }
 
 // uaiX numbers a --uai network by its name (1000 + a 20-bit FNV-1a hash),
@@ -272,7 +278,7 @@ func spinGlass(side int, j float64, seed uint64) (*ising.Ising, error) {
 
 // suiteModels returns the suite's targets at the mode's size, then the
 // UAI networks of dir (when not empty).
-func suiteModels(mode Mode, seed uint64, dir string) ([]suiteModel, error) {
+func suiteModels(ctx context.Context, mode Mode, seed uint64, dir string, budget memlimit.Budget) ([]suiteModel, error) {
 	type spec struct {
 		name, what string
 		hard       bool
@@ -318,7 +324,7 @@ func suiteModels(mode Mode, seed uint64, dir string) ([]suiteModel, error) {
 	if dir == "" {
 		return out, nil
 	}
-	nets, err := uaiDirModels(dir)
+	nets, err := uaiDirModels(ctx, dir, budget)
 	if err != nil {
 		return nil, err
 	}
@@ -357,7 +363,7 @@ func embeddedUAI(name string) (model.Model, error) {
 
 // uaiDirModels reads every NAME.uai of dir, with NAME.uai.evid as its
 // evidence when present, in name order.
-func uaiDirModels(dir string) ([]suiteModel, error) {
+func uaiDirModels(ctx context.Context, dir string, budget memlimit.Budget) ([]suiteModel, error) {
 	paths, err := filepath.Glob(filepath.Join(dir, "*.uai"))
 	if err != nil {
 		return nil, err
@@ -368,28 +374,20 @@ func uaiDirModels(dir string) ([]suiteModel, error) {
 	sort.Strings(paths)
 	var out []suiteModel
 	for _, p := range paths {
-		g, err := uai.ReadFile(p)
+		evid := ""
+		if _, err := os.Stat(p + ".evid"); err == nil {
+			evid = p + ".evid"
+		}
+		l, err := modelfile.OpenLimit(ctx, p, evid, budget)
 		if err != nil {
 			return nil, err
 		}
-		var m model.Model = g
 		what := "UAI network " + filepath.Base(p)
-		if _, err := os.Stat(p + ".evid"); err == nil {
-			ev, err := uai.ReadEvidenceFile(p + ".evid")
-			if err != nil {
-				return nil, err
-			}
-			if len(ev) > 0 {
-				free, _, err := g.Clamp(ev)
-				if err != nil {
-					return nil, fmt.Errorf("%s.evid: %w", p, err)
-				}
-				m = free
-				what += fmt.Sprintf(" with %d observed variables", len(ev))
-			}
+		if len(l.Evidence) > 0 {
+			what += fmt.Sprintf(" with %d observed variables", len(l.Evidence))
 		}
 		name := "uai:" + strings.TrimSuffix(filepath.Base(p), ".uai")
-		out = append(out, suiteModel{name: name, what: what, hard: true, m: m, x: uaiX(name)})
+		out = append(out, suiteModel{name: name, what: what, hard: true, m: l.Model, x: uaiX(name), input: true})
 	}
 	return out, nil
 }
@@ -458,7 +456,7 @@ func init() {
 }
 
 func runSuite(r *runner) (*Result, error) {
-	models, err := suiteModels(r.cfg.Mode, r.cfg.Seed, r.cfg.UAIDir)
+	models, err := suiteModels(r.ctx, r.cfg.Mode, r.cfg.Seed, r.cfg.UAIDir, r.cfg.Budget)
 	if err != nil {
 		return nil, err
 	}

@@ -213,13 +213,6 @@ func (p Pipeline) Validate() error {
 	if len(p.Stages) > 1<<20 {
 		return fmt.Errorf("the pipeline has %d stages; want at most %d", len(p.Stages), 1<<20)
 	}
-	total := 0
-	for _, st := range p.Stages {
-		total += max(0, min(st.Iters, MaxIters))
-	}
-	if total > MaxIters {
-		return fmt.Errorf("the pipeline's stages make %d iterations in all; want at most %d", total, MaxIters)
-	}
 	for k, st := range p.Stages {
 		m, err := Lookup(st.Method)
 		if err != nil {
@@ -237,6 +230,14 @@ func (p Pipeline) Validate() error {
 		if err := st.Settings.Validate(); err != nil {
 			return fmt.Errorf("stage %d (%s): %w", k+1, st.Method, err)
 		}
+	}
+	// Each stage is at most MaxIters and there are at most 2²⁰: no overflow.
+	total := 0
+	for _, st := range p.Stages {
+		total += st.Iters
+	}
+	if total > MaxIters {
+		return fmt.Errorf("the pipeline's stages make %d iterations in all; want at most %d", total, MaxIters)
 	}
 	return nil
 }

@@ -15,6 +15,7 @@ import (
 	"github.com/dstein/dstein/bnn"
 	"github.com/dstein/dstein/dataset"
 	"github.com/dstein/dstein/ensemble"
+	"github.com/dstein/dstein/internal/memlimit"
 	"github.com/dstein/dstein/internal/safeio"
 	"github.com/dstein/dstein/report"
 )
@@ -32,6 +33,7 @@ func newBNNTrainCmd(e *env) *cobra.Command {
 	var cfg ensemble.Config
 	var out, jsonPath, dataDir string
 	var resume bool
+	var mem memoryFlag
 	cmd := &cobra.Command{
 		Use:   "train --out-dir DIR",
 		Short: "Train an ensemble of binarized networks and report its test accuracy",
@@ -51,13 +53,23 @@ and the logits are real.
 
 A checkpoint is written atomically to DIR after every epoch (of every member,
 for the methods that train members one after another); --resume continues an
-interrupted run from it and ends with the same result as an uninterrupted run.`,
+interrupted run from it and ends with the same result as an uninterrupted run.
+
+Before it reads the images, the command estimates the memory of the run from
+the data files' headers (or sizes) and the architecture: the data set, the
+networks with Adam's moments, the passes' buffers, the method's and the
+evaluation's arrays and the checkpoint being written; a run over
+--max-memory is refused (exit code 3).`,
 		Args: cobra.NoArgs,
 		RunE: func(cmd *cobra.Command, args []string) error {
 			if err := checkBNNFlags(cmd, cfg); err != nil {
 				return err
 			}
-			return runBNNTrain(e, cfg, out, jsonPath, dataDir, resume)
+			budget, err := mem.budget()
+			if err != nil {
+				return err
+			}
+			return runBNNTrain(e, cfg, out, jsonPath, dataDir, resume, budget)
 		},
 	}
 	fs := cmd.Flags()
@@ -82,6 +94,7 @@ interrupted run from it and ends with the same result as an uninterrupted run.`,
 	fs.StringVar(&out, "out-dir", "", "folder for the checkpoint and result.json (required; created if missing)")
 	fs.BoolVar(&resume, "resume", false, "continue from the checkpoint in --out-dir")
 	fs.StringVar(&jsonPath, "json", "", "also write the result as JSON to this file")
+	mem.register(fs)
 	return cmd
 }
 
@@ -113,7 +126,7 @@ func checkBNNFlags(cmd *cobra.Command, cfg ensemble.Config) error {
 	return nil
 }
 
-func runBNNTrain(e *env, cfg ensemble.Config, out, jsonPath, dataDir string, resume bool) error {
+func runBNNTrain(e *env, cfg ensemble.Config, out, jsonPath, dataDir string, resume bool, budget memlimit.Budget) error {
 	if out == "" {
 		return usagef("--out-dir DIR is required (the checkpoint and result.json go there)")
 	}
@@ -127,6 +140,19 @@ func runBNNTrain(e *env, cfg ensemble.Config, out, jsonPath, dataDir string, res
 		return usageError{err}
 	}
 	cfg = cfg.WithDefaults()
+	// The estimate comes from the data files' headers and the
+	// architecture, before anything large is read or built.
+	data, err := dataset.Probe(cfg.Data, dataDir)
+	if err != nil {
+		return err
+	}
+	need, err := ensemble.TrainMemory(cfg, data, resume)
+	if err != nil {
+		return err
+	}
+	if err := budget.Check(ensemble.Describe(cfg, data)+" ("+need.String()+")", need.Total()); err != nil {
+		return err
+	}
 	if err := e.makeOutDir(out); err != nil {
 		return err
 	}
@@ -146,7 +172,7 @@ func runBNNTrain(e *env, cfg ensemble.Config, out, jsonPath, dataDir string, res
 		return err
 	}
 	defer plan.Abort()
-	train, test, err := dataset.Load(cfg.Data, dataDir)
+	train, test, err := data.Load()
 	if err != nil {
 		return err
 	}

@@ -15,6 +15,7 @@ import (
 
 	"github.com/dstein/dstein/bnn"
 	"github.com/dstein/dstein/ensemble"
+	"github.com/dstein/dstein/internal/memlimit"
 	"github.com/dstein/dstein/internal/npy"
 	"github.com/dstein/dstein/internal/safeio"
 	"github.com/dstein/dstein/report"
@@ -89,6 +90,7 @@ type bnnFile struct {
 
 func newBNNExportCmd(e *env) *cobra.Command {
 	var model, out string
+	var mem memoryFlag
 	cmd := &cobra.Command{
 		Use:   "export --model DIR/checkpoint.gob --out-dir DIR",
 		Short: "Write a trained ensemble's weights as NumPy .npy files, one per member, layer and array, with a JSON index",
@@ -109,15 +111,35 @@ training settings and every file's member, layer, array, dtype and shape.
 
 The folder is created if missing. Files are written atomically; a file that
 is already there is replaced only when the folder holds an earlier export
-(its index.json), whose files the new export does not write are removed.`,
+(its index.json), whose files the new export does not write are removed.
+
+Before it decodes the checkpoint, the command estimates the memory from the
+file's size, and again from the networks its settings describe; a
+checkpoint over --max-memory is refused (exit code 3).`,
 		Args: cobra.NoArgs,
-		RunE: func(cmd *cobra.Command, _ []string) error { return runBNNExport(e, model, out) },
+		RunE: func(cmd *cobra.Command, _ []string) error {
+			budget, err := mem.budget()
+			if err != nil {
+				return err
+			}
+			return runBNNExport(e, model, out, budget)
+		},
 	}
 	fs := cmd.Flags()
 	fs.StringVar(&model, "model", "", "the checkpoint of a bnn train run: DIR/checkpoint.gob, or DIR (required)")
 	fs.StringVar(&out, "out-dir", "", "folder for the .npy files and index.json (required; created if missing)")
+	mem.register(fs)
 	return cmd
 }
+
+// bnnExportOutputs is the memory of writing an export besides the
+// networks: each file goes through a 64 kB buffer and npy's chunk of 4096
+// values into a temporary file (the sign arrays too, a chunk at a time),
+// so that only the index and the outputs' records grow with the export:
+// about 200 bytes of JSON per file (84 kB for the 432 files of 24 mlp
+// networks, measured) and a few hundred bytes of structures. 4 MB covers
+// 1 kB per file of the largest export, 64 alexnet members (3,072 files).
+const bnnExportOutputs = 4 << 20
 
 // bnnArray is one file of an export.
 type bnnArray struct {
@@ -125,14 +147,25 @@ type bnnArray struct {
 	write func(w *bufio.Writer) error
 }
 
-func runBNNExport(e *env, model, out string) error {
+func runBNNExport(e *env, model, out string, budget memlimit.Budget) error {
 	switch {
 	case model == "":
 		return usagef("--model is required: the checkpoint of a bnn train run (DIR/checkpoint.gob, or DIR)")
 	case out == "":
 		return usagef("--out-dir DIR is required (the .npy files and index.json go there)")
 	}
-	tr, err := cancelable(e, func() (*ensemble.Trained, error) { return ensemble.LoadTrained(model) })
+	// The estimate from the file's size, before anything is decoded; the
+	// exact one follows from the settings it holds (LoadTrainedWithin).
+	path := ensemble.CheckpointPath(model)
+	if info, err := os.Stat(path); err == nil && info.Mode().IsRegular() {
+		what := fmt.Sprintf("exporting the checkpoint %s (%s)", path, memlimit.Format(info.Size()))
+		if err := budget.Check(what, ensemble.CheckpointMemory(info.Size())+bnnExportOutputs); err != nil {
+			return err
+		}
+	}
+	tr, err := cancelable(e, func() (*ensemble.Trained, error) {
+		return ensemble.LoadTrainedWithin(path, budget, "exporting", bnnExportOutputs)
+	})
 	if err != nil {
 		return err
 	}
@@ -288,16 +321,7 @@ func bnnExport(tr *ensemble.Trained) (*bnnIndex, []bnnArray) {
 				if a.Binary {
 					s := bnnFile{Member: k, Layer: li.Index, Array: "sign", File: fmt.Sprintf("member%d_layer%d_sign.npy", k, li.Index), Dtype: npy.Descr[int8](), Shape: a.Shape}
 					latent := a.F32
-					arrays = append(arrays, bnnArray{s, func(w *bufio.Writer) error {
-						signs := make([]int8, len(latent))
-						for i, v := range latent {
-							signs[i] = -1
-							if v >= 0 {
-								signs[i] = 1
-							}
-						}
-						return npy.Write(w, s.Shape, signs)
-					}})
+					arrays = append(arrays, bnnArray{s, func(w *bufio.Writer) error { return writeSigns(w, s.Shape, latent) }})
 				}
 			}
 		}
@@ -306,4 +330,27 @@ func bnnExport(tr *ensemble.Trained) (*bnnIndex, []bnnArray) {
 		idx.Files = append(idx.Files, a.file)
 	}
 	return idx, arrays
+}
+
+// writeSigns writes the signs of latent weights (int8 ±1, sign(0) = +1) as
+// an array of the given shape, a chunk at a time.
+func writeSigns(w *bufio.Writer, shape []int, latent []float32) error {
+	aw, err := npy.NewWriter[int8](w, shape)
+	if err != nil {
+		return err
+	}
+	var chunk [4096]int8
+	for lo := 0; lo < len(latent); lo += len(chunk) {
+		part := latent[lo:min(lo+len(chunk), len(latent))]
+		for i, v := range part {
+			chunk[i] = -1
+			if v >= 0 {
+				chunk[i] = 1
+			}
+		}
+		if err := aw.Append(chunk[:len(part)]...); err != nil {
+			return err
+		}
+	}
+	return aw.Close()
 }

@@ -6,6 +6,7 @@ import (
 	"fmt"
 	"io"
 	"os"
+	"runtime/debug"
 	"strings"
 
 	"github.com/spf13/pflag"
@@ -23,17 +24,29 @@ func (m *memoryFlag) register(fs *pflag.FlagSet) {
 	fs.StringVar(&m.raw, "max-memory", "", fmt.Sprintf("refuse work estimated to need more memory than this: a size (512MB, 4GB) or a share of the machine's or container's memory (50%%) (default %s, %.0f%% of %s)", memlimit.Format(memlimit.Default()), 100*memlimit.Fraction, memlimit.Format(memlimit.Available())))
 }
 
-// budget returns the memory budget.
+// budget returns the memory budget. In the dstein process (not in tests
+// that call run), the limit also becomes the Go runtime's soft memory
+// limit, unless GOMEMLIMIT is set: the collector then works to keep the
+// heap under it, so that the process's peak stays near what the estimates
+// count rather than twice the live heap.
 func (m *memoryFlag) budget() (memlimit.Budget, error) {
-	if m.raw == "" {
-		return memlimit.Budget{Limit: memlimit.Default()}, nil
+	b := memlimit.Budget{Limit: memlimit.Default()}
+	if m.raw != "" {
+		v, err := memlimit.Parse(m.raw)
+		if err != nil {
+			return memlimit.Budget{}, usagef("--max-memory: %v", err)
+		}
+		b.Limit = v
 	}
-	v, err := memlimit.Parse(m.raw)
-	if err != nil {
-		return memlimit.Budget{}, usagef("--max-memory: %v", err)
+	if setRuntimeLimit && os.Getenv("GOMEMLIMIT") == "" {
+		debug.SetMemoryLimit(b.Limit)
 	}
-	return memlimit.Budget{Limit: v}, nil
+	return b, nil
 }
+
+// setRuntimeLimit is set by main: the memory budget of a command is then
+// the runtime's soft limit too (see memoryFlag.budget).
+var setRuntimeLimit bool
 
 // loadModel reads a model file (JSON or UAI, with evidence) within the
 // memory budget.

@@ -28,6 +28,7 @@ func newExperimentCmd(e *env) *cobra.Command {
 	var variants, uaiDir, methods string
 	var shard string
 	var sl slurmOptions
+	var mem memoryFlag
 	cmd := &cobra.Command{
 		Use:   "experiment NAME --out-dir DIR",
 		Short: "Reproduce an experiment of the paper: a table, DIR/NAME.csv, .png and .svg",
@@ -71,7 +72,11 @@ Experiments: ` + strings.Join(experiment.Names(), ", ") + `.`,
 					return usagef("--%s must be at least 1, got %d", name, v)
 				}
 			}
-			cfg := experiment.Config{Out: out, Trials: trials, Seed: seed, Log: e.stderr, Options: map[string]float64{}, Restart: restart}
+			budget, err := mem.budget()
+			if err != nil {
+				return err
+			}
+			cfg := experiment.Config{Out: out, Trials: trials, Seed: seed, Log: e.stderr, Options: map[string]float64{}, Restart: restart, Budget: budget}
 			if quick && tiny {
 				return usagef("--quick and --tiny exclude each other")
 			}
@@ -199,6 +204,7 @@ Experiments: ` + strings.Join(experiment.Names(), ", ") + `.`,
 	fs.StringVar(&uaiDir, "uai", "", "suite: also score every NAME.uai network of this directory (with NAME.uai.evid as evidence when present)")
 	fs.StringVar(&shard, "shard", "", "run only shard K/N of the trials (trial t is shard t mod N + 1's, counting from 0), with its own --out-dir; dstein merge joins the shards")
 	sl.register(fs)
+	mem.register(fs)
 	fs.Float64Var(&sigma, "sigma", 0.05, "gof-rbm-n: standard deviation σ' of the noise added to the RBM's weights")
 	return cmd
 }

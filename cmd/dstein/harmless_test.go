@@ -219,6 +219,40 @@ func harmlessCases() []abuseCase {
 			}
 		}},
 
+		// 3. Bounded parsers: deep nesting and huge numbers are refused
+		// at once, with one line.
+		{name: "pipeline nested 100000 deep", setup: func(t *testing.T, dir string) []string {
+			p := put(t, dir, "p.json", strings.Repeat("[", 100000)+strings.Repeat("]", 100000))
+			return []string{"sample", "--model", put(t, dir, "m.json", tinyIsing), "--pipeline", p}
+		}, code: 1, want: "nest more than 1000 deep"},
+		{name: "model nested 100000 deep", setup: func(t *testing.T, dir string) []string {
+			return []string{"sample", "--model", put(t, dir, "m.json", `{"type":"ising","n":2,"edges":`+strings.Repeat("[", 100000)+strings.Repeat("]", 100000)+`}`)}
+		}, code: 1, want: "nest more than 1000 deep"},
+		{name: "journal settings nested 40000 deep", setup: func(t *testing.T, dir string) []string {
+			out := expDir(t, dir, "e", "categorical")
+			side := filepath.Join(out, "categorical.trials.json")
+			b, _ := os.ReadFile(side)
+			os.WriteFile(side, []byte(strings.Replace(string(b), `"options": {}`, `"options": {}, "methods2": `+strings.Repeat("[", 40000)+strings.Repeat("]", 40000), 1)), 0o644)
+			return cat(out)
+		}, code: 1, want: "nest more than 1000 deep"},
+		{name: "model with a byte order mark", setup: func(t *testing.T, dir string) []string {
+			return []string{"sample", "--model", put(t, dir, "m.json", "\ufeff"+tinyIsing), "--method", "gibbs", "--iters", "2", "--n", "3"}
+		}, code: 0, want: "gibbs"},
+		{name: "pipeline std 0", setup: func(t *testing.T, dir string) []string {
+			p := put(t, dir, "p.json", `{"init":{"std":0},"stages":[{"method":"gibbs","iters":2}]}`)
+			return []string{"sample", "--model", put(t, dir, "m.json", tinyIsing), "--pipeline", p}
+		}, code: 1, want: `"std" is 0`},
+		{name: "pipeline iterations that overflow", setup: func(t *testing.T, dir string) []string {
+			p := put(t, dir, "p.json", `{"stages":[{"method":"gibbs","iters":9223372036854775807},{"method":"gibbs","iters":9223372036854775807}]}`)
+			return []string{"sample", "--model", put(t, dir, "m.json", tinyIsing), "--pipeline", p}
+		}, code: 1, want: "iterations"},
+		{name: "draws times thin that overflow", setup: func(t *testing.T, dir string) []string {
+			return []string{"sample", "--model", put(t, dir, "m.json", tinyIsing), "--method", "gibbs", "--draws", "4611686018427387904", "--thin", "4"}
+		}, code: 2, want: "more iterations than a run can count"},
+		{name: "default with n that overflows", setup: func(t *testing.T, dir string) []string {
+			return []string{"sample", "--model", put(t, dir, "m.json", tinyIsing), "--n", "9223372036854775807"}
+		}, code: 2, want: "more samples than a run can count"},
+
 		// 5. Damaged journals.
 		{name: "journal with an altered value", setup: func(t *testing.T, dir string) []string {
 			out := expDir(t, dir, "e", "categorical")

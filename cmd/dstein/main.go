@@ -23,6 +23,7 @@ func main() {
 	sigs := make(chan os.Signal, 2)
 	signal.Notify(sigs, os.Interrupt, syscall.SIGTERM)
 	go watchdog(sigs, cancel)
+	setRuntimeLimit = true
 	code := run(ctx, os.Args[1:], os.Stdout, os.Stderr)
 	os.Exit(code)
 }

@@ -14,6 +14,7 @@ import (
 	"github.com/spf13/cobra"
 
 	"github.com/dstein/dstein/experiment"
+	"github.com/dstein/dstein/internal/memlimit"
 	"github.com/dstein/dstein/internal/safeio"
 	"github.com/dstein/dstein/internal/shellquote"
 	"github.com/dstein/dstein/internal/suggest"
@@ -36,6 +37,7 @@ type reproduced struct {
 func newReproduceCmd(e *env) *cobra.Command {
 	var out, only, uaiDir string
 	var quick, tiny bool
+	var mem memoryFlag
 	cmd := &cobra.Command{
 		Use:   "reproduce --out-dir DIR [--quick]",
 		Short: "Run every experiment of EXPERIMENTS.md and write DIR/index.html with every figure, table and verdict",
@@ -98,6 +100,10 @@ Results: ` + strings.Join(reproductionIDs(), ", ") + `.`,
 			if tiny {
 				mode = experiment.Tiny
 			}
+			budget, err := mem.budget()
+			if err != nil {
+				return err
+			}
 			if err := e.makeOutDir(out); err != nil {
 				return err
 			}
@@ -124,7 +130,7 @@ Results: ` + strings.Join(reproductionIDs(), ", ") + `.`,
 				if len(want) > 0 && !slices.Contains(want, p.ID) || p.Needs == "uai" && uaiDir == "" {
 					continue
 				}
-				ex, cfg, err := reproductionConfig(p, filepath.Join(out, p.ID), mode, uaiDir)
+				ex, cfg, err := reproductionConfig(p, filepath.Join(out, p.ID), mode, uaiDir, budget)
 				if err != nil {
 					return err
 				}
@@ -161,7 +167,7 @@ Results: ` + strings.Join(reproductionIDs(), ", ") + `.`,
 				} else {
 					fmt.Fprintf(e.stderr, "reproduce: %s (%d of %d): %s\n", p.ID, k+1, len(all), rec.Command)
 					t0 := time.Now()
-					run, err := runReproduction(e, p, dir, mode, uaiDir)
+					run, err := runReproduction(e, p, dir, mode, uaiDir, budget)
 					rec.Seconds = time.Since(t0).Seconds()
 					if e.ctx.Err() != nil {
 						// Stop here: the results finished before the
@@ -215,6 +221,7 @@ Results: ` + strings.Join(reproductionIDs(), ", ") + `.`,
 	fs.MarkHidden("tiny")
 	fs.StringVar(&only, "only", "", "run only these results, comma-separated")
 	fs.StringVar(&uaiDir, "uai", "", "a directory of UAI networks (NAME.uai, NAME.uai.evid) for the suite-uai result")
+	mem.register(fs)
 	return cmd
 }
 
@@ -235,7 +242,7 @@ type reproducedRun struct {
 
 // reproductionConfig returns the experiment of a result and the
 // configuration of its run into dir.
-func reproductionConfig(p experiment.Reproduction, dir string, mode experiment.Mode, uaiDir string) (*experiment.Experiment, experiment.Config, error) {
+func reproductionConfig(p experiment.Reproduction, dir string, mode experiment.Mode, uaiDir string, budget memlimit.Budget) (*experiment.Experiment, experiment.Config, error) {
 	ex, err := experiment.Get(p.Name)
 	if err != nil {
 		return nil, experiment.Config{}, err
@@ -244,13 +251,14 @@ func reproductionConfig(p experiment.Reproduction, dir string, mode experiment.M
 	if p.Needs == "uai" {
 		cfg.UAIDir = uaiDir
 	}
+	cfg.Budget = budget
 	return ex, cfg, nil
 }
 
 // runReproduction runs one result into dir and writes dir/NAME.txt (the
 // printed table and notes).
-func runReproduction(e *env, p experiment.Reproduction, dir string, mode experiment.Mode, uaiDir string) (*reproducedRun, error) {
-	ex, cfg, err := reproductionConfig(p, dir, mode, uaiDir)
+func runReproduction(e *env, p experiment.Reproduction, dir string, mode experiment.Mode, uaiDir string, budget memlimit.Budget) (*reproducedRun, error) {
+	ex, cfg, err := reproductionConfig(p, dir, mode, uaiDir, budget)
 	if err != nil {
 		return nil, err
 	}

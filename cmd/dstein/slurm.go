@@ -240,6 +240,7 @@ func sbatch(e *env, args ...string) (string, error) {
 
 func newMergeCmd(e *env) *cobra.Command {
 	var out, uaiDir string
+	var mem memoryFlag
 	cmd := &cobra.Command{
 		Use:   "merge NAME --out-dir DIR SHARD_DIR...",
 		Short: "Join the trial journals of an experiment's shards (--shard K/N) and write its tables, CSVs and figures",
@@ -266,8 +267,12 @@ computed. The suite on UAI networks needs --uai DIR again.`,
 			if err := e.makeOutDir(out); err != nil {
 				return err
 			}
+			budget, err := mem.budget()
+			if err != nil {
+				return err
+			}
 			experiment.Version = version()
-			cfg := experiment.Config{Out: out, UAIDir: uaiDir, Log: e.stderr}
+			cfg := experiment.Config{Out: out, UAIDir: uaiDir, Log: e.stderr, Budget: budget}
 			res, err := ex.Merge(e.ctx, cfg, args[1:])
 			if err != nil {
 				if e.ctx.Err() != nil {
@@ -283,5 +288,6 @@ computed. The suite on UAI networks needs --uai DIR again.`,
 	}
 	cmd.Flags().StringVar(&out, "out-dir", "", "output directory of the merged run (created if missing)")
 	cmd.Flags().StringVar(&uaiDir, "uai", "", "suite: the directory of UAI networks the shards scored")
+	mem.register(cmd.Flags())
 	return cmd
 }
