@@ -70,10 +70,17 @@ func CheckpointPath(path string) string {
 // estimate (TrainedMemory); then the networks, straight into the arrays of
 // networks built for them (gob fills a slice in place when it has the
 // capacity; bnn.Net.StateView), with Adam's moments and the logs again
-// skipped. What remains unbounded by the estimate is a crafted file whose
-// gob structure holds many more (empty) arrays or networks than its
-// settings say: each costs a slice header or a State (24 or 72 bytes) per
-// byte of the file before the count is checked after decoding.
+// skipped. Settings that describe networks the file cannot hold (a byte
+// at least for each value of their states, minCheckpointBytes) are
+// refused before the networks are built, budget or not. What remains
+// unbounded by the estimate is a crafted file whose gob structure holds
+// many more (empty) arrays or networks than its settings say: each costs
+// a slice header or a State (24 or 72 bytes) per byte of the file before
+// the count is checked after decoding, up to about 5 times that while an
+// array past gobChunk grows by appending, and gob allocates 80 bytes for
+// each array it skips (Adam's inner arrays), in both decodings: 350
+// bytes a byte was measured for a megabyte of empty States (see
+// FuzzLoadTrained).
 
 // trainedHeader is what the first decoding reads.
 type trainedHeader struct {
@@ -124,6 +131,13 @@ func gobMessage(size int64) float64 {
 // network's state that the digest takes.
 func TrainedMemory(f bnn.Footprint, n int, size int64) float64 {
 	return float64(memlimit.Base) + gobMessage(size) + float64(n)*float64(f.NetBytes()) + float64(f.StateBytes())
+}
+
+// minCheckpointBytes is the least a checkpoint of n networks of footprint
+// f can take: a byte for each value of their states (the parameters, and
+// the running mean and variance of each channel).
+func minCheckpointBytes(f bnn.Footprint, n int) int64 {
+	return int64(n) * (int64(f.Params) + 2*int64(f.Channels))
 }
 
 // decodeCheckpoint decodes the checkpoint file path, reading at most size
@@ -189,6 +203,16 @@ func LoadTrainedWithin(path string, b memlimit.Budget, verb string, extra float6
 	what := fmt.Sprintf("%s the checkpoint %s (%s: %d × %s)", verb, path, memlimit.Format(size), cfg.Ensemble, cfg.Arch)
 	if err := b.Check(what, TrainedMemory(fp, cfg.Ensemble, size)+extra); err != nil {
 		return nil, err
+	}
+	// Settings of a few bytes can describe 64 networks of gigabytes; with
+	// no budget (LoadTrained), or under a large one, they would be built
+	// before the file is found to hold none of them. Every value of a
+	// network's state takes at least a byte of the file (gob writes a
+	// float in 1 to 9 bytes), so a file smaller than that is damaged,
+	// refused before the networks are built: what they take is then at
+	// most 16 bytes (bnn.Footprint.NetBytes) per byte of the file.
+	if need := minCheckpointBytes(fp, cfg.Ensemble); size < need {
+		return nil, fmt.Errorf("%s is not a dstein checkpoint or is damaged: its settings describe %d × %s on %s, whose states take at least %s, but the file has %s", path, cfg.Ensemble, cfg.Arch, cfg.Data, memlimit.Format(need), memlimit.Format(size))
 	}
 	// The first reading's message is garbage now: collecting it before the
 	// networks are built keeps the peak at the second reading's, whatever

@@ -124,3 +124,43 @@ func TestCheckpointLengthClaims(t *testing.T) {
 		t.Errorf("%d bytes allocated to refuse it", d)
 	}
 }
+
+// TestCheckpointSettingsClaims: a checkpoint of a few hundred bytes whose
+// settings describe networks (one cnn of 1.7 MB, three MLPs of 13 MB, 64
+// AlexNets of 38 GB) that it cannot hold, a byte at least for each value
+// of their states, is refused as damaged before they are built, even
+// without a budget.
+func TestCheckpointSettingsClaims(t *testing.T) {
+	dir := t.TempDir()
+	path := filepath.Join(dir, CheckpointName)
+	for _, cfg := range []Config{
+		{Data: "mnist", Arch: "cnn", Method: "benn", Ensemble: 1, Epochs: 1},
+		{Data: "fashion", Arch: "mlp", Method: "ste", Ensemble: 3, Epochs: 1},
+		{Data: "cifar10", Arch: "alexnet", Method: "gfsvgd", Ensemble: 64, Epochs: 4096},
+	} {
+		// One empty network, so that only the sizes can refuse it.
+		b := encodeCheckpoint(t, &checkpoint{Version: checkpointVersion, Config: cfg, Units: 1, Members: []bnn.State{{}}})
+		if err := os.WriteFile(path, b, 0o644); err != nil {
+			t.Fatal(err)
+		}
+		var err error
+		n := allocated(func() { _, err = LoadTrained(path) })
+		if err == nil || !strings.Contains(err.Error(), "not a dstein checkpoint or is damaged: its settings describe") {
+			t.Errorf("%d × %s in %d bytes: %v", cfg.Ensemble, cfg.Arch, len(b), err)
+		}
+		if n > 1<<20 {
+			t.Errorf("%d × %s in %d bytes: %d bytes allocated to refuse it", cfg.Ensemble, cfg.Arch, len(b), n)
+		}
+	}
+	// The smallest checkpoint that holds a cnn (its parameters at zero, a
+	// byte each) is read.
+	cfg := Config{Data: "mnist", Arch: "cnn", Method: "ste", Ensemble: 1, Epochs: 1}
+	b := encodeCheckpoint(t, &checkpoint{Version: checkpointVersion, Config: cfg, Units: 1, Members: []bnn.State{zeroState(t, "cnn")}})
+	if err := os.WriteFile(path, b, 0o644); err != nil {
+		t.Fatal(err)
+	}
+	f, _ := bnn.Measure("cnn", bnn.Shape{H: 28, W: 28, C: 1}, 10)
+	if tr, err := LoadTrained(path); err != nil || len(tr.Nets) != 1 {
+		t.Errorf("a checkpoint of %d bytes (at least %d): %v", len(b), minCheckpointBytes(f, 1), err)
+	}
+}

@@ -66,7 +66,15 @@ func ForFactorGraph(g *factorgraph.Graph, maxWidth int) (*VE, error) {
 // ForFactorGraphContext is ForFactorGraph within a memory budget, stopping
 // with ctx's error when ctx is canceled.
 func ForFactorGraphContext(ctx context.Context, g *factorgraph.Graph, maxWidth int, budget memlimit.Budget) (*VE, error) {
-	var fs []Factor
+	return ForFactorGraphHolding(ctx, g, maxWidth, budget, 0)
+}
+
+// ForFactorGraphHolding is ForFactorGraphContext for a caller that holds
+// held bytes meanwhile besides memlimit.Base (the model, what it will
+// write), which every check of the budget adds to variable elimination's
+// own memory.
+func ForFactorGraphHolding(ctx context.Context, g *factorgraph.Graph, maxWidth int, budget memlimit.Budget, held float64) (*VE, error) {
+	fs := make([]Factor, 0, len(g.Factors()))
 	for _, f := range g.Factors() {
 		fs = append(fs, Factor{Scope: f.Scope, LogTable: f.LogTable})
 	}
@@ -74,7 +82,7 @@ func ForFactorGraphContext(ctx context.Context, g *factorgraph.Graph, maxWidth i
 	for i := range vals {
 		vals[i] = g.States(i)
 	}
-	return NewVEContext(ctx, g.Cards(), fs, vals, maxWidth, budget)
+	return newVE(ctx, g.Cards(), fs, vals, maxWidth, budget, held)
 }
 
 // Memory estimates the bytes For allocates for m: the state space's

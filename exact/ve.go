@@ -91,6 +91,7 @@ type VE struct {
 	width int
 	steps []veStep
 	res   *Result
+	need  float64 // the memory estimate (Memory)
 }
 
 // veStep is the elimination of one variable: what Sample needs to draw it
@@ -122,14 +123,34 @@ func NewVE(card []int, factors []Factor, values [][]float64, maxWidth int) (*VE,
 	return NewVEContext(context.Background(), card, factors, values, maxWidth, memlimit.Budget{})
 }
 
-// NewVEContext is NewVE that also refuses tables whose memory exceeds the
-// budget (before allocating them) and stops with ctx's error when ctx is
+// NewVEContext is NewVE that also refuses work whose memory exceeds the
+// budget (before allocating it: its structures before the order is
+// planned, its tables after) and stops with ctx's error when ctx is
 // canceled.
 func NewVEContext(ctx context.Context, card []int, factors []Factor, values [][]float64, maxWidth int, budget memlimit.Budget) (*VE, error) {
+	return newVE(ctx, card, factors, values, maxWidth, budget, 0)
+}
+
+// newVE is NewVEContext while the caller holds held bytes besides
+// memlimit.Base, which the budget checks add to VE's own.
+func newVE(ctx context.Context, card []int, factors []Factor, values [][]float64, maxWidth int, budget memlimit.Budget, held float64) (*VE, error) {
 	if maxWidth <= 0 {
 		maxWidth = DefaultMaxWidth
 	}
 	if err := checkFactors(card, factors, values); err != nil {
+		return nil, err
+	}
+	states, scope := 0, 0
+	for _, k := range card {
+		states += k
+	}
+	for _, f := range factors {
+		scope += len(f.Scope)
+	}
+	// The structures, before the plan: whatever the order, each variable's
+	// clique has at least its own states.
+	least := VEMemory(len(card), states, len(factors), scope, 0, float64(states))
+	if err := budget.Check(fmt.Sprintf("variable elimination of %d variables", len(card)), memlimit.Base+held+least); err != nil {
 		return nil, err
 	}
 	p, err := planElimination(ctx, card, factors)
@@ -145,8 +166,14 @@ func NewVEContext(ctx context.Context, card []int, factors []Factor, values [][]
 	if p.totalEntries > MaxTotalEntries {
 		return nil, fmt.Errorf("exact: the intermediate factors of the min-fill elimination order would have %.4g entries in all, over the limit of %d (2^27)", p.totalEntries, MaxTotalEntries)
 	}
-	// The tables ψ_k and, at the peak of the upward pass, their messages.
-	if err := budget.Check(fmt.Sprintf("variable elimination (width %d, %.3g table entries)", p.width, p.totalEntries), memlimit.Base+8*2*p.totalEntries); err != nil {
+	seps := 0
+	for _, sep := range p.seps {
+		seps += len(sep)
+	}
+	// The structures, the tables ψ_k and, at the peak of the passes, their
+	// messages.
+	need := VEMemory(len(card), states, len(factors), scope, seps, p.totalEntries) + 4*p.maxEntries
+	if err := budget.Check(fmt.Sprintf("variable elimination (width %d, %.3g table entries)", p.width, p.totalEntries), memlimit.Base+held+need); err != nil {
 		return nil, err
 	}
 	b := newVEBuild(card, factors, p)
@@ -157,8 +184,42 @@ func NewVEContext(ctx context.Context, card []int, factors []Factor, values [][]
 	if err != nil {
 		return nil, err
 	}
-	return &VE{card: slices.Clone(card), order: p.order, width: p.width, steps: b.steps, res: res}, nil
+	return &VE{card: slices.Clone(card), order: p.order, width: p.width, steps: b.steps, res: res, need: need}, nil
 }
+
+// VEMemory estimates what variable elimination takes at its peak for n
+// variables of states states in all and factors factors of scopeEntries
+// scope entries in all, whose elimination order has seps separator entries
+// (Σ_k |S_k|) and entries clique table entries (Σ_k |C_k|, the tables'
+// entries): the result included, the model not. It is the larger of two
+// phases' estimates.
+//
+// At the end of the upward pass (usually the peak): per variable 340
+// bytes: the plan (the order and the separators' lists, 32), the passes'
+// lists (positions, buckets, axes, parents, children, ψ, messages and δ:
+// 196 with the children's lists), a step (88), the state values (24), the
+// result's marginals and means (32) and the copy of the cardinalities; per
+// state 8 (its marginal); per separator entry 24 (its place in the list,
+// with the list's slack, and its stride); per table entry 16: ψ_k, which
+// becomes the conditional table, and the messages and δ's rows. Measured
+// with runtime/metrics on chains of 1.5·10⁵–3·10⁵ binary and ternary
+// variables, a chain of triplets and a 4-row strip: the live heap's peak
+// was 0.85–0.97 of it.
+//
+// While the order is planned and the factors wait in their buckets: per
+// variable 264 bytes (the plan's heap, marks, adjacency and order, then
+// the passes' lists), per factor 72 (its copy for VE and its place in a
+// bucket, with the buckets' growth), per scope entry 24 (its place in its
+// neighbours' adjacency lists, with their growth, for pairwise factors).
+func VEMemory(n, states, factors, scopeEntries, seps int, entries float64) float64 {
+	passes := 340*float64(n) + 8*float64(states) + 24*float64(seps) + 16*entries
+	plan := 264*float64(n) + 72*float64(factors) + 24*float64(scopeEntries)
+	return max(passes, plan)
+}
+
+// Memory returns the estimate of VE's memory that NewVEContext checked
+// against its budget (see VEMemory; the model not included).
+func (ve *VE) Memory() float64 { return ve.need }
 
 // checkFactors reports malformed variables, values or factors.
 func checkFactors(card []int, factors []Factor, values [][]float64) error {

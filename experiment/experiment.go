@@ -1,6 +1,7 @@
 package experiment
 
 import (
+	"bufio"
 	"context"
 	"fmt"
 	"io"
@@ -80,8 +81,7 @@ func (e *Experiment) Run(ctx context.Context, cfg Config) (res *Result, err erro
 	if err != nil {
 		return nil, err
 	}
-	ok := false
-	defer func() { j.close(ok) }()
+	defer j.close(false)
 	r := &runner{ctx: ctx, cfg: cfg, name: e.Name, trials: cfg.trials, j: j, setting: e.Setting, presets: map[string]string{},
 		requested: map[key]bool{}, methods: map[string]bool{}}
 	res, err = e.body(r)
@@ -92,28 +92,51 @@ func (e *Experiment) Run(ctx context.Context, cfg Config) (res *Result, err erro
 		return nil, err
 	}
 	r.flushLoaded()
-	for _, k := range j.order {
-		if !r.methods[k.method] {
-			return nil, fmt.Errorf("%s holds trials of method %q, which experiment %s does not run; it is not this experiment's journal (--restart starts over)", j.path, k.method, e.Name)
-		}
+	if other := j.otherMethods(r.methods); len(other) > 0 {
+		r.logf("%s: %s holds trials of %s, which this run does not use; they are kept and left out of the tables", e.Name, j.path, strings.Join(other, ", "))
 	}
 	res.Name, res.Loaded = e.Name, r.loaded
-	ok = true
+	// Every output in one batch, with the journal's deferred writes: a
+	// signal stops it before its first rename, or lets it finish.
 	files := e.Outputs(cfg.Out)
-	if err := WriteCSV(files[0], e.Name, res.Rows); err != nil {
+	var b safeio.Batch
+	defer b.Abort()
+	if err := j.finish(&b); err != nil {
+		return nil, err
+	}
+	if err := addCSV(&b, files[0], e.Name, res.Rows); err != nil {
 		return nil, err
 	}
 	if r.fig != nil {
-		if err := r.fig.Save(filepath.Join(cfg.Out, e.Name)); err != nil {
+		if err := r.fig.AddTo(&b, filepath.Join(cfg.Out, e.Name)); err != nil {
 			return nil, err
 		}
+	}
+	if cfg.Text {
+		txt := filepath.Join(cfg.Out, e.Name+".txt")
+		if err := b.Replace(txt, func(w *bufio.Writer) error {
+			fmt.Fprintf(w, "%s: %s\n\n", e.Name, e.Title)
+			PrintTable(w, res)
+			return nil
+		}); err != nil {
+			return nil, err
+		}
+		files = append(files, txt)
+	}
+	for _, x := range cfg.extra {
+		if err := b.Rewrite(x.path, x.fill); err != nil {
+			return nil, err
+		}
+	}
+	if err := b.Commit(ctx); err != nil {
+		return nil, err
 	}
 	res.Files = append(files, res.Files...)
 	return res, nil
 }
 
 // Outputs returns the files that Run writes in dir: NAME.csv, NAME.png
-// and NAME.svg (the trial journal aside).
+// and NAME.svg (the trial journal aside; NAME.txt too with Config.Text).
 func (e *Experiment) Outputs(dir string) []string {
 	return []string{filepath.Join(dir, e.Name+".csv"), filepath.Join(dir, e.Name+".png"), filepath.Join(dir, e.Name+".svg")}
 }
@@ -189,7 +212,11 @@ func (e *Experiment) prepare(cfg Config) (Config, *journal, error) {
 		}
 		return cfg, nil, fmt.Errorf("output directory %s: %w", cfg.Out, err)
 	}
-	for _, f := range e.Outputs(cfg.Out) {
+	outputs := e.Outputs(cfg.Out)
+	if cfg.Text {
+		outputs = append(outputs, filepath.Join(cfg.Out, e.Name+".txt"))
+	}
+	for _, f := range outputs {
 		if err := safeio.Owned(f); err != nil {
 			return cfg, nil, err
 		}

@@ -263,6 +263,13 @@ func openLockedJournal(name string, cfg Config) (*journal, error) {
 		return nil, fmt.Errorf("%s: %w", path, err)
 	}
 	if legacy {
+		if sideExists {
+			// A first-round journal had no settings file: whatever is in
+			// its place is replaced only when it is this experiment's.
+			if _, err := readSettings(side, name); err != nil {
+				return nil, fmt.Errorf("%w; it is in the place of the settings of %s (move it, or use another --out-dir)", err, path)
+			}
+		}
 		j.checksums = false
 		j.rewrite, j.sideDirty = true, true
 	} else {
@@ -373,17 +380,12 @@ func (j *journal) flush() error {
 		return nil
 	}
 	if j.restart {
-		moved, err := safeio.SetAside(j.path)
+		moved, err := safeio.SetAside(j.path, j.side)
 		if err != nil {
 			return err
 		}
-		if _, err := os.Lstat(j.side); err == nil {
-			if _, err := safeio.SetAside(j.side); err != nil {
-				return err
-			}
-		}
 		j.restart = false
-		j.logf("the old journal is set aside as %s", moved)
+		j.logf("the old journal is set aside as %s", strings.Join(moved, " and "))
 	}
 	if j.sideDirty || j.create {
 		if err := writeSettings(j.side, j.settings); err != nil {
@@ -427,7 +429,12 @@ func (j *journal) logf(format string, a ...any) {
 
 // writeJournal replaces path with the trials of order, in today's form.
 func writeJournal(path string, order []key, done map[key]map[string]float64) error {
-	return safeio.Rewrite(path, func(b *bufio.Writer) error {
+	return safeio.Rewrite(path, journalFill(order, done))
+}
+
+// journalFill writes the trials of order as a journal in today's form.
+func journalFill(order []key, done map[key]map[string]float64) func(*bufio.Writer) error {
+	return func(b *bufio.Writer) error {
 		if _, err := b.WriteString(journalColumns + "\n"); err != nil {
 			return err
 		}
@@ -439,7 +446,16 @@ func writeJournal(path string, order []key, done map[key]map[string]float64) err
 		}
 		w.Flush()
 		return w.Error()
-	})
+	}
+}
+
+// settingsFill writes journal settings.
+func settingsFill(s journalSettings) func(*bufio.Writer) error {
+	if s.Options == nil {
+		s.Options = map[string]float64{}
+	}
+	s.Format = journalFormat
+	return func(w *bufio.Writer) error { return report.WriteJSON(w, s) }
 }
 
 // dir is the directory of the journal.
@@ -572,6 +588,21 @@ func compactJSON(b []byte) ([]byte, error) {
 	return out.Bytes(), nil
 }
 
+// otherMethods lists, sorted, the methods the journal holds trials of that
+// are not in used.
+func (j *journal) otherMethods(used map[string]bool) []string {
+	seen := map[string]bool{}
+	var out []string
+	for _, k := range j.order {
+		if !used[k.method] && !seen[k.method] {
+			seen[k.method] = true
+			out = append(out, k.method)
+		}
+	}
+	sort.Strings(out)
+	return out
+}
+
 // hasMethod reports whether the journal holds a trial of method.
 func (j *journal) hasMethod(method string) bool {
 	for _, k := range j.order {
@@ -583,11 +614,7 @@ func (j *journal) hasMethod(method string) bool {
 }
 
 func writeSettings(path string, s journalSettings) error {
-	if s.Options == nil {
-		s.Options = map[string]float64{}
-	}
-	s.Format = journalFormat
-	return safeio.Rewrite(path, func(w *bufio.Writer) error { return report.WriteJSON(w, s) })
+	return safeio.Rewrite(path, settingsFill(s))
 }
 
 // legacyHeader recognises a first-round journal ("# dstein experiment NAME
@@ -787,6 +814,28 @@ func writeTrialRows(w *csv.Writer, k key, vals map[string]float64) error {
 		}
 	}
 	return w.Write([]string{k.method, report.FormatValue(k.x), strconv.Itoa(k.trial), doneMarker, strconv.FormatUint(uint64(sum), 10)})
+}
+
+// finish adds to b, the batch that writes a finished run's outputs, the
+// work that opening deferred and no recorded trial has done: the settings
+// (methods described, the trials' count, the version) and an older
+// journal's conversion. A journal that does not exist yet stays so.
+func (j *journal) finish(b *safeio.Batch) error {
+	if j.create || j.f != nil {
+		return nil
+	}
+	if j.sideDirty {
+		if err := b.Rewrite(j.side, settingsFill(j.settings)); err != nil {
+			return err
+		}
+	}
+	if j.rewrite {
+		if err := b.Rewrite(j.path, journalFill(j.order, j.done)); err != nil {
+			return err
+		}
+	}
+	j.sideDirty, j.rewrite = false, false
+	return nil
 }
 
 // close closes the journal and gives up its lock (removing the lock

@@ -5,7 +5,6 @@ import (
 	"encoding/json"
 	"errors"
 	"fmt"
-	"os"
 	"path/filepath"
 	"sort"
 	"strconv"
@@ -181,13 +180,14 @@ func (e *Experiment) Merge(ctx context.Context, cfg Config, dirs []string) (res 
 	defer lock.Unlock()
 	// Run the experiment over the joined journal, kept in a scratch
 	// directory: it computes nothing (a missing trial is named) and writes
-	// its tables and figures into cfg.Out only at the end; the journal
-	// follows them there. An interrupted or refused merge writes nothing.
-	scratch, err := os.MkdirTemp("", "dstein-merge-")
+	// its tables and figures into cfg.Out only at the end, with the joined
+	// journal, in one batch. An interrupted or refused merge writes
+	// nothing.
+	scratch, err := safeio.TempDir("dstein-merge-")
 	if err != nil {
 		return nil, err
 	}
-	defer os.RemoveAll(scratch)
+	defer safeio.RemoveTempDir(scratch)
 	if err := writeSettings(filepath.Join(scratch, e.Name+".trials.json"), merged); err != nil {
 		return nil, err
 	}
@@ -195,21 +195,18 @@ func (e *Experiment) Merge(ctx context.Context, cfg Config, dirs []string) (res 
 		return nil, err
 	}
 	run.Out, run.journalDir, run.offline = cfg.Out, scratch, true
+	// The joined journal goes into cfg.Out with the tables and figures,
+	// in one batch.
+	run.extra = []extraFile{
+		{filepath.Join(cfg.Out, e.Name+".trials.json"), settingsFill(merged)},
+		{filepath.Join(cfg.Out, e.Name+".trials.csv"), journalFill(unitKeys(units), unitVals(units))},
+	}
 	res, err = e.Run(ctx, run)
 	if err != nil {
 		var m errMissing
 		if errors.As(err, &m) {
 			return nil, fmt.Errorf("incomplete set of shards: %w (trial t is shard t mod N + 1's, counting trials from 0; rerun or resubmit that shard, which resumes its journal)", m)
 		}
-		return nil, err
-	}
-	if err := ctx.Err(); err != nil {
-		return nil, err
-	}
-	if err := writeSettings(filepath.Join(cfg.Out, e.Name+".trials.json"), merged); err != nil {
-		return nil, err
-	}
-	if err := writeJournal(filepath.Join(cfg.Out, e.Name+".trials.csv"), unitKeys(units), unitVals(units)); err != nil {
 		return nil, err
 	}
 	return res, nil

@@ -64,13 +64,17 @@ type Config struct {
 	// Variants names the variants of the variants-* experiments (nil: the
 	// defaults).
 	Variants []string
-	// Restart discards an existing journal (kept as NAME.trials.csv.old)
+	// Restart sets an existing journal and its settings aside (the first
+	// of NAME.trials.csv.old, .old.2, … free for both)
 	// instead of resuming from it.
 	Restart bool
 	// Methods, for the suite, names the methods to run (nil: all); exact
 	// and gibbs always run. Trials of other methods in the journal are
 	// kept and left out of the tables.
 	Methods []string
+	// Text also writes DIR/NAME.txt, the printed table and notes, with
+	// the other outputs (dstein reproduce's).
+	Text bool
 	// Shard, when Shard.N > 0, runs only the trials of shard K of N
 	// (trial t belongs to shard t mod N + 1), for runs spread over the
 	// tasks of a job array; dstein merge joins the shards' journals.
@@ -100,6 +104,15 @@ type Config struct {
 	// journalDir, when set, is where the journal is read and kept
 	// instead of Out (merge's joined journal, in a scratch directory).
 	journalDir string
+	// extra are files written with the outputs, in the same batch
+	// (merge's joined journal and its settings).
+	extra []extraFile
+}
+
+// extraFile is a file that Run writes with its outputs.
+type extraFile struct {
+	path string
+	fill func(*bufio.Writer) error
 }
 
 // Shard is shard K (1 ≤ K ≤ N) of N; the zero value runs every trial.
@@ -422,20 +435,25 @@ func meanSE(v []float64) (mean, se float64) {
 	return mean, math.Sqrt(ss / (n - 1) / n)
 }
 
-// WriteCSV writes the tidy summary.
+// WriteCSV writes the tidy summary (through safeio.Replace: an existing
+// file is replaced only when dstein wrote it).
 func WriteCSV(path, name string, rows []Row) error {
-	return atomicWriteCSV(path, func(w *csv.Writer) {
+	var b safeio.Batch
+	if err := addCSV(&b, path, name, rows); err != nil {
+		b.Abort()
+		return err
+	}
+	return b.Commit(context.Background())
+}
+
+// addCSV adds the tidy summary to a batch of files written together.
+func addCSV(b *safeio.Batch, path, name string, rows []Row) error {
+	return b.Replace(path, func(bw *bufio.Writer) error {
+		w := csv.NewWriter(bw)
 		w.Write([]string{"experiment", "method", "preset", "setting", "x", "metric", "mean", "se", "trials"})
 		for _, r := range rows {
 			w.Write([]string{name, r.Method, r.Preset, r.Setting, report.FormatValue(r.X), r.Metric, report.FormatValue(r.Mean), report.FormatValue(r.SE), strconv.Itoa(r.Trials)})
 		}
-	})
-}
-
-func atomicWriteCSV(path string, fill func(w *csv.Writer)) error {
-	return safeio.Replace(path, func(b *bufio.Writer) error {
-		w := csv.NewWriter(b)
-		fill(w)
 		w.Flush()
 		return w.Error()
 	})

@@ -178,6 +178,10 @@ func compressMemory(c Compression, rows, d float64) float64 {
 		return 0
 	}
 	need := compress.Memory(int(rows), int(d)) + 8*float64(c.N)*d
+	if c.Rule == RuleHerding && !c.Reweight {
+		// Herding without Stein weights needs no Stein points.
+		need = compress.HerdMemory(int(rows), int(d)) + 8*float64(c.N)*d
+	}
 	if c.Reweight {
 		u := min(rows, compress.MaxWeightStates)
 		need += 8*u*u + 48*u // the Stein kernel matrix and the solver's vectors

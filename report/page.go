@@ -3,6 +3,7 @@ package report
 import (
 	"bufio"
 	"bytes"
+	"context"
 	"encoding/csv"
 	"errors"
 	"fmt"
@@ -281,11 +282,23 @@ const (
 )
 
 // WritePage writes the page p to path, atomically (the file is replaced only
-// when the whole page was written). Every text is escaped; figures and files
+// when the whole page was written, and only when dstein wrote it: see
+// safeio.Replace). Every text is escaped; figures and files
 // must be relative paths (they are checked when they exist: the page shows
 // each file's size and marks a missing one, whose link CheckPage reports).
 // It refuses sections with the same or an empty ID.
 func WritePage(path string, p Page) error {
+	var b safeio.Batch
+	if err := AddPage(&b, path, p); err != nil {
+		b.Abort()
+		return err
+	}
+	return b.Commit(context.Background())
+}
+
+// AddPage adds the page p, written to path, to a batch of files written
+// together (see WritePage).
+func AddPage(b *safeio.Batch, path string, p Page) error {
 	v, err := newPageView(filepath.Dir(path), p)
 	if err != nil {
 		return fmt.Errorf("writing %s: %w", path, err)
@@ -294,7 +307,7 @@ func WritePage(path string, p Page) error {
 	if err := pageTemplate.Execute(&buf, v); err != nil {
 		return fmt.Errorf("writing %s: %w", path, err)
 	}
-	return safeio.Replace(path, func(w *bufio.Writer) error {
+	return b.Replace(path, func(w *bufio.Writer) error {
 		_, err := w.Write(buf.Bytes())
 		return err
 	})

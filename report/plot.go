@@ -2,6 +2,7 @@ package report
 
 import (
 	"bufio"
+	"context"
 	"fmt"
 	"image/color"
 	"io"
@@ -838,15 +839,28 @@ func (l *layout) draw(c draw.Canvas) {
 }
 
 // Save writes base+".png" and base+".svg" (fonts embedded in the SVG so
-// that viewers do not substitute them).
+// that viewers do not substitute them). Like every file dstein writes into
+// an output directory, each replaces an existing file only when the
+// directory's record holds it unchanged (safeio.Replace).
 func (f *Figure) Save(base string) error {
+	var b safeio.Batch
+	if err := f.AddTo(&b, base); err != nil {
+		b.Abort()
+		return err
+	}
+	return b.Commit(context.Background())
+}
+
+// AddTo adds the figure's base+".png" and base+".svg" to a batch of files
+// written together (see Save).
+func (f *Figure) AddTo(b *safeio.Batch, base string) error {
 	l, err := f.layout()
 	if err != nil {
 		return err
 	}
 	png := vgimg.NewWith(vgimg.UseWH(l.W, l.H), vgimg.UseDPI(110), vgimg.UseBackgroundColor(color.White))
 	l.draw(draw.New(png))
-	if err := safeio.Replace(base+".png", func(w *bufio.Writer) error {
+	if err := b.Replace(base+".png", func(w *bufio.Writer) error {
 		_, err := vgimg.PngCanvas{Canvas: png}.WriteTo(w)
 		return err
 	}); err != nil {
@@ -854,7 +868,7 @@ func (f *Figure) Save(base string) error {
 	}
 	svg := vgsvg.NewWith(vgsvg.UseWH(l.W, l.H), vgsvg.EmbedFonts(true))
 	l.draw(draw.New(svg))
-	return safeio.Replace(base+".svg", func(w *bufio.Writer) error {
+	return b.Replace(base+".svg", func(w *bufio.Writer) error {
 		_, err := svg.WriteTo(io.Writer(w))
 		return err
 	})

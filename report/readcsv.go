@@ -7,6 +7,7 @@ import (
 	"fmt"
 	"io"
 	"math"
+	"os"
 	"slices"
 	"strconv"
 	"strings"
@@ -30,14 +31,32 @@ func (e *TooManyRows) Error() string {
 // LoadSamplesCSV reads the samples CSV file at path (see ReadSamplesCSV),
 // a regular file or "-" for standard input, keeping at most maxRows samples
 // (0: no limit) and stopping with ctx's error when ctx is canceled; errors
-// name the file.
+// name the file. A regular file's rows are counted first (a pass that holds
+// nothing): a file of more than maxRows rows is refused before any is
+// kept, and the samples are allocated once, at their size.
 func LoadSamplesCSV(ctx context.Context, path string, m model.Model, maxRows int) (*sampler.Samples, error) {
 	f, err := safeio.Open(path, "samples file", 0)
 	if err != nil {
 		return nil, err
 	}
 	defer f.Close()
-	s, err := readSamples(safeio.WithContext(ctx, f), m, maxRows)
+	rows := 0
+	if path != "-" {
+		var size int64
+		if rows, size, err = countRows(ctx, path); err != nil {
+			if ctx.Err() != nil {
+				return nil, ctx.Err()
+			}
+			return nil, fmt.Errorf("%s: %w", path, err)
+		}
+		if maxRows > 0 && rows > maxRows {
+			return nil, &TooManyRows{Path: path, Max: maxRows}
+		}
+		// A row of d values takes at least 2d bytes (a digit and a comma
+		// or newline each): the list is never larger than the file allows.
+		rows = int(min(int64(rows), size/int64(2*max(1, m.Dim()))+1))
+	}
+	s, err := readSamples(safeio.WithContext(ctx, f), m, maxRows, rows)
 	if err != nil {
 		if ctx.Err() != nil {
 			return nil, ctx.Err()
@@ -52,6 +71,57 @@ func LoadSamplesCSV(ctx context.Context, path string, m model.Model, maxRows int
 	return s, nil
 }
 
+// SamplesBytes estimates the memory of n samples of d variables read by
+// LoadSamplesCSV from a regular file: 8 bytes a value, allocated once; each
+// variable's index of its states (about 200 bytes); the reader's buffers
+// (64 KiB). Read from standard input, whose rows are not counted first, the
+// samples grow by appending, which holds up to three times as much while
+// it copies.
+func SamplesBytes(n, d int) float64 {
+	return 8*float64(n)*float64(d) + 200*float64(d) + 64<<10
+}
+
+// countRows returns the number of rows after the header of the CSV file at
+// path, its lines that are not blank (as encoding/csv skips them) less one,
+// and its size in bytes. The count is an upper bound of the samples (a
+// quoted field may span lines) and exact for a file that dstein wrote.
+func countRows(ctx context.Context, path string) (int, int64, error) {
+	f, err := os.Open(path)
+	if err != nil {
+		return 0, 0, err
+	}
+	defer f.Close()
+	r := safeio.WithContext(ctx, f)
+	buf := make([]byte, 64<<10)
+	lines, content, size := 0, false, int64(0)
+	for {
+		k, err := r.Read(buf)
+		size += int64(k)
+		for _, b := range buf[:k] {
+			switch b {
+			case '\n':
+				if content {
+					lines++
+				}
+				content = false
+			case '\r':
+			default:
+				content = true
+			}
+		}
+		if err == io.EOF {
+			break
+		}
+		if err != nil {
+			return 0, 0, err
+		}
+	}
+	if content {
+		lines++
+	}
+	return max(lines-1, 0), size, nil
+}
+
 // ReadSamplesCSV reads samples in the form WriteSamplesCSV writes: a header
 // z0,z1,…,z(d−1) for the model's d variables, then one row per sample with
 // each variable's state value. A cell matches a state when it is the
@@ -59,10 +129,13 @@ func LoadSamplesCSV(ctx context.Context, path string, m model.Model, maxRows int
 // number ("1.0" for 1). Blank lines are skipped. Errors name the line and
 // the column (1-based) of the problem.
 func ReadSamplesCSV(r io.Reader, m model.Model) (*sampler.Samples, error) {
-	return readSamples(r, m, 0)
+	return readSamples(r, m, 0, 0)
 }
 
-func readSamples(r io.Reader, m model.Model, maxRows int) (*sampler.Samples, error) {
+// readSamples reads at most maxRows samples (0: no limit) into a list
+// allocated for rows samples (a count of the file's rows, or 0 when it is
+// not known: the list then grows as it is read).
+func readSamples(r io.Reader, m model.Model, maxRows, rows int) (*sampler.Samples, error) {
 	d := m.Dim()
 	cr := csv.NewReader(r)
 	cr.FieldsPerRecord = -1 // widths are checked below, with our own message
@@ -107,6 +180,12 @@ func readSamples(r io.Reader, m model.Model, maxRows int) (*sampler.Samples, err
 		}
 	}
 	var z []int
+	if rows > 0 {
+		if maxRows > 0 {
+			rows = min(rows, maxRows)
+		}
+		z = make([]int, 0, rows*d)
+	}
 	n := 0
 	for {
 		row, err := cr.Read()

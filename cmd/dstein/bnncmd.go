@@ -2,6 +2,7 @@ package main
 
 import (
 	"bufio"
+	"errors"
 	"fmt"
 	"math"
 	"os"
@@ -156,6 +157,15 @@ func runBNNTrain(e *env, cfg ensemble.Config, out, jsonPath, dataDir string, res
 	if err := e.makeOutDir(out); err != nil {
 		return err
 	}
+	lock, err := safeio.TryLock(filepath.Join(out, "train.lock"))
+	var busy *safeio.Busy
+	if errors.As(err, &busy) {
+		return fmt.Errorf("another dstein is training in %s (it holds %s); wait for it to finish, or use another --out-dir", out, busy.Path)
+	}
+	if err != nil {
+		return err
+	}
+	defer lock.Unlock()
 	cp := filepath.Join(out, ensemble.CheckpointName)
 	if !resume {
 		if _, err := os.Lstat(cp); err == nil {

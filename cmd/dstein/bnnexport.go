@@ -6,7 +6,6 @@ import (
 	"errors"
 	"fmt"
 	"io"
-	"io/fs"
 	"os"
 	"path/filepath"
 	"strings"
@@ -173,31 +172,38 @@ func runBNNExport(e *env, model, out string, budget memlimit.Budget) error {
 	if err := e.makeOutDir(out); err != nil {
 		return err
 	}
+	lock, err := safeio.TryLock(filepath.Join(out, "export.lock"))
+	var busy *safeio.Busy
+	if errors.As(err, &busy) {
+		return fmt.Errorf("another dstein is exporting into %s (it holds %s); wait for it to finish, or use another --out-dir", out, busy.Path)
+	}
+	if err != nil {
+		return err
+	}
+	defer lock.Unlock()
 	names := map[string]bool{bnnIndexName: true}
 	for _, a := range arrays {
 		names[a.file.File] = true
 	}
-	stale, err := checkExportDir(out, names)
-	if err != nil {
-		return err
-	}
-	plan := newPlan(e, tr.Path)
-	files := make([]*safeio.File, len(arrays))
-	for k, a := range arrays {
-		files[k] = plan.Output(filepath.Join(out, a.file.File), "--out-dir's "+a.file.File)
-	}
-	index := plan.Output(filepath.Join(out, bnnIndexName), "--out-dir's "+bnnIndexName)
-	if err := plan.Check(); err != nil {
-		return err
-	}
-	defer plan.Abort()
-	for k, a := range arrays {
-		if err := files[k].Write(a.write); err != nil {
+	// Every file of the export replaces only a file of an earlier export
+	// that nobody changed since (the directory's record); the earlier
+	// export's files that this one does not write are removed with it,
+	// unless they changed since.
+	var b safeio.Batch
+	defer b.Abort()
+	for _, a := range arrays {
+		if err := b.Replace(filepath.Join(out, a.file.File), a.write); err != nil {
 			return err
 		}
 	}
-	if err := index.Write(func(w *bufio.Writer) error { return report.WriteSidecar(w, idx) }); err != nil {
+	if err := b.Replace(filepath.Join(out, bnnIndexName), func(w *bufio.Writer) error { return report.WriteSidecar(w, idx) }); err != nil {
 		return err
+	}
+	var kept []string
+	for _, f := range earlierExport(out, names) {
+		if err := b.Remove(filepath.Join(out, f)); err != nil {
+			kept = append(kept, f)
+		}
 	}
 	w := e.stdout
 	state := "complete"
@@ -206,63 +212,55 @@ func runBNNExport(e *env, model, out string, budget memlimit.Budget) error {
 	}
 	fmt.Fprintf(w, "checkpoint %s: %s, %d × %s on %s, %s\n", tr.Path, tr.Config.Method, tr.Config.Ensemble, tr.Config.Arch, tr.Config.Data, state)
 	fmt.Fprintf(w, "weights    sha256 %s\n", tr.WeightsSHA256)
-	if err := commit(e, plan, nil); err != nil {
+	if err := b.Commit(e.ctx); err != nil {
+		if e.ctx.Err() != nil {
+			return interrupted{"interrupted; nothing written"}
+		}
 		return err
 	}
-	for _, f := range stale {
-		os.Remove(filepath.Join(out, f))
-	}
 	fmt.Fprintf(w, "wrote %d arrays and %s in %s\n", len(arrays), bnnIndexName, out)
+	if len(kept) > 0 {
+		fmt.Fprintf(w, "kept %s of the earlier export: changed since dstein wrote them\n", strings.Join(kept, ", "))
+	}
 	return nil
 }
 
-// checkExportDir refuses an export into a folder holding any of its file
-// names, unless the folder holds an earlier export (an index.json that
-// dstein wrote), whose regular files it may replace. It returns the earlier
-// export's files that the new one does not write, to be removed after it.
-func checkExportDir(dir string, names map[string]bool) ([]string, error) {
+// earlierExport returns the files of an earlier export in dir (listed by
+// its index.json, when dstein's record holds that index unchanged) that
+// the new export, whose files are names, does not write.
+func earlierExport(dir string, names map[string]bool) []string {
+	path := filepath.Join(dir, bnnIndexName)
+	if safeio.Owned(path) != nil {
+		return nil
+	}
+	data, ok := readOwn(path, bnnIndexPrefix)
+	if !ok {
+		return nil
+	}
+	var prev struct {
+		Files []bnnFile `json:"files"`
+	}
+	if json.Unmarshal(data, &prev) != nil {
+		return nil
+	}
 	var old []string
-	earlier := false
-	if data, ok := readOwn(filepath.Join(dir, bnnIndexName), bnnIndexPrefix); ok {
-		var prev struct {
-			Files []bnnFile `json:"files"`
-		}
-		if json.Unmarshal(data, &prev) == nil {
-			earlier = true
-			for _, f := range prev.Files {
-				// Only plain names of the earlier export's own files.
-				if f.File == filepath.Base(f.File) && strings.HasPrefix(f.File, "member") && strings.HasSuffix(f.File, ".npy") && !names[f.File] {
-					old = append(old, f.File)
-				}
+	for _, f := range prev.Files {
+		// Only plain names of the earlier export's own files.
+		if f.File == filepath.Base(f.File) && strings.HasPrefix(f.File, "member") && strings.HasSuffix(f.File, ".npy") && !names[f.File] {
+			if info, err := os.Lstat(filepath.Join(dir, f.File)); err == nil && info.Mode().IsRegular() {
+				old = append(old, f.File)
 			}
 		}
 	}
-	for name := range names {
-		info, err := os.Lstat(filepath.Join(dir, name))
-		switch {
-		case errors.Is(err, fs.ErrNotExist):
-			continue
-		case err != nil:
-			return nil, err
-		case !info.Mode().IsRegular():
-			return nil, fmt.Errorf("--out-dir %s: %s exists and is not a regular file; move it away or choose another --out-dir", dir, name)
-		case !earlier:
-			return nil, fmt.Errorf("--out-dir %s already holds %s and no earlier export (its %s); dstein replaces only files of its own exports: move the file away or choose another --out-dir", dir, name, bnnIndexName)
-		}
-	}
-	var stale []string
-	for _, f := range old {
-		if info, err := os.Lstat(filepath.Join(dir, f)); err == nil && info.Mode().IsRegular() {
-			stale = append(stale, f)
-		}
-	}
-	return stale, nil
+	return old
 }
 
-// readOwn reads a regular file (at most 64 MB) when it starts with prefix.
+// readOwn reads a regular file (at most 4 MB: the index of the largest
+// export, 64 alexnet members' 3,072 files, is about 3 MB) when it starts
+// with prefix.
 func readOwn(path, prefix string) ([]byte, bool) {
 	info, err := os.Lstat(path)
-	if err != nil || !info.Mode().IsRegular() || info.Size() > 64<<20 {
+	if err != nil || !info.Mode().IsRegular() || info.Size() > 4<<20 {
 		return nil, false
 	}
 	f, err := os.Open(path)

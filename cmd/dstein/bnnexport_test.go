@@ -1,6 +1,7 @@
 package main
 
 import (
+	"bufio"
 	"encoding/json"
 	"math/rand/v2"
 	"os"
@@ -14,6 +15,7 @@ import (
 	"github.com/dstein/dstein/bnn"
 	"github.com/dstein/dstein/ensemble"
 	"github.com/dstein/dstein/internal/npy"
+	"github.com/dstein/dstein/internal/safeio"
 )
 
 func readNPYFile[T npy.Element](t *testing.T, path string) (npy.Info, []T) {
@@ -124,16 +126,25 @@ func TestBNNExport(t *testing.T) {
 	}
 
 	// A second export into the folder refreshes it and removes files of the
-	// earlier export that no longer belong (here: one added to its index).
-	edited := strings.Replace(string(data), `"files": [`, `"files": [{"file": "member7_layer1_weight.npy"},`, 1)
-	os.WriteFile(filepath.Join(exp, bnnIndexName), []byte(edited), 0o644)
-	os.WriteFile(filepath.Join(exp, "member7_layer1_weight.npy"), []byte("old"), 0o644)
+	// earlier export that no longer belong (here: one added to its index,
+	// both written as dstein writes them, so that its record holds them),
+	// but keeps one that was changed since dstein wrote it.
+	edited := strings.Replace(string(data), `"files": [`, `"files": [{"file": "member7_layer1_weight.npy"}, {"file": "member8_layer1_weight.npy"},`, 1)
+	for name, body := range map[string]string{bnnIndexName: edited, "member7_layer1_weight.npy": "old", "member8_layer1_weight.npy": "old"} {
+		if err := safeio.Replace(filepath.Join(exp, name), func(w *bufio.Writer) error { _, err := w.WriteString(body); return err }); err != nil {
+			t.Fatal(err)
+		}
+	}
+	os.WriteFile(filepath.Join(exp, "member8_layer1_weight.npy"), []byte("my edit"), 0o644)
 	os.WriteFile(filepath.Join(exp, "notes.txt"), []byte("mine"), 0o644)
 	if code, _, errs := dstein(t, "bnn", "export", "--model", run, "--out-dir", exp); code != 0 {
 		t.Fatalf("second export: exit %d: %s", code, errs)
 	}
 	if _, err := os.Stat(filepath.Join(exp, "member7_layer1_weight.npy")); err == nil {
 		t.Error("a file of the earlier export that no longer belongs was kept")
+	}
+	if d, _ := os.ReadFile(filepath.Join(exp, "member8_layer1_weight.npy")); string(d) != "my edit" {
+		t.Error("a file of the earlier export that was edited since was removed")
 	}
 	if d, _ := os.ReadFile(filepath.Join(exp, "notes.txt")); string(d) != "mine" {
 		t.Error("a file that is not the export's was touched")
@@ -144,7 +155,7 @@ func TestBNNExport(t *testing.T) {
 	os.Mkdir(other, 0o755)
 	os.WriteFile(filepath.Join(other, "member0_layer1_weight.npy"), []byte("mine"), 0o644)
 	code, _, errs = dstein(t, "bnn", "export", "--model", run, "--out-dir", other)
-	checkCLIError(t, "foreign file", code, exitError, errs, "no earlier export", filepath.Join(other, bnnIndexName))
+	checkCLIError(t, "foreign file", code, exitError, errs, "was not written by dstein", filepath.Join(other, bnnIndexName))
 	for _, c := range []struct {
 		args []string
 		code int

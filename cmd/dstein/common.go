@@ -8,6 +8,7 @@ import (
 	"os"
 	"runtime/debug"
 	"strings"
+	"sync"
 
 	"github.com/spf13/pflag"
 
@@ -25,10 +26,11 @@ func (m *memoryFlag) register(fs *pflag.FlagSet) {
 }
 
 // budget returns the memory budget. In the dstein process (not in tests
-// that call run), the limit also becomes the Go runtime's soft memory
-// limit, unless GOMEMLIMIT is set: the collector then works to keep the
-// heap under it, so that the process's peak stays near what the estimates
-// count rather than twice the live heap.
+// that call run), the limit less the memory that is not Go's also becomes
+// the Go runtime's soft memory limit, unless GOMEMLIMIT is set: the
+// collector then works to keep the heap under it, so that the process's
+// peak stays near what the estimates count rather than twice the live
+// heap.
 func (m *memoryFlag) budget() (memlimit.Budget, error) {
 	b := memlimit.Budget{Limit: memlimit.Default()}
 	if m.raw != "" {
@@ -39,9 +41,20 @@ func (m *memoryFlag) budget() (memlimit.Budget, error) {
 		b.Limit = v
 	}
 	if setRuntimeLimit && os.Getenv("GOMEMLIMIT") == "" {
-		debug.SetMemoryLimit(b.Limit)
+		// The runtime's limit counts the Go memory only: the binary's
+		// resident pages come on top, within memlimit.Base (the
+		// resident memory of a process that has allocated nothing),
+		// which every estimate adds to the work's own memory.
+		debug.SetMemoryLimit(max(b.Limit-memlimit.Base, b.Limit/2))
 	}
 	return b, nil
+}
+
+// madeDirs are the output directories this process made, for main's
+// watchdog, which removes those still empty when it ends the process.
+var madeDirs struct {
+	sync.Mutex
+	list []string
 }
 
 // setRuntimeLimit is set by main: the memory budget of a command is then
@@ -173,6 +186,9 @@ func (e *env) makeOutDir(dir string) error {
 	case err != nil:
 		created, err := safeio.MakeDir(dir)
 		e.created = append(e.created, created...)
+		madeDirs.Lock()
+		madeDirs.list = append(madeDirs.list, created...)
+		madeDirs.Unlock()
 		if err != nil {
 			return fmt.Errorf("--out-dir %s: %w", dir, err)
 		}

@@ -14,6 +14,7 @@ import (
 	"github.com/dstein/dstein/internal/memlimit"
 	"github.com/dstein/dstein/internal/suggest"
 	"github.com/dstein/dstein/model"
+	"github.com/dstein/dstein/model/modelfile"
 	"github.com/dstein/dstein/report"
 )
 
@@ -119,7 +120,28 @@ func runCompress(e *env, f *compressFlags, ellSet bool) error {
 	}
 	defer out.plan.Abort()
 	say := out.say
-	lm, err := loadModel(e, f.model, "", budget)
+	// The points and, per draw, the draw as read and what the rule keeps
+	// of it.
+	rowBytes := func(d int) float64 {
+		if f.rule == infer.RuleHerding && f.reweight == "" {
+			return compress.HerdMemory(1, d)
+		}
+		return compress.Memory(1, d)
+	}
+	work := func(m model.Model, rows int) float64 {
+		d := m.Dim()
+		w := pointsMemory(f.n, d) + report.SamplesBytes(rows, d) + float64(rows)*rowBytes(d)
+		if f.reweight != "" {
+			u := float64(min(rows, compress.MaxWeightStates))
+			w += 8*u*u + 48*u // the Stein kernel matrix and the solver's vectors
+		}
+		return w
+	}
+	// The model is checked alone as it is read: the points and the draws
+	// are checked with it below, before the draws are read.
+	lm, err := cancelable(e, func() (*modelfile.Loaded, error) {
+		return modelfile.OpenOptions(e.ctx, f.model, "", modelfile.Options{Budget: budget})
+	})
 	if err != nil {
 		return err
 	}
@@ -132,22 +154,17 @@ func runCompress(e *env, f *compressFlags, ellSet bool) error {
 	if f.n > compress.MaxPoints(d) {
 		return usagef("--n %d is too large: at most %d points of %d variables can be held in memory", f.n, compress.MaxPoints(d), d)
 	}
-	fixed := memlimit.Base + float64(model.Bytes(m)) + pointsMemory(f.n, d)
-	if err := budget.Check(fmt.Sprintf("compressing to %d points of %d variables", f.n, d), fixed); err != nil {
+	need := func(rows int) float64 { return memlimit.Base + lm.Memory.Need(work(m, rows)) }
+	if err := budget.Check(fmt.Sprintf("compressing to %d points of %d variables", f.n, d), need(0)); err != nil {
 		return err
 	}
-	perRow := 8*float64(d) + compress.Memory(1, d)
-	maxRows := int(min(max(float64(budget.Limit)-fixed, perRow)/perRow, 1<<40))
-	s, err := report.LoadSamplesCSV(e.ctx, f.samples, m, maxRows)
+	// The reader refuses a file of more draws than the budget allows
+	// before it keeps any.
+	s, err := report.LoadSamplesCSV(e.ctx, f.samples, m, maxRowsWithin(budget, need))
 	if err != nil {
 		return err
 	}
-	need := fixed + float64(s.N)*perRow
-	if f.reweight != "" {
-		u := float64(min(s.N, compress.MaxWeightStates))
-		need += 8*u*u + 48*u // the Stein kernel matrix and the solver's vectors
-	}
-	if err := budget.Check(fmt.Sprintf("compressing %d draws of %d variables to %d points", s.N, d, f.n), need); err != nil {
+	if err := budget.Check(fmt.Sprintf("compressing %d draws of %d variables to %d points", s.N, d, f.n), need(s.N)); err != nil {
 		return err
 	}
 	start := time.Now()
@@ -184,7 +201,7 @@ func runCompress(e *env, f *compressFlags, ellSet bool) error {
 			fmt.Fprintf(say, "ksd²       %.4g (V-statistic of the points with the Stein kernel of exp(−H/%g))\n", ksd, res.Ell)
 		}
 	}
-	fmt.Fprintf(say, "memory     about %s estimated (limit %s, --max-memory)\n", memlimit.Format(int64(need)), memlimit.Format(budget.Limit))
+	fmt.Fprintf(say, "memory     about %s estimated (limit %s, --max-memory)\n", memlimit.Format(int64(need(s.N))), memlimit.Format(budget.Limit))
 	if err := out.writeSamplesArray(&f.format, "--out",
 		func(w *bufio.Writer) error { return report.WriteSamplesCSV(w, m, res.Points) },
 		func(w *bufio.Writer) error { return report.WriteSamplesNPY(w, m, res.Points, report.Groups{}, true) },

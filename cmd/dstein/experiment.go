@@ -37,7 +37,8 @@ func newExperimentCmd(e *env) *cobra.Command {
 standard error and the number of trials), DIR/NAME.png and DIR/NAME.svg.
 Every finished trial is kept in DIR/NAME.trials.csv (settings in
 DIR/NAME.trials.json): run the same command again to resume an interrupted
-run; --restart discards the journal and starts over.
+run; --restart sets the journal aside (NAME.trials.csv.old, .old.2, …) and
+starts over.
 
 On a cluster: --shard K/N runs one shard of the trials into its own
 --out-dir and "dstein merge NAME --out-dir DIR SHARD_DIRS..." joins them;
@@ -188,7 +189,7 @@ Experiments: ` + strings.Join(experiment.Names(), ", ") + `.`,
 	}
 	fs := cmd.Flags()
 	fs.StringVar(&out, "out-dir", "", "output directory (created if missing)")
-	fs.BoolVar(&restart, "restart", false, "discard an existing trial journal (for example a corrupt one) and start over")
+	fs.BoolVar(&restart, "restart", false, "set an existing trial journal (for example a corrupt one) aside as NAME.trials.csv.old (.old.2, …) and start over")
 	fs.IntVar(&trials, "trials", 0, "number of trials (default: the experiment's)")
 	fs.Uint64Var(&seed, "seed", 1, "seed of the models and of every trial")
 	fs.BoolVar(&quick, "quick", false, "a reduced run that finishes in under a minute")

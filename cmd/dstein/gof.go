@@ -15,6 +15,7 @@ import (
 	"github.com/dstein/dstein/internal/suggest"
 	"github.com/dstein/dstein/kernel"
 	"github.com/dstein/dstein/model"
+	"github.com/dstein/dstein/model/modelfile"
 	"github.com/dstein/dstein/report"
 	"github.com/dstein/dstein/rng"
 )
@@ -211,21 +212,30 @@ func runGof(e *env, cmd *cobra.Command, f *gofFlags) error {
 	}
 	defer out.plan.Abort()
 	say := out.say
-	lm, err := loadModel(e, f.model, "", budget)
+	// The test of n samples: its matrices, the samples as read, and the
+	// model loaded (its peak, or what it holds with the rest).
+	testBytes := func(m model.Model, n int) float64 {
+		return gof.Memory(f.test, n, m.Dim(), o.B) - memlimit.Base + report.SamplesBytes(n, m.Dim())
+	}
+	lm, err := cancelable(e, func() (*modelfile.Loaded, error) {
+		return modelfile.OpenOptions(e.ctx, f.model, "", modelfile.Options{Budget: budget, What: "the " + f.test + " test",
+			Extra: func(s modelfile.Shape) float64 { return testBytes(s.Model, 2) }})
+	})
 	if err != nil {
 		return err
 	}
 	m := lm.Model
-	maxRows := gof.MaxSamples(f.test, m.Dim(), o.B, budget.Limit)
-	s, err := report.LoadSamplesCSV(e.ctx, f.samples, m, maxRows)
+	need := func(n int) float64 { return memlimit.Base + lm.Memory.Need(testBytes(m, n)) }
+	// The reader refuses a file of more rows than the budget allows
+	// before it keeps any.
+	s, err := report.LoadSamplesCSV(e.ctx, f.samples, m, maxRowsWithin(budget, need))
 	if err != nil {
 		return err
 	}
 	if s.N < 2 {
 		return fmt.Errorf("%s: %d sample; a test needs at least 2", f.samples, s.N)
 	}
-	need := gof.Memory(f.test, s.N, m.Dim(), o.B) + float64(model.Bytes(m))
-	if err := budget.Check(fmt.Sprintf("the %s test of %d samples of %d variables with %d bootstrap draws", f.test, s.N, m.Dim(), o.B), need); err != nil {
+	if err := budget.Check(fmt.Sprintf("the %s test of %d samples of %d variables with %d bootstrap draws", f.test, s.N, m.Dim(), o.B), need(s.N)); err != nil {
 		return err
 	}
 	res, err := cancelable(e, func() (*gof.Result, error) {
@@ -252,11 +262,33 @@ func runGof(e *env, cmd *cobra.Command, f *gofFlags) error {
 		return err
 	}
 	printGof(say, f, m, set, res)
-	fmt.Fprintf(say, "memory     about %s estimated (limit %s, --max-memory)\n", memlimit.Format(int64(need)), memlimit.Format(budget.Limit))
+	fmt.Fprintf(say, "memory     about %s estimated (limit %s, --max-memory)\n", memlimit.Format(int64(need(s.N))), memlimit.Format(budget.Limit))
 	if err := out.write("--json", func(w *bufio.Writer) error { return report.WriteJSON(w, res) }); err != nil {
 		return err
 	}
 	return out.commit(e)
+}
+
+// maxRowsWithin returns the most samples whose need (increasing in the
+// number of samples) fits the budget, at least 2 (0: no limit), so that a
+// reader stops before it holds more.
+func maxRowsWithin(b memlimit.Budget, need func(n int) float64) int {
+	if b.Limit <= 0 {
+		return 0
+	}
+	lo, hi := 2, 1<<40
+	if need(lo) > float64(b.Limit) {
+		return lo
+	}
+	for hi-lo > 1 {
+		mid := lo + (hi-lo)/2
+		if need(mid) <= float64(b.Limit) {
+			lo = mid
+		} else {
+			hi = mid
+		}
+	}
+	return lo
 }
 
 // printGof prints the verdict line and the details of the test.

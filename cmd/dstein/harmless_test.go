@@ -9,6 +9,8 @@ import (
 	"regexp"
 	"strings"
 	"testing"
+
+	"github.com/dstein/dstein/internal/safeio"
 )
 
 // The second round of abusive cases (issue "harmless everywhere, round
@@ -149,9 +151,10 @@ func harmlessCases() []abuseCase {
 			out := expDir(t, dir, "e", "categorical")
 			put(t, dir, "e/categorical.trials.csv.old", "mine")
 			return cat(out, "--restart")
-		}, code: 0, want: "categorical:", may: append(outputsOf("e", "categorical"), "e/categorical.trials.csv.old.2", "e/categorical.trials.json.old"),
+		}, code: 0, want: "categorical:", may: append(outputsOf("e", "categorical"), "e/categorical.trials.csv.old.2", "e/categorical.trials.json.old.2"),
 			check: func(t *testing.T, dir string) {
-				for _, f := range []string{"e/categorical.trials.csv.old.2", "e/categorical.trials.json.old"} {
+				// The pair keeps one suffix, the first free for both.
+				for _, f := range []string{"e/categorical.trials.csv.old.2", "e/categorical.trials.json.old.2"} {
 					if _, err := os.Stat(filepath.Join(dir, f)); err != nil {
 						t.Errorf("the old journal was not set aside as %s: %v", f, err)
 					}
@@ -164,6 +167,35 @@ func harmlessCases() []abuseCase {
 			}
 			return cat(out, "--restart")
 		}, code: 0, want: "categorical:", may: append(outputsOf("e", "categorical"), "e/categorical.trials.csv.old.2", "e/categorical.trials.json.old.2")},
+
+		{name: "experiment over a user's file in place of its lock", setup: userFileIn("categorical.trials.lock"), code: 1, want: "categorical.trials.lock is in the place of a lock file and is not one of dstein's"},
+		{name: "reproduce over a user's file in place of its lock", setup: func(t *testing.T, dir string) []string {
+			os.Mkdir(filepath.Join(dir, "r"), 0o755)
+			put(t, dir, "r/reproduce.lock", "my notes")
+			return []string{"reproduce", "--tiny", "--only", "categorical", "--out-dir", filepath.Join(dir, "r")}
+		}, code: 1, want: "reproduce.lock is in the place of a lock file"},
+		{name: "experiment over a stale lock of dstein's", setup: func(t *testing.T, dir string) []string {
+			os.Mkdir(filepath.Join(dir, "e"), 0o755)
+			put(t, dir, "e/categorical.trials.lock", "dstein lock, pid 1\n") // left by a killed run
+			return cat(filepath.Join(dir, "e"))
+		}, code: 0, want: "categorical:", may: append(outputsOf("e", "categorical"), "e/categorical.trials.lock")},
+		{name: "first-round journal beside a user's settings file", setup: func(t *testing.T, dir string) []string {
+			out := expDir(t, dir, "e", "categorical")
+			p := filepath.Join(out, "categorical.trials.csv")
+			b, _ := os.ReadFile(p)
+			os.WriteFile(p, append([]byte("# dstein experiment categorical seed=1 mode=tiny\n"), regexp.MustCompile(`(?m),_done,[0-9]+$`).ReplaceAll(b, []byte(",_done,1"))...), 0o644)
+			put(t, dir, "e/categorical.trials.json", "my notes")
+			return cat(out)
+		}, code: 1, want: "categorical.trials.json"},
+		{name: "bnn train beside another run", setup: func(t *testing.T, dir string) []string {
+			os.Mkdir(filepath.Join(dir, "b"), 0o755)
+			l, err := safeio.TryLock(filepath.Join(dir, "b", "train.lock"))
+			if err != nil {
+				t.Fatal(err)
+			}
+			t.Cleanup(l.Unlock)
+			return []string{"bnn", "train", "--arch", "mlp", "--method", "ste", "--ensemble", "1", "--epochs", "1", "--train-limit", "64", "--test-limit", "64", "--out-dir", filepath.Join(dir, "b")}
+		}, code: 1, want: "another dstein is training"},
 
 		// A refused command leaves no directory it created behind.
 		{name: "quick and tiny into a new directory", setup: newDir("experiment", "categorical", "--quick", "--tiny", "--out-dir", "NEW"), code: 2, want: "exclude each other"},
@@ -189,6 +221,19 @@ func harmlessCases() []abuseCase {
 			}
 			return args
 		}, canceled: true, code: exitInterrupted, want: "interrupted"},
+		{name: "reproduce refused by another's lock keeps the page", setup: func(t *testing.T, dir string) []string {
+			r := filepath.Join(dir, "r")
+			args := []string{"reproduce", "--tiny", "--only", "categorical", "--out-dir", r}
+			if code, _, errs := dstein(t, args...); code != 0 {
+				t.Fatal(errs)
+			}
+			l, err := safeio.TryLock(filepath.Join(r, "reproduce.lock"))
+			if err != nil {
+				t.Fatal(err)
+			}
+			t.Cleanup(l.Unlock)
+			return args
+		}, code: 1, want: "another dstein reproduce is writing", may: []string{"r/reproduce.lock"}},
 		{name: "interrupted experiment into a new directory", setup: newDir("experiment", "ising-n", "--tiny", "--out-dir", "NEW"), canceled: true, code: exitInterrupted, want: "interrupted before the first trial finished"},
 		{name: "interrupted resume", setup: func(t *testing.T, dir string) []string {
 			return cat(expDir(t, dir, "e", "categorical"))

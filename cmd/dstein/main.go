@@ -32,7 +32,8 @@ func main() {
 // process with exit code 130 at a second signal or when the command has
 // not returned within the grace period. It waits for renames under way to
 // finish (safeio.Freeze), so that no commit of several files stops half
-// done; what the command had not committed is not written.
+// done; what the command had not committed is not written, and its
+// temporary files, locks and empty new directories are removed.
 func watchdog(sigs <-chan os.Signal, cancel func()) {
 	<-sigs
 	cancel()
@@ -51,6 +52,8 @@ func watchdog(sigs <-chan os.Signal, cancel func()) {
 	case <-limit:
 	}
 	safeio.Freeze()
+	madeDirs.Lock()
+	safeio.RemoveEmpty(madeDirs.list)
 	fmt.Fprintln(os.Stderr, "dstein: interrupted; the work under way was stopped and not written")
 	os.Exit(exitInterrupted)
 }

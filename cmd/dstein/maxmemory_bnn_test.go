@@ -121,13 +121,13 @@ func TestMaxMemoryPeakRSSBNN(t *testing.T) {
 		t.Fatal(err)
 	}
 	cases := []limitCase{
-		{"bnn train", func(t *testing.T, dir string, need int64) []string {
+		{name: "bnn train", args: func(t *testing.T, dir string, need int64) []string {
 			data := filepath.Join(dir, "data")
 			os.Mkdir(data, 0o755)
 			writeMNISTFiles(t, data, bnnTrainImages(t, need), 100, false)
 			return append([]string{"bnn", "train", "--data-dir", data, "--out-dir", filepath.Join(dir, "run")}, bnnTrainArgs...)
 		}},
-		{"bnn export", func(t *testing.T, dir string, need int64) []string {
+		{name: "bnn export", args: func(t *testing.T, dir string, need int64) []string {
 			base := ensemble.CheckpointMemory(0) + bnnExportOutputs
 			perNet := ensemble.CheckpointMemory(one.Size()) - ensemble.CheckpointMemory(0)
 			k := max(1, int(math.Round((float64(need)-base)/perNet)))

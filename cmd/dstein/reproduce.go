@@ -2,7 +2,6 @@ package main
 
 import (
 	"bufio"
-	"bytes"
 	"errors"
 	"fmt"
 	"os"
@@ -134,9 +133,6 @@ Results: ` + strings.Join(reproductionIDs(), ", ") + `.`,
 				if err != nil {
 					return err
 				}
-				if err := safeio.Owned(filepath.Join(cfg.Out, ex.Name+".txt")); err != nil {
-					return err
-				}
 				if err := ex.Check(cfg); err != nil {
 					return fmt.Errorf("%s: %w", p.ID, err)
 				}
@@ -191,17 +187,28 @@ Results: ` + strings.Join(reproductionIDs(), ", ") + `.`,
 				page.Sections = append(page.Sections, reproductionSection(out, p, rec, mode))
 			}
 			page.Date = time.Now().UTC().Format("2006-01-02 15:04 MST")
-			if err := writeJSONFile(list, struct {
-				Date    string       `json:"date"`
-				Version string       `json:"dstein_version"`
-				Command string       `json:"command"`
-				Quick   bool         `json:"quick"`
-				Seconds float64      `json:"seconds"`
-				Results []reproduced `json:"results"`
-			}{page.Date, page.Version, page.Command, quick, time.Since(start).Seconds(), done}); err != nil {
+			// The list and the page together, or neither (a signal).
+			var b safeio.Batch
+			defer b.Abort()
+			if err := b.Replace(list, func(w *bufio.Writer) error {
+				return report.WriteJSON(w, struct {
+					Date    string       `json:"date"`
+					Version string       `json:"dstein_version"`
+					Command string       `json:"command"`
+					Quick   bool         `json:"quick"`
+					Seconds float64      `json:"seconds"`
+					Results []reproduced `json:"results"`
+				}{page.Date, page.Version, page.Command, quick, time.Since(start).Seconds(), done})
+			}); err != nil {
 				return err
 			}
-			if err := report.WritePage(index, page); err != nil {
+			if err := report.AddPage(&b, index, page); err != nil {
+				return err
+			}
+			if err := b.Commit(e.ctx); err != nil {
+				if e.ctx.Err() != nil {
+					return interrupted{"interrupted; the results are written, " + index + " and " + list + " are as they were: run the same command to write them"}
+				}
 				return err
 			}
 			if err := report.CheckPage(index); err != nil {
@@ -251,7 +258,7 @@ func reproductionConfig(p experiment.Reproduction, dir string, mode experiment.M
 	if p.Needs == "uai" {
 		cfg.UAIDir = uaiDir
 	}
-	cfg.Budget = budget
+	cfg.Budget, cfg.Text = budget, true
 	return ex, cfg, nil
 }
 
@@ -275,14 +282,7 @@ func runReproduction(e *env, p experiment.Reproduction, dir string, mode experim
 	if err != nil {
 		return nil, err
 	}
-	var b bytes.Buffer
-	fmt.Fprintf(&b, "%s: %s\n\n", ex.Name, ex.Title)
-	experiment.PrintTable(&b, res)
-	txt := filepath.Join(dir, ex.Name+".txt")
-	if err := safeio.Replace(txt, func(w *bufio.Writer) error { _, err := w.Write(b.Bytes()); return err }); err != nil {
-		return nil, err
-	}
-	return &reproducedRun{files: append(res.Files, txt), loaded: res.Loaded}, nil
+	return &reproducedRun{files: res.Files, loaded: res.Loaded}, nil
 }
 
 // reproductionSection is the page's section of one result: its figures,
@@ -338,9 +338,4 @@ func reproductionSection(out string, p experiment.Reproduction, rec reproduced, 
 		}
 	}
 	return s
-}
-
-// writeJSONFile writes v as indented JSON to path, atomically.
-func writeJSONFile(path string, v any) error {
-	return safeio.Replace(path, func(w *bufio.Writer) error { return report.WriteJSON(w, v) })
 }

@@ -18,6 +18,7 @@ import (
 	"github.com/dstein/dstein/internal/safeio"
 	"github.com/dstein/dstein/internal/suggest"
 	"github.com/dstein/dstein/model"
+	"github.com/dstein/dstein/model/modelfile"
 	"github.com/dstein/dstein/model/uai"
 	"github.com/dstein/dstein/report"
 	"github.com/dstein/dstein/rng"
@@ -193,13 +194,26 @@ func runSample(e *env, cmd *cobra.Command, f *sampleFlags) error {
 	}
 	defer outs.plan.Abort()
 	say := outs.say
-	lm, err := loadModel(e, f.model, f.evidence, budget)
+	spec := infer.Spec{Pipeline: pl, N: n, Key: rng.NewKey(f.seed), Trace: f.trace != "", Keep: keep, Replicates: f.reps, Compress: comp}
+	// The run and the outputs held in memory grow with the model: counted
+	// with the model before it is read (a network: before its tables), and
+	// again once it is built.
+	// (m is the model sampled, file the file's: before the evidence is
+	// clamped, the file's stands for both.)
+	// The outputs are written after the run, from its output.
+	work := func(m, file model.Model) float64 {
+		return max(infer.Memory(m, spec), infer.OutputMemory(m, spec)+f.outputBytes(file, spec))
+	}
+	what := fmt.Sprintf("sampling %d particles or chains with %s", n, infer.Describe(pl))
+	lm, err := cancelable(e, func() (*modelfile.Loaded, error) {
+		return modelfile.OpenOptions(e.ctx, f.model, f.evidence, modelfile.Options{Budget: budget, What: what,
+			Extra: func(s modelfile.Shape) float64 { return work(s.Model, s.Model) }})
+	})
 	if err != nil {
 		return err
 	}
 	m := lm.Model
-	spec := infer.Spec{Pipeline: pl, N: n, Key: rng.NewKey(f.seed), Trace: f.trace != "", Keep: keep, Replicates: f.reps, Compress: comp}
-	need := memlimit.Base + float64(model.Bytes(lm.File)) + infer.Memory(m, spec)
+	need := memlimit.Base + lm.Memory.Need(work(m, lm.File))
 	if err := budget.Check(fmt.Sprintf("sampling %d particles or chains of %d variables with %s", n, m.Dim(), infer.Describe(pl)), need); err != nil {
 		return err
 	}
@@ -234,6 +248,41 @@ func runSample(e *env, cmd *cobra.Command, f *sampleFlags) error {
 		return err
 	}
 	return outs.commit(e)
+}
+
+// outputBytes estimates what writing the outputs of a run of spec on a
+// model of the file file holds in memory besides the run's output
+// (infer.OutputMemory): with evidence, --out's samples and --mar's
+// marginals expanded to every variable of the file (8 bytes a value, 24
+// bytes a variable); with --json, the summary's text as the encoder holds
+// it (jsonMarginalsBytes for the marginals and means, and the states'
+// values, about 12 bytes a state and 14 a variable of text) and, with
+// error bars, a quantity's ten numbers (420 bytes of text, measured on
+// 150,000 of them; three times that, the encoder's two buffers and their
+// growth, measured: 2.3 times). --out, --mar and --trace stream to their
+// files.
+func (f *sampleFlags) outputBytes(file model.Model, spec infer.Spec) float64 {
+	var need float64
+	d, k := float64(file.Dim()), float64(sampler.States(file))
+	if f.evidence != "" {
+		rows := float64(spec.N) * float64(max(1, spec.Replicates))
+		if spec.Keep.Draws > 0 {
+			rows = float64(spec.N) * float64(spec.Keep.Draws)
+		}
+		if f.out != "" {
+			need += 8 * rows * d
+		}
+		if f.mar != "" {
+			need += 24 * d
+		}
+	}
+	if f.json != "" {
+		need += jsonMarginalsBytes(file) + 2.75*(12*k+14*d)
+		if spec.Keep.Draws > 0 || spec.Replicates > 1 {
+			need += 3 * 420 * float64(infer.Quantities(file))
+		}
+	}
+	return need
 }
 
 // keep turns --draws, --chains, --warmup and --thin into the draws to keep

@@ -198,10 +198,12 @@ func writeCompleteSamples(t *testing.T, bin, model, dir string) string {
 	return p
 }
 
-// TestSecondSIGINT: a second Ctrl-C ends the process at once (the
-// watchdog), with exit code 130 and no output written, even in a phase
-// that would take its time to stop.
-func TestSecondSIGINT(t *testing.T) {
+// TestWatchdog: a phase that cannot stop by itself — here, writing
+// samples to a standard output that nobody reads, blocked in the kernel —
+// ends 0.8 s after SIGINT (the watchdog's grace) with exit code 130, its
+// message, and no temporary file left; a second SIGINT ends it at once.
+// (Timing is not checked beyond the test's generous deadline.)
+func TestWatchdog(t *testing.T) {
 	if testing.Short() {
 		t.Skip("builds the binary")
 	}
@@ -210,31 +212,62 @@ func TestSecondSIGINT(t *testing.T) {
 	if out, err := exec.Command("go", "build", "-o", bin, ".").CombinedOutput(); err != nil {
 		t.Fatalf("go build: %v\n%s", err, out)
 	}
-	out := filepath.Join(dir, "s.csv")
-	cmd := exec.Command(bin, "sample", "--model", "../../examples/ising-grid.json", "--method", "gibbs", "--n", "1000", "--iters", "100000000", "--out", out)
-	var stderr bytes.Buffer
-	cmd.Stderr = &stderr
-	if err := cmd.Start(); err != nil {
-		t.Fatal(err)
-	}
-	time.Sleep(500 * time.Millisecond)
-	cmd.Process.Signal(syscall.SIGINT)
-	cmd.Process.Signal(syscall.SIGINT)
-	done := make(chan error, 1)
-	go func() { done <- cmd.Wait() }()
-	select {
-	case <-done:
-	case <-time.After(30 * time.Second):
-		cmd.Process.Kill()
-		t.Fatal("still running 30 s after two SIGINTs")
-	}
-	if code := cmd.ProcessState.ExitCode(); code != exitInterrupted {
-		t.Errorf("exit %d, want %d", code, exitInterrupted)
-	}
-	if !strings.Contains(stderr.String(), "dstein: interrupted") {
-		t.Errorf("stderr %q", stderr.String())
-	}
-	if _, err := os.Stat(out); err == nil {
-		t.Error("an output was written")
+	for _, second := range []bool{false, true} {
+		name := "grace"
+		if second {
+			name = "second signal"
+		}
+		t.Run(name, func(t *testing.T) {
+			work := t.TempDir()
+			json := filepath.Join(work, "summary.json")
+			// 20,000 exact draws of the grid: 4 MB of CSV, far more than
+			// a pipe holds.
+			cmd := exec.Command(bin, "sample", "--model", "../../examples/ising-grid.json", "--method", "exact", "--n", "20000", "--out", "-", "--json", json)
+			cmd.Env = append(os.Environ(), "DSTEIN_SIGNAL_GRACE=800ms")
+			stdout, err := cmd.StdoutPipe() // never read
+			if err != nil {
+				t.Fatal(err)
+			}
+			defer stdout.Close()
+			var stderr bytes.Buffer
+			cmd.Stderr = &stderr
+			if err := cmd.Start(); err != nil {
+				t.Fatal(err)
+			}
+			// Wait until the summary is written: the samples to standard
+			// output come after the files and block.
+			for start := time.Now(); ; time.Sleep(50 * time.Millisecond) {
+				if _, err := os.Stat(json); err == nil {
+					break
+				}
+				if time.Since(start) > 60*time.Second {
+					cmd.Process.Kill()
+					t.Fatalf("the summary never came: %s", stderr.String())
+				}
+			}
+			time.Sleep(300 * time.Millisecond)
+			cmd.Process.Signal(syscall.SIGINT)
+			if second {
+				time.Sleep(50 * time.Millisecond)
+				cmd.Process.Signal(syscall.SIGINT)
+			}
+			done := make(chan error, 1)
+			go func() { done <- cmd.Wait() }()
+			select {
+			case <-done:
+			case <-time.After(30 * time.Second):
+				cmd.Process.Kill()
+				t.Fatalf("still running 30 s after SIGINT; stderr %q", stderr.String())
+			}
+			if code := cmd.ProcessState.ExitCode(); code != exitInterrupted {
+				t.Errorf("exit %d, want %d", code, exitInterrupted)
+			}
+			if !strings.Contains(stderr.String(), "dstein: interrupted; the work under way was stopped") {
+				t.Errorf("stderr %q; want the watchdog's message", stderr.String())
+			}
+			if m, _ := filepath.Glob(filepath.Join(work, ".*dstein-tmp*")); len(m) > 0 {
+				t.Errorf("temporary files left: %v", m)
+			}
+		})
 	}
 }

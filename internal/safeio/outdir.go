@@ -3,6 +3,7 @@ package safeio
 import (
 	"bufio"
 	"bytes"
+	"context"
 	"crypto/sha256"
 	"encoding/hex"
 	"encoding/json"
@@ -15,6 +16,7 @@ import (
 	"slices"
 	"sort"
 	"syscall"
+	"time"
 
 	"github.com/dstein/dstein/internal/strictjson"
 )
@@ -105,12 +107,69 @@ func (m *manifest) owned(path string) (digest string, exists bool, err error) {
 // content's digest. It refuses, before calling fill and again before the
 // rename, a path that exists and is not owned (see Owned): a file the user
 // put there, a file changed since dstein wrote it, a symbolic link, a
-// directory, a device or a FIFO. It keeps an existing file's mode. On any
-// error path is left as it was. Replacements in one directory by several
-// processes are serialised by a lock on the directory.
+// directory, a device or a FIFO; a new file is renamed into place only if
+// nothing appeared there meanwhile. It keeps an existing file's mode. On
+// any error path is left as it was. Replacements in one directory by
+// several processes are serialised by a lock on the directory. Several
+// files that belong together are written with a Batch.
 func Replace(path string, fill func(w *bufio.Writer) error) error {
+	var b Batch
+	if err := b.Replace(path, fill); err != nil {
+		return err
+	}
+	return b.Commit(context.Background())
+}
+
+// Batch is a set of files written into output directories together: each
+// is filled into a temporary file beside its target when it is added, and
+// Commit puts them all in place, or none of them when its context ends
+// first. Replace adds a file that dstein owns (checked against and recorded
+// in its directory's manifest, see the function Replace); Rewrite one whose
+// content the caller has recognised as its own (see the function Rewrite);
+// Remove takes an owned file away. A Batch that is not committed must be
+// aborted.
+type Batch struct {
+	items []*batchItem
+	done  bool
+}
+
+type batchItem struct {
+	path, tmp, digest string
+	record            bool // checked against and recorded in the manifest
+	remove            bool // remove path instead of writing it
+}
+
+// Replace adds path with the content fill writes (see the function
+// Replace). A refusal is reported at once, before fill is called.
+func (b *Batch) Replace(path string, fill func(w *bufio.Writer) error) error {
+	return b.add(path, fill, true)
+}
+
+// Rewrite adds path with the content fill writes, without consulting the
+// manifest (see the function Rewrite).
+func (b *Batch) Rewrite(path string, fill func(w *bufio.Writer) error) error {
+	return b.add(path, fill, false)
+}
+
+// Remove adds the removal of path, which must be owned (see Owned); its
+// record is dropped from the manifest. A path that does not exist is left
+// alone.
+func (b *Batch) Remove(path string) error {
 	if err := Owned(path); err != nil {
 		return err
+	}
+	b.items = append(b.items, &batchItem{path: path, record: true, remove: true})
+	return nil
+}
+
+func (b *Batch) add(path string, fill func(w *bufio.Writer) error, record bool) error {
+	if b.done {
+		panic("safeio: Batch used after Commit or Abort")
+	}
+	if record {
+		if err := Owned(path); err != nil {
+			return err
+		}
 	}
 	f, mode, keep, err := startReplace(path)
 	if err != nil {
@@ -120,43 +179,124 @@ func Replace(path string, fill func(w *bufio.Writer) error) error {
 	if err := fillTemp(f, path, mode, keep, h, fill); err != nil {
 		return err
 	}
-	tmp, digest := f.Name(), hex.EncodeToString(h.Sum(nil))
-	fail := func(err error) error {
-		os.Remove(tmp)
-		return err
-	}
-	dir := filepath.Dir(path)
-	critical.RLock()
-	defer critical.RUnlock()
-	unlock := lockDir(dir)
-	defer unlock()
-	m, err := readManifest(dir)
-	if err != nil {
-		return fail(err)
-	}
-	old, exists, err := m.owned(path)
-	if err != nil {
-		return fail(err)
-	}
-	if exists {
-		// The mode may have changed since the temporary file was made.
-		if info, err := os.Lstat(path); err == nil {
-			os.Chmod(tmp, info.Mode().Perm())
+	b.items = append(b.items, &batchItem{path: path, tmp: f.Name(), digest: hex.EncodeToString(h.Sum(nil)), record: record})
+	return nil
+}
+
+// Abort removes the temporary files; nothing changes.
+func (b *Batch) Abort() {
+	b.done = true
+	for _, it := range b.items {
+		if it.tmp != "" {
+			os.Remove(it.tmp)
+			forgetTemp(it.tmp)
+			it.tmp = ""
 		}
 	}
-	entry := manifestEntry{SHA256: []string{digest}}
-	if exists && old != digest {
-		entry.SHA256 = []string{old, digest}
+}
+
+// Commit puts every file of the batch in place: it takes the lock of each
+// directory (waiting while another process holds it, until ctx ends),
+// checks ctx once more, checks every owned file again, records the new
+// digests and renames every file (removing those to remove), so that a
+// signal either stops the batch before its first rename or lets it finish.
+// On an error before the renames nothing changes; the temporary files are
+// removed whatever happens.
+func (b *Batch) Commit(ctx context.Context) (err error) {
+	if b.done {
+		panic("safeio: Batch committed twice or after Abort")
 	}
-	if m.Files == nil {
-		m.Files = map[string]manifestEntry{}
+	defer b.Abort()
+	var dirs []string
+	byDir := map[string][]*batchItem{}
+	for _, it := range b.items {
+		d := filepath.Dir(it.path)
+		if byDir[d] == nil {
+			dirs = append(dirs, d)
+		}
+		byDir[d] = append(byDir[d], it)
 	}
-	m.Files[filepath.Base(path)] = entry
-	if err := writeManifest(dir, m); err != nil {
-		return fail(err)
+	sort.Strings(dirs) // one order for every process: no deadlock
+	for _, d := range dirs {
+		unlock, err := lockDir(ctx, d)
+		if err != nil {
+			return err
+		}
+		defer unlock()
 	}
-	if err := os.Rename(tmp, path); err != nil {
-		return fail(fmt.Errorf("writing %s: %w", path, err))
+	critical.RLock()
+	defer critical.RUnlock()
+	if err := ctx.Err(); err != nil {
+		return err
+	}
+	// Check everything and write the records first; rename after.
+	fresh := map[*batchItem]bool{}
+	for _, d := range dirs {
+		var m *manifest
+		for _, it := range byDir[d] {
+			if !it.record {
+				continue
+			}
+			if m == nil {
+				if m, err = readManifest(d); err != nil {
+					return err
+				}
+				if m.Files == nil {
+					m.Files = map[string]manifestEntry{}
+				}
+			}
+			old, exists, err := m.owned(it.path)
+			if err != nil {
+				return err
+			}
+			name := filepath.Base(it.path)
+			switch {
+			case it.remove:
+				delete(m.Files, name)
+			case exists && old != it.digest:
+				m.Files[name] = manifestEntry{SHA256: []string{old, it.digest}}
+			default:
+				m.Files[name] = manifestEntry{SHA256: []string{it.digest}}
+			}
+			if !exists {
+				fresh[it] = true
+			}
+			if exists && !it.remove {
+				// The mode may have changed since the temporary file
+				// was made.
+				if info, err := os.Lstat(it.path); err == nil {
+					os.Chmod(it.tmp, info.Mode().Perm())
+				}
+			}
+		}
+		if m != nil {
+			if err := writeManifest(d, m); err != nil {
+				return err
+			}
+		}
+	}
+	for _, it := range b.items {
+		switch {
+		case it.remove:
+			if err := os.Remove(it.path); err != nil && !errors.Is(err, fs.ErrNotExist) {
+				return fmt.Errorf("removing %s: %w", it.path, err)
+			}
+			continue
+		case fresh[it]:
+			// Nothing was there at the check: a file that appeared since
+			// is not replaced.
+			err = renameNoReplace(it.tmp, it.path)
+			if errors.Is(err, fs.ErrExist) {
+				return &Foreign{it.path, "appeared while dstein was writing it"}
+			}
+		default:
+			err = os.Rename(it.tmp, it.path)
+		}
+		if err != nil {
+			return fmt.Errorf("writing %s: %w", it.path, err)
+		}
+		forgetTemp(it.tmp)
+		it.tmp = ""
 	}
 	return nil
 }
@@ -239,19 +379,40 @@ func digestFile(path string) (string, error) {
 	return hex.EncodeToString(h.Sum(nil)), nil
 }
 
+// lockWait bounds how long lockDir waits for another process's lock on a
+// directory (its holders keep it for the milliseconds of a commit).
+var lockWait = time.Minute
+
 // lockDir takes an exclusive lock on the directory (flock on its file
-// descriptor) and returns the function that releases it. Where the file
-// system offers no such lock, it proceeds without one.
-func lockDir(dir string) func() {
+// descriptor, tried every 10 ms until ctx ends or lockWait has passed) and
+// returns the function that releases it. Where the file system offers no
+// such lock, it proceeds without one.
+func lockDir(ctx context.Context, dir string) (func(), error) {
 	f, err := os.Open(dir)
 	if err != nil {
-		return func() {}
+		return func() {}, nil
 	}
-	if err := syscall.Flock(int(f.Fd()), syscall.LOCK_EX); err != nil {
-		f.Close()
-		return func() {}
+	deadline := time.Now().Add(lockWait)
+	for {
+		err := syscall.Flock(int(f.Fd()), syscall.LOCK_EX|syscall.LOCK_NB)
+		if err == nil {
+			return func() { f.Close() }, nil
+		}
+		if !errors.Is(err, syscall.EWOULDBLOCK) {
+			f.Close()
+			return func() {}, nil
+		}
+		if time.Now().After(deadline) {
+			f.Close()
+			return nil, fmt.Errorf("%s is locked by another process (flock) for more than %v; dstein waits for it only while another dstein writes there", dir, lockWait)
+		}
+		select {
+		case <-ctx.Done():
+			f.Close()
+			return nil, ctx.Err()
+		case <-time.After(10 * time.Millisecond):
+		}
 	}
-	return func() { f.Close() }
 }
 
 // MakeDir creates the directory dir and any missing parents (mode 0755
@@ -299,23 +460,44 @@ func RemoveEmpty(created []string) {
 	}
 }
 
-// SetAside renames path to the first of path+".old", path+".old.2",
-// path+".old.3", … that does not exist, never replacing a file, and
-// returns the new name. It is for a file that dstein starts over from (a
-// trial journal on --restart).
-func SetAside(path string) (string, error) {
-	for k := 1; k < 10000; k++ {
-		to := path + ".old"
-		if k > 1 {
-			to = fmt.Sprintf("%s.old.%d", path, k)
+// SetAside renames each of paths that exists to its name with the first
+// suffix of ".old", ".old.2", ".old.3", … that none of them has yet, never
+// replacing a file, and returns the new names of those it moved (in the
+// order given). It is for files that dstein starts over from (a trial
+// journal and its settings, on --restart): they keep one suffix, as a pair.
+func SetAside(paths ...string) ([]string, error) {
+	suffix := func(k int) string {
+		if k == 1 {
+			return ".old"
 		}
-		err := renameNoReplace(path, to)
-		if err == nil {
-			return to, nil
-		}
-		if !errors.Is(err, fs.ErrExist) {
-			return "", fmt.Errorf("setting %s aside as %s: %w", path, to, err)
-		}
+		return fmt.Sprintf(".old.%d", k)
 	}
-	return "", fmt.Errorf("setting %s aside: %s.old to %s.old.9999 all exist", path, path, path)
+	for k := 1; k < 10000; k++ {
+		free := true
+		for _, p := range paths {
+			if _, err := os.Lstat(p + suffix(k)); err == nil {
+				free = false
+				break
+			}
+		}
+		if !free {
+			continue
+		}
+		var moved []string
+		for _, p := range paths {
+			if _, err := os.Lstat(p); err != nil {
+				continue
+			}
+			to := p + suffix(k)
+			if err := renameNoReplace(p, to); err != nil {
+				if errors.Is(err, fs.ErrExist) {
+					return moved, fmt.Errorf("setting %s aside: %s appeared meanwhile", p, to)
+				}
+				return moved, fmt.Errorf("setting %s aside as %s: %w", p, to, err)
+			}
+			moved = append(moved, to)
+		}
+		return moved, nil
+	}
+	return nil, fmt.Errorf("setting %s aside: the suffixes .old to .old.9999 are all taken", paths[0])
 }

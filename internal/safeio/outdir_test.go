@@ -216,15 +216,16 @@ func TestManifestBytes(t *testing.T) {
 
 func TestSetAside(t *testing.T) {
 	dir := setup(t)
-	p := filepath.Join(dir, "j.csv")
+	p, side := filepath.Join(dir, "j.csv"), filepath.Join(dir, "j.json")
 	writeFile(t, filepath.Join(dir, "j.csv.old"), "user's", 0o644)
-	for k, want := range []string{"j.csv.old.2", "j.csv.old.3"} {
+	for k, want := range []string{".old.2", ".old.3"} {
 		writeFile(t, p, fmt.Sprint("journal ", k), 0o644)
-		got, err := SetAside(p)
-		if err != nil || got != filepath.Join(dir, want) {
-			t.Fatalf("SetAside() = %s, %v; want %s", got, err, want)
+		writeFile(t, side, fmt.Sprint("settings ", k), 0o644)
+		got, err := SetAside(p, side)
+		if err != nil || len(got) != 2 || got[0] != p+want || got[1] != side+want {
+			t.Fatalf("SetAside() = %v, %v; want the suffix %s for both", got, err, want)
 		}
-		if readFile(t, got) != fmt.Sprint("journal ", k) {
+		if readFile(t, got[0]) != fmt.Sprint("journal ", k) || readFile(t, got[1]) != fmt.Sprint("settings ", k) {
 			t.Error("wrong content set aside")
 		}
 	}
@@ -233,6 +234,11 @@ func TestSetAside(t *testing.T) {
 	}
 	if _, err := os.Lstat(p); !errors.Is(err, fs.ErrNotExist) {
 		t.Error("the file is still in place")
+	}
+	// A missing file of the pair is skipped.
+	writeFile(t, p, "alone", 0o644)
+	if got, err := SetAside(p, side); err != nil || len(got) != 1 || got[0] != p+".old.4" {
+		t.Errorf("SetAside() of one file = %v, %v", got, err)
 	}
 }
 
@@ -346,5 +352,132 @@ func TestFIFOReaderStopsReading(t *testing.T) {
 		}
 	case <-time.After(10 * time.Second):
 		t.Fatal("CommitContext still writes to the FIFO 10 s after the cancel")
+	}
+}
+
+// TestBatchCanceled: a batch whose context ends before its commit writes
+// nothing, and leaves no temporary file.
+func TestBatchCanceled(t *testing.T) {
+	dir := setup(t)
+	if err := Replace(filepath.Join(dir, "a.csv"), fill("old a")); err != nil {
+		t.Fatal(err)
+	}
+	before := snapshot(t, dir)
+	var b Batch
+	for _, n := range []string{"a.csv", "b.png", "c.svg"} {
+		if err := b.Replace(filepath.Join(dir, n), fill("new "+n)); err != nil {
+			t.Fatal(err)
+		}
+	}
+	if err := b.Rewrite(filepath.Join(dir, "j.csv"), fill("journal")); err != nil {
+		t.Fatal(err)
+	}
+	ctx, cancel := context.WithCancel(context.Background())
+	cancel()
+	if err := b.Commit(ctx); !errors.Is(err, context.Canceled) {
+		t.Errorf("Commit() = %v, want context.Canceled", err)
+	}
+	sameSnapshot(t, before, snapshot(t, dir))
+	noLeftovers(t, dir)
+}
+
+// TestBatchWaitsForTheDirectoryLock: a commit waits while another process
+// (here another descriptor) holds the directory's lock, stops when its
+// context ends, and writes nothing then.
+func TestBatchWaitsForTheDirectoryLock(t *testing.T) {
+	dir := setup(t)
+	d, err := os.Open(dir)
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer d.Close()
+	if err := syscall.Flock(int(d.Fd()), syscall.LOCK_EX); err != nil {
+		t.Skipf("no flock on directories here: %v", err)
+	}
+	var b Batch
+	if err := b.Replace(filepath.Join(dir, "a.csv"), fill("a")); err != nil {
+		t.Fatal(err)
+	}
+	ctx, cancel := context.WithCancel(context.Background())
+	time.AfterFunc(100*time.Millisecond, cancel)
+	done := make(chan error, 1)
+	go func() { done <- b.Commit(ctx) }()
+	select {
+	case err := <-done:
+		if !errors.Is(err, context.Canceled) {
+			t.Errorf("Commit() = %v, want context.Canceled", err)
+		}
+	case <-time.After(10 * time.Second):
+		t.Fatal("Commit still waits 10 s after its context ended")
+	}
+	if _, err := os.Lstat(filepath.Join(dir, "a.csv")); err == nil {
+		t.Error("a.csv was written")
+	}
+	noLeftovers(t, dir)
+	// Once the lock is free, a commit goes through.
+	syscall.Flock(int(d.Fd()), syscall.LOCK_UN)
+	if err := Replace(filepath.Join(dir, "a.csv"), fill("a")); err != nil {
+		t.Fatal(err)
+	}
+}
+
+// TestBatchRemove: an owned file is removed with its record; a changed
+// one is refused.
+func TestBatchRemove(t *testing.T) {
+	dir := setup(t)
+	for _, n := range []string{"a", "b"} {
+		if err := Replace(filepath.Join(dir, n), fill(n)); err != nil {
+			t.Fatal(err)
+		}
+	}
+	writeFile(t, filepath.Join(dir, "b"), "edited", 0o644)
+	var b Batch
+	if err := b.Remove(filepath.Join(dir, "a")); err != nil {
+		t.Fatal(err)
+	}
+	if err := b.Remove(filepath.Join(dir, "b")); err == nil {
+		t.Error("an edited file may be removed")
+	}
+	if err := b.Commit(context.Background()); err != nil {
+		t.Fatal(err)
+	}
+	if _, err := os.Lstat(filepath.Join(dir, "a")); err == nil {
+		t.Error("a was not removed")
+	}
+	if m, _ := readManifest(dir); m.Files["a"].SHA256 != nil {
+		t.Error("a's record was kept")
+	}
+	if readFile(t, filepath.Join(dir, "b")) != "edited" {
+		t.Error("b changed")
+	}
+}
+
+// TestTryLockForeignContent: a user's file in the place of a lock is
+// refused and kept; an empty one or a stale dstein lock is taken and
+// removed after.
+func TestTryLockForeignContent(t *testing.T) {
+	dir := setup(t)
+	p := filepath.Join(dir, "x.lock")
+	writeFile(t, p, "my notes", 0o644)
+	var f *Foreign
+	if _, err := TryLock(p); !errors.As(err, &f) {
+		t.Errorf("TryLock over a user's file = %v", err)
+	}
+	if readFile(t, p) != "my notes" {
+		t.Error("the user's file changed")
+	}
+	for _, stale := range []string{"", "dstein lock, pid 1\n"} {
+		writeFile(t, p, stale, 0o644)
+		l, err := TryLock(p)
+		if err != nil {
+			t.Fatalf("TryLock over %q: %v", stale, err)
+		}
+		if !strings.HasPrefix(readFile(t, p), "dstein lock") {
+			t.Error("the lock file does not say whose it is")
+		}
+		l.Unlock()
+		if _, err := os.Lstat(p); err == nil {
+			t.Error("the lock file was left")
+		}
 	}
 }

@@ -311,6 +311,9 @@ func createTemp(path string) (*os.File, error) {
 		if errors.Is(err, fs.ErrExist) {
 			continue
 		}
+		if err == nil {
+			keepTemp(name)
+		}
 		return tmp, err
 	}
 	return nil, fmt.Errorf("cannot find a free temporary name beside %s", path)
@@ -394,8 +397,10 @@ func (f *File) commitFile() error {
 	f.tmp = nil
 	if err := os.Rename(name, f.Target); err != nil {
 		os.Remove(name)
+		forgetTemp(name)
 		return fmt.Errorf("writing %s: %w", f.Path, err)
 	}
+	forgetTemp(name)
 	return nil
 }
 
@@ -483,6 +488,7 @@ func (p *Plan) cleanup() {
 			f.tmp.Close()
 			if !f.stream {
 				os.Remove(name)
+				forgetTemp(name)
 			}
 			f.tmp = nil
 		}

@@ -37,6 +37,7 @@ func rewrite(path string, fill func(w *bufio.Writer) error, hold bool) error {
 		critical.RLock()
 		defer critical.RUnlock()
 	}
+	defer forgetTemp(f.Name())
 	if err := os.Rename(f.Name(), path); err != nil {
 		os.Remove(f.Name())
 		return fmt.Errorf("writing %s: %w", path, err)
@@ -74,6 +75,7 @@ func fillTemp(f *os.File, path string, mode fs.FileMode, keep bool, h io.Writer,
 		if err != nil {
 			f.Close()
 			os.Remove(f.Name())
+			forgetTemp(f.Name())
 		}
 	}()
 	var dst io.Writer = f

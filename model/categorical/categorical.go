@@ -147,13 +147,15 @@ func (c *Categorical) RelaxedLogProb(grad, m []float64) float64 {
 	return f
 }
 
-// Bytes returns the model's size.
+// Bytes returns the model's size: per variable three lists (24-byte
+// headers in lists grown by appending) and an offset, per state its value,
+// probability and log-probability (measured: 0.9–1.0 of what stays live).
 func (c *Categorical) Bytes() int64 {
 	var k int64
 	for _, s := range c.states {
 		k += int64(len(s))
 	}
-	return 3*8*k + 8*int64(len(c.offsets))
+	return 96*int64(len(c.states)) + 24*k
 }
 
 // gradTracker keeps one configuration and the relaxed gradient at it,

@@ -120,7 +120,10 @@ func (g *Graph) Clamp(evidence map[int]int) (*Graph, []int, error) {
 	if constants > 0 {
 		factors = append(factors, Factor{Scope: []int{}, LogTable: []float64{constant}})
 	}
-	c, err := New(card, factors)
+	// The restricted factors are this graph's own, or new: the clamped
+	// graph keeps them without copies (unchanged tables are shared, and
+	// neither graph changes them).
+	c, err := NewOwned(card, factors)
 	if err != nil {
 		var ns *noStateError
 		if errors.As(err, &ns) {

@@ -115,8 +115,10 @@ func New(n int, edges []Edge, fields []float64) (*Ising, error) {
 // the same pair as the inner bond and the two are merged into one edge of
 // coupling 2J, and a side of length 1 adds no bond.
 func GridEdges(rows, cols int, periodic bool, coupling float64) []Edge {
-	idx := make(map[[2]int]int)
-	var edges []Edge
+	// At most two edges per site: sized once, so that building a large
+	// grid does not grow (and copy) the list and the index.
+	idx := make(map[[2]int]int, 2*rows*cols)
+	edges := make([]Edge, 0, 2*rows*cols)
 	add := func(a, b int) {
 		if a == b {
 			return

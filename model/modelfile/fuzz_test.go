@@ -28,13 +28,13 @@ var fuzzBudget = memlimit.Budget{Limit: memlimit.Base + 4<<20}
 // fuzzAllocBound is the most that ParseLimit(data, b) may allocate,
 // garbage included: reading the JSON costs at most about 170 bytes a byte
 // of input (internal/strictjson's measure, for the key check and the
-// decode; 512 leaves room), building the model at most its estimate, which
-// the budget holds to b.Limit − memlimit.Base (the estimates count what a
-// build allocates, see categoricalBytes), and 1 MiB covers fixed costs
-// (reflection caches, buffers, an error). A count in a file that sizes an
-// allocation before it is checked against the budget fails it.
+// decode; 512 leaves room), building the model at most allocPerPeak times
+// its peak estimate, which the budget holds to b.Limit − memlimit.Base (see
+// allocPerPeak), and 1 MiB covers fixed costs (reflection caches, buffers,
+// an error). A count in a file that sizes an allocation before it is
+// checked against the budget fails it.
 func fuzzAllocBound(n int, b memlimit.Budget) uint64 {
-	return 512*uint64(n) + 1<<20 + uint64(b.Limit-memlimit.Base)
+	return 512*uint64(n) + 1<<20 + allocPerPeak*uint64(b.Limit-memlimit.Base)
 }
 
 // FuzzParse feeds arbitrary bytes to the JSON model loader with a small

@@ -34,23 +34,29 @@ func Load(path string) (model.Model, error) {
 // memory would exceed the budget (a file may take at most an eighth of it:
 // decoding JSON costs several times its size).
 func LoadLimit(ctx context.Context, path string, b memlimit.Budget) (model.Model, error) {
-	data, err := safeio.ReadFile(path, "model file", fileLimit(b))
+	m, _, err := loadJSON(ctx, path, Options{Budget: b})
+	return m, err
+}
+
+// loadJSON is LoadLimit within the limits of o, with the model's memory.
+func loadJSON(ctx context.Context, path string, o Options) (model.Model, Memory, error) {
+	data, err := safeio.ReadFile(path, "model file", fileLimit(o.Budget))
 	if err != nil {
-		return nil, err
+		return nil, Memory{}, err
 	}
 	if err := ctx.Err(); err != nil {
-		return nil, err
+		return nil, Memory{}, err
 	}
-	m, err := ParseLimit(data, b)
+	m, mem, err := parse(data, o)
 	if err != nil {
 		var ex *memlimit.Exceeded
 		if errors.As(err, &ex) {
 			ex.What = path + ": " + ex.What
-			return nil, ex
+			return nil, Memory{}, ex
 		}
-		return nil, fmt.Errorf("%s: %w", path, err)
+		return nil, Memory{}, fmt.Errorf("%s: %w", path, err)
 	}
-	return m, nil
+	return m, mem, nil
 }
 
 // fileLimit is the largest input file a budget allows.
@@ -78,14 +84,21 @@ func Parse(data []byte) (model.Model, error) {
 // UTF-8 byte order mark is ignored, and arrays and objects may nest at most
 // strictjson.MaxDepth deep.
 func ParseLimit(data []byte, b memlimit.Budget) (model.Model, error) {
+	m, _, err := parse(data, Options{Budget: b})
+	return m, err
+}
+
+// parse is ParseLimit within the limits of o, with the model's memory.
+func parse(data []byte, o Options) (model.Model, Memory, error) {
+	size := float64(len(data))
 	// A leading byte order mark is ignored and deep nesting refused
 	// before the header is decoded.
 	data, err := strictjson.Prepare(data)
 	if err != nil {
-		return nil, err
+		return nil, Memory{}, err
 	}
 	if len(bytes.TrimSpace(data)) == 0 {
-		return nil, errors.New("the model file is empty; want a JSON object with a \"type\" field")
+		return nil, Memory{}, errors.New("the model file is empty; want a JSON object with a \"type\" field")
 	}
 	var h struct {
 		Type json.RawMessage `json:"type"`
@@ -94,39 +107,39 @@ func ParseLimit(data []byte, b memlimit.Budget) (model.Model, error) {
 	if err := dec.Decode(&h); err != nil {
 		var ute *json.UnmarshalTypeError
 		if errors.As(err, &ute) {
-			return nil, errors.New("the model file is not a JSON object; want an object with a \"type\" field")
+			return nil, Memory{}, errors.New("the model file is not a JSON object; want an object with a \"type\" field")
 		}
-		return nil, describe(data, err)
+		return nil, Memory{}, describe(data, err)
 	}
 	var typ string
 	if len(h.Type) > 0 {
 		if err := json.Unmarshal(h.Type, &typ); err != nil {
-			return nil, errors.New("\"type\" must be a string: categorical, ising or rbm")
+			return nil, Memory{}, errors.New("\"type\" must be a string: categorical, ising or rbm")
 		}
 	}
 	switch typ {
 	case "categorical":
 		var f categoricalFile
 		if err := strictjson.Unmarshal(data, &f); err != nil {
-			return nil, err
+			return nil, Memory{}, err
 		}
-		return f.build(b)
+		return f.build(o, size)
 	case "ising":
 		var f isingFile
 		if err := strictjson.Unmarshal(data, &f); err != nil {
-			return nil, err
+			return nil, Memory{}, err
 		}
-		return f.build(b)
+		return f.build(o, size)
 	case "rbm":
 		var f rbmFile
 		if err := strictjson.Unmarshal(data, &f); err != nil {
-			return nil, err
+			return nil, Memory{}, err
 		}
-		return f.build(b)
+		return f.build(o, size)
 	case "":
-		return nil, errors.New("the model has no \"type\"; want one of categorical, ising, rbm")
+		return nil, Memory{}, errors.New("the model has no \"type\"; want one of categorical, ising, rbm")
 	}
-	return nil, fmt.Errorf("unknown model type %q; want one of categorical, ising, rbm", typ)
+	return nil, Memory{}, fmt.Errorf("unknown model type %q; want one of categorical, ising, rbm", typ)
 }
 
 // describe turns a JSON error into one line that names the position.
@@ -169,16 +182,19 @@ type categoricalFile struct {
 	} `json:"variables"`
 }
 
-func (f *categoricalFile) build(b memlimit.Budget) (model.Model, error) {
+func (f *categoricalFile) build(o Options, size float64) (model.Model, Memory, error) {
 	if len(f.Variables) == 0 {
-		return nil, errors.New("categorical model: \"variables\" is missing or empty; want at least one variable")
+		return nil, Memory{}, errors.New("categorical model: \"variables\" is missing or empty; want at least one variable")
 	}
 	var states float64
 	for _, v := range f.Variables {
 		states += float64(len(v.States))
 	}
-	if err := b.Check("the categorical model", categoricalBytes(float64(len(f.Variables)), states)); err != nil {
-		return nil, err
+	v := float64(len(f.Variables))
+	mem := categoricalMemory(size, v, states)
+	s := Shape{Model: categoricalShape(f)}
+	if err := o.check("the categorical model", mem, s); err != nil {
+		return nil, Memory{}, err
 	}
 	vars := make([]categorical.Variable, len(f.Variables))
 	for i, v := range f.Variables {
@@ -186,9 +202,28 @@ func (f *categoricalFile) build(b memlimit.Budget) (model.Model, error) {
 	}
 	m, err := categorical.New(vars)
 	if err != nil {
-		return nil, fmt.Errorf("categorical model: %w", err)
+		return nil, Memory{}, fmt.Errorf("categorical model: %w", err)
 	}
-	return m, nil
+	return m, mem, nil
+}
+
+// categoricalShape stands for the categorical model of f (see Shape): its
+// variables' state values as the file gives them.
+func categoricalShape(f *categoricalFile) model.Model {
+	m := &listModel{states: make([][]float64, len(f.Variables))}
+	for i, v := range f.Variables {
+		m.states[i] = v.States
+	}
+	return m
+}
+
+// listModel stands for a model whose variables' states are listed.
+type listModel struct{ states [][]float64 }
+
+func (l *listModel) Dim() int               { return len(l.states) }
+func (l *listModel) States(i int) []float64 { return l.states[i] }
+func (l *listModel) LogProb(z []int) float64 {
+	panic("modelfile: a model's shape has no probabilities")
 }
 
 type isingFile struct {
@@ -213,10 +248,12 @@ type isingFile struct {
 	} `json:"random"`
 }
 
-func (f *isingFile) build(b memlimit.Budget) (model.Model, error) {
-	fail := func(format string, a ...any) (model.Model, error) {
-		return nil, fmt.Errorf("ising model: "+format, a...)
+func (f *isingFile) build(o Options, size float64) (model.Model, Memory, error) {
+	fail := func(format string, a ...any) (model.Model, Memory, error) {
+		return nil, Memory{}, fmt.Errorf("ising model: "+format, a...)
 	}
+	var mem Memory
+	spins := func(d float64) Shape { return Shape{Model: uniformModel(int(d), spinStates)} }
 	shapes := 0
 	for _, set := range []bool{f.Grid != nil, f.Complete != nil, f.N != nil || f.Edges != nil} {
 		if set {
@@ -244,8 +281,9 @@ func (f *isingFile) build(b memlimit.Budget) (model.Model, error) {
 			return fail("a grid needs \"coupling\"")
 		}
 		d := float64(f.Grid.Rows) * float64(f.Grid.Cols)
-		if err := b.Check(fmt.Sprintf("the %d×%d Ising grid", f.Grid.Rows, f.Grid.Cols), isingBytes(d, 2*d, gridEdgeBytes)); err != nil {
-			return nil, err
+		mem = isingMemory(size, d, 2*d, true)
+		if err := o.check(fmt.Sprintf("the %d×%d Ising grid", f.Grid.Rows, f.Grid.Cols), mem, spins(d)); err != nil {
+			return nil, Memory{}, err
 		}
 		n = f.Grid.Rows * f.Grid.Cols
 		edges = ising.GridEdges(f.Grid.Rows, f.Grid.Cols, f.Grid.Periodic, *f.Coupling)
@@ -257,8 +295,9 @@ func (f *isingFile) build(b memlimit.Budget) (model.Model, error) {
 			return fail("a complete graph needs \"coupling\"")
 		}
 		d := float64(f.Complete.N)
-		if err := b.Check(fmt.Sprintf("the complete Ising graph of %d spins", f.Complete.N), isingBytes(d, d*(d-1)/2, edgeBytes)); err != nil {
-			return nil, err
+		mem = isingMemory(size, d, d*(d-1)/2, false)
+		if err := o.check(fmt.Sprintf("the complete Ising graph of %d spins", f.Complete.N), mem, spins(d)); err != nil {
+			return nil, Memory{}, err
 		}
 		n = f.Complete.N
 		for i := range n {
@@ -277,8 +316,9 @@ func (f *isingFile) build(b memlimit.Budget) (model.Model, error) {
 		if n < 1 {
 			return fail("\"n\" is %d; want at least one spin", n)
 		}
-		if err := b.Check(fmt.Sprintf("the Ising model of %d spins and %d edges", n, len(f.Edges)), isingBytes(float64(n), float64(len(f.Edges)), edgeBytes)); err != nil {
-			return nil, err
+		mem = isingMemory(size, float64(n), float64(len(f.Edges)), false)
+		if err := o.check(fmt.Sprintf("the Ising model of %d spins and %d edges", n, len(f.Edges)), mem, spins(float64(n))); err != nil {
+			return nil, Memory{}, err
 		}
 		for k, e := range f.Edges {
 			if len(e) != 3 {
@@ -339,7 +379,7 @@ func (f *isingFile) build(b memlimit.Budget) (model.Model, error) {
 	if err != nil {
 		return fail("%v", err)
 	}
-	return m, nil
+	return m, mem, nil
 }
 
 type rbmFile struct {
@@ -360,9 +400,13 @@ type rbmFile struct {
 	} `json:"random"`
 }
 
-func (f *rbmFile) build(b memlimit.Budget) (model.Model, error) {
-	fail := func(format string, a ...any) (model.Model, error) {
-		return nil, fmt.Errorf("rbm model: "+format, a...)
+func (f *rbmFile) build(o Options, size float64) (model.Model, Memory, error) {
+	fail := func(format string, a ...any) (model.Model, Memory, error) {
+		return nil, Memory{}, fmt.Errorf("rbm model: "+format, a...)
+	}
+	units := spinStates
+	if f.Units == "binary" {
+		units = binaryStates
 	}
 	var build func(W [][]float64, b, c []float64) (*rbm.RBM, error)
 	switch f.Units {
@@ -386,8 +430,9 @@ func (f *rbmFile) build(b memlimit.Budget) (model.Model, error) {
 		if f.Random.WStd == nil || f.Random.BiasStd == nil {
 			return fail("\"random\" needs \"w_std\" and \"bias_std\"")
 		}
-		if err := b.Check(fmt.Sprintf("the RBM with %d visible and %d hidden units", *f.Visible, *f.Hidden), rbmBytes(float64(*f.Visible), float64(*f.Hidden))); err != nil {
-			return nil, err
+		mem := rbmMemory(size, float64(*f.Visible), float64(*f.Hidden), true)
+		if err := o.check(fmt.Sprintf("the RBM with %d visible and %d hidden units", *f.Visible, *f.Hidden), mem, Shape{Model: uniformModel(*f.Visible, units)}); err != nil {
+			return nil, Memory{}, err
 		}
 		W, bv, c, err := rbm.RandomParams(*f.Visible, *f.Hidden, *f.Random.WStd, *f.Random.BiasStd, f.Random.Seed)
 		if err != nil {
@@ -397,7 +442,7 @@ func (f *rbmFile) build(b memlimit.Budget) (model.Model, error) {
 		if err != nil {
 			return fail("%v", err)
 		}
-		return m, nil
+		return m, mem, nil
 	}
 	if len(f.W) == 0 {
 		return fail("\"W\" is missing or empty; want a visible × hidden matrix (or \"random\")")
@@ -408,50 +453,83 @@ func (f *rbmFile) build(b memlimit.Budget) (model.Model, error) {
 	if f.Hidden != nil && *f.Hidden != len(f.W[0]) {
 		return fail("\"hidden\" is %d but W has %d columns", *f.Hidden, len(f.W[0]))
 	}
-	if err := b.Check(fmt.Sprintf("the RBM with %d visible and %d hidden units", len(f.W), len(f.W[0])), rbmBytes(float64(len(f.W)), float64(len(f.W[0])))); err != nil {
-		return nil, err
+	mem := rbmMemory(size, float64(len(f.W)), float64(len(f.W[0])), false)
+	if err := o.check(fmt.Sprintf("the RBM with %d visible and %d hidden units", len(f.W), len(f.W[0])), mem, Shape{Model: uniformModel(len(f.W), units)}); err != nil {
+		return nil, Memory{}, err
 	}
 	m, err := build(f.W, f.B, f.C)
 	if err != nil {
 		return fail("%v", err)
 	}
-	return m, nil
+	return m, mem, nil
 }
 
-// The estimates below are what building a model allocates in all, garbage
-// included (runtime.MemStats.TotalAlloc, measured for each shape from 10³
-// to 10⁶ variables, edges or weights, and rounded up): Go's collector lets
-// the heap grow to twice what is live before it collects, so what a
-// build allocates is close to the memory it takes, and a model file cannot
-// make the process allocate more than the budget allows for its model
-// (model/modelfile's fuzz test holds ParseLimit to that). The memory of
-// the JSON itself, bounded by the file's size, is not included.
+// The memory of a JSON model, for the budget: what it takes at its peak
+// (the text, its decoded form and the model being built) and what the
+// model holds afterwards (its Bytes). Measured with runtime/metrics (the
+// live heap sampled every 0.1 ms under GOGC=1, and what stays live after a
+// collection) on files of 10⁵–5·10⁵ variables, edges or 10⁶ weights; the
+// comments give the measured peak as a share of the estimate. Building a
+// model allocates more than its peak in all, garbage that the collector
+// frees as it goes (a grid's maps: about five times its peak); the fuzz
+// test holds ParseLimit's allocations to allocPerPeak times the budget.
 
-// categoricalBytes estimates the memory of a categorical model of v
-// variables and s states in all: per variable a map of its states (for
-// duplicates), three slices and their growth (about 490 bytes measured),
-// per state the copies and the map's slots (at most 62 measured).
-func categoricalBytes(v, s float64) float64 { return memlimit.Base + 640*v + 96*s }
+// jsonTextBytes is the text while it is read and decoded: io.ReadAll's
+// buffer, whose last growth holds the old buffer and the new one, up to
+// twice the file's size.
+func jsonTextBytes(size float64) float64 { return 2 * size }
 
-const (
-	// gridEdgeBytes is what a grid's edge costs: the edges are built
-	// twice (GridEdges, and NewGrid's check of them), each with an index
-	// map, then New keeps a map of the pairs, the list and the adjacency
-	// (at most 740 bytes measured).
-	gridEdgeBytes = 800
-	// edgeBytes is what an edge of a complete graph or an edge list
-	// costs: the list and its growth, New's map of the pairs, the list
-	// again and both directions of the adjacency (at most 252 measured).
-	edgeBytes = 320
+// The state values of spins and of binary units, for the shapes.
+var (
+	spinStates   = []float64{-1, 1}
+	binaryStates = []float64{0, 1}
 )
 
-// isingBytes estimates the memory of an Ising model of d spins and e edges
-// of perEdge bytes each; a spin costs its field (twice), its degree, its
-// offset and its place in the fill (at most 56 bytes measured).
-func isingBytes(d, e, perEdge float64) float64 { return memlimit.Base + 64*d + perEdge*e }
+// categoricalMemory: v variables and s states in all. The model holds its
+// state values, probabilities and log-probabilities (three lists of 24-byte
+// headers grown by appending, and 8 bytes a state each) and its offsets: 96
+// bytes a variable and 24 a state (1.0–1.1 times what stays live, 3 states
+// a variable). The decoded variables and their copy for categorical.New add
+// 64 bytes a variable and 8 a state at the peak (0.91–0.93).
+func categoricalMemory(size, v, s float64) Memory {
+	held := 96*v + 24*s
+	return Memory{Peak: jsonTextBytes(size) + held + 64*v + 8*s, Held: held}
+}
 
-// rbmBytes estimates the memory of an RBM with d visible and m hidden
-// units: W twice (rows and columns) plus its decoded or generated form (16
-// bytes a weight measured), and per unit a row of W, the biases and their
-// copies (40 bytes measured).
-func rbmBytes(d, m float64) float64 { return memlimit.Base + 3*8*d*m + 48*(d+m) }
+// isingMemory: d spins and e edges. The model holds the edges (24 bytes
+// each), both directions of the adjacency (32) and per spin its field and
+// offset (16) (Ising.Bytes, as measured). At the peak, the builder's edge
+// list with its growth and New's map of the pairs add 40 bytes an edge, the
+// fields, degrees and fill 16 a spin (0.78–0.97 for edge lists); a grid's
+// edges are built twice more, each with a map, 56 bytes an edge more
+// (0.82–0.98).
+func isingMemory(size, d, e float64, grid bool) Memory {
+	held := 56*e + 16*d
+	peak := jsonTextBytes(size) + held + 40*e + 16*d
+	if grid {
+		peak += 56 * e
+	}
+	return Memory{Peak: peak, Held: held}
+}
+
+// rbmMemory: d visible and m hidden units. The model holds Wᵀ and the
+// tables of cosh and sinh of 2W that trackers build on first use (24 bytes
+// a weight) and the biases; at the peak, before the tables, W as decoded or
+// drawn (8 bytes a weight, and 24 a row) and Wᵀ: 16 bytes a weight and 48
+// a unit (random: 0.99), and the decoder's transients, 8 more a weight
+// (0.91–0.95).
+func rbmMemory(size, d, m float64, random bool) Memory {
+	held := 24*d*m + 8*(d+m)
+	peak := 16*d*m + 48*(d+m)
+	if !random {
+		peak += jsonTextBytes(size) + 8*d*m
+	}
+	return Memory{Peak: peak, Held: held}
+}
+
+// allocPerPeak bounds what building a model allocates in all, garbage
+// included, as a multiple of its peak (Memory.Peak without the text): an
+// Ising grid's edges and maps, built three times over, allocate about five
+// times the grid's peak; the fuzz test and TestEstimatesCoverBuild hold
+// ParseLimit to it.
+const allocPerPeak = 6

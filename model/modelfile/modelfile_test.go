@@ -6,7 +6,6 @@ import (
 	"strings"
 	"testing"
 
-	"github.com/dstein/dstein/internal/memlimit"
 	"github.com/dstein/dstein/model"
 	"github.com/dstein/dstein/model/ising"
 	"github.com/dstein/dstein/model/modeltest"
@@ -124,21 +123,22 @@ func TestLoadNamesTheFile(t *testing.T) {
 
 var _ model.Model = (*ising.Ising)(nil)
 
-// Each shape's estimate covers what building it allocates, garbage
-// included, beyond the JSON (at most 512 bytes a byte of it): the grid's
-// used to count 96 bytes an edge where its build takes about 600.
+// What building each shape allocates in all, garbage included, beyond the
+// JSON (at most 512 bytes a byte of it), stays within allocPerPeak times
+// its peak estimate: the bound the fuzz test holds ParseLimit to, for a
+// model the budget admits.
 func TestEstimatesCoverBuild(t *testing.T) {
 	for _, c := range []struct {
-		in   string
-		need float64
+		in  string
+		mem Memory
 	}{
-		{`{"type":"ising","grid":{"rows":100,"cols":100},"coupling":0.3}`, isingBytes(1e4, 2e4, gridEdgeBytes)},
-		{`{"type":"ising","grid":{"rows":1,"cols":10000,"periodic":true},"coupling":0.3,"field":1}`, isingBytes(1e4, 2e4, gridEdgeBytes)},
-		{`{"type":"ising","complete":{"n":300},"coupling":0.3}`, isingBytes(300, 300*299/2, edgeBytes)},
-		{`{"type":"ising","n":100000,"edges":[],"random":{"field_range":1}}`, isingBytes(1e5, 0, edgeBytes)},
-		{`{"type":"rbm","visible":100000,"hidden":0,"random":{"w_std":1,"bias_std":1}}`, rbmBytes(1e5, 0)},
-		{`{"type":"rbm","visible":300,"hidden":300,"random":{"w_std":1,"bias_std":1}}`, rbmBytes(300, 300)},
-		{`{"type":"categorical","variables":[` + strings.Repeat(`{"states":[0],"probs":[1]},`, 9999) + `{"states":[0,1],"probs":[0.5,0.5]}]}`, categoricalBytes(1e4, 10001)},
+		{`{"type":"ising","grid":{"rows":100,"cols":100},"coupling":0.3}`, isingMemory(0, 1e4, 2e4, true)},
+		{`{"type":"ising","grid":{"rows":1,"cols":10000,"periodic":true},"coupling":0.3,"field":1}`, isingMemory(0, 1e4, 1e4, true)},
+		{`{"type":"ising","complete":{"n":300},"coupling":0.3}`, isingMemory(0, 300, 300*299/2, false)},
+		{`{"type":"ising","n":100000,"edges":[],"random":{"field_range":1}}`, isingMemory(0, 1e5, 0, false)},
+		{`{"type":"rbm","visible":100000,"hidden":0,"random":{"w_std":1,"bias_std":1}}`, rbmMemory(0, 1e5, 0, true)},
+		{`{"type":"rbm","visible":300,"hidden":300,"random":{"w_std":1,"bias_std":1}}`, rbmMemory(0, 300, 300, true)},
+		{`{"type":"categorical","variables":[` + strings.Repeat(`{"states":[0],"probs":[1]},`, 9999) + `{"states":[0,1],"probs":[0.5,0.5]}]}`, categoricalMemory(0, 1e4, 10001)},
 	} {
 		var err error
 		n := allocated(func() { _, err = Parse([]byte(c.in)) })
@@ -146,7 +146,7 @@ func TestEstimatesCoverBuild(t *testing.T) {
 			t.Errorf("%.50s: %v", c.in, err)
 			continue
 		}
-		if limit := c.need - memlimit.Base + 512*float64(len(c.in)); float64(n) > limit {
+		if limit := allocPerPeak*c.mem.Peak + 512*float64(len(c.in)); float64(n) > limit {
 			t.Errorf("%.50s: allocated %d bytes; the estimate allows %.0f", c.in, n, limit)
 		}
 	}

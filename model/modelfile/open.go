@@ -8,6 +8,7 @@ import (
 	"github.com/dstein/dstein/internal/memlimit"
 
 	"github.com/dstein/dstein/model"
+	"github.com/dstein/dstein/model/factorgraph"
 	"github.com/dstein/dstein/model/uai"
 )
 
@@ -21,6 +22,70 @@ type Loaded struct {
 	Free []int
 	// Evidence holds the observed state of each evidence variable.
 	Evidence map[int]int
+	// Memory is the estimate of what reading the file took and what the
+	// model holds.
+	Memory Memory
+}
+
+// Memory is the estimate of a loaded model's memory, in bytes, without
+// memlimit.Base.
+type Memory struct {
+	// Peak is the most that reading the file and building the model
+	// takes: the model and, at the same time, the file's text and its
+	// decoded form (a JSON model) or the build's transients (a network).
+	Peak float64
+	// Held is what the model holds afterwards: both graphs of a network
+	// with evidence, the file's and the clamped one.
+	Held float64
+}
+
+// Need returns the memory of loading the model and then running work that
+// needs extra bytes besides it: the larger of Peak and Held + extra.
+func (m Memory) Need(extra float64) float64 { return max(m.Peak, m.Held+extra) }
+
+// Shape is what a command's estimate may depend on before a model is
+// built: Model stands for the model (its Dim and States are the model's;
+// it has no probabilities: LogProb panics), and a UAI network's numbers of
+// factors and scope entries.
+type Shape struct {
+	Model                 model.Model
+	Factors, ScopeEntries int
+}
+
+// Options are OpenOptions' limits.
+type Options struct {
+	Budget memlimit.Budget
+	// Extra, when not nil, estimates the bytes the command needs besides
+	// the model, from its shape: the checks made while the file is read
+	// (before a network's tables, before a JSON model is built) refuse
+	// memlimit.Base + Memory.Need(Extra(shape)) over the budget, so that a
+	// model that leaves too little room for the command is refused before
+	// it is read or built. The command checks its estimate again with the
+	// model.
+	Extra func(Shape) float64
+	// What says what the command does with the model, for a refusal
+	// ("exact inference"); empty: reading the model.
+	What string
+}
+
+// extra returns o.Extra(s), or 0.
+func (o Options) extra(s Shape) float64 {
+	if o.Extra == nil {
+		return 0
+	}
+	return o.Extra(s)
+}
+
+// check refuses a model whose memory (Base added) is over the budget,
+// naming what, then one that leaves too little room for the command.
+func (o Options) check(what string, mem Memory, s Shape) error {
+	if err := o.Budget.Check(what, memlimit.Base+mem.Need(0)); err != nil || o.Extra == nil {
+		return err
+	}
+	if o.What != "" {
+		what += " and " + o.What
+	}
+	return o.Budget.Check(what, memlimit.Base+mem.Need(o.extra(s)))
 }
 
 // IsUAI reports whether path names a UAI network (by its .uai suffix).
@@ -35,37 +100,106 @@ func Open(path, evidence string) (*Loaded, error) {
 // OpenLimit is Open within a memory budget; it stops with ctx's error when
 // ctx is canceled.
 func OpenLimit(ctx context.Context, path, evidence string, b memlimit.Budget) (*Loaded, error) {
+	return OpenOptions(ctx, path, evidence, Options{Budget: b})
+}
+
+// OpenOptions is Open within the limits of o (see Options); it stops with
+// ctx's error when ctx is canceled.
+func OpenOptions(ctx context.Context, path, evidence string, o Options) (*Loaded, error) {
 	if !IsUAI(path) {
 		if evidence != "" {
 			return nil, fmt.Errorf("evidence goes with a UAI network (.uai); %s is a JSON model file", path)
 		}
-		m, err := LoadLimit(ctx, path, b)
+		m, mem, err := loadJSON(ctx, path, o)
 		if err != nil {
 			return nil, err
 		}
-		return &Loaded{Model: m, File: m}, nil
+		return &Loaded{Model: m, File: m, Memory: mem}, nil
 	}
-	g, err := uai.ReadFileLimit(ctx, path, fileLimit(b))
+	// The network is refused before its tables are read when the graph,
+	// or the command with it, would not fit.
+	check := func(h *uai.Header) error {
+		mem := Memory{Peak: uai.ReadBytes(h.Shape), Held: h.Shape.Bytes()}
+		s := Shape{Model: headerModel(h), Factors: h.Shape.Factors, ScopeEntries: h.Shape.ScopeEntries}
+		what := fmt.Sprintf("%s: the network of %d variables and %d factors", path, h.Shape.Variables, h.Shape.Factors)
+		return o.check(what, mem, s)
+	}
+	g, err := uai.ReadFileCheck(ctx, path, fileLimit(o.Budget), check)
 	if err != nil {
 		return nil, err
 	}
-	l := &Loaded{Model: g, File: g}
+	gs := g.Shape()
+	l := &Loaded{Model: g, File: g, Memory: Memory{Peak: uai.ReadBytes(gs), Held: gs.Bytes()}}
 	if evidence == "" {
 		return l, nil
 	}
-	ev, err := uai.ReadEvidenceFileLimit(evidence, fileLimit(b))
+	ev, err := uai.ReadEvidenceFileLimit(evidence, fileLimit(o.Budget))
 	if err != nil {
 		return nil, err
 	}
 	if len(ev) == 0 {
 		return l, nil
 	}
+	// The clamped graph is at most the file's: check the two before
+	// clamping.
+	shape := Shape{Model: g, Factors: gs.Factors, ScopeEntries: gs.ScopeEntries}
+	if err := o.check(fmt.Sprintf("%s with the evidence of %s", path, evidence), clampMemory(gs, gs), shape); err != nil {
+		return nil, err
+	}
 	free, idx, err := g.Clamp(ev)
 	if err != nil {
 		return nil, fmt.Errorf("%s: %w", evidence, err)
 	}
 	l.Model, l.Free, l.Evidence = free, idx, ev
+	l.Memory = clampMemory(gs, free.Shape())
 	return l, nil
+}
+
+// clampMemory estimates the memory of a network of shape file and its graph
+// clamped to shape free: Clamp holds two maps of the file's variables (16
+// bytes a variable) while it builds the clamped graph.
+func clampMemory(file, free factorgraph.Shape) Memory {
+	held := file.Bytes() + free.Bytes()
+	return Memory{Peak: max(uai.ReadBytes(file), file.Bytes()+16*float64(file.Variables)+uai.ReadBytes(free)), Held: held}
+}
+
+// headerModel stands for the network of a header (see Shape).
+func headerModel(h *uai.Header) model.Model {
+	maxK := 0
+	for i := range h.Shape.Variables {
+		maxK = max(maxK, h.Card(i))
+	}
+	vals := make([]float64, maxK)
+	for s := range vals {
+		vals[s] = float64(s)
+	}
+	return &shapeModel{d: h.Shape.Variables, card: h.Card, vals: vals}
+}
+
+// uniformModel stands for a model of d variables, each with the states of
+// vals.
+func uniformModel(d int, vals []float64) model.Model { return &shapeModel{d: d, vals: vals} }
+
+// shapeModel is a model's shape: its variables and their states, nothing
+// else.
+type shapeModel struct {
+	d    int
+	card func(i int) int // each variable's number of states; nil: all of vals
+	vals []float64
+}
+
+func (s *shapeModel) Dim() int { return s.d }
+
+func (s *shapeModel) States(i int) []float64 {
+	if s.card != nil {
+		k := s.card(i)
+		return s.vals[:k:k]
+	}
+	return s.vals
+}
+
+func (s *shapeModel) LogProb([]int) float64 {
+	panic("modelfile: a model's shape has no probabilities")
 }
 
 // ExpandStates maps n rows of states of the free variables (row-major) to

@@ -59,6 +59,16 @@ func isSpace(b byte) bool {
 // next returns the next token; at the end of the input it returns io.EOF,
 // and an *Error when reading fails or a token is too long.
 func (s *scanner) next() (token, error) {
+	w, err := s.word()
+	if err != nil {
+		return token{}, err
+	}
+	return token{text: string(w), line: s.last}, nil
+}
+
+// word is next without the token's copy: the word it returns is the
+// scanner's buffer, valid until the next call (its line is s.last).
+func (s *scanner) word() ([]byte, error) {
 	if !s.started {
 		s.started = true
 		if bom, err := s.r.Peek(3); err == nil && string(bom) == "\xef\xbb\xbf" {
@@ -68,7 +78,7 @@ func (s *scanner) next() (token, error) {
 	for {
 		b, err := s.r.ReadByte()
 		if err != nil {
-			return token{}, s.readErr(err)
+			return nil, s.readErr(err)
 		}
 		switch {
 		case b == '\n':
@@ -77,7 +87,7 @@ func (s *scanner) next() (token, error) {
 		case isSpace(b):
 		case b == 'c' && s.lineStart:
 			if err := s.skipLine(); err != nil {
-				return token{}, s.readErr(err)
+				return nil, s.readErr(err)
 			}
 		default:
 			s.buf = append(s.buf[:0], b)
@@ -87,20 +97,20 @@ func (s *scanner) next() (token, error) {
 					break
 				}
 				if err != nil {
-					return token{}, s.readErr(err)
+					return nil, s.readErr(err)
 				}
 				if isSpace(b) {
 					s.r.UnreadByte()
 					break
 				}
 				if len(s.buf) == maxToken {
-					return token{}, errorf(s.line, "a word longer than %d characters, starting %q", maxToken, s.buf[:20])
+					return nil, errorf(s.line, "a word longer than %d characters, starting %q", maxToken, s.buf[:20])
 				}
 				s.buf = append(s.buf, b)
 			}
 			s.lineStart = false
 			s.last = s.line
-			return token{text: string(s.buf), line: s.line}, nil
+			return s.buf, nil
 		}
 	}
 }
@@ -155,42 +165,65 @@ func (s *scanner) all() ([]token, error) {
 // parseInt parses a non-negative decimal integer (digits only, an optional
 // leading '+'). It reports whether the token has that form and an error when
 // it does but is too large.
-func parseInt(tok string) (int, bool, error) {
-	d := strings.TrimPrefix(tok, "+")
-	if d == "" {
+func parseInt(tok string) (int, bool, error) { return parseIntBytes([]byte(tok)) }
+
+// parseIntBytes is parseInt of a word.
+func parseIntBytes(tok []byte) (int, bool, error) {
+	d := tok
+	if len(d) > 0 && d[0] == '+' {
+		d = d[1:]
+	}
+	if len(d) == 0 {
 		return 0, false, nil
 	}
-	for i := 0; i < len(d); i++ {
-		if d[i] < '0' || d[i] > '9' {
+	v := 0
+	for _, c := range d {
+		if c < '0' || c > '9' {
 			return 0, false, nil
 		}
+		if v > math.MaxInt32 {
+			continue // too large; the rest must still be digits
+		}
+		v = 10*v + int(c-'0')
 	}
-	v, err := strconv.ParseInt(d, 10, 64)
-	if err != nil || v > math.MaxInt32 {
+	if v > math.MaxInt32 {
 		return 0, true, errors.New("too large")
 	}
-	return int(v), true, nil
+	return v, true, nil
 }
 
 // count reads a non-negative integer of at least lo; the format and its
-// arguments say what it is, and are formatted only for an error.
-func (s *scanner) count(lo int, format string, a ...any) (int, token, error) {
-	t, err := s.next()
+// arguments say what it is, and are formatted only for an error. The
+// token's text is set only for an error: counts are most of a network's
+// header, read without a copy of each word.
+func (s *scanner) count(lo int, format string, ints ...int) (int, token, error) {
+	a := func() []any {
+		out := make([]any, len(ints))
+		for i, v := range ints {
+			out[i] = v
+		}
+		return out
+	}
+	w, err := s.word()
 	if err == io.EOF {
-		return 0, t, errorf(s.last, "the file ends early; want %s", fmt.Sprintf(format, a...))
+		return 0, token{}, errorf(s.last, "the file ends early; want %s", fmt.Sprintf(format, a()...))
 	}
 	if err != nil {
-		return 0, t, err
+		return 0, token{}, err
 	}
-	v, ok, err := parseInt(t.text)
+	t := token{line: s.last}
+	v, ok, err := parseIntBytes(w)
+	if !ok || err != nil || v < lo {
+		t.text = string(w)
+	}
 	if !ok {
-		return 0, t, errorf(t.line, "want %s (an integer ≥ %d), got %q", fmt.Sprintf(format, a...), lo, t.text)
+		return 0, t, errorf(t.line, "want %s (an integer ≥ %d), got %q", fmt.Sprintf(format, a()...), lo, t.text)
 	}
 	if err != nil {
-		return 0, t, errorf(t.line, "%s is %s, too large", fmt.Sprintf(format, a...), t.text)
+		return 0, t, errorf(t.line, "%s is %s, too large", fmt.Sprintf(format, a()...), t.text)
 	}
 	if v < lo {
-		return 0, t, errorf(t.line, "%s is %d; want an integer ≥ %d", fmt.Sprintf(format, a...), v, lo)
+		return 0, t, errorf(t.line, "%s is %d; want an integer ≥ %d", fmt.Sprintf(format, a()...), v, lo)
 	}
 	return v, t, nil
 }

@@ -32,19 +32,20 @@ func init() {
 			nf, d := float64(n), float64(m.Dim())
 			cur := 8 * nf * d // the current states
 			_, block := m.(BlockModel)
-			_, spin := m.(SpinModel)
+			sm, spin := m.(SpinModel)
 			switch {
-			case set.MultiSpin:
+			case set.MultiSpin && spin:
 				// One bit per spin, a word of each site per 64 chains,
-				// and a generator per 64 chains.
-				return cur + math.Ceil(nf/64)*(8*d+512)
+				// and a generator per 64 chains; the spin kernel.
+				return cur + math.Ceil(nf/64)*(8*d+512) + SpinKernelBytes(sm, maxTableDegree, 1)
 			case set.Stratified:
 				// Trackers (states and local fields) and the conditionals.
 				return cur + nf*(24*d+8*float64(sampler.States(m))+256)
 			case block && set.Scan != Systematic:
 				return cur + nf*(8*(d+float64(m.(BlockModel).Hidden()))+256)
 			case spin:
-				return cur + nf*(d+256) // one byte per spin
+				// One byte per spin; the spin kernel, shared.
+				return cur + nf*(d+256) + SpinKernelBytes(sm, maxTableDegree, 1)
 			}
 			return cur + nf*(24*d+256)
 		},
@@ -495,15 +496,51 @@ type SpinGraph struct {
 	H     []float64
 }
 
-// NewSpinGraph lays out m's neighbours and fields.
+// SpinGraphBytes is the memory of NewSpinGraph(m): the offsets, the
+// fields, the neighbours and the couplings.
+func SpinGraphBytes(m SpinModel) float64 {
+	d := m.Dim()
+	var e float64
+	for i := range d {
+		nb, _ := m.Neighbors(i)
+		e += float64(len(nb))
+	}
+	return 16*float64(d+1) + 16*e
+}
+
+// spinTableBytes estimates the threshold tables of a spin kernel whose
+// sites of degree ≤ maxDeg get 2^degree entries each, levels times over,
+// and the table offsets.
+func spinTableBytes(m SpinModel, maxDeg int, levels float64) float64 {
+	var entries float64
+	for i := range m.Dim() {
+		if nb, _ := m.Neighbors(i); len(nb) <= maxDeg {
+			entries += float64(int(1) << len(nb))
+		}
+	}
+	return 8*float64(m.Dim()) + 8*levels*entries
+}
+
+// SpinKernelBytes estimates the memory of a spin kernel with tables of
+// sites of degree ≤ maxDeg over levels temperatures (the graph included).
+func SpinKernelBytes(m SpinModel, maxDeg int, levels float64) float64 {
+	return SpinGraphBytes(m) + spinTableBytes(m, maxDeg, levels)
+}
+
+// NewSpinGraph lays out m's neighbours and fields, each array allocated
+// once at its size.
 func NewSpinGraph(m SpinModel) SpinGraph {
 	d := m.Dim()
 	g := SpinGraph{Start: make([]int, d+1), H: append([]float64(nil), m.Fields()...)}
 	for i := range d {
+		nb, _ := m.Neighbors(i)
+		g.Start[i+1] = g.Start[i] + len(nb)
+	}
+	g.Nbr, g.Cpl = make([]int, g.Start[d]), make([]float64, g.Start[d])
+	for i := range d {
 		nb, cp := m.Neighbors(i)
-		g.Nbr = append(g.Nbr, nb...)
-		g.Cpl = append(g.Cpl, cp...)
-		g.Start[i+1] = len(g.Nbr)
+		copy(g.Nbr[g.Start[i]:], nb)
+		copy(g.Cpl[g.Start[i]:], cp)
 	}
 	return g
 }
@@ -536,6 +573,13 @@ const maxTableDegree = 10
 
 func newSpinKernel(m SpinModel) *spinKernel {
 	k := &spinKernel{SpinGraph: NewSpinGraph(m), tstart: make([]int, m.Dim())}
+	size := 0
+	for i := range k.tstart {
+		if deg := k.Degree(i); deg <= maxTableDegree {
+			size += 1 << deg
+		}
+	}
+	k.table = make([]uint64, 0, size)
 	for i := range k.tstart {
 		deg := k.Degree(i)
 		if deg > maxTableDegree {

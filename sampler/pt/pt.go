@@ -118,10 +118,10 @@ func memory(m model.Model, n int, s sampler.Settings) float64 {
 	set = *set.Resolved().(*Settings)
 	nf, d, k := float64(n), float64(m.Dim()), float64(set.Ladder)
 	perChain := 256 + 48*k // stream, ladder position, log p*, swap sums
-	if _, ok := m.(gibbs.SpinModel); ok {
-		// One byte per spin and replica; tables of up to 2^maxTableDegree
-		// thresholds per site and level.
-		return 8*nf*d + nf*(k*d+perChain) + 8*k*d*(1<<maxTableDegree)
+	if sm, ok := m.(gibbs.SpinModel); ok {
+		// One byte per spin and replica; the spin graph and tables of up
+		// to 2^maxTableDegree thresholds per site and level.
+		return 8*nf*d + nf*(k*d+perChain) + gibbs.SpinKernelBytes(sm, maxTableDegree, k)
 	}
 	// A tracker per replica (states and local fields), the current states.
 	return 8*nf*d + nf*(k*(24*d+128)+perChain)
