@@ -367,9 +367,12 @@ func idxImages(path string, max int64) (r io.Reader, closeF func() error, n, h, 
 	if hdr[0] != 2051 {
 		return fail(fmt.Errorf("%s: magic number %d, want 2051 (IDX images)", path, hdr[0]))
 	}
-	// Each dimension is below 2³², so the product of two fits an int64.
+	// Each dimension is checked alone first: two below 2³² can overflow an
+	// int64 together, two at most maxIDXBytes (2³¹) cannot, and their
+	// product is then checked before the third multiplies it.
 	n64, h64, w64 := int64(hdr[1]), int64(hdr[2]), int64(hdr[3])
-	if n64 < 1 || h64 < 1 || w64 < 1 || h64*w64 > maxIDXBytes || n64*(h64*w64) > maxIDXBytes {
+	if n64 < 1 || h64 < 1 || w64 < 1 || n64 > maxIDXBytes || h64 > maxIDXBytes || w64 > maxIDXBytes ||
+		h64*w64 > maxIDXBytes || n64*(h64*w64) > maxIDXBytes {
 		return fail(fmt.Errorf("%s: header says %d images of %d×%d; want a positive number of images of at most %s together", path, n64, h64, w64, byteCount(maxIDXBytes)))
 	}
 	px := n64 * h64 * w64

@@ -38,7 +38,9 @@ standard error and the number of trials), DIR/NAME.png and DIR/NAME.svg.
 Every finished trial is kept in DIR/NAME.trials.csv (settings in
 DIR/NAME.trials.json): run the same command again to resume an interrupted
 run; --restart sets the journal aside (NAME.trials.csv.old, .old.2, …) and
-starts over.
+starts over. The table and figures are written when the last trial is done,
+and replace files in DIR only when dstein wrote them and nobody changed them
+since (DIR/.dstein-files.json records them).
 
 On a cluster: --shard K/N runs one shard of the trials into its own
 --out-dir and "dstein merge NAME --out-dir DIR SHARD_DIRS..." joins them;

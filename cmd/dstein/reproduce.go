@@ -45,7 +45,9 @@ EXPERIMENTS.md (docs/results/ID), each into DIR/ID, resuming from the trial
 journals found there, and write DIR/index.html: one page with every figure,
 table and note, the commands, the machine, the dstein version and the date.
 The page needs no network. DIR/reproduce.json lists each result's command,
-status and wall time.
+status and wall time. Files in DIR are replaced only when dstein wrote them
+and nobody changed them since (each folder's .dstein-files.json records
+them); every result is checked before the first one runs.
 
 --quick runs every experiment's quick mode (under 20 minutes in all on 2
 cores). The suite on UAI networks runs only with --uai DIR. Running
