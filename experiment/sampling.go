@@ -213,6 +213,9 @@ func sampleOnce(r *runner, p point, mt sampleMethod, iters int, key rng.Key) (ma
 	start := time.Now()
 	spec := infer.SpecFor(mt.preset, pl, p.n, key)
 	spec.Truth = p.truth
+	// The published journals were computed from the draws' frequencies;
+	// a change of estimator will be a recorded setting of a rerun.
+	spec.Estimates = infer.Frequencies
 	out, err := infer.Run(r.ctx, p.m, spec)
 	if err != nil {
 		return nil, err

@@ -151,7 +151,9 @@ func (tg *suiteTarget) runs(name string, p sampler.Pipeline) bool {
 // samples against the truth.
 func (tg *suiteTarget) score(r *runner, mt suiteMethod, p sampler.Pipeline, budget int, key rng.Key) (map[string]float64, error) {
 	start := time.Now()
-	spec := infer.Spec{Pipeline: p, N: tg.n, Key: key, Truth: tg.truth}
+	// The published journals were computed from the draws' frequencies;
+	// a change of estimator will be a recorded setting of a rerun.
+	spec := infer.Spec{Pipeline: p, N: tg.n, Key: key, Truth: tg.truth, Estimates: infer.Frequencies}
 	if mt.chains > 0 {
 		spec.N, spec.Keep, spec.Compress = mt.chains, mt.keep(budget, tg.n), mt.compression(tg.n)
 	}

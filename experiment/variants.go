@@ -287,7 +287,8 @@ func runVariants(r *runner, modelName string) (*Result, error) {
 		for _, n := range ns {
 			for _, mt := range methods {
 				_, err := r.trial(mt.name, float64(n), tr, func() (map[string]float64, error) {
-					out, err := infer.Run(r.ctx, m, infer.Spec{Pipeline: mt.p, N: n, Key: key, Truth: truth})
+					// Frequencies, as the published journal was made.
+					out, err := infer.Run(r.ctx, m, infer.Spec{Pipeline: mt.p, N: n, Key: key, Truth: truth, Estimates: infer.Frequencies})
 					if err != nil {
 						return nil, err
 					}

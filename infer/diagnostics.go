@@ -65,7 +65,13 @@ type Quantity struct {
 	// z the normal 95% quantile (1.645) for chains and exact draws, the
 	// Student t quantile with R − 1 degrees of freedom for R replicates
 	// (whose MCSE is itself estimated from R values: 1.833 for R = 10).
+	// For a Rare quantity it also holds the Clopper–Pearson interval of
+	// the state's frequency (clopperPearson), so it never has zero width
+	// for a state that the draws could have missed.
 	CI90 [2]float64 `json:"ci90"`
+	// Rare marks a variable's quantity whose less frequent state was seen
+	// fewer than RareVisits times in the kept samples.
+	Rare bool `json:"rare"`
 }
 
 // Float is a number whose JSON form writes ±Inf as "inf" and "-inf".
@@ -90,6 +96,12 @@ func (f Float) MarshalJSON() ([]byte, error) {
 // warnings.
 type Diagnostics struct {
 	Source Source `json:"source"`
+	// Estimates says how the variables' quantities were estimated:
+	// "rao-blackwell" (averages of each variable's conditional
+	// distribution given the rest of the draw) or "frequencies" (counts
+	// of the draws). log p* and the observables are always the draws'
+	// averages.
+	Estimates string `json:"estimates"`
 	// Groups are the chains or replicates, each of Length samples.
 	Groups int `json:"groups"`
 	Length int `json:"length"`
@@ -118,13 +130,17 @@ func (d *Diagnostics) Quantity(name string) *Quantity {
 // quantityFunc writes the value of one quantity for each sample row.
 type quantityFunc struct {
 	name string
-	fill func(dst []float64, s *sampler.Samples)
+	// v is the variable of a variable's quantity (−1 for log p* and the
+	// observables) and state the state of an indicator (−1 for the value
+	// of a variable with two states).
+	v, state int
+	fill     func(dst []float64, s *sampler.Samples)
 }
 
 // quantities lists the monitored quantities of m.
 func quantities(m model.Model) []quantityFunc {
 	var out []quantityFunc
-	out = append(out, quantityFunc{"log_p", func(dst []float64, s *sampler.Samples) {
+	out = append(out, quantityFunc{"log_p", -1, -1, func(dst []float64, s *sampler.Samples) {
 		for r := range s.N {
 			dst[r] = m.LogProb(s.Row(r))
 		}
@@ -132,7 +148,7 @@ func quantities(m model.Model) []quantityFunc {
 	if o, ok := m.(model.Observables); ok {
 		names := o.ObservableNames()
 		for k, name := range names {
-			out = append(out, quantityFunc{name, func(dst []float64, s *sampler.Samples) {
+			out = append(out, quantityFunc{name, -1, -1, func(dst []float64, s *sampler.Samples) {
 				buf := make([]float64, len(names))
 				for r := range s.N {
 					o.Observe(buf, s.Row(r))
@@ -144,7 +160,7 @@ func quantities(m model.Model) []quantityFunc {
 	for i := range m.Dim() {
 		st := m.States(i)
 		if len(st) == 2 {
-			out = append(out, quantityFunc{"z" + strconv.Itoa(i), func(dst []float64, s *sampler.Samples) {
+			out = append(out, quantityFunc{"z" + strconv.Itoa(i), i, -1, func(dst []float64, s *sampler.Samples) {
 				for r := range s.N {
 					dst[r] = st[s.Z[r*s.D+i]]
 				}
@@ -152,7 +168,7 @@ func quantities(m model.Model) []quantityFunc {
 			continue
 		}
 		for k, v := range st {
-			out = append(out, quantityFunc{fmt.Sprintf("z%d=%s", i, formatState(v)), func(dst []float64, s *sampler.Samples) {
+			out = append(out, quantityFunc{fmt.Sprintf("z%d=%s", i, formatState(v)), i, k, func(dst []float64, s *sampler.Samples) {
 				for r := range s.N {
 					dst[r] = 0
 					if s.Z[r*s.D+i] == k {
@@ -164,6 +180,43 @@ func quantities(m model.Model) []quantityFunc {
 	}
 	return out
 }
+
+// visits counts the rows in the quantity's state: state 1 of a two-state
+// variable, the indicator's state otherwise.
+func (q quantityFunc) visits(s *sampler.Samples) int {
+	want := q.state
+	if want < 0 {
+		want = 1
+	}
+	c := 0
+	for r := range s.N {
+		if s.Z[r*s.D+q.v] == want {
+			c++
+		}
+	}
+	return c
+}
+
+// fillConditional writes the quantity's Rao–Blackwellised series: the
+// conditional mean of the variable's value (two states) or of the
+// indicator, given the rest of each row.
+func (q quantityFunc) fillConditional(dst []float64, m model.Model, t *condTable) {
+	if q.state >= 0 {
+		copy(dst, t.column(t.col[q.v]+q.state))
+		return
+	}
+	st := m.States(q.v)
+	for r, p := range t.column(t.col[q.v]) {
+		dst[r] = st[0] + (st[1]-st[0])*p
+	}
+}
+
+// RareVisits is the number of visits below which a state counts as rare:
+// a quantity whose less frequent state (a two-state variable's, or an
+// indicator's state or its complement) was seen fewer times in the kept
+// samples gets an interval that also holds the Clopper–Pearson interval
+// of the state's frequency (Quantity.Rare), and the run warns.
+const RareVisits = 10
 
 // normal90 is the standard normal's 95% quantile: mean ± normal90·MCSE
 // is a nominal 90% interval.
@@ -220,41 +273,113 @@ func Diagnose(ctx context.Context, m model.Model, out *Output) (*Diagnostics, er
 	if lay.Kind == LayoutReplicates {
 		z = distuv.StudentsT{Mu: 0, Sigma: 1, Nu: float64(lay.Groups - 1)}.Quantile(0.95)
 	}
-	// Quantities are independent: each chunk of them gets its own
-	// buffers, so the results do not depend on the number of cores.
-	parallel.For(len(qs), 16, parallel.Func(func(lo, hi int) {
+	dg.Estimates = Frequencies.String()
+	if out.cond != nil {
+		dg.Estimates = RaoBlackwell.String()
+		dg.Note += "; variables Rao–Blackwellised (each draw's conditional probabilities given its other variables, averaged)"
+	}
+	summarize := func(groups [][]float64) (Quantity, error) {
+		if lay.Kind == LayoutReplicates {
+			return replicateQuantity(groups)
+		}
+		sm, err := diag.Summarize(groups) // pooled workspaces
+		return Quantity{Mean: sm.Mean, SD: sm.SD, MCSE: sm.MCSE, BulkESS: sm.BulkESS, TailESS: sm.TailESS, Rhat: Float(sm.Rhat)}, err
+	}
+	// The visits of each variable quantity's state, and whether some state
+	// is rare.
+	visits := make([]int, len(qs))
+	anyRare := false
+	for k, q := range qs {
+		if q.v >= 0 {
+			visits[k] = q.visits(s)
+			anyRare = anyRare || min(visits[k], s.N-visits[k]) < RareVisits
+		}
+	}
+	// logpESS is log p*'s bulk ESS: the effective size of a rare state's
+	// frequency when its own series is constant.
+	logpESS := float64(s.N)
+	do := func(k int, vals []float64, groups [][]float64) {
+		q := qs[k]
+		q.fill(vals, s)
+		if slices.ContainsFunc(vals, func(v float64) bool { return math.IsInf(v, 0) || math.IsNaN(v) }) {
+			skip[k] = true
+			return
+		}
+		visits := visits[k]
+		rare := q.v >= 0 && min(visits, s.N-visits) < RareVisits
+		// With a rare state somewhere, the conditionals of the other
+		// variables were averaged over draws that missed configurations
+		// in which they may differ much (the strong RBM's z1: its
+		// conditional is 0.987 in most draws and far lower in about one
+		// in a thousand; runs of 1000 draws that missed those covered
+		// the exact mean 46% of the time): their intervals also hold the
+		// frequencies' own.
+		var freq [2]float64
+		hull := false
+		if q.v >= 0 && out.cond != nil {
+			if anyRare && !rare {
+				qf, err := summarize(groups)
+				if err != nil {
+					errs[k] = fmt.Errorf("diagnosing %s: %w", q.name, err)
+					return
+				}
+				freq, hull = [2]float64{qf.Mean - z*qf.MCSE, qf.Mean + z*qf.MCSE}, true
+			}
+			q.fillConditional(vals, m, out.cond)
+		}
+		qt, err := summarize(groups)
+		if err != nil {
+			errs[k] = fmt.Errorf("diagnosing %s: %w", q.name, err)
+			return
+		}
+		qt.Name = q.name
+		qt.CI90 = [2]float64{qt.Mean - z*qt.MCSE, qt.Mean + z*qt.MCSE}
+		if hull {
+			qt.CI90 = [2]float64{min(qt.CI90[0], freq[0]), max(qt.CI90[1], freq[1])}
+		}
+		if rare {
+			qt.Rare = true
+			neff := logpESS
+			if qt.SD > 0 {
+				neff = qt.BulkESS
+			}
+			neff = min(max(neff, 1), float64(s.N))
+			lo, hi := clopperPearson(float64(visits)/float64(s.N)*neff, neff, 0.90)
+			if q.state < 0 {
+				st := m.States(q.v)
+				lo, hi = st[0]+(st[1]-st[0])*lo, st[0]+(st[1]-st[0])*hi
+				if lo > hi {
+					lo, hi = hi, lo
+				}
+			}
+			qt.CI90 = [2]float64{min(qt.CI90[0], lo), max(qt.CI90[1], hi)}
+		}
+		results[k] = qt
+	}
+	newBuffers := func() ([]float64, [][]float64) {
 		vals := make([]float64, s.N)
 		groups := make([][]float64, lay.Groups)
 		for g := range groups {
 			groups[g] = vals[g*lay.Length : (g+1)*lay.Length]
 		}
-		for k := lo; k < hi; k++ {
+		return vals, groups
+	}
+	// log p* first: the rare states' intervals use its ESS.
+	vals, groups := newBuffers()
+	do(0, vals, groups)
+	if errs[0] == nil && !skip[0] && results[0].SD > 0 {
+		logpESS = results[0].BulkESS
+	}
+	// The other quantities are independent: each chunk of them gets its
+	// own buffers, so the results do not depend on the number of cores.
+	parallel.For(len(qs)-1, 16, parallel.Func(func(lo, hi int) {
+		vals, groups := newBuffers()
+		for k := lo + 1; k < hi+1; k++ {
 			if err := ctx.Err(); err != nil {
 				errs[k] = err
 				return
 			}
-			q := qs[k]
-			q.fill(vals, s)
-			if slices.ContainsFunc(vals, func(v float64) bool { return math.IsInf(v, 0) || math.IsNaN(v) }) {
-				skip[k] = true
-				continue
-			}
-			var qt Quantity
-			var err error
-			if lay.Kind == LayoutReplicates {
-				qt, err = replicateQuantity(groups)
-			} else {
-				var sm diag.Summary
-				sm, err = diag.Summarize(groups) // pooled workspaces
-				qt = Quantity{Mean: sm.Mean, SD: sm.SD, MCSE: sm.MCSE, BulkESS: sm.BulkESS, TailESS: sm.TailESS, Rhat: Float(sm.Rhat)}
-			}
-			if err != nil {
-				errs[k] = fmt.Errorf("diagnosing %s: %w", q.name, err)
-				continue
-			}
-			qt.Name = q.name
-			qt.CI90 = [2]float64{qt.Mean - z*qt.MCSE, qt.Mean + z*qt.MCSE}
-			results[k] = qt
+			do(k, vals, groups)
 		}
 	}))
 	var skipped []string
@@ -272,6 +397,9 @@ func Diagnose(ctx context.Context, m model.Model, out *Output) (*Diagnostics, er
 		dg.Warnings = append(dg.Warnings, fmt.Sprintf("%s not diagnosed: some samples are in states of probability zero", strings.Join(skipped, ", ")))
 	}
 	dg.Warnings = append(dg.Warnings, convergenceWarnings(dg)...)
+	if w := rareWarning(dg, s); w != "" {
+		dg.Warnings = append(dg.Warnings, w)
+	}
 	if dg.Source == SourceReplicates {
 		if a := out.approximateStage(); a != "" {
 			dg.Warnings = append(dg.Warnings, fmt.Sprintf(uncalibrated, a))
@@ -486,4 +614,47 @@ func fmtRhat(r Float) string {
 		return "inf"
 	}
 	return strconv.FormatFloat(float64(r), 'f', 3, 64)
+}
+
+// rareWarning says which quantities have a rare state (Quantity.Rare), or
+// returns "".
+func rareWarning(dg *Diagnostics, s *sampler.Samples) string {
+	var rare []Quantity
+	for _, q := range dg.Quantities {
+		if q.Rare {
+			rare = append(rare, q)
+		}
+	}
+	if len(rare) == 0 {
+		return ""
+	}
+	how := "their estimates count the draws"
+	if dg.Estimates == RaoBlackwell.String() {
+		how = "their estimates average the conditional probabilities, which rest on the states the draws visited, so the other variables' intervals also hold their frequencies' intervals"
+	}
+	return fmt.Sprintf("%d of %d quantities have a state seen fewer than %d times in %d samples (%s): their 90%% intervals include the Clopper–Pearson interval of the state's frequency at the effective sample size; %s; more draws say more",
+		len(rare), len(dg.Quantities), RareVisits, s.N, worst(rare, func(q Quantity) string { return fmt.Sprintf("[%.3g, %.3g]", q.CI90[0], q.CI90[1]) }), how)
+}
+
+// clopperPearson returns the Clopper–Pearson interval of level level for
+// a proportion from x successes in n trials: the β quantiles
+// B(x, n − x + 1) at (1 − level)/2 and B(x + 1, n − x) at (1 + level)/2,
+// 0 and 1 at the ends. x and n may be effective counts (not integers).
+// It is the interval that covers at least the nominal level for every
+// proportion with independent draws, at the cost of some width (Brown,
+// Cai and DasGupta 2001): chosen over Wilson's, whose coverage dips to
+// about 0.82 where n·p is near 0.2 (x = 1 has lower end 0.22/n), and
+// Jeffreys', which dips near n·p = 2 (x = 0 has upper end 1.9/n at 90%),
+// because it serves the states the draws may have missed.
+func clopperPearson(x, n, level float64) (lo, hi float64) {
+	a := (1 - level) / 2
+	x = min(max(x, 0), n)
+	lo, hi = 0, 1
+	if x > 0 {
+		lo = distuv.Beta{Alpha: x, Beta: n - x + 1}.Quantile(a)
+	}
+	if x < n {
+		hi = distuv.Beta{Alpha: x + 1, Beta: n - x}.Quantile(1 - a)
+	}
+	return lo, hi
 }

@@ -44,6 +44,11 @@ type Spec struct {
 	// its samples (the draws of the chains, usually); the diagnostics stay
 	// those of the draws.
 	Compress Compression
+	// Estimates says how the variables' marginals, means and their error
+	// bars are estimated: Rao–Blackwellised (the zero value) where the
+	// samples are meant to be draws from p and the model gives its
+	// conditionals, or Frequencies.
+	Estimates Estimates
 }
 
 // TracePoint is a stage's statistics after one of its iterations.
@@ -68,8 +73,11 @@ type Output struct {
 	Stages []sampler.StageResult
 	// Samples are the final discrete states.
 	Samples *sampler.Samples
-	// Marginals[i][s] is the fraction of samples with z_i = s; Means are
-	// the sample means in the model's state values.
+	// Marginals[i][s] estimates p(z_i = s): the average over the samples
+	// of p(z_i = s | the sample's other variables) when
+	// Diagnostics.Estimates is "rao-blackwell", else the fraction of
+	// samples with z_i = s. Means are the means these marginals give, in
+	// the model's state values.
 	Marginals [][]float64
 	Means     []float64
 	// Evaluations counts evaluations of the model over all stages.
@@ -94,6 +102,8 @@ type Output struct {
 	// points', Layout and Diagnostics those of the draws they were picked
 	// from.
 	Compressed *Compressed
+
+	cond *condTable // the conditionals of the samples while Diagnose runs
 }
 
 // Run runs the pipeline on m (Spec.Replicates times, keeping draws when
@@ -194,9 +204,21 @@ func Run(ctx context.Context, m model.Model, spec Spec) (*Output, error) {
 		}
 	}
 	out.Marginals = sampler.Marginals(m, out.Samples)
-	out.Means = sampler.Means(m, out.Marginals)
 	out.Impossible = sampler.Impossible(m, out.Samples)
+	if spec.Estimates == RaoBlackwell && out.raoBlackwellApplies(m) {
+		out.cond, err = conditionals(ctx, m, out.Samples)
+		if err != nil {
+			if ctx.Err() != nil {
+				out.Status = sampler.Canceled
+				return out, nil
+			}
+			return nil, err
+		}
+		out.Marginals = out.cond.marginals(m)
+	}
+	out.Means = sampler.Means(m, out.Marginals)
 	out.Diagnostics, err = Diagnose(ctx, m, out)
+	out.cond = nil
 	if err != nil {
 		if ctx.Err() != nil {
 			out.Status = sampler.Canceled
@@ -376,6 +398,12 @@ func Memory(m model.Model, spec Spec) float64 {
 	// transients; the compression.
 	rows := float64(spec.rows())
 	need += diagnoseMemory(rows) + compressMemory(spec.Compress, rows, d)
+	if spec.Estimates == RaoBlackwell {
+		// Counted whether or not the model gives its conditionals, so
+		// that the estimate from a model file's shape, before it is read,
+		// is the same as the model's.
+		need += condTableMemory(m, rows)
+	}
 	if spec.Keep.Draws > 0 || spec.Replicates > 1 {
 		need += diagnoseQuantityMemory * float64(Quantities(m))
 	}

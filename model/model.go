@@ -252,3 +252,17 @@ type Observables interface {
 	// name. It must be safe for concurrent use.
 	Observe(dst []float64, z []int)
 }
+
+// SpinShape is what memory estimates of a pairwise ±1 model's spin kernels
+// need (the neighbour arrays and the threshold tables that Gibbs and
+// parallel tempering build), given by the model and by a model file's
+// shape before the model is built, so that the estimate is the same
+// before and after.
+type SpinShape interface {
+	Model
+	// SpinEdges returns the number of edges.
+	SpinEdges() int
+	// SpinTableEntries returns Σ 2^deg_i over the spins i of degree
+	// deg_i ≤ maxDeg, or an upper bound of it.
+	SpinTableEntries(maxDeg int) float64
+}

@@ -36,6 +36,7 @@ type sampleFlags struct {
 	format                            formatFlag
 	settings                          *settingFlags
 	compress, reweight                string
+	estimates                         string
 	points                            int
 	ell                               float64
 }
@@ -82,6 +83,7 @@ and written only when it completes.`,
 	fs.StringVar(&f.json, "json", "", "write a JSON summary to this file")
 	fs.StringVar(&f.mar, "mar", "", "write the estimated marginals of every variable in the UAI competition's MAR format")
 	fs.StringVar(&f.trace, "trace", "", "write every stage's statistics after every iteration to this CSV file")
+	fs.StringVar(&f.estimates, "estimates", infer.RaoBlackwell.String(), "how variables' marginals and means are estimated from draws: rao-blackwell (each draw's conditional probabilities given its other variables, averaged) or frequencies (counts of the draws)")
 	fs.IntVar(&f.show, "show", 10, "number of variables to print (the JSON has all)")
 	fs.StringVar(&f.compress, "compress", "", "end the run by picking --points representative points from its samples: herding or stein (dstein compress; the compact preset herds)")
 	fs.IntVar(&f.points, "points", 100, "number of points --compress picks (the compact preset: --n)")
@@ -167,6 +169,10 @@ func runSample(e *env, cmd *cobra.Command, f *sampleFlags) error {
 	if err != nil {
 		return err
 	}
+	est, err := infer.ParseEstimates(f.estimates)
+	if err != nil {
+		return usageError{fmt.Errorf("--estimates: %w", err)}
+	}
 	budget, err := f.mem.budget()
 	if err != nil {
 		return err
@@ -194,7 +200,7 @@ func runSample(e *env, cmd *cobra.Command, f *sampleFlags) error {
 	}
 	defer outs.plan.Abort()
 	say := outs.say
-	spec := infer.Spec{Pipeline: pl, N: n, Key: rng.NewKey(f.seed), Trace: f.trace != "", Keep: keep, Replicates: f.reps, Compress: comp}
+	spec := infer.Spec{Pipeline: pl, N: n, Key: rng.NewKey(f.seed), Trace: f.trace != "", Keep: keep, Replicates: f.reps, Compress: comp, Estimates: est}
 	// The run and the outputs held in memory grow with the model: counted
 	// with the model before it is read (a network: before its tables), and
 	// again once it is built.
@@ -570,10 +576,11 @@ func runShape(out *infer.Output) string {
 // diagnostics: log p*, the model's observables and the first show
 // variables.
 func printDiagnostics(w io.Writer, dg *infer.Diagnostics, show int) {
-	fmt.Fprintf(w, "%-14s %10s %9s %9s %8s %8s %7s\n", "quantity", "mean", "mcse", "sd", "ess_bulk", "ess_tail", "rhat")
+	fmt.Fprintf(w, "%-14s %10s %9s %9s %8s %8s %7s  %s\n", "quantity", "mean", "mcse", "sd", "ess_bulk", "ess_tail", "rhat", "90% interval")
 	vars, hidden := map[string]bool{}, 0
 	for _, q := range dg.Quantities {
-		if v, ok := variableOf(q.Name); ok {
+		v, isVar := variableOf(q.Name)
+		if isVar {
 			if !vars[v] && show > 0 && len(vars) >= show {
 				hidden++
 				continue
@@ -584,7 +591,16 @@ func printDiagnostics(w io.Writer, dg *infer.Diagnostics, show int) {
 		if math.IsInf(float64(q.Rhat), 1) {
 			rh = fmt.Sprintf("%7s", "inf")
 		}
-		fmt.Fprintf(w, "%-14s %10.4g %9.2g %9.3g %8.0f %8.0f %s\n", q.Name, q.Mean, q.MCSE, q.SD, q.BulkESS, q.TailESS, rh)
+		rare := ""
+		switch {
+		case q.Rare:
+			rare = "  rare state"
+		case q.SD == 0 && q.MCSE == 0 && dg.Estimates == infer.RaoBlackwell.String() && isVar:
+			// A variable whose conditional is the same in every draw
+			// (independent of the rest): the average is its marginal.
+			rare = "  exact (same conditional in every draw)"
+		}
+		fmt.Fprintf(w, "%-14s %10.4g %9.2g %9.3g %8.0f %8.0f %s  [%.4g, %.4g]%s\n", q.Name, q.Mean, q.MCSE, q.SD, q.BulkESS, q.TailESS, rh, q.CI90[0], q.CI90[1], rare)
 	}
 	if hidden > 0 {
 		fmt.Fprintf(w, "(showing %d variables; %d more quantities in --json; --show N for more)\n", len(vars), hidden)

@@ -393,3 +393,18 @@ func (m *Ising) Observe(dst []float64, z []int) {
 	}
 	dst[0] = float64(s) / float64(len(z))
 }
+
+// SpinEdges returns the number of edges (model.SpinShape).
+func (m *Ising) SpinEdges() int { return m.start[m.n] / 2 }
+
+// SpinTableEntries returns Σ 2^deg_i over the spins of degree at most
+// maxDeg (model.SpinShape).
+func (m *Ising) SpinTableEntries(maxDeg int) float64 {
+	var e float64
+	for i := range m.n {
+		if deg := m.start[i+1] - m.start[i]; deg <= maxDeg {
+			e += float64(int(1) << deg)
+		}
+	}
+	return e
+}

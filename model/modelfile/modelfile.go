@@ -253,7 +253,9 @@ func (f *isingFile) build(o Options, size float64) (model.Model, Memory, error) 
 		return nil, Memory{}, fmt.Errorf("ising model: "+format, a...)
 	}
 	var mem Memory
-	spins := func(d float64) Shape { return Shape{Model: uniformModel(int(d), spinStates)} }
+	spins := func(d float64, edges int, degree func(int) int) Shape {
+		return Shape{Model: &spinShape{shapeModel: shapeModel{d: int(d), vals: spinStates}, edges: edges, degree: degree}}
+	}
 	shapes := 0
 	for _, set := range []bool{f.Grid != nil, f.Complete != nil, f.N != nil || f.Edges != nil} {
 		if set {
@@ -282,7 +284,32 @@ func (f *isingFile) build(o Options, size float64) (model.Model, Memory, error) 
 		}
 		d := float64(f.Grid.Rows) * float64(f.Grid.Cols)
 		mem = isingMemory(size, d, 2*d, true)
-		if err := o.check(fmt.Sprintf("the %d×%d Ising grid", f.Grid.Rows, f.Grid.Cols), mem, spins(d)); err != nil {
+		rows, cols := f.Grid.Rows, f.Grid.Cols
+		// Neighbours along a line of k sites: distinct sites other than
+		// the site itself (GridEdges merges the wrap of a line of 2).
+		line := func(k, at int) int {
+			switch {
+			case f.Grid.Periodic:
+				return min(k-1, 2)
+			case k == 1:
+				return 0
+			case at == 0 || at == k-1:
+				return 1
+			}
+			return 2
+		}
+		lineEdges := func(k int) int {
+			switch {
+			case !f.Grid.Periodic || k == 1:
+				return k - 1
+			case k == 2:
+				return 1
+			}
+			return k
+		}
+		gridEdges := rows*lineEdges(cols) + cols*lineEdges(rows)
+		degree := func(i int) int { return line(cols, i%cols) + line(rows, i/cols) }
+		if err := o.check(fmt.Sprintf("the %d×%d Ising grid", f.Grid.Rows, f.Grid.Cols), mem, spins(d, gridEdges, degree)); err != nil {
 			return nil, Memory{}, err
 		}
 		n = f.Grid.Rows * f.Grid.Cols
@@ -296,7 +323,8 @@ func (f *isingFile) build(o Options, size float64) (model.Model, Memory, error) 
 		}
 		d := float64(f.Complete.N)
 		mem = isingMemory(size, d, d*(d-1)/2, false)
-		if err := o.check(fmt.Sprintf("the complete Ising graph of %d spins", f.Complete.N), mem, spins(d)); err != nil {
+		cn := f.Complete.N
+		if err := o.check(fmt.Sprintf("the complete Ising graph of %d spins", f.Complete.N), mem, spins(d, cn*(cn-1)/2, func(int) int { return cn - 1 })); err != nil {
 			return nil, Memory{}, err
 		}
 		n = f.Complete.N
@@ -317,7 +345,7 @@ func (f *isingFile) build(o Options, size float64) (model.Model, Memory, error) 
 			return fail("\"n\" is %d; want at least one spin", n)
 		}
 		mem = isingMemory(size, float64(n), float64(len(f.Edges)), false)
-		if err := o.check(fmt.Sprintf("the Ising model of %d spins and %d edges", n, len(f.Edges)), mem, spins(float64(n))); err != nil {
+		if err := o.check(fmt.Sprintf("the Ising model of %d spins and %d edges", n, len(f.Edges)), mem, spins(float64(n), len(f.Edges), nil)); err != nil {
 			return nil, Memory{}, err
 		}
 		for k, e := range f.Edges {

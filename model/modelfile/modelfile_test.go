@@ -1,6 +1,7 @@
 package modelfile
 
 import (
+	"context"
 	"os"
 	"path/filepath"
 	"strings"
@@ -166,5 +167,52 @@ func TestBOMAndDepth(t *testing.T) {
 	}
 	if n > 1<<16 {
 		t.Errorf("refusing 100,000 levels allocated %d bytes", n)
+	}
+}
+
+// The shape of an Ising model file (before the model is built) gives the
+// spin kernels' memory estimate that the built model gives: the same
+// number of edges and table entries for grids (open and periodic, lines
+// of 1, 2 and 3 sites included) and complete graphs, an upper bound of
+// them for edge lists.
+func TestSpinShapeMatchesModel(t *testing.T) {
+	files := []string{
+		`{"type":"ising","grid":{"rows":5,"cols":7},"coupling":0.3}`,
+		`{"type":"ising","grid":{"rows":5,"cols":7,"periodic":true},"coupling":0.3}`,
+		`{"type":"ising","grid":{"rows":1,"cols":6,"periodic":true},"coupling":0.3}`,
+		`{"type":"ising","grid":{"rows":2,"cols":3,"periodic":true},"coupling":0.3}`,
+		`{"type":"ising","grid":{"rows":1,"cols":1},"coupling":0.3}`,
+		`{"type":"ising","grid":{"rows":2,"cols":1,"periodic":true},"coupling":0.3}`,
+		`{"type":"ising","complete":{"n":9},"coupling":0.1}`,
+		`{"type":"ising","n":6,"edges":[[0,1,0.5],[1,2,0.5],[2,0,0.5],[3,4,1],[0,3,0.2],[0,4,0.2],[0,5,0.2]]}`,
+	}
+	for k, text := range files {
+		path := filepath.Join(t.TempDir(), "m.json")
+		if err := os.WriteFile(path, []byte(text), 0o644); err != nil {
+			t.Fatal(err)
+		}
+		var shapes []Shape
+		lm, err := OpenOptions(context.Background(), path, "", Options{Extra: func(s Shape) float64 { shapes = append(shapes, s); return 0 }})
+		if err != nil {
+			t.Fatalf("%s: %v", text, err)
+		}
+		built, ok := lm.Model.(model.SpinShape)
+		if !ok || len(shapes) == 0 {
+			t.Fatalf("%s: the model (%T) or its shape is no SpinShape", text, lm.Model)
+		}
+		sh, ok := shapes[0].Model.(model.SpinShape)
+		if !ok {
+			t.Fatalf("%s: the shape %T is no SpinShape", text, shapes[0].Model)
+		}
+		bound := k == len(files)-1
+		for _, deg := range []int{0, 2, 3, 6} {
+			se, be := sh.SpinTableEntries(deg), built.SpinTableEntries(deg)
+			if (!bound && se != be) || se < be {
+				t.Errorf("%s: table entries up to degree %d: shape %v, model %v", text, deg, se, be)
+			}
+		}
+		if sh.SpinEdges() != built.SpinEdges() {
+			t.Errorf("%s: shape has %d edges, model %d", text, sh.SpinEdges(), built.SpinEdges())
+		}
 	}
 }

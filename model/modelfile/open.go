@@ -180,6 +180,35 @@ func headerModel(h *uai.Header) model.Model {
 // vals.
 func uniformModel(d int, vals []float64) model.Model { return &shapeModel{d: d, vals: vals} }
 
+// spinShape is a pairwise ±1 model's shape (model.SpinShape): its number
+// of edges and its spins' degrees, exact for grids and complete graphs,
+// bounded for edge lists (whose degrees are not counted before the model
+// is built: Σ 2^min(deg, k) ≤ d + (2^k − 1)/k · 2E, the chord of a convex
+// function).
+type spinShape struct {
+	shapeModel
+	edges  int
+	degree func(i int) int // nil: the bound
+}
+
+func (s *spinShape) SpinEdges() int { return s.edges }
+
+func (s *spinShape) SpinTableEntries(maxDeg int) float64 {
+	if s.degree == nil {
+		if maxDeg < 1 {
+			return float64(s.d)
+		}
+		return float64(s.d) + float64(int(1)<<maxDeg-1)/float64(maxDeg)*2*float64(s.edges)
+	}
+	var e float64
+	for i := range s.d {
+		if deg := s.degree(i); deg <= maxDeg {
+			e += float64(int(1) << deg)
+		}
+	}
+	return e
+}
+
 // shapeModel is a model's shape: its variables and their states, nothing
 // else.
 type shapeModel struct {

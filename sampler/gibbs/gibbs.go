@@ -32,7 +32,9 @@ func init() {
 			nf, d := float64(n), float64(m.Dim())
 			cur := 8 * nf * d // the current states
 			_, block := m.(BlockModel)
-			sm, spin := m.(SpinModel)
+			// A model file's shape before the model is built is no
+			// SpinModel but gives the same estimate.
+			sm, spin := m.(model.SpinShape)
 			switch {
 			case set.MultiSpin && spin:
 				// One bit per spin, a word of each site per 64 chains,
@@ -498,33 +500,16 @@ type SpinGraph struct {
 
 // SpinGraphBytes is the memory of NewSpinGraph(m): the offsets, the
 // fields, the neighbours and the couplings.
-func SpinGraphBytes(m SpinModel) float64 {
-	d := m.Dim()
-	var e float64
-	for i := range d {
-		nb, _ := m.Neighbors(i)
-		e += float64(len(nb))
-	}
-	return 16*float64(d+1) + 16*e
-}
-
-// spinTableBytes estimates the threshold tables of a spin kernel whose
-// sites of degree ≤ maxDeg get 2^degree entries each, levels times over,
-// and the table offsets.
-func spinTableBytes(m SpinModel, maxDeg int, levels float64) float64 {
-	var entries float64
-	for i := range m.Dim() {
-		if nb, _ := m.Neighbors(i); len(nb) <= maxDeg {
-			entries += float64(int(1) << len(nb))
-		}
-	}
-	return 8*float64(m.Dim()) + 8*levels*entries
+func SpinGraphBytes(m model.SpinShape) float64 {
+	return 16*float64(m.Dim()+1) + 32*float64(m.SpinEdges())
 }
 
 // SpinKernelBytes estimates the memory of a spin kernel with tables of
-// sites of degree ≤ maxDeg over levels temperatures (the graph included).
-func SpinKernelBytes(m SpinModel, maxDeg int, levels float64) float64 {
-	return SpinGraphBytes(m) + spinTableBytes(m, maxDeg, levels)
+// sites of degree ≤ maxDeg over levels temperatures (the graph included):
+// the threshold tables (2^degree entries per site and level) and their
+// offsets.
+func SpinKernelBytes(m model.SpinShape, maxDeg int, levels float64) float64 {
+	return SpinGraphBytes(m) + 8*float64(m.Dim()) + 8*levels*m.SpinTableEntries(maxDeg)
 }
 
 // NewSpinGraph lays out m's neighbours and fields, each array allocated

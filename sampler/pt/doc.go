@@ -19,6 +19,15 @@
 // keep moving upwards, so states cross the ladder in about K iterations
 // instead of the K² of a random walk.
 //
+// Settings.Block sweeps an RBM differently: each replica holds
+// visible and hidden units and targets the tempered joint
+// π_β(z, h) ∝ exp(β·(bᵀz + hᵀ(Wᵀz + c))), whose β = 1 marginal in z is
+// p*; a sweep draws all hidden units given z, then all visible units given
+// h (block Gibbs, exact at every β), and swaps compare the joint log
+// density. Its barrier Λ is somewhat larger than that of p*^β (5.2 against
+// 4.5 on the d = 100, M = 25 example), its sweeps far cheaper (8× on that
+// example). The default keeps the single-site sweeps of p*^β.
+//
 // Zeros of p* are handled without NaN: a state of probability zero has
 // probability zero at every β, β = 0 included (p*^0 is 1 on the support and
 // 0 off it), so a β = 0 sweep draws each variable uniformly among its states

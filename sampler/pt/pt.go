@@ -83,6 +83,11 @@ type Settings struct {
 	// (default 50, DefaultTune; −1: none, the ladder stays evenly spaced in
 	// β). The adaptation needs at least 2 iterations to see every pair.
 	Tune int `json:"tune" flag:"tune" help:"iterations during which the ladder is adapted to equal swap rates (0: 50; -1: none, evenly spaced)"`
+	// Block sweeps an RBM's replicas by block Gibbs of visible and hidden
+	// units, each replica tempering their joint distribution (see the
+	// package documentation); false (the default) sweeps single sites of
+	// p*^β. Models other than RBMs ignore it.
+	Block bool `json:"block" flag:"block" help:"sweep RBMs by block Gibbs of visible and hidden units, each replica tempering their joint (false: single-site sweeps of p*^β; other models ignore it)"`
 }
 
 // Validate reports a bad number of replicas, β_min or tuning length.
@@ -118,7 +123,13 @@ func memory(m model.Model, n int, s sampler.Settings) float64 {
 	set = *set.Resolved().(*Settings)
 	nf, d, k := float64(n), float64(m.Dim()), float64(set.Ladder)
 	perChain := 256 + 48*k // stream, ladder position, log p*, swap sums
-	if sm, ok := m.(gibbs.SpinModel); ok {
+	if rm, ok := m.(rbmModel); ok && set.Block {
+		// Visible, hidden and preactivations per replica, a scratch
+		// row per chain, both layouts of W.
+		h := float64(rm.Hidden())
+		return 8*nf*d + nf*(8*k*(d+2*h+6)+8*d+perChain) + rbmKernelBytes(d, h)
+	}
+	if sm, ok := m.(model.SpinShape); ok {
 		// One byte per spin and replica; the spin graph and tables of up
 		// to 2^maxTableDegree thresholds per site and level.
 		return 8*nf*d + nf*(k*d+perChain) + gibbs.SpinKernelBytes(sm, maxTableDegree, k)
@@ -132,6 +143,7 @@ func memory(m model.Model, n int, s sampler.Settings) float64 {
 type Sampler struct {
 	m      model.Model
 	spin   *spinKernel
+	rbm    *rbmKernel
 	n, d   int
 	k      int
 	ladder []float64 // β_0 = 1 > β_1 > … > β_{K−1} = β_min
@@ -157,6 +169,8 @@ type chain struct {
 	trip  []int8          // per replica: 0 start, 1 went to β_min, 2 then reached β = 1
 	trips int64           // completed round trips since the ladder was fixed
 	spins []uint8         // spin kernel: K×d spins, replica by replica
+	reps  []rbmReplica    // RBM kernel: each replica's units
+	u     []float64       // RBM kernel: scratch
 	tr    []model.Tracker // otherwise: one tracker per replica
 	buf   []float64
 }
@@ -190,7 +204,9 @@ func New(p *sampler.Problem, set Settings) (*Sampler, error) {
 	if set.Tune > 0 {
 		s.tune = newTuner(set.Tune, k)
 	}
-	if sm, ok := m.(gibbs.SpinModel); ok {
+	if rm, ok := m.(rbmModel); ok && set.Block {
+		s.rbm = newRBMKernel(rm)
+	} else if sm, ok := m.(gibbs.SpinModel); ok {
 		s.spin = newSpinKernel(sm, k)
 		s.spin.fill(s.ladder)
 	}
@@ -200,13 +216,20 @@ func New(p *sampler.Problem, set Settings) (*Sampler, error) {
 		ch.perm, ch.ll, ch.acc = make([]int, k), make([]float64, k), make([]float64, k-1)
 		ch.trip = make([]int8, k)
 		zc := p.Z[c*d : (c+1)*d]
-		if s.spin != nil {
+		switch {
+		case s.rbm != nil:
+			ch.reps, ch.u = make([]rbmReplica, k), make([]float64, d)
+		case s.spin != nil:
 			ch.spins = make([]uint8, k*d)
-		} else {
+		default:
 			ch.tr = make([]model.Tracker, k)
 		}
 		for j := range k {
 			ch.perm[j] = j
+			if s.rbm != nil {
+				ch.reps[j] = s.rbm.newReplica(zc)
+				continue
+			}
 			if s.spin != nil {
 				for i, v := range zc {
 					ch.spins[j*d+i] = uint8(v)
@@ -251,6 +274,10 @@ func (t *iterTask) Do(lo, hi int) {
 				return
 			}
 			beta := s.ladder[lvl]
+			if s.rbm != nil {
+				ch.ll[rep] = s.rbm.sweep(&ch.reps[rep], beta, ch.u, ch.r)
+				continue
+			}
 			if s.spin != nil {
 				b := ch.spins[rep*s.d : (rep+1)*s.d]
 				s.spin.sweep(b, lvl, ch.r)
@@ -345,7 +372,11 @@ func (s *Sampler) Step(ctx context.Context) error {
 		}
 		s.rate[lvl] = sum / (float64(s.n) * float64(s.attempts[lvl]))
 	}
-	s.evals += int64(s.n) * (int64(s.k)*int64(s.d) + 2*int64(pairs))
+	sites := int64(s.d)
+	if s.rbm != nil {
+		sites += int64(s.rbm.m) // hidden units drawn too
+	}
+	s.evals += int64(s.n) * (int64(s.k)*sites + 2*int64(pairs))
 	s.iter++
 	if s.tune != nil && s.iter <= s.tune.end && s.iter == s.tune.roundEnd {
 		if s.tune.adapt(s.ladder, s.rate, s.attempts) && s.spin != nil {
@@ -377,6 +408,10 @@ func (s *Sampler) Current() []int {
 		ch := &s.chains[c]
 		row := s.cur[c*s.d : (c+1)*s.d]
 		rep := ch.perm[0]
+		if s.rbm != nil {
+			ch.reps[rep].states(row)
+			continue
+		}
 		if s.spin != nil {
 			for i, v := range ch.spins[rep*s.d : (rep+1)*s.d] {
 				row[i] = int(v)
