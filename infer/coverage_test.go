@@ -231,8 +231,8 @@ func TestErrorBarCoverage(t *testing.T) {
 				se /= math.Sqrt(float64(max(1, len(clean))))
 				all, _ := meanSD(append(append([]float64(nil), clean...), flagged...))
 				fcov, _ := meanSD(flagged)
-				t.Logf("coverage %.3f ± %.3f over %d runs without warnings; %d runs warned (coverage %.3f), %d of them of uncalibrated error bars; %.3f over all %d runs; %d estimates exact (constant conditionals)",
-					cov, se, len(clean), len(flagged), fcov, uncal, all, seeds, exactQ)
+				t.Logf("%s: coverage %.3f ± %.3f over %d runs without warnings; %d runs warned (coverage %.3f), %d of them of uncalibrated error bars; %.3f over all %d runs; %d estimates exact (constant conditionals)",
+					t.Name(), cov, se, len(clean), len(flagged), fcov, uncal, all, seeds, exactQ)
 				if !eb.calibrated {
 					if uncal < seeds {
 						t.Errorf("error bars that are not calibrated (coverage %.3f) gave no warning in %d of %d runs", all, seeds-uncal, seeds)
@@ -399,7 +399,7 @@ func TestRareStateCoverage(t *testing.T) {
 					t.Errorf("z%d (rare state %.2g): coverage %.3f over %d seeds, below %.3f", i, p, cov, seeds, band)
 				}
 			}
-			t.Logf("worst coverage %.3f (z%d) over %d seeds; %d runs warned of rare states", worst, at, seeds, rareRuns)
+			t.Logf("%s: worst coverage %.3f (z%d) over %d seeds; %d runs warned of rare states", t.Name(), worst, at, seeds, rareRuns)
 		})
 	}
 }

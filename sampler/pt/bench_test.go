@@ -17,3 +17,11 @@ func BenchmarkIteration(b *testing.B) {
 		return New(sampler.NewProblem(m, t, 100, sampler.Init{}, rng.NewKey(1)), Settings{})
 	})
 }
+
+// One iteration of 100 chains with Block: the kit's models (RBMs swept by
+// block Gibbs of both layers, the others as in BenchmarkIteration).
+func BenchmarkIterationBlock(b *testing.B) {
+	samplertest.BenchSteps(b, func(m model.Model, t *transform.Transform) (sampler.Sampler, error) {
+		return New(sampler.NewProblem(m, t, 100, sampler.Init{}, rng.NewKey(1)), Settings{Block: true})
+	})
+}
