@@ -295,6 +295,10 @@ func Diagnose(ctx context.Context, m model.Model, out *Output) (*Diagnostics, er
 			anyRare = anyRare || min(visits[k], s.N-visits[k]) < RareVisits
 		}
 	}
+	// widen holds rareWidening's bound per variable; fallback says that it
+	// would have cost too much.
+	var widen []float64
+	fallback := false
 	// logpESS is log p*'s bulk ESS: the effective size of a rare state's
 	// frequency when its own series is constant.
 	logpESS := float64(s.N)
@@ -312,12 +316,13 @@ func Diagnose(ctx context.Context, m model.Model, out *Output) (*Diagnostics, er
 		// in which they may differ much (the strong RBM's z1: its
 		// conditional is 0.987 in most draws and far lower in about one
 		// in a thousand; runs of 1000 draws that missed those covered
-		// the exact mean 46% of the time): their intervals also hold the
-		// frequencies' own.
+		// the exact mean 46% of the time): their MCSE takes in
+		// rareWidening's variance, or, where that would cost too much,
+		// their intervals also hold the frequencies' own.
 		var freq [2]float64
 		hull := false
 		if q.v >= 0 && out.cond != nil {
-			if anyRare && !rare {
+			if fallback && !rare {
 				qf, err := summarize(groups)
 				if err != nil {
 					errs[k] = fmt.Errorf("diagnosing %s: %w", q.name, err)
@@ -334,6 +339,15 @@ func Diagnose(ctx context.Context, m model.Model, out *Output) (*Diagnostics, er
 		}
 		qt.Name = q.name
 		qt.CI90 = [2]float64{qt.Mean - z*qt.MCSE, qt.Mean + z*qt.MCSE}
+		if widen != nil && q.v >= 0 && widen[q.v] > 0 {
+			scale := 1.0
+			if q.state < 0 {
+				st := m.States(q.v)
+				scale = math.Abs(st[1] - st[0])
+			}
+			qt.MCSE = math.Sqrt(qt.MCSE*qt.MCSE + scale*scale*widen[q.v])
+			qt.CI90 = [2]float64{qt.Mean - z*qt.MCSE, qt.Mean + z*qt.MCSE}
+		}
 		if hull {
 			qt.CI90 = [2]float64{min(qt.CI90[0], freq[0]), max(qt.CI90[1], freq[1])}
 		}
@@ -369,6 +383,14 @@ func Diagnose(ctx context.Context, m model.Model, out *Output) (*Diagnostics, er
 	do(0, vals, groups)
 	if errs[0] == nil && !skip[0] && results[0].SD > 0 {
 		logpESS = results[0].BulkESS
+	}
+	// Rare states move the other variables' intervals (rareWidening).
+	if out.cond != nil && anyRare {
+		w, ok, err := rareWidening(ctx, m, s, min(max(logpESS, 1), float64(s.N)))
+		if err != nil {
+			return nil, err
+		}
+		widen, fallback = w, !ok
 	}
 	// The other quantities are independent: each chunk of them gets its
 	// own buffers, so the results do not depend on the number of cores.
@@ -630,7 +652,7 @@ func rareWarning(dg *Diagnostics, s *sampler.Samples) string {
 	}
 	how := "their estimates count the draws"
 	if dg.Estimates == RaoBlackwell.String() {
-		how = "their estimates average the conditional probabilities, which rest on the states the draws visited, so the other variables' intervals also hold their frequencies' intervals"
+		how = "their estimates average the conditional probabilities, which rest on the states the draws visited, so the other variables' MCSE includes the error of the rare states' frequencies times how much their conditionals move with those states"
 	}
 	return fmt.Sprintf("%d of %d quantities have a state seen fewer than %d times in %d samples (%s): their 90%% intervals include the Clopper–Pearson interval of the state's frequency at the effective sample size; %s; more draws say more",
 		len(rare), len(dg.Quantities), RareVisits, s.N, worst(rare, func(q Quantity) string { return fmt.Sprintf("[%.3g, %.3g]", q.CI90[0], q.CI90[1]) }), how)

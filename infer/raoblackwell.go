@@ -4,6 +4,7 @@ import (
 	"context"
 	"fmt"
 	"math"
+	"slices"
 
 	"github.com/dstein/dstein/internal/parallel"
 	"github.com/dstein/dstein/model"
@@ -204,4 +205,136 @@ func (t *condTable) check() error {
 		}
 	}
 	return nil
+}
+
+// Limits of rareWidening's work: up to rareRows draws per variable with a
+// rare state, and at most rareWork conditionals in all; beyond that the
+// caller falls back to the frequencies' intervals.
+const (
+	rareRows = 32
+	rareWork = 2e8
+)
+
+// rareWidening measures the extra Monte Carlo variance of each variable's
+// Rao–Blackwellised marginal that comes from the rare states of other
+// variables. The average of i's conditional weighs the draws in which
+// variable j is in a rare state (seen fewer than RareVisits times) by
+// their frequency p̂_j, whose own error has variance p_j(1 − p_j)/neff;
+// in those draws i's conditional differs by up to Δ_ij (total variation),
+// so the average carries an error of variance up to Δ_ij²·p_j(1 − p_j)/neff
+// that its draws cannot show while they (nearly) never hold the rare
+// state. p_j is taken at p̄_j, the Clopper–Pearson upper end of the
+// summed frequency of j's rare states at the effective sample size neff,
+// and the variances of different j add: v_i = Σ_j Δ_ij²·p̄_j(1 − p̄_j)/neff.
+// Δ_ij is the largest change measured by setting z_j to each of its rare
+// states in up to rareRows draws spread over the run (draws already in a
+// rare state are skipped, a change to a state of probability zero is not
+// made): how much i's conditional depends on z_j directly; an effect
+// through other variables that move with z_j is not in it. It returns nil
+// when no state is rare and ok = false when the work would exceed
+// rareWork. Variables are processed in fixed blocks and summed in their
+// order, so the result does not depend on the number of cores.
+func rareWidening(ctx context.Context, m model.Model, s *sampler.Samples, neff float64) (w []float64, ok bool, err error) {
+	d := m.Dim()
+	type rareVar struct {
+		j      int
+		states []int
+		pbar   float64
+	}
+	var rare []rareVar
+	counts := make([]int, 0, 8)
+	var work float64
+	for j := range d {
+		k := len(m.States(j))
+		counts = counts[:0]
+		for range k {
+			counts = append(counts, 0)
+		}
+		for r := range s.N {
+			counts[s.Z[r*s.D+j]]++
+		}
+		var states []int
+		seen := 0
+		for st, c := range counts {
+			if c < RareVisits && c < s.N {
+				states = append(states, st)
+				seen += c
+			}
+		}
+		if len(states) == 0 || len(states) == k {
+			continue
+		}
+		_, hi := clopperPearson(float64(seen)/float64(s.N)*neff, neff, 0.90)
+		rare = append(rare, rareVar{j, states, hi})
+		work += float64(min(rareRows, s.N)) * float64(1+len(states)) * float64(d)
+	}
+	if len(rare) == 0 {
+		return nil, true, nil
+	}
+	if work > rareWork {
+		return nil, false, nil
+	}
+	off := model.Offsets(m)
+	w = make([]float64, d)
+	const block = 8
+	delta := make([]float64, block*d)
+	for b0 := 0; b0 < len(rare); b0 += block {
+		b1 := min(b0+block, len(rare))
+		clear(delta)
+		parallel.For(b1-b0, 1, parallel.Func(func(lo, hi int) {
+			base := make([]float64, off[d])
+			var buf []float64
+			tr := model.NewTracker(m, s.Row(0))
+			for q := lo; q < hi; q++ {
+				rv := rare[b0+q]
+				dq := delta[q*d : (q+1)*d]
+				rows := min(rareRows, s.N)
+				for k := range rows {
+					if ctx.Err() != nil {
+						return
+					}
+					row := s.Row(k * s.N / rows)
+					if slices.Contains(rv.states, row[rv.j]) {
+						continue
+					}
+					tr.Reset(row)
+					for i := range d {
+						buf = tr.LogConditional(buf, i)
+						normalizeLog(buf)
+						copy(base[off[i]:off[i+1]], buf)
+					}
+					orig := row[rv.j]
+					for _, st := range rv.states {
+						if math.IsInf(tr.DeltaLogProb(rv.j, st), -1) {
+							continue
+						}
+						tr.Set(rv.j, st)
+						for i := range d {
+							if i == rv.j {
+								continue
+							}
+							buf = tr.LogConditional(buf, i)
+							normalizeLog(buf)
+							var tv float64
+							for x, p := range buf {
+								tv += math.Abs(p - base[off[i]+x])
+							}
+							dq[i] = max(dq[i], tv/2)
+						}
+						tr.Set(rv.j, orig)
+					}
+				}
+			}
+		}))
+		if err := ctx.Err(); err != nil {
+			return nil, false, err
+		}
+		for q := range b1 - b0 {
+			pbar := rare[b0+q].pbar
+			for i, v := range delta[q*d : (q+1)*d] {
+				w[i] += v * v * pbar * (1 - pbar) / neff
+			}
+		}
+	}
+	return w, true, nil
 }

@@ -310,3 +310,34 @@ func TestRaoBlackwellGain(t *testing.T) {
 			mc.name, mr, sr/n, mf, sf/n, mf/mr, cr, cf)
 	}
 }
+
+// rareWidening on a model whose answer is known: z0 never leaves +1 in
+// the draws (its state −1 is rare), z1 is coupled to it with J = 0.8 and
+// field 0.3, z2 is independent. z1's extra variance is Δ²·p̄(1 − p̄)/n with
+// Δ = |σ(2(0.3 + 0.8)) − σ(2(0.3 − 0.8))| and p̄ the Clopper–Pearson upper
+// end of 0 visits in the n draws; z2's is 0.
+func TestRareWidening(t *testing.T) {
+	m, err := ising.New(3, []ising.Edge{{I: 0, J: 1, Coupling: 0.8}}, []float64{4, 0.3, -0.2})
+	if err != nil {
+		t.Fatal(err)
+	}
+	const n = 200
+	s := &sampler.Samples{N: n, D: 3, Z: make([]int, 3*n)}
+	r := rng.NewKey(2).For(rng.Test).Rand()
+	for row := range n {
+		s.Z[3*row] = 1
+		s.Z[3*row+1] = r.IntN(2)
+		s.Z[3*row+2] = r.IntN(2)
+	}
+	w, ok, err := rareWidening(context.Background(), m, s, n)
+	if err != nil || !ok {
+		t.Fatalf("rareWidening: %v, %v", ok, err)
+	}
+	sig := func(x float64) float64 { return 1 / (1 + math.Exp(-2*x)) }
+	_, pbar := clopperPearson(0, n, 0.9)
+	delta := math.Abs(sig(0.3+0.8) - sig(0.3-0.8))
+	want := delta * delta * pbar * (1 - pbar) / n
+	if math.Abs(w[1]-want) > 1e-12 || w[2] != 0 || w[0] != 0 {
+		t.Errorf("widening %v; want [0 %v 0]", w, want)
+	}
+}
