@@ -8,6 +8,7 @@ import (
 	"os/exec"
 	"path/filepath"
 	"strings"
+	"sync"
 	"syscall"
 	"testing"
 	"time"
@@ -270,4 +271,197 @@ func TestWatchdog(t *testing.T) {
 			}
 		})
 	}
+}
+
+// TestSignalKeepsFinishedOutputs: a real signal in the middle of a run into
+// a directory that an earlier run finished must leave every file there as
+// it was (issue 26: an interrupted reproduce rewrote the finished page and
+// list with one that listed only the interrupted result; an experiment
+// interrupted while it built its exact answers ran on and rewrote its
+// tables and figures with exit 0), and SIGTERM, like SIGINT, must end a
+// write to an output FIFO that nobody reads. Each case runs its first
+// command to the end, records the directory (snapshot: type, mode and
+// contents of every entry), starts the second with the watchdog off, sends
+// the signal once a line on standard error shows that the work has begun,
+// and checks exit 130 within the test's 10 s, one line "dstein:
+// interrupted…", no stack trace, and the directory as recorded: no file
+// changed or removed, and nothing new but what a case names (the journal
+// of the interrupted result: its finished trials are kept) — no
+// temporary file, no lock.
+func TestSignalKeepsFinishedOutputs(t *testing.T) {
+	if testing.Short() {
+		t.Skip("builds the binary and runs long commands")
+	}
+	dir := t.TempDir()
+	bin := filepath.Join(dir, "dstein")
+	if out, err := exec.Command("go", "build", "-o", bin, ".").CombinedOutput(); err != nil {
+		t.Fatalf("go build: %v\n%s", err, out)
+	}
+	cases := []struct {
+		name  string
+		first []string // the finished run; OUT is the directory
+		args  []string // the run the signal interrupts
+		sig   os.Signal
+		ready string        // a line of standard error that shows the work has begun
+		after time.Duration // without one: how long the work takes to begin
+		may   []string      // entries of OUT that may appear
+		setup func(t *testing.T, out string)
+	}{
+		{name: "reproduce over a finished page",
+			first: []string{"reproduce", "--tiny", "--only", "categorical", "--out-dir", "OUT"},
+			args:  []string{"reproduce", "--quick", "--only", "rbm-n", "--out-dir", "OUT"},
+			sig:   syscall.SIGINT, ready: "rbm-n: exact answers for the RBM",
+			may: []string{"rbm-n", "rbm-n/rbm-n.trials.csv", "rbm-n/rbm-n.trials.json"}},
+		{name: "experiment's exact answers over its finished directory",
+			first: []string{"experiment", "suite", "--tiny", "--methods", "exact", "--out-dir", "OUT"},
+			args:  []string{"experiment", "suite", "--tiny", "--methods", "exact", "--out-dir", "OUT"},
+			sig:   syscall.SIGINT, ready: "suite: ground truth of grid4-weak"},
+		{name: "SIGTERM on an output FIFO without a reader",
+			setup: func(t *testing.T, out string) {
+				if err := syscall.Mkfifo(filepath.Join(out, "fifo"), 0o644); err != nil {
+					t.Fatal(err)
+				}
+			},
+			// The summary on standard error is written after the
+			// outputs: no line shows that the write has begun; as in
+			// TestSIGINTInEveryPhase, it has after 500 ms.
+			args: []string{"sample", "--model", "../../examples/ising-grid.json", "--method", "gibbs", "--n", "5", "--iters", "3", "--out", "OUT/fifo"},
+			sig:  syscall.SIGTERM, after: 500 * time.Millisecond},
+	}
+	for _, c := range cases {
+		t.Run(c.name, func(t *testing.T) {
+			out := filepath.Join(t.TempDir(), "out")
+			if err := os.Mkdir(out, 0o755); err != nil {
+				t.Fatal(err)
+			}
+			if c.setup != nil {
+				c.setup(t, out)
+			}
+			at := func(args []string) []string {
+				var a []string
+				for _, s := range args {
+					a = append(a, strings.ReplaceAll(s, "OUT", out))
+				}
+				return a
+			}
+			if c.first != nil {
+				if b, err := exec.Command(bin, at(c.first)...).CombinedOutput(); err != nil {
+					t.Fatalf("the first run: %v %s", err, b)
+				}
+			}
+			before := snapshot(t, out)
+			signalWhenReady(t, bin, c.sig, c.ready, c.after, at(c.args)...)
+			after := snapshot(t, out)
+			may := map[string]bool{}
+			for _, m := range c.may {
+				may[m] = true
+			}
+			for k, v := range before {
+				if after[k] != v {
+					t.Errorf("%s changed: %q, was %q", k, after[k], v)
+				}
+			}
+			for k, v := range after {
+				if _, ok := before[k]; !ok && !may[k] {
+					t.Errorf("%s appeared (%s)", k, v)
+				}
+			}
+			if info, err := os.Lstat(filepath.Join(out, "fifo")); c.setup != nil && (err != nil || info.Mode()&os.ModeNamedPipe == 0) {
+				t.Errorf("the FIFO is now %v (%v)", info, err)
+			}
+		})
+	}
+}
+
+// signalWhenReady starts bin with args, with the watchdog off as in
+// TestSIGINTInEveryPhase (the phase must stop by itself), sends sig once
+// its standard error contains ready (ready "": after the delay after), and
+// checks what a signal must bring
+// in every phase: exit 130 within the test's 10 s (the latency is
+// logged), the last line of standard error "dstein: interrupted…" and the
+// only one that starts with "dstein: ", no stack trace.
+func signalWhenReady(t *testing.T, bin string, sig os.Signal, ready string, after time.Duration, args ...string) {
+	t.Helper()
+	cmd := exec.Command(bin, args...)
+	cmd.Env = append(os.Environ(), "DSTEIN_SIGNAL_GRACE=off")
+	stderr := &readyWriter{want: ready, seen: make(chan struct{})}
+	cmd.Stderr = stderr
+	if err := cmd.Start(); err != nil {
+		t.Fatal(err)
+	}
+	done := make(chan error, 1)
+	go func() { done <- cmd.Wait() }()
+	if ready == "" {
+		stderr.seen = nil // never closed: the delay decides
+	}
+	select {
+	case <-stderr.seen:
+	case <-timer(ready == "", after):
+	case <-done:
+		t.Fatalf("finished (exit %d) before %q: %s", cmd.ProcessState.ExitCode(), ready, stderr)
+	case <-time.After(120 * time.Second):
+		cmd.Process.Kill()
+		<-done
+		t.Fatalf("no %q in 120 s: %s", ready, stderr)
+	}
+	sent := time.Now()
+	cmd.Process.Signal(sig)
+	select {
+	case <-done:
+	case <-time.After(30 * time.Second):
+		cmd.Process.Kill()
+		<-done
+		t.Fatalf("still running 30 s after %v; stderr %q", sig, stderr)
+	}
+	latency := time.Since(sent)
+	code := cmd.ProcessState.ExitCode()
+	t.Logf("exit %d %v after %v", code, latency.Round(time.Millisecond), sig)
+	errs := stderr.String()
+	if code != exitInterrupted {
+		t.Errorf("exit %d, want %d; stderr %q", code, exitInterrupted, errs)
+	}
+	if latency > 10*time.Second {
+		t.Errorf("took %v to stop", latency)
+	}
+	lines := strings.Split(strings.TrimSpace(errs), "\n")
+	if last := lines[len(lines)-1]; !strings.HasPrefix(last, "dstein: interrupted") || strings.Count(errs, "dstein: ") != 1 {
+		t.Errorf("stderr %q; want one last line dstein: interrupted…", errs)
+	}
+	if strings.Contains(errs, "goroutine ") || strings.Contains(errs, "panic") {
+		t.Errorf("stack trace: %s", errs)
+	}
+}
+
+// timer returns a channel that receives after d when on, else nil.
+func timer(on bool, d time.Duration) <-chan time.Time {
+	if !on {
+		return nil
+	}
+	return time.After(d)
+}
+
+// readyWriter keeps a child's standard error and closes seen once it
+// contains want.
+type readyWriter struct {
+	mu   sync.Mutex
+	b    bytes.Buffer
+	want string
+	seen chan struct{}
+	once sync.Once
+}
+
+func (w *readyWriter) Write(p []byte) (int, error) {
+	w.mu.Lock()
+	defer w.mu.Unlock()
+	w.b.Write(p)
+	if w.seen != nil && strings.Contains(w.b.String(), w.want) {
+		w.once.Do(func() { close(w.seen) })
+	}
+	return len(p), nil
+}
+
+func (w *readyWriter) String() string {
+	w.mu.Lock()
+	defer w.mu.Unlock()
+	return w.b.String()
 }

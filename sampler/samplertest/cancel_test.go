@@ -5,11 +5,13 @@ import (
 	"errors"
 	"fmt"
 	"math"
+	"math/rand/v2"
 	"runtime"
 	"testing"
 	"time"
 
 	"github.com/dstein/dstein/model"
+	"github.com/dstein/dstein/model/categorical"
 	"github.com/dstein/dstein/model/ising"
 	"github.com/dstein/dstein/model/rbm"
 	"github.com/dstein/dstein/rng"
@@ -205,35 +207,43 @@ func TestEveryMethodStopsWhenCanceled(t *testing.T) {
 	for _, meth := range sampler.Methods() {
 		t.Run(meth.Name, func(t *testing.T) {
 			runtime.GC() // the previous method's chains
-			p, n, err := sizeStep(t, meth, problems)
-			if err != nil {
-				t.Fatal(err)
-			}
-			for try := 0; ; try++ {
-				s, err := p.build(meth, n)
-				if err != nil {
-					t.Fatal(err)
-				}
-				stepErr, latency, returned := stepCanceled(s)
-				switch {
-				case !returned:
-					t.Fatalf("Step of %d chains on the %s still running %v after its context was canceled", n, p.name, latencyBound)
-				case latency < 0 && stepErr == nil && try < 2:
-					t.Logf("Step of %d chains finished %v before the cancellation; trying %d", n, -latency, 4*n)
-					n *= 4
-					continue
-				case latency < 0 && stepErr == nil:
-					t.Fatalf("Step of %d chains on the %s finished %v before the cancellation at %v: the step is too short for this test", n, p.name, -latency, cancelAfter)
-				case stepErr == nil:
-					t.Fatalf("Step of %d chains on the %s ignored the cancellation: it finished without an error %v after it", n, p.name, latency)
-				case !errors.Is(stepErr, context.Canceled):
-					t.Fatalf("Step returned %v; want context.Canceled", stepErr)
-				}
-				t.Logf("%d chains on the %s: Step returned %v after the cancellation", n, p.name, latency)
-				checkSpent(t, s, p.m, n)
-				return
-			}
+			checkStopsWhenCanceled(t, meth, problems)
 		})
+	}
+}
+
+// checkStopsWhenCanceled sizes a step of meth on the first of problems
+// that it accepts, cancels it 50 ms in and checks what
+// TestEveryMethodStopsWhenCanceled requires.
+func checkStopsWhenCanceled(t *testing.T, meth *sampler.Method, problems []bigProblem) {
+	t.Helper()
+	p, n, err := sizeStep(t, meth, problems)
+	if err != nil {
+		t.Fatal(err)
+	}
+	for try := 0; ; try++ {
+		s, err := p.build(meth, n)
+		if err != nil {
+			t.Fatal(err)
+		}
+		stepErr, latency, returned := stepCanceled(s)
+		switch {
+		case !returned:
+			t.Fatalf("Step of %d chains on the %s still running %v after its context was canceled", n, p.name, latencyBound)
+		case latency < 0 && stepErr == nil && try < 2:
+			t.Logf("Step of %d chains finished %v before the cancellation; trying %d", n, -latency, 4*n)
+			n *= 4
+			continue
+		case latency < 0 && stepErr == nil:
+			t.Fatalf("Step of %d chains on the %s finished %v before the cancellation at %v: the step is too short for this test", n, p.name, -latency, cancelAfter)
+		case stepErr == nil:
+			t.Fatalf("Step of %d chains on the %s ignored the cancellation: it finished without an error %v after it", n, p.name, latency)
+		case !errors.Is(stepErr, context.Canceled):
+			t.Fatalf("Step returned %v; want context.Canceled", stepErr)
+		}
+		t.Logf("%d chains on the %s: Step returned %v after the cancellation", n, p.name, latency)
+		checkSpent(t, s, p.m, n)
+		return
 	}
 }
 
@@ -255,4 +265,43 @@ func checkSpent(t *testing.T, s sampler.Sampler, m model.Model, n int) {
 		}
 	}
 	_ = s.Stats()
+}
+
+// GWG's Step returns promptly after cancellation on a product of 2000
+// categorical variables of 4 states with random probabilities (Dirichlet(1)
+// for each variable), the model on which it once ran on for more than
+// 25 s after the signal: from the default start every proposal there
+// rebases the chain's weights twice (gwg.rebase: 8000 exponentials and a
+// rebuild of the sum tree; one chain's sweep takes about 0.6 s on the
+// project's machine), so the step must look at its context between
+// rebases, not only between sweeps. The step is sized and canceled, and
+// the result checked, as in TestEveryMethodStopsWhenCanceled.
+func TestGWGStopsWhenCanceledOnACategoricalModel(t *testing.T) {
+	meth, err := sampler.Lookup("gwg")
+	if err != nil {
+		t.Fatal(err)
+	}
+	r := rand.New(rand.NewPCG(26, 2))
+	vars := make([]categorical.Variable, 2000)
+	for i := range vars {
+		p := make([]float64, 4)
+		var sum float64
+		for k := range p {
+			p[k] = r.ExpFloat64()
+			sum += p[k]
+		}
+		for k := range p {
+			p[k] /= sum
+		}
+		vars[i] = categorical.Variable{States: []float64{0, 1, 2, 3}, Probs: p}
+	}
+	m, err := categorical.New(vars)
+	if err != nil {
+		t.Fatal(err)
+	}
+	tr, err := transform.ForModel(transform.Normal{}, m)
+	if err != nil {
+		t.Fatal(err)
+	}
+	checkStopsWhenCanceled(t, meth, []bigProblem{{"product of 2000 categorical variables of 4 states", m, tr}})
 }
