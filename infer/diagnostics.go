@@ -239,6 +239,14 @@ func Diagnose(ctx context.Context, m model.Model, out *Output) (*Diagnostics, er
 	case lay.Kind == LayoutChains:
 		dg.Source = SourceChains
 		dg.Note = fmt.Sprintf("from %d chains of %d draws (warm-up %d, thinned by %d): MCSE = sd/√ESS", lay.Groups, lay.Length, lay.Warmup, lay.Thin)
+		switch lay.Stopped {
+		case StopTarget:
+			dg.Note += "; the run stopped when every quantity's ESS reached its target"
+		case StopIters:
+			dg.Note += "; the run stopped at its iteration limit (--max-iters) before every quantity's ESS reached its target"
+		case StopTime:
+			dg.Note += "; the run stopped at its time limit (--max-time), so another run with the same seed may keep other draws"
+		}
 	case lay.Kind == LayoutReplicates:
 		dg.Source = SourceReplicates
 		dg.Note = fmt.Sprintf("from %d independent replicates of %d: MCSE = sd of the replicates' estimates/√%d", lay.Groups, lay.Length, lay.Groups)

@@ -1,6 +1,10 @@
 package infer
 
-import "fmt"
+import (
+	"fmt"
+	"math"
+	"time"
+)
 
 // Keep says which states of MCMC chains a run keeps: after Warmup
 // iterations, every Thin-th state, Draws per chain (Stan's warm-up, draws
@@ -12,13 +16,62 @@ type Keep struct {
 	Draws int `json:"draws"`
 	// Thin keeps every Thin-th state after the warm-up. Default (0) is 1.
 	Thin int `json:"thin"`
+	// Target, when > 0, makes the run adaptive: the chains run until
+	// every quantity's bulk- and tail-ESS reach Target and no R̂ exceeds
+	// its limit, checked at 2·Draws iterations and at each doubling; the
+	// Draws of each chain are those of the second half of the run, evenly
+	// thinned (Warmup and Thin must be 0: the run sets them). MaxIters
+	// (0: DefaultMaxIters windows) and MaxTime bound it (see adaptive).
+	Target float64 `json:"ess_target"`
+	// MaxIters is the most iterations per chain an adaptive run makes:
+	// it stops at the last doubling within it.
+	MaxIters int `json:"-"`
+	// MaxTime, when > 0, ends an adaptive run at the first iteration past
+	// it once a window of draws is complete (the draws of the last
+	// complete window are kept; the result then depends on the machine's
+	// speed).
+	MaxTime time.Duration `json:"-"`
+	// Stopped says why an adaptive run ended (in the output's layout):
+	// StopTarget, StopIters or StopTime.
+	Stopped string `json:"stopped"`
 }
+
+// Why an adaptive run stopped.
+const (
+	StopTarget = "ess"       // every quantity reached the target
+	StopIters  = "max-iters" // the next doubling would pass MaxIters
+	StopTime   = "max-time"  // MaxTime passed
+)
+
+// DefaultWindows is the number of doublings an adaptive run may make when
+// MaxIters is 0: up to 2·Draws·2^DefaultWindows iterations (8000 for the
+// default's 250 draws per chain, about its fixed run of 7250).
+const DefaultWindows = 4
 
 func (k Keep) thin() int { return max(1, k.Thin) }
 
+// maxEnd is the last window end of an adaptive run: the largest
+// 2·Draws·2^j within MaxIters.
+func (k Keep) maxEnd() int {
+	end := 2 * k.Draws
+	limit := k.MaxIters
+	if limit == 0 {
+		limit = end << DefaultWindows
+	}
+	for 2*end <= limit {
+		end *= 2
+	}
+	return end
+}
+
 // Iters returns the iterations a run that keeps these draws makes:
-// Warmup + Draws·Thin.
-func (k Keep) Iters() int { return k.Warmup + k.Draws*k.thin() }
+// Warmup + Draws·Thin, or for an adaptive run the most it may make.
+func (k Keep) Iters() int {
+	if k.Target > 0 {
+		return k.maxEnd()
+	}
+	return k.Warmup + k.Draws*k.thin()
+}
 
 // Validate reports counts that cannot be used.
 func (k Keep) Validate() error {
@@ -31,6 +84,18 @@ func (k Keep) Validate() error {
 		return fmt.Errorf("the thinning must be at least 1, got %d", k.Thin)
 	case k.Draws > (1<<31)/k.thin()-k.Warmup/k.thin():
 		return fmt.Errorf("%d draws thinned by %d after %d warm-up iterations are more iterations than a run can count", k.Draws, k.thin(), k.Warmup)
+	case math.IsNaN(k.Target) || k.Target < 0 || math.IsInf(k.Target, 0):
+		return fmt.Errorf("the ESS target must be a number of at least 0, got %v", k.Target)
+	case k.MaxIters < 0 || k.MaxTime < 0:
+		return fmt.Errorf("the iteration and time limits must be at least 0, got %d and %v", k.MaxIters, k.MaxTime)
+	case k.Target == 0 && (k.MaxIters > 0 || k.MaxTime > 0):
+		return fmt.Errorf("the iteration and time limits bound a run with an ESS target; this run keeps %d draws after %d warm-up iterations", k.Draws, k.Warmup)
+	case k.Target > 0 && (k.Warmup > 0 || k.Thin > 1):
+		return fmt.Errorf("a run with an ESS target chooses its own warm-up and thinning (the second half of the run, thinned to %d draws per chain); got warm-up %d and thinning %d", k.Draws, k.Warmup, k.Thin)
+	case k.Target > 0 && k.MaxIters > 0 && k.MaxIters < 2*k.Draws:
+		return fmt.Errorf("at most %d iterations per chain cannot hold a warm-up and %d draws (at least %d)", k.MaxIters, k.Draws, 2*k.Draws)
+	case k.Target > 0 && k.Draws > 1<<28:
+		return fmt.Errorf("%d draws per chain are more than an adaptive run can count", k.Draws)
 	}
 	return nil
 }
@@ -75,4 +140,8 @@ type Layout struct {
 	Groups, Length int
 	// Warmup and Thin are those of kept draws (LayoutChains).
 	Warmup, Thin int
+	// Target and Stopped are an adaptive run's ESS target and why it
+	// stopped (Keep.Target, Keep.Stopped).
+	Target  float64
+	Stopped string
 }

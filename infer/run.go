@@ -124,6 +124,9 @@ func Run(ctx context.Context, m model.Model, spec Spec) (*Output, error) {
 		return nil, err
 	}
 	reps := max(1, spec.Replicates)
+	if spec.Keep.Target > 0 && (reps > 1 || spec.Keep.Draws < 1) {
+		return nil, fmt.Errorf("an ESS target needs the draws of MCMC chains, one run (draws %d, replicates %d)", spec.Keep.Draws, reps)
+	}
 	d := m.Dim()
 	out := &Output{Pipeline: pl.Resolved(), N: spec.N, Dim: d, Key: spec.Key, Status: sampler.Completed}
 	rows := spec.rows()
@@ -135,7 +138,13 @@ func Run(ctx context.Context, m model.Model, spec Spec) (*Output, error) {
 	default:
 		out.Layout = Layout{Kind: LayoutSingle, Groups: 1, Length: spec.N}
 	}
-	out.Samples = &sampler.Samples{N: rows, D: d, Z: make([]int, rows*d)}
+	var adapt *adaptive
+	if spec.Keep.Target > 0 {
+		adapt = newAdaptive(ctx, m, out.Pipeline, spec.Keep, spec.N, spec.Estimates)
+		out.Samples = &sampler.Samples{N: rows, D: d}
+	} else {
+		out.Samples = &sampler.Samples{N: rows, D: d, Z: make([]int, rows*d)}
+	}
 	total := reps * pl.Iters()
 	last := len(pl.Stages) - 1
 	for r := range reps {
@@ -154,7 +163,14 @@ func Run(ctx context.Context, m model.Model, spec Spec) (*Output, error) {
 				return nil
 			})
 		}
-		if k := spec.Keep; k.Draws > 0 {
+		if adapt != nil {
+			observers = append(observers, func(stage, iter int, s sampler.Sampler) error {
+				if stage != last {
+					return nil
+				}
+				return adapt.observe(iter, s)
+			})
+		} else if k := spec.Keep; k.Draws > 0 {
 			observers = append(observers, func(stage, iter int, s sampler.Sampler) error {
 				if stage != last {
 					return nil
@@ -194,6 +210,13 @@ func Run(ctx context.Context, m model.Model, spec Spec) (*Output, error) {
 		if res.Status == sampler.Failed {
 			return nil, res.Err
 		}
+		if adapt != nil {
+			if adapt.done != nil {
+				out.Samples.Z, out.Layout = adapt.done, adapt.layout()
+			} else {
+				out.Samples.Z = adapt.buf // canceled before a window was complete
+			}
+		}
 		if res.Status != sampler.Completed {
 			out.Status = res.Status
 			out.Seconds = time.Since(start).Seconds()
@@ -225,6 +248,13 @@ func Run(ctx context.Context, m model.Model, spec Spec) (*Output, error) {
 			return out, nil
 		}
 		return nil, err
+	}
+	if lay := out.Layout; lay.Stopped == StopIters || lay.Stopped == StopTime {
+		limit := fmt.Sprintf("its iteration limit (%d per chain, --max-iters)", out.Iters)
+		if lay.Stopped == StopTime {
+			limit = fmt.Sprintf("its time limit (%v, --max-time) after %d iterations per chain", spec.Keep.MaxTime, out.Iters)
+		}
+		out.Diagnostics.Warnings = append(out.Diagnostics.Warnings, fmt.Sprintf("the run reached %s before every quantity's bulk and tail ESS reached %g with R̂ within its limit: the draws are those of the second half of the run; raise the limit or use a method for hard targets", limit, spec.Keep.Target))
 	}
 	if spec.Compress.On() {
 		t0 := time.Now()
@@ -406,6 +436,10 @@ func Memory(m model.Model, spec Spec) float64 {
 	}
 	if spec.Keep.Draws > 0 || spec.Replicates > 1 {
 		need += diagnoseQuantityMemory * float64(Quantities(m))
+	}
+	if spec.Keep.Target > 0 {
+		// The window being filled besides the last complete one.
+		need += 8 * rows * d
 	}
 	pl, err := spec.Plan()
 	if err != nil {

@@ -12,7 +12,7 @@ import (
 // SummaryVersion is the version of the summary's schema
 // (docs/summary-schema.md); it changes when a key is added, changes meaning
 // or goes away.
-const SummaryVersion = 6
+const SummaryVersion = 7
 
 // Summary is the JSON summary of a run. Every key is always present, with
 // zeros kept; docs/summary-schema.md lists every key, its type and when it
@@ -97,7 +97,7 @@ func NewSummary(method, modelName string, m model.Model, out *Output) *Summary {
 		Samples: out.Samples.N, Replicates: 1, ErrorBars: out.Diagnostics, Compressed: out.Compressed}
 	switch out.Layout.Kind {
 	case LayoutChains:
-		s.Keep = Keep{Warmup: out.Layout.Warmup, Draws: out.Layout.Length, Thin: out.Layout.Thin}
+		s.Keep = Keep{Warmup: out.Layout.Warmup, Draws: out.Layout.Length, Thin: out.Layout.Thin, Target: out.Layout.Target, Stopped: out.Layout.Stopped}
 	case LayoutReplicates:
 		s.Replicates = out.Layout.Groups
 	}

@@ -301,7 +301,8 @@ type Env struct {
 	Progress Progress
 	// Observe, when not nil, is called after every iteration of every
 	// stage with the stage's index, the iterations it has done and its
-	// sampler; a non-nil error stops the run as failed.
+	// sampler; a non-nil error stops the run as failed, except ErrEnough,
+	// which ends the stage as completed.
 	Observe func(stage, iter int, s Sampler) error
 }
 

@@ -46,9 +46,16 @@ type RunOptions struct {
 	// Progress, when not nil, is told after every iteration.
 	Progress Progress
 	// AfterStep, when not nil, is called after each iteration with the
-	// number of iterations done so far; a non-nil error stops the run.
+	// number of iterations done so far; a non-nil error stops the run
+	// (ErrEnough as Completed, any other as Failed).
 	AfterStep func(done int) error
 }
+
+// ErrEnough is what an AfterStep (or an Env.Observe) returns to say that
+// the run has what it needs: Run then ends as Completed after the
+// iterations done so far (an adaptive run of chains that reached its
+// effective sample size).
+var ErrEnough = errors.New("enough iterations")
 
 // Outcome reports how a run ended.
 type Outcome struct {
@@ -77,7 +84,9 @@ func Run(ctx context.Context, s Stepper, opt RunOptions) Outcome {
 			opt.Progress.Update(it+1, opt.Iters)
 		}
 		if opt.AfterStep != nil {
-			if err := opt.AfterStep(it + 1); err != nil {
+			if err := opt.AfterStep(it + 1); errors.Is(err, ErrEnough) {
+				return Outcome{Status: Completed, Iters: it + 1}
+			} else if err != nil {
 				return Outcome{Status: Failed, Iters: it + 1, Err: err}
 			}
 		}

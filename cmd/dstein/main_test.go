@@ -130,6 +130,38 @@ func TestSameSeedSameBytes(t *testing.T) {
 	}
 }
 
+// --auto-ladder --ess: the same bytes on 1 and 2 cores, and the summary
+// says the target, why the run stopped and the ladder chosen.
+func TestSampleESSTarget(t *testing.T) {
+	dir := t.TempDir()
+	var csvs, jsons [2][]byte
+	var summary map[string]any
+	for k, procs := range []int{1, 2} {
+		old := runtime.GOMAXPROCS(procs)
+		c, j := filepath.Join(dir, "s"+strconv.Itoa(k)+".csv"), filepath.Join(dir, "s"+strconv.Itoa(k)+".json")
+		code, _, errs := dstein(t, "sample", "--model", "../../examples/rbm-small.json", "--n", "200", "--seed", "4", "--auto-ladder", "--ess", "100", "--out", c, "--json", j)
+		runtime.GOMAXPROCS(old)
+		if code != 0 {
+			t.Fatalf("exit %d: %s", code, errs)
+		}
+		csvs[k], _ = os.ReadFile(c)
+		raw, _ := os.ReadFile(j)
+		summary = nil
+		json.Unmarshal(raw, &summary)
+		dropSeconds(summary)
+		jsons[k], _ = json.Marshal(summary)
+	}
+	if !bytes.Equal(csvs[0], csvs[1]) || !bytes.Equal(jsons[0], jsons[1]) {
+		t.Error("an adaptive run differs between GOMAXPROCS 1 and 2")
+	}
+	keep := summary["keep"].(map[string]any)
+	stats := summary["stages"].([]any)[0].(map[string]any)["statistics"].(map[string]any)
+	if keep["ess_target"] != 100.0 || keep["stopped"] != "ess" || keep["draws"] != 50.0 || stats["temperatures"] == nil {
+		t.Errorf("keep %v, statistics %v", keep, stats)
+	}
+	t.Logf("keep %v; ladder %v", keep, stats)
+}
+
 func writeFile(t *testing.T, name, content string) string {
 	p := filepath.Join(t.TempDir(), name)
 	if err := os.WriteFile(p, []byte(content), 0o644); err != nil {
@@ -176,6 +208,15 @@ func TestBadInputGivesOneLine(t *testing.T) {
 		{"inapplicable", []string{"--model", good, "--method", "gibbs", "--lr", "3"}, 2, "--lr applies to gfsvgd, not to --method gibbs"},
 		{"unknown flag", []string{"--model", good, "--nope"}, 2, "unknown flag"},
 		{"typo flag", []string{"--model", good, "--sed", "3"}, 2, "did you mean --seed?"},
+		{"max-iters without ess", []string{"--model", good, "--max-iters", "500"}, 2, "--max-iters bounds a run with --ess"},
+		{"max-time without ess", []string{"--model", good, "--max-time", "1m"}, 2, "--max-time bounds a run with --ess"},
+		{"ess and warmup", []string{"--model", good, "--ess", "400", "--warmup", "10"}, 2, "leave out --warmup and --thin"},
+		{"ess of particles", []string{"--model", good, "--method", "gfsvgd", "--ess", "400"}, 2, "--ess applies to the draws of MCMC chains"},
+		{"ess zero", []string{"--model", good, "--ess", "0"}, 2, "want a positive effective sample size"},
+		{"ess nan", []string{"--model", good, "--ess", "NaN"}, 2, "want a positive effective sample size"},
+		{"max-iters too small", []string{"--model", good, "--ess", "400", "--max-iters", "10"}, 2, "cannot hold a warm-up"},
+		{"bad max-time", []string{"--model", good, "--ess", "400", "--max-time", "soon"}, 2, "invalid argument"},
+		{"auto-ladder without tuning", []string{"--model", good, "--auto-ladder", "--tune", "-1"}, 2, "auto sizes the ladder at the end of tuning"},
 	}
 	for _, c := range cases {
 		out := filepath.Join(t.TempDir(), "s.csv")

@@ -9,6 +9,7 @@ import (
 	"slices"
 	"sort"
 	"strings"
+	"time"
 
 	"github.com/spf13/cobra"
 	"github.com/spf13/pflag"
@@ -30,6 +31,9 @@ type sampleFlags struct {
 	out, json, mar, trace             string
 	n, iters, show                    int
 	chains, warmup, draws, thin, reps int
+	ess                               float64
+	maxIters                          int
+	maxTime                           time.Duration
 	seed                              uint64
 	initMean, initStd                 float64
 	mem                               memoryFlag
@@ -75,6 +79,9 @@ and written only when it completes.`,
 	fs.IntVar(&f.chains, "chains", 4, "number of MCMC chains when keeping --draws (the --n of chain methods)")
 	fs.IntVar(&f.warmup, "warmup", 0, "iterations discarded before the --draws are kept (default: as many as the draws take, draws × thin)")
 	fs.IntVar(&f.thin, "thin", 1, "keep every thin-th state of each chain after the warm-up")
+	fs.Float64Var(&f.ess, "ess", 0, "run the chains until every quantity's bulk and tail ESS reach this (and R̂ passes), doubling the run and keeping its second half, thinned to the draws (0: a fixed --warmup and --thin)")
+	fs.IntVar(&f.maxIters, "max-iters", 0, "with --ess, the most iterations per chain (rounds for pt): the run stops at the last doubling within it (default: 16 × 2 × the draws per chain)")
+	fs.DurationVar(&f.maxTime, "max-time", 0, "with --ess, end the run at the first iteration past this duration (1m30s) once a window of draws is complete; the result then depends on the machine's speed")
 	fs.IntVar(&f.reps, "replicates", 1, "run the whole method this many times independently; error bars come from the spread of the runs (for particle methods such as gfsvgd)")
 	fs.Uint64Var(&f.seed, "seed", 1, "random seed; the same seed gives the same output bytes")
 	fs.Float64Var(&f.initMean, "init-mean", 0, "mean of the initial N(mean, std²) draw every method starts from (default: the preset's, 0)")
@@ -291,10 +298,40 @@ func (f *sampleFlags) outputBytes(file model.Model, spec infer.Spec) float64 {
 	return need
 }
 
-// keep turns --draws, --chains, --warmup and --thin into the draws to keep
-// and the number of chains; without --draws the others are errors and the
-// run has --n particles or chains.
+// keep turns --draws, --chains, --warmup, --thin, --ess, --max-iters and
+// --max-time into the draws to keep and the number of chains.
 func (f *sampleFlags) keep(fs *pflag.FlagSet) (infer.Keep, int, error) {
+	k, n, err := f.keepFixed(fs)
+	if err != nil {
+		return k, n, err
+	}
+	if !fs.Changed("ess") {
+		for _, name := range []string{"max-iters", "max-time"} {
+			if fs.Changed(name) {
+				return k, 0, usagef("--%s bounds a run with --ess (an ESS target); without it the chains run --warmup + --draws × --thin iterations", name)
+			}
+		}
+		return k, n, nil
+	}
+	switch {
+	case k.Draws == 0:
+		return k, 0, usagef("--ess applies to the draws of MCMC chains: the default or compact preset, or --draws with a chain method")
+	case fs.Changed("warmup") || fs.Changed("thin"):
+		return k, 0, usagef("--ess chooses the warm-up and the thinning itself (the second half of the run, thinned to the draws); leave out --warmup and --thin")
+	case !(f.ess > 0):
+		return k, 0, usagef("--ess %v: want a positive effective sample size (400 = 100 per chain for 4 chains)", f.ess)
+	}
+	k.Warmup, k.Thin, k.Target, k.MaxIters, k.MaxTime = 0, 0, f.ess, f.maxIters, f.maxTime
+	if err := k.Validate(); err != nil {
+		return k, 0, usageError{err}
+	}
+	return k, n, nil
+}
+
+// keepFixed turns --draws, --chains, --warmup and --thin into the draws to
+// keep and the number of chains; without --draws the others are errors and
+// the run has --n particles or chains.
+func (f *sampleFlags) keepFixed(fs *pflag.FlagSet) (infer.Keep, int, error) {
 	if err := atLeast("replicates", f.reps, 1); err != nil {
 		return infer.Keep{}, 0, err
 	}

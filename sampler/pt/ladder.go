@@ -28,9 +28,12 @@ type tuner struct {
 	next0    []float64
 }
 
-func newTuner(end, k int) *tuner {
+func newTuner(end, k int) *tuner { return newTunerAt(0, end, k) }
+
+// newTunerAt schedules tuning from iteration at to end.
+func newTunerAt(at, end, k int) *tuner {
 	t := &tuner{end: end, cum: make([]float64, k), next0: make([]float64, k)}
-	t.start(0, 2)
+	t.start(at, 2)
 	return t
 }
 

@@ -62,6 +62,12 @@ func warnings(st sampler.Stats, _ int) []string {
 			k++
 		}
 	}
+	if t, ok := st.Value("temperatures"); ok {
+		if t == 1 {
+			return nil // plain chains chosen by the sizing: no ladder to cross
+		}
+		k = int(t)
+	}
 	if float64(k-1) >= 1.5*lambda {
 		return nil
 	}
@@ -88,6 +94,15 @@ type Settings struct {
 	// package documentation); false (the default) sweeps single sites of
 	// p*^β. Models other than RBMs ignore it.
 	Block bool `json:"block" flag:"block" help:"sweep RBMs by block Gibbs of visible and hidden units, each replica tempering their joint (false: single-site sweeps of p*^β; other models ignore it)"`
+	// Auto sizes the ladder from the target at the end of tuning (see the
+	// package documentation): Ladder temperatures and a plain chain at
+	// β = 1 run as a pilot for Tune iterations (default 200 with Auto,
+	// DefaultAutoTune), then the chains go on as plain chains (K = 1)
+	// when those mix faster per sweep than tempering would, else with
+	// K − 1 = ⌈2Λ⌉ temperatures for the measured barrier Λ, grown again
+	// (up to twice, to at most MaxLadder) while K − 1 < 1.5Λ. false (the
+	// default) keeps Ladder temperatures.
+	Auto bool `json:"auto" flag:"auto-ladder" help:"size the ladder from the target after a pilot of --tune iterations: plain chains when they mix faster per sweep than tempering, else 2Λ+1 temperatures for the measured barrier Λ (--ladder is the pilot's size)"`
 }
 
 // Validate reports a bad number of replicas, β_min or tuning length.
@@ -99,6 +114,10 @@ func (s *Settings) Validate() error {
 		return fmt.Errorf("beta_min is %v; want a number in [0, 1)", s.BetaMin)
 	case s.Tune < -1:
 		return fmt.Errorf("tune is %d; want a number of iterations, 0 for %d or -1 for none", s.Tune, DefaultTune)
+	case s.Auto && s.Tune == -1:
+		return fmt.Errorf("auto sizes the ladder at the end of tuning; tune is -1 (none): want a number of iterations or 0 for %d", DefaultAutoTune)
+	case s.Auto && s.Tune > 0 && s.Tune < 8:
+		return fmt.Errorf("tune is %d; auto needs a pilot of at least 8 iterations (0 for %d)", s.Tune, DefaultAutoTune)
 	}
 	return nil
 }
@@ -111,6 +130,9 @@ func (s *Settings) Resolved() sampler.Settings {
 	}
 	if c.Tune == 0 {
 		c.Tune = DefaultTune
+		if c.Auto {
+			c.Tune = DefaultAutoTune
+		}
 	}
 	return &c
 }
@@ -122,7 +144,16 @@ func memory(m model.Model, n int, s sampler.Settings) float64 {
 	}
 	set = *set.Resolved().(*Settings)
 	nf, d, k := float64(n), float64(m.Dim()), float64(set.Ladder)
+	if set.Auto {
+		// The pilot's plain chain, and the largest ladder the sizing
+		// may choose.
+		k = float64(max(set.Ladder, MaxLadder) + 1)
+	}
 	perChain := 256 + 48*k // stream, ladder position, log p*, swap sums
+	if set.Auto {
+		// The pilot's series and a state per chain.
+		perChain += 8*d + 32*autoPilots*float64(set.Tune)
+	}
 	if rm, ok := m.(rbmModel); ok && set.Block {
 		// Visible, hidden and preactivations per replica, a scratch
 		// row per chain, both layouts of W.
@@ -159,6 +190,23 @@ type Sampler struct {
 	names    []string        // swap_1 … swap_{K−1}
 	ctx      context.Context // the context of the Step in progress
 	err      error           // the context's error that stopped a step
+
+	// Settings.Auto: the pilot's shadow replica (replica index k of every
+	// chain, a plain chain at β = 1) while shadow is 1, its measurements,
+	// the sizing's estimates and the tuning windows.
+	auto          bool
+	shadow        int
+	pilot         *pilot
+	plain, ptCost float64   // sweeps per effective draw: plain chains, tempering
+	lambda        float64   // the barrier measured when the ladder was last sized
+	probe         *pilot    // the plain chains' probation
+	probeEnd      int       // the iteration that ends it
+	fallback      []float64 // the ladder for chains that fail it
+	ref           side      // the pilot's tempered means, for the probation
+	refTau        float64
+	regrows       int
+	tuneLen       int
+	spinModel     gibbs.SpinModel
 }
 
 type chain struct {
@@ -204,28 +252,35 @@ func New(p *sampler.Problem, set Settings) (*Sampler, error) {
 	if set.Tune > 0 {
 		s.tune = newTuner(set.Tune, k)
 	}
+	if set.Auto {
+		s.auto, s.shadow, s.tuneLen = true, 1, set.Tune
+		s.pilot = newPilot(n, d, autoPilots*set.Tune)
+	}
+	reps := k + s.shadow
 	if rm, ok := m.(rbmModel); ok && set.Block {
 		s.rbm = newRBMKernel(rm)
 	} else if sm, ok := m.(gibbs.SpinModel); ok {
-		s.spin = newSpinKernel(sm, k)
+		s.spin, s.spinModel = newSpinKernel(sm, k), sm
 		s.spin.fill(s.ladder)
 	}
 	for c := range s.chains {
 		ch := &s.chains[c]
 		ch.r = p.Key.ForIndex(rng.Sample, c).Rand()
-		ch.perm, ch.ll, ch.acc = make([]int, k), make([]float64, k), make([]float64, k-1)
-		ch.trip = make([]int8, k)
+		ch.perm, ch.ll, ch.acc = make([]int, k), make([]float64, reps), make([]float64, k-1)
+		ch.trip = make([]int8, reps)
 		zc := p.Z[c*d : (c+1)*d]
 		switch {
 		case s.rbm != nil:
-			ch.reps, ch.u = make([]rbmReplica, k), make([]float64, d)
+			ch.reps, ch.u = make([]rbmReplica, reps), make([]float64, d)
 		case s.spin != nil:
-			ch.spins = make([]uint8, k*d)
+			ch.spins = make([]uint8, reps*d)
 		default:
-			ch.tr = make([]model.Tracker, k)
+			ch.tr = make([]model.Tracker, reps)
 		}
-		for j := range k {
-			ch.perm[j] = j
+		for j := range reps {
+			if j < k {
+				ch.perm[j] = j
+			}
 			if s.rbm != nil {
 				ch.reps[j] = s.rbm.newReplica(zc)
 				continue
@@ -250,8 +305,11 @@ func (s *Sampler) Ladder() []float64 { return s.ladder }
 // Iterations returns the number of completed iterations.
 func (s *Sampler) Iterations() int { return s.iter }
 
-// Tuning reports whether the ladder is still being adapted.
-func (s *Sampler) Tuning() bool { return s.tune != nil && s.iter < s.tune.end }
+// Tuning reports whether the ladder is still being adapted (or, with
+// Auto, sized: during the pilot and the plain chains' probation).
+func (s *Sampler) Tuning() bool {
+	return s.pilot != nil || s.probe != nil || (s.tune != nil && s.iter < s.tune.end)
+}
 
 type iterTask struct{ s *Sampler }
 
@@ -270,39 +328,56 @@ func (t *iterTask) Do(lo, hi int) {
 	for c := lo; c < hi; c++ {
 		ch := &s.chains[c]
 		for lvl, rep := range ch.perm {
-			if s.ctx.Err() != nil {
+			if !s.sweep(ch, rep, lvl) {
 				return
 			}
-			beta := s.ladder[lvl]
-			if s.rbm != nil {
-				ch.ll[rep] = s.rbm.sweep(&ch.reps[rep], beta, ch.u, ch.r)
-				continue
-			}
-			if s.spin != nil {
-				b := ch.spins[rep*s.d : (rep+1)*s.d]
-				s.spin.sweep(b, lvl, ch.r)
-				ch.ll[rep] = s.spin.logProb(b)
-				continue
-			}
-			tr := ch.tr[rep]
-			for i := range s.d {
-				if i&(pollSites-1) == pollSites-1 && s.ctx.Err() != nil {
-					return
-				}
-				ch.buf = tr.LogConditional(ch.buf, i)
-				if beta != 1 {
-					for q, v := range ch.buf {
-						if !math.IsInf(v, -1) {
-							ch.buf[q] = beta * v
-						}
-					}
-				}
-				tr.Set(i, gibbs.Draw(ch.buf, ch.r.Float64()))
-			}
-			ch.ll[rep] = s.m.LogProb(tr.State())
+		}
+		if s.shadow == 1 && !s.sweep(ch, s.k, 0) { // the pilot's plain chain
+			return
 		}
 		s.swap(ch)
+		if s.pilot != nil {
+			s.record(c)
+		} else if s.probe != nil {
+			s.recordProbe(c)
+		}
 	}
+}
+
+// sweep sweeps replica rep of ch at level lvl of the ladder and reports
+// false when the step's context was canceled before or during it.
+func (s *Sampler) sweep(ch *chain, rep, lvl int) bool {
+	if s.ctx.Err() != nil {
+		return false
+	}
+	beta := s.ladder[lvl]
+	if s.rbm != nil {
+		ch.ll[rep] = s.rbm.sweep(&ch.reps[rep], beta, ch.u, ch.r)
+		return true
+	}
+	if s.spin != nil {
+		b := ch.spins[rep*s.d : (rep+1)*s.d]
+		s.spin.sweep(b, lvl, ch.r)
+		ch.ll[rep] = s.spin.logProb(b)
+		return true
+	}
+	tr := ch.tr[rep]
+	for i := range s.d {
+		if i&(pollSites-1) == pollSites-1 && s.ctx.Err() != nil {
+			return false
+		}
+		ch.buf = tr.LogConditional(ch.buf, i)
+		if beta != 1 {
+			for q, v := range ch.buf {
+				if !math.IsInf(v, -1) {
+					ch.buf[q] = beta * v
+				}
+			}
+		}
+		tr.Set(i, gibbs.Draw(ch.buf, ch.r.Float64()))
+	}
+	ch.ll[rep] = s.m.LogProb(tr.State())
+	return true
 }
 
 // swap proposes the exchanges of the iteration's parity and follows the
@@ -315,6 +390,9 @@ func (s *Sampler) swap(ch *chain) {
 		if p >= 1 || ch.r.Float64() < p {
 			ch.perm[lvl], ch.perm[lvl+1] = b, a
 		}
+	}
+	if s.k == 1 {
+		return // plain chains: no ladder to cross
 	}
 	if bottom := ch.perm[s.k-1]; ch.trip[bottom] == 2 {
 		ch.trips++
@@ -376,9 +454,16 @@ func (s *Sampler) Step(ctx context.Context) error {
 	if s.rbm != nil {
 		sites += int64(s.rbm.m) // hidden units drawn too
 	}
-	s.evals += int64(s.n) * (int64(s.k)*sites + 2*int64(pairs))
+	s.evals += int64(s.n) * (int64(s.k+s.shadow)*sites + 2*int64(pairs))
 	s.iter++
+	if s.probe != nil && s.iter == s.probeEnd {
+		s.endProbation()
+		return nil
+	}
 	if s.tune != nil && s.iter <= s.tune.end && s.iter == s.tune.roundEnd {
+		if s.auto && s.iter == s.tune.end && s.size() {
+			return nil // a new ladder, and a new tuning window unless K = 1
+		}
 		if s.tune.adapt(s.ladder, s.rate, s.attempts) && s.spin != nil {
 			s.spin.fill(s.ladder)
 		}
@@ -426,12 +511,16 @@ func (s *Sampler) Current() []int {
 // Stats reports the swap statistics described in the package
 // documentation; Evaluations counts conditionals and log p* evaluations.
 func (s *Sampler) Stats() sampler.Stats {
-	vals := make([]sampler.Stat, 0, 5+len(s.rate))
+	vals := make([]sampler.Stat, 0, 8+len(s.rate))
 	mean, lo, barrier := 0.0, 1.0, 0.0
 	for _, r := range s.rate {
 		mean += r / float64(len(s.rate))
 		lo = min(lo, r)
 		barrier += 1 - r
+	}
+	if len(s.rate) == 0 {
+		mean = 1 // one temperature: nothing is rejected
+		barrier = s.lambda
 	}
 	var trips int64
 	for c := range s.chains {
@@ -443,6 +532,14 @@ func (s *Sampler) Stats() sampler.Stats {
 		sampler.Stat{Name: "barrier", Value: barrier},
 		sampler.Stat{Name: "beta_min", Value: s.ladder[s.k-1]},
 		sampler.Stat{Name: "round_trips", Value: float64(trips) / float64(s.n)})
+	if s.auto {
+		// The number of pairs changes with the ladder: the per-pair rates
+		// are left out so that the names stay the same.
+		return sampler.Stats{Evaluations: s.evals, Values: append(vals,
+			sampler.Stat{Name: "temperatures", Value: float64(s.k)},
+			sampler.Stat{Name: "plain_sweeps", Value: s.plain},
+			sampler.Stat{Name: "pt_sweeps", Value: s.ptCost})}
+	}
 	for j, r := range s.rate {
 		vals = append(vals, sampler.Stat{Name: s.names[j], Value: r})
 	}

@@ -1,0 +1,135 @@
+package infer
+
+import (
+	"context"
+	"math"
+	"time"
+
+	"github.com/dstein/dstein/model"
+	"github.com/dstein/dstein/sampler"
+)
+
+// adaptive keeps the draws of a run with an ESS target (Keep.Target). The
+// run is cut into windows: window j ends at iteration T_j = 2·D·2^j (D
+// draws per chain) and holds the D states at T_j/2 + t·T_j/(2D), t = 1 …
+// D, of each chain: the second half of the run so far, evenly thinned. At
+// each window's end its draws are diagnosed as a run's would be; the run
+// stops when every quantity that can reach the target does (rare states'
+// indicators, whose ESS measures how often the chains met them, and
+// quantities that are exact in every draw are left out) and no R̂ exceeds
+// its limit, when the next window would end past Keep.MaxIters, or, with
+// Keep.MaxTime, at the first iteration past it once a window is complete.
+// A window that began while the sampler was still tuning (parallel
+// tempering's ladder, its sizing) does not stop the run unless the limit
+// is reached. Checks happen at
+// fixed iterations, so the same seed gives the same draws whatever the
+// number of cores, unless MaxTime ends the run.
+type adaptive struct {
+	keep  Keep
+	n, d  int
+	m     model.Model
+	pl    sampler.Pipeline // the run's, which says whether its estimates are Rao–Blackwellised
+	ctx   context.Context
+	start time.Time
+	est   Estimates
+
+	end, thin int   // the current window's end and thinning
+	settled   int   // the iteration since which the sampler has not been tuning (−1: it is)
+	buf       []int // its draws, chain by chain
+	done      []int // the last complete window's draws (nil before the first)
+	doneEnd   int   // and its end
+	stopped   string
+}
+
+func newAdaptive(ctx context.Context, m model.Model, pl sampler.Pipeline, keep Keep, n int, est Estimates) *adaptive {
+	d := m.Dim()
+	return &adaptive{keep: keep, n: n, d: d, m: m, pl: pl, ctx: ctx, start: time.Now(), est: est,
+		end: 2 * keep.Draws, thin: 1, buf: make([]int, n*keep.Draws*d), settled: 0}
+}
+
+// observe keeps the chains' states after iteration iter and decides, at
+// a window's end, whether the run has what it needs (sampler.ErrEnough).
+func (a *adaptive) observe(iter int, s sampler.Sampler) error {
+	if t, ok := s.(interface{ Tuning() bool }); ok && t.Tuning() {
+		a.settled = -1
+	} else if a.settled < 0 {
+		a.settled = iter
+	}
+	if off := iter - a.end/2; off > 0 && off%a.thin == 0 {
+		keepDraw(a.buf, s.Current(), a.n, a.keep.Draws, off/a.thin-1, a.d)
+	}
+	if iter == a.end {
+		if a.done == nil {
+			a.done = make([]int, len(a.buf))
+		}
+		a.buf, a.done = a.done, a.buf
+		a.doneEnd = a.end
+		last := a.end >= a.keep.maxEnd()
+		// A window that began while the sampler was still changing
+		// (parallel tempering's ladder) does not end the run.
+		steady := a.settled >= 0 && a.settled <= a.end/2
+		if steady || last {
+			ok, err := a.enough()
+			if err != nil {
+				return nil // canceled: the run sees its context next
+			}
+			if ok {
+				a.stopped = StopTarget
+				return sampler.ErrEnough
+			}
+		}
+		if last {
+			a.stopped = StopIters
+			return sampler.ErrEnough
+		}
+		a.end *= 2
+		a.thin *= 2
+	}
+	if a.keep.MaxTime > 0 && a.done != nil && time.Since(a.start) > a.keep.MaxTime {
+		a.stopped = StopTime
+		return sampler.ErrEnough
+	}
+	return nil
+}
+
+// layout returns the layout of the last complete window.
+func (a *adaptive) layout() Layout {
+	thin := a.doneEnd / (2 * a.keep.Draws)
+	return Layout{Kind: LayoutChains, Groups: a.n, Length: a.keep.Draws, Warmup: a.doneEnd / 2, Thin: thin, Target: a.keep.Target, Stopped: a.stopped}
+}
+
+// enough diagnoses the last complete window with the run's estimators.
+func (a *adaptive) enough() (bool, error) {
+	rows := a.n * a.keep.Draws
+	out := &Output{Pipeline: a.pl, N: a.n, Dim: a.d, Samples: &sampler.Samples{N: rows, D: a.d, Z: a.done}, Layout: a.layout()}
+	out.Marginals = sampler.Marginals(a.m, out.Samples)
+	if a.est == RaoBlackwell && out.raoBlackwellApplies(a.m) {
+		var err error
+		if out.cond, err = conditionals(a.ctx, a.m, out.Samples); err != nil {
+			return false, err
+		}
+		out.Marginals = out.cond.marginals(a.m)
+	}
+	out.Means = sampler.Means(a.m, out.Marginals)
+	dg, err := Diagnose(a.ctx, a.m, out)
+	if err != nil {
+		return false, err
+	}
+	return reached(dg, a.keep.Target), nil
+}
+
+// reached reports whether every quantity that can reach the target ESS
+// has both ESS at least target and R̂ within the limit of its groups'
+// chance level (the run's own warning's limit).
+func reached(dg *Diagnostics, target float64) bool {
+	limit := rhatChanceLimit(dg.Groups, dg.Length, len(dg.Quantities))
+	for _, q := range dg.Quantities {
+		if q.Rare || (q.SD == 0 && q.MCSE == 0) {
+			continue
+		}
+		if float64(q.Rhat) > limit || math.IsNaN(float64(q.Rhat)) || min(q.BulkESS, q.TailESS) < target {
+			return false
+		}
+	}
+	return true
+}

@@ -1,0 +1,118 @@
+package infer
+
+import (
+	"context"
+	"runtime"
+	"slices"
+	"testing"
+
+	"github.com/dstein/dstein/model/ising"
+	"github.com/dstein/dstein/rng"
+	"github.com/dstein/dstein/sampler"
+)
+
+// An adaptive run keeps, in the window it stops at, the same states as a
+// fixed run with that window's warm-up and thinning (observing the chains
+// does not change them); it stops at the first window on a target that
+// Gibbs samples exactly (independent spins: every sweep is an independent
+// draw), doubles on a two-mode grid until its iteration limit and says
+// so, and gives the same draws on one core and on two.
+func TestAdaptiveKeep(t *testing.T) {
+	indep, err := ising.New(6, nil, []float64{0.3, -0.2, 0.5, 0, 0.1, -0.4})
+	if err != nil {
+		t.Fatal(err)
+	}
+	fields := make([]float64, 16)
+	for i := range fields {
+		fields[i] = 0.05
+	}
+	twoMode, err := ising.Grid(4, 4, false, 0.8, fields)
+	if err != nil {
+		t.Fatal(err)
+	}
+	gibbs, err := sampler.Single("gibbs", nil, 1)
+	if err != nil {
+		t.Fatal(err)
+	}
+	const draws = 50
+	for _, c := range []struct {
+		name     string
+		m        *ising.Ising
+		keep     Keep
+		stopped  string
+		end      int
+		maxIters int
+	}{
+		// 4 chains of 50 independent draws: bulk and tail ESS near 200.
+		{"independent", indep, Keep{Draws: draws, Target: 100}, StopTarget, 2 * draws, 0},
+		// Single-site Gibbs on the two-mode grid: 4 chains do not reach
+		// 1000 effective draws within 800 iterations, so the run stops at
+		// the last doubling within them, 800.
+		{"two modes", twoMode, Keep{Draws: draws, Target: 1000, MaxIters: 1000}, StopIters, 800, 1000},
+	} {
+		var outs [2]*Output
+		for k, procs := range []int{1, 2} {
+			old := runtime.GOMAXPROCS(procs)
+			out, err := Run(context.Background(), c.m, Spec{Pipeline: gibbs, N: 4, Key: rng.NewKey(7), Keep: c.keep})
+			runtime.GOMAXPROCS(old)
+			if err != nil {
+				t.Fatalf("%s: %v", c.name, err)
+			}
+			outs[k] = out
+		}
+		out := outs[0]
+		if !slices.Equal(out.Samples.Z, outs[1].Samples.Z) {
+			t.Errorf("%s: the draws differ between 1 and 2 cores", c.name)
+		}
+		lay := out.Layout
+		if lay.Stopped != c.stopped || lay.Warmup != c.end/2 || lay.Thin != c.end/(2*draws) || out.Iters != c.end {
+			t.Errorf("%s: stopped %q after %d iterations, warm-up %d, thinning %d; want %q after %d, warm-up %d, thinning %d",
+				c.name, lay.Stopped, out.Iters, lay.Warmup, lay.Thin, c.stopped, c.end, c.end/2, c.end/(2*draws))
+		}
+		fixed, err := Run(context.Background(), c.m, Spec{Pipeline: gibbs, N: 4, Key: rng.NewKey(7), Keep: Keep{Warmup: lay.Warmup, Draws: draws, Thin: lay.Thin}})
+		if err != nil {
+			t.Fatal(err)
+		}
+		if !slices.Equal(out.Samples.Z, fixed.Samples.Z) {
+			t.Errorf("%s: the adaptive run's draws differ from a fixed run's with warm-up %d and thinning %d", c.name, lay.Warmup, lay.Thin)
+		}
+		if c.stopped == StopIters && !slices.ContainsFunc(out.Diagnostics.Warnings, func(w string) bool { return len(w) > 0 && w[:3] == "the" }) {
+			t.Errorf("%s: no warning that the target was not reached: %q", c.name, out.Diagnostics.Warnings)
+		}
+		t.Logf("%s: %s after %d iterations; %q", c.name, lay.Stopped, out.Iters, out.Diagnostics.Note)
+	}
+}
+
+// A canceled adaptive run returns as canceled; bad targets and limits are
+// refused.
+func TestAdaptiveCancelAndValidate(t *testing.T) {
+	g, err := ising.Grid(4, 4, false, 0.3, nil)
+	if err != nil {
+		t.Fatal(err)
+	}
+	gibbs, err := sampler.Single("gibbs", nil, 1)
+	if err != nil {
+		t.Fatal(err)
+	}
+	ctx, cancel := context.WithCancel(context.Background())
+	cancel()
+	out, err := Run(ctx, g, Spec{Pipeline: gibbs, N: 4, Key: rng.NewKey(1), Keep: Keep{Draws: 20, Target: 100}})
+	if err != nil || out.Status != sampler.Canceled {
+		t.Errorf("canceled run: %v, %v", out, err)
+	}
+	for _, bad := range []Keep{
+		{Draws: 10, Target: -1},
+		{Draws: 10, Target: 100, Warmup: 5},
+		{Draws: 10, Target: 100, Thin: 3},
+		{Draws: 10, Target: 100, MaxIters: 15},
+		{Draws: 10, MaxIters: 100},
+		{Draws: 10, Target: 100, MaxIters: -1},
+	} {
+		if err := bad.Validate(); err == nil {
+			t.Errorf("%+v accepted", bad)
+		}
+	}
+	if _, err := Run(context.Background(), g, Spec{Pipeline: gibbs, N: 4, Key: rng.NewKey(1), Keep: Keep{Draws: 10, Target: 100}, Replicates: 3}); err == nil {
+		t.Error("an ESS target with replicates accepted")
+	}
+}

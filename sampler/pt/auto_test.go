@@ -1,0 +1,274 @@
+package pt
+
+import (
+	"math"
+	"runtime"
+	"slices"
+	"testing"
+
+	"github.com/dstein/dstein/model"
+	"github.com/dstein/dstein/model/ising"
+	"github.com/dstein/dstein/model/rbm"
+	"github.com/dstein/dstein/rng"
+	"github.com/dstein/dstein/sampler"
+	"github.com/dstein/dstein/sampler/samplertest"
+)
+
+// With Auto, every kernel (spins, trackers, the RBM's block Gibbs) runs a
+// pilot, sizes its ladder and goes on: the β = 1 replicas of 2000 chains
+// match the exact marginals (CheckMarginals' standard errors), whatever
+// size was chosen.
+func TestAutoLadderSmallModels(t *testing.T) {
+	models := samplertest.SmallModels(t)
+	models["ising (generic)"] = plain{models["ising"]}
+	for name, m := range models {
+		for _, block := range []bool{false, true} {
+			if block && name != "rbm" {
+				continue
+			}
+			s := newS(t, m, 2000, Settings{Tune: 20, Auto: true, Block: block}, 3)
+			run(t, s, 120)
+			if s.Tuning() || s.pilot != nil || s.shadow != 0 {
+				t.Fatalf("%s: still tuning after 120 iterations (K = %d)", name, s.k)
+			}
+			z := &sampler.Samples{N: 2000, D: m.Dim(), Z: s.Current()}
+			worst := samplertest.CheckMarginals(t, "pt auto on "+name, m, z, 0)
+			t.Logf("%s (block %v): worst %.1f SE; K = %d, plain %.3g and tempered %.3g sweeps per draw, Λ %.2f",
+				name, block, worst, s.k, stat(s, "plain_sweeps"), stat(s, "pt_sweeps"), stat(s, "barrier"))
+		}
+	}
+}
+
+// resize keeps every chain's β = 1 state, whatever the new size, for each
+// kernel, and leaves a sampler that runs.
+func TestResizeKeepsTheColdState(t *testing.T) {
+	models := samplertest.SmallModels(t)
+	for _, c := range []struct {
+		name  string
+		m     model.Model
+		block bool
+	}{{"spins", models["ising"], false}, {"trackers", plain{models["categorical"]}, false}, {"rbm kernel", models["rbm"], true}} {
+		for _, k := range []int{1, 3, 12} {
+			s := newS(t, c.m, 5, Settings{Ladder: 6, Tune: 10, Auto: true, Block: c.block}, 4)
+			run(t, s, 7)
+			before := slices.Clone(s.Current())
+			s.resize(placeLadder(s.ladder, s.rate, k))
+			if s.k != k || len(s.ladder) != k || s.ladder[0] != 1 || s.shadow != 0 {
+				t.Fatalf("%s: resized to %d: K = %d, ladder %v, shadow %d", c.name, k, s.k, s.ladder, s.shadow)
+			}
+			if got := s.Current(); !slices.Equal(got, before) {
+				t.Errorf("%s: resizing to %d moved the β = 1 states", c.name, k)
+			}
+			run(t, s, 3)
+		}
+	}
+}
+
+// The decision on models whose answer is clear, 4 chains as the default
+// runs: a weakly coupled 10×10 grid goes on as plain chains; a 4×4 grid at
+// J = 0.8, whose two modes single-site sweeps rarely cross, refuses them
+// and tempers. Fixed seeds.
+func TestAutoLadderDecides(t *testing.T) {
+	weak, err := ising.Grid(10, 10, false, 0.1, randomFields(100, 0.3, 1))
+	if err != nil {
+		t.Fatal(err)
+	}
+	fields := make([]float64, 16)
+	for i := range fields {
+		fields[i] = 0.05
+	}
+	strong, err := ising.Grid(4, 4, false, 0.8, fields)
+	if err != nil {
+		t.Fatal(err)
+	}
+	for seed := range uint64(3) {
+		s := newS(t, weak, 4, Settings{Auto: true}, seed)
+		run(t, s, 4*DefaultAutoTune)
+		if s.k != 1 || !(stat(s, "plain_sweeps") > 0) {
+			t.Errorf("weak grid, seed %d: K = %d, plain %.3g, tempered %.3g sweeps per draw; want plain chains", seed, s.k, stat(s, "plain_sweeps"), stat(s, "pt_sweeps"))
+		}
+		s = newS(t, strong, 4, Settings{Auto: true}, seed)
+		run(t, s, 4*DefaultAutoTune)
+		if s.k < 2 || stat(s, "plain_sweeps") != -1 {
+			t.Errorf("two-mode grid, seed %d: K = %d, plain %.3g; want a ladder and plain chains refused", seed, s.k, stat(s, "plain_sweeps"))
+		}
+		t.Logf("seed %d: two-mode grid K = %d, Λ %.2f, tempered %.3g sweeps per draw", seed, s.k, stat(s, "barrier"), stat(s, "pt_sweeps"))
+	}
+}
+
+func randomFields(d int, width float64, seed uint64) []float64 {
+	r := rng.NewKey(seed).For(rng.Test).Rand()
+	h := make([]float64, d)
+	for i := range h {
+		h[i] = width * (2*r.Float64() - 1)
+	}
+	return h
+}
+
+// A pilot started with a ladder of 2 on the two-mode grid measures a
+// barrier that 2 temperatures cannot hold and grows the ladder until
+// K − 1 ≥ 1.5Λ (the warning's rule) or it has grown autoRegrows times.
+func TestAutoLadderGrows(t *testing.T) {
+	m, err := ising.Grid(6, 6, false, 0.6, nil)
+	if err != nil {
+		t.Fatal(err)
+	}
+	s := newS(t, m, 4, Settings{Ladder: 2, Tune: 40, Auto: true}, 5)
+	run(t, s, 400)
+	lambda := stat(s, "barrier")
+	if s.k <= 2 || (float64(s.k-1) < 1.5*lambda && s.regrows < autoRegrows) {
+		t.Errorf("K = %d after %d regrowths for Λ = %.2f", s.k, s.regrows, lambda)
+	}
+	if w := warnings(s.Stats(), 4); s.regrows < autoRegrows && len(w) > 0 {
+		t.Errorf("warned %q", w)
+	}
+	t.Logf("K = %d, Λ %.2f, %d regrowths, round trips %.1f", s.k, lambda, s.regrows, stat(s, "round_trips"))
+}
+
+// decide on synthetic pilots: independent draws for both chains choose the
+// plain chains at about one sweep per draw; plain chains that all sit in
+// one of two modes the tempered chains visit are refused (variance), and
+// so are plain chains split between the modes (their ESS); plain chains
+// that drift slowly are unsure while tempering would cost more, refused
+// when it would cost less.
+func TestDecide(t *testing.T) {
+	const n, l, d = 4, 200, 6
+	r := rng.NewKey(9).For(rng.Test).Rand()
+	build := func(shadow, cold func(c, it int) float64) *pilot {
+		p := newPilot(n, d, l)
+		for c := range n {
+			for it := range l {
+				sv, cv := shadow(c, it), cold(c, it)
+				p.shadowLL[c] = append(p.shadowLL[c], sv)
+				p.coldLL[c] = append(p.coldLL[c], cv)
+				p.shadowMag[c] = append(p.shadowMag[c], sv*d)
+				p.coldMag[c] = append(p.coldMag[c], cv*d)
+				if it >= l/2 {
+					p.window[c]++
+					for i := range d {
+						for w, v := range []float64{sv + 0.1*r.NormFloat64(), cv + 0.1*r.NormFloat64()} {
+							p.sum[w][c][i] += v
+							p.sq[w][c][i] += v * v
+						}
+					}
+				}
+			}
+		}
+		return p
+	}
+	iid := func(c, it int) float64 { return r.NormFloat64() }
+	mixing := func(c, it int) float64 { // the tempered chains visit both modes
+		if r.IntN(2) == 0 {
+			return 1 + 0.1*r.NormFloat64()
+		}
+		return -1 + 0.1*r.NormFloat64()
+	}
+	oneMode := func(c, it int) float64 { return 1 + 0.1*r.NormFloat64() }
+	narrow := func(c, it int) float64 { return 0.1 * r.NormFloat64() } // the tempered chains' mean, a tenth of their spread
+	split := func(c, it int) float64 { return float64(2*(c&1)-1) + 0.1*r.NormFloat64() }
+	drift := 0.0
+	slow := func(c, it int) float64 {
+		if it == 0 {
+			drift = r.NormFloat64()
+		}
+		drift = 0.95*drift + 0.3*r.NormFloat64()
+		return drift
+	}
+	for _, c := range []struct {
+		name          string
+		shadow, cold  func(c, it int) float64
+		k             int
+		plain, extend bool
+	}{
+		{"independent", iid, iid, 8, true, false},
+		{"one mode", oneMode, mixing, 8, false, false},
+		{"split", split, mixing, 8, false, false},
+		{"narrow", narrow, mixing, 8, false, false},
+		// AR(1) with ρ = 0.95 (τ ≈ 39): cheaper than 64 tempered sweeps
+		// per draw, but 100 draws per chain do not measure it.
+		{"slow", slow, iid, 64, false, true},
+		{"slower than tempering", slow, iid, 8, false, false},
+	} {
+		plain, tempered, extend := build(c.shadow, c.cold).decide(c.k)
+		if (plain > 0) != c.plain || extend != c.extend {
+			t.Errorf("%s: plain %.3g, tempered %.3g, extend %v; want plain chosen %v, extend %v", c.name, plain, tempered, extend, c.plain, c.extend)
+		}
+		if c.name == "independent" && (plain > 2 || tempered < 8 || tempered > 16) {
+			t.Errorf("independent draws cost %.3g sweeps plain and %.3g tempered; want about 1 and 8", plain, tempered)
+		}
+	}
+}
+
+// With Auto the statistics keep their names at every step (the per-pair
+// rates are left out), nothing is NaN, the results do not depend on the
+// number of cores, and the settings are checked.
+func TestAutoStatsAndBits(t *testing.T) {
+	g, _ := ising.Grid(4, 4, false, 0.5, nil)
+	var runs [2][]int
+	var stats [2]sampler.Stats
+	for k, procs := range []int{1, 2} {
+		old := runtime.GOMAXPROCS(procs)
+		s := newS(t, g, 6, Settings{Tune: 12, Auto: true}, 8)
+		var names []string
+		for it := range 80 {
+			run(t, s, 1)
+			var got []string
+			for _, v := range s.Stats().Values {
+				got = append(got, v.Name)
+				if math.IsNaN(v.Value) || math.IsInf(v.Value, 0) {
+					t.Errorf("iteration %d: %s is %v", it, v.Name, v.Value)
+				}
+			}
+			if names == nil {
+				names = got
+			} else if !slices.Equal(names, got) {
+				t.Fatalf("statistics changed from %v to %v", names, got)
+			}
+		}
+		runtime.GOMAXPROCS(old)
+		runs[k], stats[k] = slices.Clone(s.Current()), s.Stats()
+	}
+	if !slices.Equal(runs[0], runs[1]) || !slices.Equal(stats[0].Values, stats[1].Values) {
+		t.Error("results differ between 1 and 2 cores")
+	}
+	for _, bad := range []Settings{{Auto: true, Tune: -1}, {Auto: true, Tune: 4}} {
+		if err := bad.Validate(); err == nil {
+			t.Errorf("%+v accepted", bad)
+		}
+	}
+	if r := (&Settings{Auto: true}).Resolved().(*Settings); r.Tune != DefaultAutoTune {
+		t.Errorf("resolved tune %d, want %d", r.Tune, DefaultAutoTune)
+	}
+}
+
+// The strong 16×8 RBM (W ~ N(0, 1.5²), model seed 6) has modes that
+// differ in a few units; in some runs the pilot's plain chains look fast
+// and agree with the tempered ones, and the probation that follows sends
+// them back to the ladder. Over seeds 0–9 of 4 chains no run may end as
+// plain chains, and the probation must have been what decided some
+// (without it, plain chains ended 10–300× the MSE of exact draws there).
+func TestAutoProbation(t *testing.T) {
+	m, err := rbm.Random(16, 8, 1.5, 1, 6)
+	if err != nil {
+		t.Fatal(err)
+	}
+	probed := 0
+	for seed := range uint64(10) {
+		s := newS(t, m, 4, Settings{Auto: true}, seed)
+		sawProbe := false
+		for range 8 * DefaultAutoTune {
+			run(t, s, 1)
+			sawProbe = sawProbe || s.probe != nil
+		}
+		if sawProbe {
+			probed++
+		}
+		if s.k == 1 {
+			t.Errorf("seed %d: plain chains (plain %.3g, tempered %.3g sweeps per draw)", seed, stat(s, "plain_sweeps"), stat(s, "pt_sweeps"))
+		}
+	}
+	if probed == 0 {
+		t.Error("no run went on probation")
+	}
+	t.Logf("%d of 10 runs went on probation and back to the ladder", probed)
+}
