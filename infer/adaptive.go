@@ -71,7 +71,10 @@ func (a *adaptive) observe(iter int, s sampler.Sampler) error {
 		if steady || last {
 			ok, err := a.enough()
 			if err != nil {
-				return nil // canceled: the run sees its context next
+				if a.ctx.Err() != nil {
+					return nil // canceled: the run sees its context next
+				}
+				return err
 			}
 			if ok {
 				a.stopped = StopTarget
@@ -122,6 +125,9 @@ func (a *adaptive) enough() (bool, error) {
 // has both ESS at least target and R̂ within the limit of its groups'
 // chance level (the run's own warning's limit).
 func reached(dg *Diagnostics, target float64) bool {
+	if len(dg.Quantities) == 0 {
+		return false // nothing was measured
+	}
 	limit := rhatChanceLimit(dg.Groups, dg.Length, len(dg.Quantities))
 	for _, q := range dg.Quantities {
 		if q.Rare || (q.SD == 0 && q.MCSE == 0) {

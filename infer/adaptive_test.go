@@ -107,6 +107,7 @@ func TestAdaptiveCancelAndValidate(t *testing.T) {
 		{Draws: 10, Target: 100, MaxIters: 15},
 		{Draws: 10, MaxIters: 100},
 		{Draws: 10, Target: 100, MaxIters: -1},
+		{Draws: 3, Target: 100},
 	} {
 		if err := bad.Validate(); err == nil {
 			t.Errorf("%+v accepted", bad)

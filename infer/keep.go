@@ -2,6 +2,8 @@ package infer
 
 import (
 	"fmt"
+
+	"github.com/dstein/dstein/diag"
 	"math"
 	"time"
 )
@@ -94,6 +96,8 @@ func (k Keep) Validate() error {
 		return fmt.Errorf("a run with an ESS target chooses its own warm-up and thinning (the second half of the run, thinned to %d draws per chain); got warm-up %d and thinning %d", k.Draws, k.Warmup, k.Thin)
 	case k.Target > 0 && k.MaxIters > 0 && k.MaxIters < 2*k.Draws:
 		return fmt.Errorf("at most %d iterations per chain cannot hold a warm-up and %d draws (at least %d)", k.MaxIters, k.Draws, 2*k.Draws)
+	case k.Target > 0 && k.Draws < diag.MinDraws:
+		return fmt.Errorf("an ESS target needs at least %d draws per chain to measure it, got %d", diag.MinDraws, k.Draws)
 	case k.Target > 0 && k.Draws > 1<<28:
 		return fmt.Errorf("%d draws per chain are more than an adaptive run can count", k.Draws)
 	}

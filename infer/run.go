@@ -250,9 +250,9 @@ func Run(ctx context.Context, m model.Model, spec Spec) (*Output, error) {
 		return nil, err
 	}
 	if lay := out.Layout; lay.Stopped == StopIters || lay.Stopped == StopTime {
-		limit := fmt.Sprintf("its iteration limit (%d per chain, --max-iters)", out.Iters)
+		limit := fmt.Sprintf("its iteration limit (%d per chain, --max-iters)", 2*lay.Warmup)
 		if lay.Stopped == StopTime {
-			limit = fmt.Sprintf("its time limit (%v, --max-time) after %d iterations per chain", spec.Keep.MaxTime, out.Iters)
+			limit = fmt.Sprintf("its time limit (%v, --max-time) with %d iterations per chain in the last complete window", spec.Keep.MaxTime, 2*lay.Warmup)
 		}
 		out.Diagnostics.Warnings = append(out.Diagnostics.Warnings, fmt.Sprintf("the run reached %s before every quantity's bulk and tail ESS reached %g with R̂ within its limit: the draws are those of the second half of the run; raise the limit or use a method for hard targets", limit, spec.Keep.Target))
 	}

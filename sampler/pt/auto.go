@@ -187,12 +187,12 @@ func (p *pilot) decide(k int) (plain, tempered float64, extend bool) {
 			continue // nothing moves: no information, no objection
 		}
 		if constant(sh) || constant(co) {
-			return -1, math.Inf(1), false
+			return -1, tempered, false
 		}
 		essS, err1 := diag.BulkESS(sh)
 		essC, err2 := diag.BulkESS(co)
 		if err1 != nil || err2 != nil || !(essC > 0) || !(essS > 0) {
-			return -1, math.Inf(1), false
+			return -1, tempered, false
 		}
 		tempered = max(tempered, float64(k)*n/essC)
 		plain = max(plain, n/essS)
@@ -206,7 +206,7 @@ func (p *pilot) decide(k int) (plain, tempered float64, extend bool) {
 		if len(sh) > 1 {
 			var err error
 			if rh, err = diag.Rhat(sh); err != nil {
-				return -1, math.Inf(1), false
+				return -1, tempered, false
 			}
 		}
 		if !(rh <= autoRhat) || essS < autoMinESS*float64(len(sh)) {

@@ -188,10 +188,14 @@ func TestDecide(t *testing.T) {
 		// per draw, but 100 draws per chain do not measure it.
 		{"slow", slow, iid, 64, false, true},
 		{"slower than tempering", slow, iid, 8, false, false},
+		{"frozen", func(c, it int) float64 { return 1 }, mixing, 8, false, false},
 	} {
 		plain, tempered, extend := build(c.shadow, c.cold).decide(c.k)
 		if (plain > 0) != c.plain || extend != c.extend {
 			t.Errorf("%s: plain %.3g, tempered %.3g, extend %v; want plain chosen %v, extend %v", c.name, plain, tempered, extend, c.plain, c.extend)
+		}
+		if math.IsInf(tempered, 0) || math.IsNaN(tempered) || tempered < float64(c.k) {
+			t.Errorf("%s: tempered cost %v", c.name, tempered)
 		}
 		if c.name == "independent" && (plain > 2 || tempered < 8 || tempered > 16) {
 			t.Errorf("independent draws cost %.3g sweeps plain and %.3g tempered; want about 1 and 8", plain, tempered)
@@ -230,6 +234,17 @@ func TestAutoStatsAndBits(t *testing.T) {
 	}
 	if !slices.Equal(runs[0], runs[1]) || !slices.Equal(stats[0].Values, stats[1].Values) {
 		t.Error("results differ between 1 and 2 cores")
+	}
+	// A grid so cold that plain chains freeze: the statistics stay finite.
+	cold, _ := ising.Grid(4, 4, false, 2, nil)
+	for seed := range uint64(4) {
+		s := newS(t, cold, 4, Settings{Auto: true}, seed)
+		run(t, s, 2*DefaultAutoTune)
+		for _, v := range s.Stats().Values {
+			if math.IsNaN(v.Value) || math.IsInf(v.Value, 0) {
+				t.Errorf("J = 2, seed %d: %s is %v", seed, v.Name, v.Value)
+			}
+		}
 	}
 	for _, bad := range []Settings{{Auto: true, Tune: -1}, {Auto: true, Tune: 4}} {
 		if err := bad.Validate(); err == nil {

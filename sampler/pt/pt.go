@@ -151,8 +151,10 @@ func memory(m model.Model, n int, s sampler.Settings) float64 {
 	}
 	perChain := 256 + 48*k // stream, ladder position, log p*, swap sums
 	if set.Auto {
-		// The pilot's series and a state per chain.
-		perChain += 8*d + 32*autoPilots*float64(set.Tune)
+		// The pilot's series, a state per chain, the per-variable sums
+		// of both sides; during the probation its own, and the pilot's
+		// tempered sums kept to compare with.
+		perChain += 56*d + 32*autoPilots*float64(set.Tune)
 	}
 	if rm, ok := m.(rbmModel); ok && set.Block {
 		// Visible, hidden and preactivations per replica, a scratch
