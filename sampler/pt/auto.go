@@ -57,7 +57,8 @@ type pilot struct {
 	// squares over the current window (from the shadow's restart, then
 	// the second half of the pilot so far): shadow, then β = 1 replica.
 	sum, sq [2][][]float64
-	window  []int // iterations in each chain's window
+	window  []int       // iterations in each chain's window
+	m       model.Model // for the variables' state values
 }
 
 func newPilot(n, d, iters int) *pilot { // iters: the capacity of the series
@@ -216,7 +217,7 @@ func (p *pilot) decide(k int) (plain, tempered float64, extend bool) {
 	if len(p.window) > 1 && p.window[0] > 1 {
 		l := float64(p.window[0])
 		ts, tc := p.betweenWithin(0), p.betweenWithin(1)
-		if p.worstZ(ts, tc) > zLimit(len(p.sum[0][0])) {
+		if p.worstZ(ts, tc) > zLimit(len(p.sum[0][0])) || missedState(p.m, p.side(0), p.side(1), ts, tc) {
 			refused = true
 		}
 		plain, tempered = max(plain, ts), max(tempered, float64(k)*tc)
@@ -335,6 +336,57 @@ func zBetween(a, b side, ta, tb float64) float64 {
 		}
 	}
 	return worst
+}
+
+// missedState reports whether the plain chains (a) never left a value
+// that the tempered chains (b) left often enough that missing it is
+// implausible: for a variable that sits at one value v in every plain
+// chain, the tempered chains' share of other values is at least
+// E[(X − v)²]/max_s (s − v)² (exact for two states), from x = share·ESS_b
+// effective visits in ESS_b = nL/τ_b effective draws; with p its
+// Clopper–Pearson lower bound at level 1 − autoFamily, ESS_a = nL/τ_a
+// effective plain draws all miss it with probability (1 − p)^ESS_a, and
+// below autoFamily/d that is refused. (A mean test needs the tempered
+// chains' few visits to be significant on their own; this one also
+// counts the plain chains' many draws that did not visit.)
+func missedState(m model.Model, a, b side, ta, tb float64) bool {
+	d := len(a.sum[0])
+	essA := float64(len(a.sum)) * a.l / max(ta, 1)
+	essB := float64(len(b.sum)) * b.l / max(tb, 1)
+	for i := range d {
+		v := a.sum[0][i] / a.l
+		still := true
+		for c := range a.sum {
+			m := a.sum[c][i] / a.l
+			if m != v || a.sq[c][i] != a.l*v*v {
+				still = false
+				break
+			}
+		}
+		if !still {
+			continue
+		}
+		var dev2 float64 // the tempered chains' mean of (X − v)²
+		for c := range b.sum {
+			dev2 += (b.sq[c][i] - 2*v*b.sum[c][i] + b.l*v*v) / b.l / float64(len(b.sum))
+		}
+		var far float64
+		for _, st := range m.States(i) {
+			far = max(far, (st-v)*(st-v))
+		}
+		if far == 0 || dev2 <= 0 {
+			continue
+		}
+		x := dev2 / far * essB
+		if x < 1 {
+			continue
+		}
+		lo := distuv.Beta{Alpha: x, Beta: essB - x + 1}.Quantile(autoFamily)
+		if essA*math.Log1p(-lo) < math.Log(autoFamily/float64(d)) {
+			return true
+		}
+	}
+	return false
 }
 
 func halves(x [][]float64) [][]float64 {
@@ -509,7 +561,7 @@ func (s *Sampler) endProbation() {
 	}
 	if len(p.window) > 1 {
 		tau := p.betweenWithin(1)
-		if tau > float64(p.window[0])/autoMinESS || zBetween(p.side(1), s.ref, tau, s.refTau) > zLimit(s.d) {
+		if tau > float64(p.window[0])/autoMinESS || zBetween(p.side(1), s.ref, tau, s.refTau) > zLimit(s.d) || missedState(s.m, p.side(1), s.ref, tau, s.refTau) {
 			ok = false
 		}
 	}

@@ -256,34 +256,125 @@ func TestAutoStatsAndBits(t *testing.T) {
 	}
 }
 
-// The strong 16×8 RBM (W ~ N(0, 1.5²), model seed 6) has modes that
-// differ in a few units; in some runs the pilot's plain chains look fast
-// and agree with the tempered ones, and the probation that follows sends
-// them back to the ladder. Over seeds 0–9 of 4 chains no run may end as
-// plain chains, and the probation must have been what decided some
-// (without it, plain chains ended 10–300× the MSE of exact draws there).
-func TestAutoProbation(t *testing.T) {
+// The strong 16×8 RBM (W ~ N(0, 1.5²), model seed 6) has a mode of about
+// 14% mass in which six visible units flip together. Plain chains that
+// look fast inside the main mode must not be chosen: over seeds 0–9 of 4
+// chains no single-site run may end as plain chains, and at most one
+// block-Gibbs run (seed 6, whose tempered chains did not visit the minor
+// mode during the pilot either, so nothing in the pilot or the probation
+// can tell; the run's R̂ warns). Before missedState, 2 of 10 block runs
+// ended plain, at 33–113× the MSE of exact draws.
+func TestAutoStrongRBM(t *testing.T) {
 	m, err := rbm.Random(16, 8, 1.5, 1, 6)
 	if err != nil {
 		t.Fatal(err)
 	}
-	probed := 0
-	for seed := range uint64(10) {
-		s := newS(t, m, 4, Settings{Auto: true}, seed)
-		sawProbe := false
-		for range 8 * DefaultAutoTune {
-			run(t, s, 1)
-			sawProbe = sawProbe || s.probe != nil
+	for _, block := range []bool{false, true} {
+		var plainRuns []uint64
+		for seed := range uint64(10) {
+			s := newS(t, m, 4, Settings{Auto: true, Block: block}, seed)
+			run(t, s, 8*DefaultAutoTune)
+			if s.k == 1 {
+				plainRuns = append(plainRuns, seed)
+			}
 		}
-		if sawProbe {
-			probed++
+		if allowed := map[bool]int{false: 0, true: 1}[block]; len(plainRuns) > allowed {
+			t.Errorf("block %v: plain chains in runs %v; at most %d allowed", block, plainRuns, allowed)
 		}
-		if s.k == 1 {
-			t.Errorf("seed %d: plain chains (plain %.3g, tempered %.3g sweeps per draw)", seed, stat(s, "plain_sweeps"), stat(s, "pt_sweeps"))
+		t.Logf("block %v: plain chains in runs %v", block, plainRuns)
+	}
+}
+
+// endProbation sends plain chains whose log p* disagree between chains
+// (each chain at its own level) back to the ladder kept for them, and
+// keeps plain chains whose draws are independent.
+func TestEndProbation(t *testing.T) {
+	m, err := ising.Grid(3, 3, false, 0.2, nil)
+	if err != nil {
+		t.Fatal(err)
+	}
+	r := rng.NewKey(5).For(rng.Test).Rand()
+	for _, c := range []struct {
+		name  string
+		value func(c int) float64
+		plain bool
+	}{
+		{"agreeing", func(int) float64 { return r.NormFloat64() }, true},
+		{"disagreeing", func(c int) float64 { return float64(10*c) + r.NormFloat64() }, false},
+	} {
+		s := newS(t, m, 4, Settings{Auto: true, Ladder: 4, Tune: 10}, 1)
+		run(t, s, 3)
+		ref := newPilot(4, 9, 50)
+		for ch := range 4 { // the reference's sums: variables at 0 ± 1
+			for i := range 9 {
+				ref.sum[1][ch][i], ref.sq[1][ch][i] = 0, 50
+			}
+			ref.window[ch] = 50
+		}
+		s.ref, s.refTau = ref.side(1), 1
+		s.fallback = []float64{1, 0.6, 0.3, 0}
+		s.resize([]float64{1})
+		s.plain = 1
+		s.probe = newPilot(4, 9, 50)
+		for ch := range 4 {
+			for range 50 {
+				s.probe.window[ch]++
+				s.probe.coldLL[ch] = append(s.probe.coldLL[ch], c.value(ch))
+				s.probe.coldMag[ch] = append(s.probe.coldMag[ch], c.value(ch))
+			}
+		}
+		for ch := range 4 { // the plain chains' variables: also 0 ± 1
+			for i := range 9 {
+				s.probe.sum[1][ch][i], s.probe.sq[1][ch][i] = 0, 50
+			}
+		}
+		s.endProbation()
+		if (s.k == 1) != c.plain || (s.plain > 0) != c.plain {
+			t.Errorf("%s: K = %d, plain_sweeps %v after the probation", c.name, s.k, s.plain)
+		}
+		if !c.plain && !slices.Equal(s.ladder, []float64{1, 0.6, 0.3, 0}) {
+			t.Errorf("%s: ladder %v, want the one kept", c.name, s.ladder)
+		}
+		run(t, s, 2)
+	}
+}
+
+// missedState: plain chains that never left +1 in variable 0 while the
+// tempered chains spent 14% of 400 draws (τ = 4: 100 effective) at −1 are
+// refused (all 400 effective plain draws missing a state of probability
+// at least about 0.06 has probability below 10⁻⁹); the same plain chains
+// against tempered chains that visited −1 in 0.5% of their draws are not,
+// and neither are plain chains that moved.
+func TestMissedState(t *testing.T) {
+	m, err := ising.New(2, nil, []float64{0, 0})
+	if err != nil {
+		t.Fatal(err)
+	}
+	const n, l = 4, 100
+	mk := func(frac float64, moved bool) (side, side) {
+		a := side{sum: make([][]float64, n), sq: make([][]float64, n), l: l}
+		b := side{sum: make([][]float64, n), sq: make([][]float64, n), l: l}
+		for c := range n {
+			// Variable 1 moves in both; variable 0 sits at +1 in the
+			// plain chains unless moved.
+			a.sum[c], a.sq[c] = []float64{l, 0}, []float64{l, l}
+			if moved && c == 0 {
+				a.sum[c][0], a.sq[c][0] = l-2, l
+			}
+			minus := frac * l
+			b.sum[c], b.sq[c] = []float64{l - 2*minus, 0}, []float64{l, l}
+		}
+		return a, b
+	}
+	for _, c := range []struct {
+		name  string
+		frac  float64
+		moved bool
+		want  bool
+	}{{"missed", 0.14, false, true}, {"rare", 0.005, false, false}, {"moved", 0.14, true, false}} {
+		a, b := mk(c.frac, c.moved)
+		if got := missedState(m, a, b, 1, 4); got != c.want {
+			t.Errorf("%s: missedState %v, want %v", c.name, got, c.want)
 		}
 	}
-	if probed == 0 {
-		t.Error("no run went on probation")
-	}
-	t.Logf("%d of 10 runs went on probation and back to the ladder", probed)
 }

@@ -49,41 +49,42 @@
 // product target.
 //
 // Settings.Auto sizes the ladder from the target. A pilot runs the Ladder
-// temperatures (8) for Tune iterations (200) together with a shadow
-// replica in every chain: a plain chain at β = 1 that never swaps, reset
-// halfway to the state of its chain's β = 1 replica so that the second
-// half shows its mixing, not its burn-in. Over that second half it
-// compares the cost of an effective draw at β = 1, in sweeps, of the plain
-// chains (their length over the bulk ESS of log p* and of the
-// magnetisation Σ_i z_i, and the variables' mean integrated
-// autocorrelation L·B_i/W_i from the spread between and within chains)
-// with that of the tempered chains (K times the same for their β = 1
-// replicas). Plain chains are refused when their mean or variance of log
-// p* or of the magnetisation differs from the tempered chains' by more than
-// 4 standard errors (chains that sit in one of two modes), or when they
-// cost more; they are not yet vouched for while their R̂ exceeds 1.05 or
-// they have fewer than 10 effective draws each, and then the pilot doubles,
-// up to 4·Tune iterations. A variable whose plain and tempered means differ
-// by more than the normal quantile that d agreeing variables exceed with
-// probability 10⁻³ (at least 4; standard errors from the variables' mean
-// autocorrelation times) also refuses them: modes that differ in a few
-// units only. Chosen plain chains go on with K = 1 (no swaps: swap_rate
-// and min_swap_rate read 1, barrier the pilot's Λ) on probation: over
-// their first 2·Tune iterations, log p* and the magnetisation must keep R̂
-// ≤ 1.05 and 10 effective draws per chain, and the variables' mean
-// autocorrelation time must stay below a tenth of the window, or the
-// chains go back to the ladder the pilot sized (plain_sweeps then reads
-// −1). On the strong 16×8 RBM two runs in ten passed the pilot as plain
-// chains and failed the probation. Otherwise the ladder
-// gets K − 1 = ⌈2Λ⌉ temperatures for the measured barrier Λ (between 2
-// and MaxLadder; Syed et al.'s balance of round trips and cost), placed at
-// equal parts of the measured Λ(β), each new replica starting from the
-// state of the nearest old level, and is tuned for another Tune
-// iterations; while K − 1 < 1.5Λ it grows again, at most twice. The pilot
-// and the probation see what a few hundred sweeps show: a slow mode that
-// neither the plain nor the tempered chains cross in that time can still
-// leave plain chains chosen, and the run's R̂ and ESS warnings are then
-// what shows it.
+// temperatures (8) for Tune iterations (200) together with a shadow replica
+// in every chain: a plain chain at β = 1 that never swaps, reset halfway to
+// the state of its chain's β = 1 replica so that the second half shows its
+// mixing, not its burn-in. Over that second half it compares the cost of an
+// effective draw at β = 1, in sweeps, of the plain chains (their length over
+// the bulk ESS of log p* and of the magnetisation Σ_i z_i, and the
+// variables' mean integrated autocorrelation L·B_i/W_i from the spread
+// between and within chains) with that of the tempered chains (K times the
+// same for their β = 1 replicas). Plain chains are refused when their mean
+// or variance of log p* or of the magnetisation differs from the tempered
+// chains' by more than 4 standard errors (chains that sit in one of two
+// modes), or when they cost more; they are not yet vouched for while their
+// R̂ exceeds 1.05 or they have fewer than 10 effective draws each, and then
+// the pilot doubles, up to 4·Tune iterations. A variable whose plain and
+// tempered means differ by more than the normal quantile that d agreeing
+// variables exceed with probability 10⁻³ (at least 4; standard errors from
+// the variables' mean autocorrelation times) also refuses them: modes that
+// differ in a few units only; and so does a variable that the plain chains
+// never moved from a value that the tempered chains left often enough that
+// all the plain chains' effective draws missing it has probability below
+// 10⁻³/d (a minor mode the tempered chains visited a few times). Chosen
+// plain chains go on with K = 1 (no swaps: swap_rate and min_swap_rate read
+// 1, barrier the pilot's Λ) on probation: over their first 2·Tune
+// iterations, log p* and the magnetisation must keep R̂ ≤ 1.05 and 10
+// effective draws per chain, the variables' mean autocorrelation time must
+// stay below a tenth of the window, and the variables' means must pass the
+// same two tests against the pilot's tempered chains, or the chains go back
+// to the ladder the pilot sized (plain_sweeps then reads −1). Otherwise the
+// ladder gets K − 1 = ⌈2Λ⌉ temperatures for the measured barrier Λ (between
+// 2 and MaxLadder; Syed et al.'s balance of round trips and cost), placed at
+// equal parts of the measured Λ(β), each new replica starting from the state
+// of the nearest old level, and is tuned for another Tune iterations; while
+// K − 1 < 1.5Λ it grows again, at most twice. The pilot and the probation
+// see what a few hundred sweeps show: a slow mode that neither the plain nor
+// the tempered chains cross in that time can still leave plain chains
+// chosen, and the run's R̂ and ESS warnings are then what shows it.
 //
 // Stats: swap_rate (mean acceptance probability over the pairs),
 // min_swap_rate, barrier (Λ = Σ r_k), beta_min, round_trips (the mean

@@ -257,6 +257,7 @@ func New(p *sampler.Problem, set Settings) (*Sampler, error) {
 	if set.Auto {
 		s.auto, s.shadow, s.tuneLen = true, 1, set.Tune
 		s.pilot = newPilot(n, d, autoPilots*set.Tune)
+		s.pilot.m = m
 	}
 	reps := k + s.shadow
 	if rm, ok := m.(rbmModel); ok && set.Block {
