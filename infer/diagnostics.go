@@ -235,6 +235,12 @@ func diagnoseMemory(rows float64) float64 { return 8 * 8 * rows }
 func Diagnose(ctx context.Context, m model.Model, out *Output) (*Diagnostics, error) {
 	lay := out.Layout
 	dg := &Diagnostics{Groups: lay.Groups, Length: lay.Length, Quantities: []Quantity{}, Warnings: []string{}}
+	// The estimates are named whether or not error bars follow: the
+	// means and marginals are estimated either way.
+	dg.Estimates = Frequencies.String()
+	if out.cond != nil {
+		dg.Estimates = RaoBlackwell.String()
+	}
 	switch {
 	case lay.Kind == LayoutChains:
 		dg.Source = SourceChains
@@ -281,9 +287,7 @@ func Diagnose(ctx context.Context, m model.Model, out *Output) (*Diagnostics, er
 	if lay.Kind == LayoutReplicates {
 		z = distuv.StudentsT{Mu: 0, Sigma: 1, Nu: float64(lay.Groups - 1)}.Quantile(0.95)
 	}
-	dg.Estimates = Frequencies.String()
 	if out.cond != nil {
-		dg.Estimates = RaoBlackwell.String()
 		dg.Note += "; variables Rao–Blackwellised (each draw's conditional probabilities given its other variables, averaged)"
 	}
 	summarize := func(groups [][]float64) (Quantity, error) {

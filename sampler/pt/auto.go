@@ -66,7 +66,7 @@ func newPilot(n, d, iters int) *pilot { // iters: the capacity of the series
 	for _, f := range []*[][]float64{&p.shadowLL, &p.shadowMag, &p.coldLL, &p.coldMag} {
 		*f = make([][]float64, n)
 		for c := range *f {
-			(*f)[c] = make([]float64, 0, iters)
+			(*f)[c] = make([]float64, 0, min(iters, 1024)) // grown as the pilot goes
 		}
 	}
 	p.row = make([][]int, n)

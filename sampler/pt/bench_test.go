@@ -25,3 +25,12 @@ func BenchmarkIterationBlock(b *testing.B) {
 		return New(sampler.NewProblem(m, t, 100, sampler.Init{}, rng.NewKey(1)), Settings{Block: true})
 	})
 }
+
+// One pilot iteration of Auto (K = 8 sweeps, the shadow's sweep, a swap
+// phase and the pilot's statistics) of 100 chains: the pilot lasts 200 to
+// 800 iterations; with a tune of 5000 every timed iteration is one.
+func BenchmarkIterationAutoPilot(b *testing.B) {
+	samplertest.BenchSteps(b, func(m model.Model, t *transform.Transform) (sampler.Sampler, error) {
+		return New(sampler.NewProblem(m, t, 100, sampler.Init{}, rng.NewKey(1)), Settings{Auto: true, Tune: 5000})
+	})
+}

@@ -62,29 +62,31 @@
 // chains' by more than 4 standard errors (chains that sit in one of two
 // modes), or when they cost more; they are not yet vouched for while their
 // R̂ exceeds 1.05 or they have fewer than 10 effective draws each, and then
-// the pilot doubles, up to 4·Tune iterations. A variable whose plain and
-// tempered means differ by more than the normal quantile that d agreeing
-// variables exceed with probability 10⁻³ (at least 4; standard errors from
-// the variables' mean autocorrelation times) also refuses them: modes that
-// differ in a few units only; and so does a variable that the plain chains
-// never moved from a value that the tempered chains left often enough that
-// all the plain chains' effective draws missing it has probability below
-// 10⁻³/d (a minor mode the tempered chains visited a few times). Chosen
-// plain chains go on with K = 1 (no swaps: swap_rate and min_swap_rate read
-// 1, barrier the pilot's Λ) on probation: over their first 2·Tune
-// iterations, log p* and the magnetisation must keep R̂ ≤ 1.05 and 10
-// effective draws per chain, the variables' mean autocorrelation time must
-// stay below a tenth of the window, and the variables' means must pass the
-// same two tests against the pilot's tempered chains, or the chains go back
-// to the ladder the pilot sized (plain_sweeps then reads −1). Otherwise the
-// ladder gets K − 1 = ⌈2Λ⌉ temperatures for the measured barrier Λ (between
-// 2 and MaxLadder; Syed et al.'s balance of round trips and cost), placed at
-// equal parts of the measured Λ(β), each new replica starting from the state
-// of the nearest old level, and is tuned for another Tune iterations; while
-// K − 1 < 1.5Λ it grows again, at most twice. The pilot and the probation
-// see what a few hundred sweeps show: a slow mode that neither the plain nor
-// the tempered chains cross in that time can still leave plain chains
-// chosen, and the run's R̂ and ESS warnings are then what shows it.
+// the pilot doubles, up to 4·Tune iterations; a pilot still unsure then
+// refuses them. A variable whose plain and tempered means differ by more
+// than the normal quantile that d agreeing variables exceed with probability
+// 10⁻³ (at least 4; standard errors from the variables' mean autocorrelation
+// times) also refuses them: modes that differ in a few units only; and so
+// does a variable that the plain chains never moved from a value that the
+// tempered chains left often enough that all the plain chains' effective
+// draws missing it has probability below 10⁻³/d (a minor mode the tempered
+// chains visited a few times). Chosen plain chains go on with K = 1 (no
+// swaps: swap_rate and min_swap_rate read 1, barrier the pilot's Λ) on
+// probation: over their first 2·Tune iterations, log p* and the
+// magnetisation must keep R̂ ≤ 1.05 and 10 effective draws per chain, the
+// variables' mean autocorrelation time must stay below a tenth of the
+// window, and the variables' means must pass the same two tests against the
+// pilot's tempered chains, or the chains go back to the ladder the pilot
+// sized (plain_sweeps then reads −1). Otherwise the ladder gets K = ⌈2Λ⌉ + 1
+// temperatures for the barrier Λ the pilot measured (K from 2 to MaxLadder;
+// Syed et al.'s balance of round trips and cost; the barrier statistic,
+// measured on the final ladder, reads somewhat higher), placed at equal
+// parts of the measured Λ(β), each new replica starting from the state of
+// the nearest old level, and is tuned for another Tune iterations; while K −
+// 1 < 1.5Λ it grows again, at most twice. The pilot and the probation see
+// what a few hundred sweeps show: a slow mode that neither the plain nor the
+// tempered chains cross in that time can still leave plain chains chosen,
+// and the run's R̂ and ESS warnings are then what shows it.
 //
 // Stats: swap_rate (mean acceptance probability over the pairs),
 // min_swap_rate, barrier (Λ = Σ r_k), beta_min, round_trips (the mean

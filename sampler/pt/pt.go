@@ -88,7 +88,7 @@ type Settings struct {
 	// Tune is the number of iterations during which the ladder is adapted
 	// (default 50, DefaultTune; −1: none, the ladder stays evenly spaced in
 	// β). The adaptation needs at least 2 iterations to see every pair.
-	Tune int `json:"tune" flag:"tune" help:"iterations during which the ladder is adapted to equal swap rates (0: 50; -1: none, evenly spaced)"`
+	Tune int `json:"tune" flag:"tune" help:"iterations during which the ladder is adapted to equal swap rates (0: 50, 200 with auto; -1: none, evenly spaced)"`
 	// Block sweeps an RBM's replicas by block Gibbs of visible and hidden
 	// units, each replica tempering their joint distribution (see the
 	// package documentation); false (the default) sweeps single sites of
@@ -99,10 +99,10 @@ type Settings struct {
 	// β = 1 run as a pilot for Tune iterations (default 200 with Auto,
 	// DefaultAutoTune), then the chains go on as plain chains (K = 1)
 	// when those mix faster per sweep than tempering would, else with
-	// K − 1 = ⌈2Λ⌉ temperatures for the measured barrier Λ, grown again
+	// K = ⌈2Λ⌉ + 1 temperatures for the measured barrier Λ, grown again
 	// (up to twice, to at most MaxLadder) while K − 1 < 1.5Λ. false (the
 	// default) keeps Ladder temperatures.
-	Auto bool `json:"auto" flag:"auto-ladder" help:"size the ladder from the target after a pilot of --tune iterations: plain chains when they mix faster per sweep than tempering, else 2Λ+1 temperatures for the measured barrier Λ (--ladder is the pilot's size)"`
+	Auto bool `json:"auto" flag:"auto-ladder" help:"size the ladder from the target after a pilot of --tune iterations: plain chains when they mix faster per sweep than tempering, else ⌈2Λ⌉+1 temperatures for the measured barrier Λ (--ladder is the pilot's size)"`
 }
 
 // Validate reports a bad number of replicas, β_min or tuning length.
