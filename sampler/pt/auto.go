@@ -159,25 +159,26 @@ func (s *Sampler) record(c int) {
 	p.coldMag[c] = append(p.coldMag[c], s.magnetisation(ch, cold, row, sum[1], sq[1]))
 }
 
-// decide compares plain chains (K = 1) with the pilot's tempered chains
-// (k sweeps a round) on what an effective draw at β = 1 costs, in sweeps:
-// the chains' length times their number over the bulk ESS of log p* and
-// of the magnetisation, over the second half of the pilot, the larger of
-// the two statistics. The ESS takes in the spread between chains, so plain
-// chains held in different modes cost much.
+// decide compares plain chains (K = 1) with the pilot's tempered chains (k
+// sweeps a round) on what an effective draw at β = 1 costs, in sweeps: the
+// chains' length times their number over the bulk ESS of log p* and of the
+// magnetisation, over the second half of the pilot, the larger of the two
+// statistics. The ESS takes in the spread between chains, so plain chains
+// held in different modes cost much.
 //
 // plain is −1 when the pilot does not vouch for the plain chains. They are
-// refused when their mean or variance of either statistic differs from
-// that of the tempered chains' β = 1 replicas by more than autoAgree
-// standard errors (plain chains that all sit in one of two modes have the
-// tempered chains' mean only by chance and a far smaller variance), when
-// some variable's mean differs by more than zLimit(d) standard errors
-// (worstZ: modes that differ in a few variables, not in log p* or the
-// magnetisation), or when even the cost the pilot measured for them
-// exceeds the tempered chains'. They are not yet vouched for (extend is true: a longer pilot
-// may) while their R̂ exceeds autoRhat or their ESS is below autoMinESS
-// per chain: a slow mode that a short pilot has not crossed shows there
-// first.
+// refused when their mean or variance of either statistic differs from that
+// of the tempered chains' β = 1 replicas by more than autoAgree standard
+// errors (plain chains that all sit in one of two modes have the tempered
+// chains' mean only by chance and a far smaller variance), when some
+// variable's mean differs by more than zLimit(d) standard errors (worstZ:
+// modes that differ in a few variables, not in log p* or the magnetisation),
+// when a variable they never moved was left often by the tempered chains
+// (missedState), or when even the cost the pilot measured for them exceeds
+// the tempered chains'. They are not yet vouched for (extend is true: a
+// longer pilot may) while their R̂ exceeds autoRhat or their ESS is below
+// autoMinESS per chain: a slow mode that a short pilot has not crossed shows
+// there first.
 func (p *pilot) decide(k int) (plain, tempered float64, extend bool) {
 	plain, tempered = 1, float64(k)
 	refused, unsure := false, false
