@@ -77,6 +77,12 @@ func chains(warmup, draws int) func(sampler.Pipeline) Spec {
 // the others' length every run warns (ESS < 100), and the test would say
 // nothing about the error bars of runs that do not.
 func longer(spec Spec) Spec {
+	if spec.Keep.Target > 0 {
+		// An ESS target: up to 2^5 windows (16,000 iterations) before
+		// the run stops at its limit and says so.
+		spec.Keep.MaxIters = 2 * spec.Keep.Draws << 5
+		return spec
+	}
 	if spec.Keep.Draws > 0 {
 		spec.Keep = Keep{Warmup: 20 * spec.Keep.Warmup, Draws: 4 * spec.Keep.Draws, Thin: 5}
 	}
@@ -86,6 +92,11 @@ func longer(spec Spec) Spec {
 func errorBarRuns() []errorBarRun {
 	return []errorBarRun{
 		{"gibbs", chains(500, 1000), true, 0},
+		// Gibbs until every quantity's ESS reaches 400 (--ess 400): the
+		// stopping rule must not bias the intervals of the runs it stops.
+		{"gibbs-ess", func(p sampler.Pipeline) Spec {
+			return Spec{Pipeline: p, N: 4, Keep: Keep{Draws: 250, Target: 400}}
+		}, true, 0},
 		{"pt", chains(100, 500), true, 0},
 		{"sw", chains(500, 1000), true, 0},
 		{"gwg", chains(500, 1000), true, 0},
