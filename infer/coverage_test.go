@@ -15,6 +15,7 @@ import (
 	"github.com/dstein/dstein/rng"
 	"github.com/dstein/dstein/sampler"
 	"github.com/dstein/dstein/sampler/gibbs"
+	"github.com/dstein/dstein/sampler/pt"
 )
 
 // coverageSeeds sets the number of seeds of the coverage test: 100 in
@@ -98,6 +99,12 @@ func errorBarRuns() []errorBarRun {
 			return Spec{Pipeline: p, N: 4, Keep: Keep{Draws: 250, Target: 400}}
 		}, true, 0},
 		{"pt", chains(100, 500), true, 0},
+		// Parallel tempering with its ladder sized by the target and an
+		// ESS target (--auto-ladder --ess 400).
+		{"pt-auto-ess", func(p sampler.Pipeline) Spec {
+			p.Stages[0].Settings = &pt.Settings{Auto: true}
+			return Spec{Pipeline: p, N: 4, Keep: Keep{Draws: 250, Target: 400}}
+		}, true, 0},
 		{"sw", chains(500, 1000), true, 0},
 		{"gwg", chains(500, 1000), true, 0},
 		{"dmala", chains(500, 1000), true, 0},
