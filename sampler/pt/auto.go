@@ -436,8 +436,9 @@ func ladderFor(lambda float64) int {
 
 // placeLadder returns k inverse temperatures from ladder[0] down to its
 // last, placed so that the barrier Λ(β) measured on ladder (rejection
-// rates 1 − rate, interpolated linearly in β as in tuner.adapt) is split
-// into k − 1 equal parts. k = 1 gives the β = 1 end alone.
+// rates 1 − rate, interpolated linearly in β; splitBarrier, which
+// tuner.adapt also uses) is split into k − 1 equal parts. k = 1 gives the
+// β = 1 end alone.
 func placeLadder(ladder, rate []float64, k int) []float64 {
 	if k == 1 {
 		return []float64{ladder[0]}
@@ -446,29 +447,9 @@ func placeLadder(ladder, rate []float64, k int) []float64 {
 	if old < 2 {
 		return evenLadder(k, 0)
 	}
-	cum := make([]float64, old)
-	for j := old - 2; j >= 0; j-- {
-		cum[j] = cum[j+1] + max(1-rate[j], minRejection*(ladder[j]-ladder[j+1]))
-	}
 	nb := make([]float64, k)
-	nb[0], nb[k-1] = ladder[0], ladder[old-1]
-	seg := old - 2
-	for j := 1; j < k-1; j++ {
-		target := cum[0] * float64(k-1-j) / float64(k-1)
-		for seg > 0 && cum[seg] < target {
-			seg--
-		}
-		for seg < old-2 && cum[seg+1] > target {
-			seg++
-		}
-		lo, hi := ladder[seg+1], ladder[seg]
-		f := (target - cum[seg+1]) / (cum[seg] - cum[seg+1])
-		nb[j] = lo + f*(hi-lo)
-	}
-	for j := 1; j < k; j++ {
-		if !(nb[j] < nb[j-1]) {
-			return evenLadder(k, ladder[old-1])
-		}
+	if !splitBarrier(nb, make([]float64, old), ladder, rate) {
+		return evenLadder(k, ladder[old-1])
 	}
 	return nb
 }

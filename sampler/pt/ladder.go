@@ -76,20 +76,34 @@ func (t *tuner) adapt(ladder, rate []float64, attempts []int64) bool {
 			return false
 		}
 	}
-	cum := t.cum
-	cum[k-1] = 0
-	for j := k - 2; j >= 0; j-- {
+	if !splitBarrier(t.next0, t.cum, ladder, rate) {
+		return false // rounding made two β's meet: keep the old ladder
+	}
+	copy(ladder, t.next0)
+	return true
+}
+
+// splitBarrier writes into nb (len(nb) ≥ 2 inverse temperatures) the
+// points from ladder[0] down to the last β of ladder that split the
+// barrier Λ(β) measured on ladder into len(nb) − 1 equal parts: Λ is the
+// piecewise linear interpolation in β of the cumulative rejection rates
+// 1 − rate counted from β_min (each at least minRejection per unit of β),
+// written into cum (len(ladder)). It reports whether the points are
+// strictly decreasing; rounding can make two meet.
+func splitBarrier(nb, cum, ladder, rate []float64) bool {
+	old, k := len(ladder), len(nb)
+	cum[old-1] = 0
+	for j := old - 2; j >= 0; j-- {
 		cum[j] = cum[j+1] + max(1-rate[j], minRejection*(ladder[j]-ladder[j+1]))
 	}
-	nb := t.next0
-	nb[0], nb[k-1] = ladder[0], ladder[k-1]
-	seg := k - 2 // segment [ladder[seg+1], ladder[seg]] holds the target
+	nb[0], nb[k-1] = ladder[0], ladder[old-1]
+	seg := old - 2 // segment [ladder[seg+1], ladder[seg]] holds the target
 	for j := 1; j < k-1; j++ {
 		target := cum[0] * float64(k-1-j) / float64(k-1)
 		for seg > 0 && cum[seg] < target {
 			seg--
 		}
-		for seg < k-2 && cum[seg+1] > target {
+		for seg < old-2 && cum[seg+1] > target {
 			seg++
 		}
 		lo, hi := ladder[seg+1], ladder[seg]
@@ -97,10 +111,9 @@ func (t *tuner) adapt(ladder, rate []float64, attempts []int64) bool {
 		nb[j] = lo + f*(hi-lo)
 	}
 	for j := 1; j < k; j++ {
-		if !(nb[j] < nb[j-1]) { // rounding made two β's meet: keep the old ladder
+		if !(nb[j] < nb[j-1]) {
 			return false
 		}
 	}
-	copy(ladder, nb)
 	return true
 }
