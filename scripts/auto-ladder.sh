@@ -17,8 +17,8 @@ for model in "$@"; do
 	name=$(basename "$model" .json)
 	"$dstein" exact --model "$model" --json "$tmp/$name.exact.json" >/dev/null
 	variants="default|auto --auto-ladder|auto-ess --auto-ladder --ess 400"
-	if grep -q '"rbm"' "$model"; then # --block changes RBMs only
-		variants="default|default --block|auto --auto-ladder|auto --auto-ladder --block|auto-ess --auto-ladder --ess 400 --block"
+	if grep -q '"rbm"' "$model"; then # --kernel block applies to RBMs only
+		variants="default|default --kernel block|auto --auto-ladder|auto --auto-ladder --kernel block|auto-ess --auto-ladder --ess 400 --kernel block"
 	fi
 	echo "$variants" | tr '|' '\n' | while read -r variant; do
 		label=$(echo "$variant" | cut -d' ' -f1)

@@ -6,6 +6,7 @@ import (
 
 	"github.com/dstein/dstein/diag"
 	"github.com/dstein/dstein/model"
+	"github.com/dstein/dstein/sampler/sw"
 	"gonum.org/v1/gonum/stat/distuv"
 )
 
@@ -610,8 +611,12 @@ func (s *Sampler) resize(ladder []float64) {
 	s.attempts, s.rate = make([]int64, max(k-1, 0)), make([]float64, max(k-1, 0))
 	if s.spin != nil {
 		s.spin = newSpinKernel(s.spinModel, k)
-		s.spin.fill(s.ladder)
 	}
+	if s.cluster != nil {
+		// Built from a model whose couplings were checked: no error.
+		s.cluster, _ = sw.NewKernel(s.d, s.edges, s.spin.H, k)
+	}
+	s.fillKernels()
 	s.tune = nil
 	if k > 1 {
 		s.tune = newTunerAt(s.iter, s.iter+s.tuneLen, k)

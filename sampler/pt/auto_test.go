@@ -14,27 +14,28 @@ import (
 	"github.com/dstein/dstein/sampler/samplertest"
 )
 
-// With Auto, every kernel (spins, trackers, the RBM's block Gibbs) runs a
-// pilot, sizes its ladder and goes on: the β = 1 replicas of 2000 chains
-// match the exact marginals (CheckMarginals' standard errors), whatever
-// size was chosen.
+// With Auto, every kernel (spins, trackers, the RBM's block Gibbs,
+// Swendsen–Wang) runs a pilot, sizes its ladder and goes on: the β = 1
+// replicas of 2000 chains match the exact marginals (CheckMarginals'
+// standard errors), whatever size was chosen.
 func TestAutoLadderSmallModels(t *testing.T) {
 	models := samplertest.SmallModels(t)
 	models["ising (generic)"] = plain{models["ising"]}
 	for name, m := range models {
-		for _, block := range []bool{false, true} {
-			if block && name != "rbm" {
-				continue
-			}
-			s := newS(t, m, 2000, Settings{Tune: 20, Auto: true, Block: block}, 3)
+		kernels := []Kernel{Site}
+		if best, _ := Best.choose(m); best != Site {
+			kernels = append(kernels, best)
+		}
+		for _, kern := range kernels {
+			s := newS(t, m, 2000, Settings{Tune: 20, Auto: true, Kernel: kern}, 3)
 			run(t, s, 120)
 			if s.Tuning() || s.pilot != nil || s.shadow != 0 {
 				t.Fatalf("%s: still tuning after 120 iterations (K = %d)", name, s.k)
 			}
 			z := &sampler.Samples{N: 2000, D: m.Dim(), Z: s.Current()}
 			worst := samplertest.CheckMarginals(t, "pt auto on "+name, m, z, 0)
-			t.Logf("%s (block %v): worst %.1f SE; K = %d, plain %.3g and tempered %.3g sweeps per draw, Λ %.2f",
-				name, block, worst, s.k, stat(s, "plain_sweeps"), stat(s, "pt_sweeps"), stat(s, "barrier"))
+			t.Logf("%s (kernel %v): worst %.1f SE; K = %d, plain %.3g and tempered %.3g sweeps per draw, Λ %.2f",
+				name, kern, worst, s.k, stat(s, "plain_sweeps"), stat(s, "pt_sweeps"), stat(s, "barrier"))
 		}
 	}
 }
@@ -44,12 +45,12 @@ func TestAutoLadderSmallModels(t *testing.T) {
 func TestResizeKeepsTheColdState(t *testing.T) {
 	models := samplertest.SmallModels(t)
 	for _, c := range []struct {
-		name  string
-		m     model.Model
-		block bool
-	}{{"spins", models["ising"], false}, {"trackers", plain{models["categorical"]}, false}, {"rbm kernel", models["rbm"], true}} {
+		name string
+		m    model.Model
+		kern Kernel
+	}{{"spins", models["ising"], Site}, {"trackers", plain{models["categorical"]}, Site}, {"rbm kernel", models["rbm"], Block}, {"cluster kernel", models["ising"], Cluster}} {
 		for _, k := range []int{1, 3, 12} {
-			s := newS(t, c.m, 5, Settings{Ladder: 6, Tune: 10, Auto: true, Block: c.block}, 4)
+			s := newS(t, c.m, 5, Settings{Ladder: 6, Tune: 10, Auto: true, Kernel: c.kern}, 4)
 			run(t, s, 7)
 			before := slices.Clone(s.Current())
 			s.resize(placeLadder(s.ladder, s.rate, k))
@@ -270,9 +271,10 @@ func TestAutoStrongRBM(t *testing.T) {
 		t.Fatal(err)
 	}
 	for _, block := range []bool{false, true} {
+		kern := map[bool]Kernel{false: Site, true: Block}[block]
 		var plainRuns []uint64
 		for seed := range uint64(10) {
-			s := newS(t, m, 4, Settings{Auto: true, Block: block}, seed)
+			s := newS(t, m, 4, Settings{Auto: true, Kernel: kern}, seed)
 			run(t, s, 8*DefaultAutoTune)
 			if s.k == 1 {
 				plainRuns = append(plainRuns, seed)

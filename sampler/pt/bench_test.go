@@ -18,11 +18,12 @@ func BenchmarkIteration(b *testing.B) {
 	})
 }
 
-// One iteration of 100 chains with Block: the kit's models (RBMs swept by
-// block Gibbs of both layers, the others as in BenchmarkIteration).
-func BenchmarkIterationBlock(b *testing.B) {
+// One iteration of 100 chains with Kernel Best: the kit's RBM swept by
+// block Gibbs of both layers (BenchmarkIterationBlock before the kernels
+// had names), the Ising grid by Swendsen–Wang updates.
+func BenchmarkIterationBest(b *testing.B) {
 	samplertest.BenchSteps(b, func(m model.Model, t *transform.Transform) (sampler.Sampler, error) {
-		return New(sampler.NewProblem(m, t, 100, sampler.Init{}, rng.NewKey(1)), Settings{Block: true})
+		return New(sampler.NewProblem(m, t, 100, sampler.Init{}, rng.NewKey(1)), Settings{Kernel: Best})
 	})
 }
 

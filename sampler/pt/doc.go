@@ -19,14 +19,24 @@
 // keep moving upwards, so states cross the ladder in about K iterations
 // instead of the K² of a random walk.
 //
-// Settings.Block sweeps an RBM differently: each replica holds
-// visible and hidden units and targets the tempered joint
+// Settings.Kernel chooses the move inside each temperature. Site (the
+// default) is the sweep above. Block sweeps an RBM differently: each
+// replica holds visible and hidden units and targets the tempered joint
 // π_β(z, h) ∝ exp(β·(bᵀz + hᵀ(Wᵀz + c))), whose β = 1 marginal in z is
 // p*; a sweep draws all hidden units given z, then all visible units given
 // h (block Gibbs, exact at every β), and swaps compare the joint log
 // density. Its barrier Λ is somewhat larger than that of p*^β (5.2 against
 // 4.5 on the d = 100, M = 25 example), its sweeps far cheaper (8× on that
-// example). The default keeps the single-site sweeps of p*^β.
+// example). Cluster, for ferromagnetic Ising models (every coupling ≥ 0),
+// replaces each sweep by a Swendsen–Wang update of p*^β (package sw's
+// kernel with couplings β·J and fields β·h: bonds of probability
+// 1 − e^{−2βJ_ij} between aligned spins, each cluster redrawn from its
+// field β·h_C): near and below the critical coupling whole domains flip
+// in one update, so on a two-mode ferromagnetic grid plain chains cross
+// between the modes and the auto ladder (below) chooses them. Evaluations
+// count d per update, as for a sweep. Best chooses Block for RBMs,
+// Cluster for ferromagnetic Ising models and Site otherwise; an explicit
+// Block or Cluster on a model it does not apply to is refused.
 //
 // Zeros of p* are handled without NaN: a state of probability zero has
 // probability zero at every β, β = 0 included (p*^0 is 1 on the support and
@@ -95,7 +105,9 @@
 // of pair (k−1, k); with Auto, temperatures (K), plain_sweeps and pt_sweeps
 // (the pilot's costs per effective draw; plain_sweeps is −1 when plain
 // chains were refused, both 0 before the decision) instead of the
-// per-pair rates, whose number changes. Rates are averaged over the iterations since the ladder
+// per-pair rates, whose number changes; with the cluster kernel,
+// largest_cluster_fraction (the largest cluster's share of the sites in the
+// last update of the β = 1 replicas, averaged over the chains). Rates are averaged over the iterations since the ladder
 // last changed (while tuning, the current round); a pair not yet proposed
 // reads 0 (odd pairs before the second iteration).
 //

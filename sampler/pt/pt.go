@@ -10,9 +10,11 @@ import (
 
 	"github.com/dstein/dstein/internal/parallel"
 	"github.com/dstein/dstein/model"
+	"github.com/dstein/dstein/model/ising"
 	"github.com/dstein/dstein/rng"
 	"github.com/dstein/dstein/sampler"
 	"github.com/dstein/dstein/sampler/gibbs"
+	"github.com/dstein/dstein/sampler/sw"
 )
 
 // Defaults of the settings.
@@ -34,7 +36,7 @@ const (
 func init() {
 	sampler.Register(sampler.Method{
 		Name:        "pt",
-		Description: "n chains of parallel tempering: K tempered replicas each, single-site Gibbs sweeps, non-reversible even/odd swaps, ladder tuned to equal swap rates",
+		Description: "n chains of parallel tempering: K tempered replicas each, single-site Gibbs sweeps (block Gibbs for RBMs, Swendsen–Wang for ferromagnetic Ising models: kernel), non-reversible even/odd swaps, ladder tuned to equal swap rates",
 		NewSettings: func() sampler.Settings { return new(Settings) },
 		New: func(p *sampler.Problem, s sampler.Settings) (sampler.Sampler, error) {
 			return New(p, *s.(*Settings))
@@ -89,11 +91,9 @@ type Settings struct {
 	// (default 50, DefaultTune; −1: none, the ladder stays evenly spaced in
 	// β). The adaptation needs at least 2 iterations to see every pair.
 	Tune int `json:"tune" flag:"tune" help:"iterations during which the ladder is adapted to equal swap rates (0: 50, 200 with auto; -1: none, evenly spaced)"`
-	// Block sweeps an RBM's replicas by block Gibbs of visible and hidden
-	// units, each replica tempering their joint distribution (see the
-	// package documentation); false (the default) sweeps single sites of
-	// p*^β. Models other than RBMs ignore it.
-	Block bool `json:"block" flag:"block" help:"sweep RBMs by block Gibbs of visible and hidden units, each replica tempering their joint (false: single-site sweeps of p*^β; other models ignore it)"`
+	// Kernel is the move that updates each replica between swap phases
+	// (default Site; see Kernel and the package documentation).
+	Kernel Kernel `json:"kernel" flag:"kernel" help:"the move inside each temperature: site (single-site Gibbs sweeps of p*^β, any model), block (RBMs: block Gibbs of visible and hidden units on the tempered joint), cluster (ferromagnetic Ising models: a Swendsen–Wang update of p*^β) or best (block for RBMs, cluster for ferromagnetic Ising models, else site)"`
 	// Auto sizes the ladder from the target at the end of tuning (see the
 	// package documentation): Ladder temperatures and a plain chain at
 	// β = 1 run as a pilot for Tune iterations (default 200 with Auto,
@@ -105,9 +105,108 @@ type Settings struct {
 	Auto bool `json:"auto" flag:"auto-ladder" help:"size the ladder from the target after a pilot of --tune iterations: plain chains when they mix faster per sweep than tempering, else ⌈2Λ⌉+1 temperatures for the measured barrier Λ (--ladder is the pilot's size)"`
 }
 
-// Validate reports a bad number of replicas, β_min or tuning length.
+// Kernel selects the move that updates each replica between swaps.
+type Kernel int
+
+const (
+	// Site sweeps every variable in order by its conditional under p*^β
+	// (any model; the default).
+	Site Kernel = iota
+	// Block draws an RBM's hidden units given the visible ones, then the
+	// visible ones given the hidden ones, on the tempered joint
+	// distribution of both (RBMs only).
+	Block
+	// Cluster makes a Swendsen–Wang update of p*^β (ferromagnetic Ising
+	// models only: every coupling ≥ 0).
+	Cluster
+	// Best chooses per model: Block for RBMs, Cluster for ferromagnetic
+	// Ising models, else Site.
+	Best
+)
+
+// String returns "site", "block", "cluster" or "best".
+func (k Kernel) String() string {
+	switch k {
+	case Block:
+		return "block"
+	case Cluster:
+		return "cluster"
+	case Best:
+		return "best"
+	}
+	return "site"
+}
+
+// MarshalText implements encoding.TextMarshaler.
+func (k Kernel) MarshalText() ([]byte, error) { return []byte(k.String()), nil }
+
+// UnmarshalText parses "site", "block", "cluster" or "best".
+func (k *Kernel) UnmarshalText(b []byte) error {
+	switch string(b) {
+	case "site":
+		*k = Site
+	case "block":
+		*k = Block
+	case "cluster":
+		*k = Cluster
+	case "best":
+		*k = Best
+	default:
+		return fmt.Errorf("unknown kernel %q: want site, block, cluster or best", b)
+	}
+	return nil
+}
+
+// ferromagnetic reports whether every coupling of the spin graph is ≥ 0,
+// or names the first that is not.
+func ferromagnetic(g *gibbs.SpinGraph) error {
+	for i := range len(g.Start) - 1 {
+		for e := g.Start[i]; e < g.Start[i+1]; e++ {
+			if !(g.Cpl[e] >= 0) {
+				return fmt.Errorf("variable pair (%d,%d) has coupling %v", i, g.Nbr[e], g.Cpl[e])
+			}
+		}
+	}
+	return nil
+}
+
+// choose returns the kernel that New uses for model m: Best resolved, and
+// an error when an explicit Block or Cluster does not apply to m.
+func (k Kernel) choose(m model.Model) (Kernel, error) {
+	_, rbm := m.(rbmModel)
+	sm, spin := m.(gibbs.SpinModel)
+	var ferro error = fmt.Errorf("the model (%T) is not a pairwise ±1 model", m)
+	if spin {
+		g := gibbs.NewSpinGraph(sm)
+		ferro = ferromagnetic(&g)
+	}
+	switch k {
+	case Block:
+		if !rbm {
+			return k, fmt.Errorf("kernel block needs an RBM; the model is %T (kernel best chooses per model)", m)
+		}
+	case Cluster:
+		if ferro != nil {
+			return k, fmt.Errorf("kernel cluster needs a ferromagnetic Ising model (every coupling ≥ 0); %v (kernel best chooses per model)", ferro)
+		}
+	case Best:
+		switch {
+		case rbm:
+			return Block, nil
+		case ferro == nil:
+			return Cluster, nil
+		}
+		return Site, nil
+	}
+	return k, nil
+}
+
+// Validate reports a bad number of replicas, β_min, tuning length or
+// kernel.
 func (s *Settings) Validate() error {
 	switch {
+	case s.Kernel < Site || s.Kernel > Best:
+		return fmt.Errorf("unknown kernel %d", int(s.Kernel))
 	case s.Ladder < 0 || s.Ladder == 1:
 		return fmt.Errorf("ladder is %d; want at least 2 (or 0 for %d)", s.Ladder, DefaultLadder)
 	case math.IsNaN(s.BetaMin) || s.BetaMin < 0 || s.BetaMin >= 1:
@@ -156,7 +255,7 @@ func memory(m model.Model, n int, s sampler.Settings) float64 {
 		// tempered sums kept to compare with.
 		perChain += 56*d + 32*autoPilots*float64(set.Tune)
 	}
-	if rm, ok := m.(rbmModel); ok && set.Block {
+	if rm, ok := m.(rbmModel); ok && (set.Kernel == Block || set.Kernel == Best) {
 		// Visible, hidden and preactivations per replica, a scratch
 		// row per chain, both layouts of W.
 		h := float64(rm.Hidden())
@@ -165,7 +264,12 @@ func memory(m model.Model, n int, s sampler.Settings) float64 {
 	if sm, ok := m.(model.SpinShape); ok {
 		// One byte per spin and replica; the spin graph and tables of up
 		// to 2^maxTableDegree thresholds per site and level.
-		return 8*nf*d + nf*(k*d+perChain) + gibbs.SpinKernelBytes(sm, maxTableDegree, k)
+		b := 8*nf*d + nf*(k*d+perChain) + gibbs.SpinKernelBytes(sm, maxTableDegree, k)
+		if set.Kernel == Cluster || set.Kernel == Best {
+			// The Swendsen–Wang kernel's thresholds, a chain's scratch.
+			b += sw.KernelBytes(d, float64(sm.SpinEdges()), k) + nf*sw.WorkBytes(d)
+		}
+		return b
 	}
 	// A tracker per replica (states and local fields), the current states.
 	return 8*nf*d + nf*(k*(24*d+128)+perChain)
@@ -174,15 +278,17 @@ func memory(m model.Model, n int, s sampler.Settings) float64 {
 // Sampler is the state of n chains of K replicas. It is not safe for
 // concurrent use.
 type Sampler struct {
-	m      model.Model
-	spin   *spinKernel
-	rbm    *rbmKernel
-	n, d   int
-	k      int
-	ladder []float64 // β_0 = 1 > β_1 > … > β_{K−1} = β_min
-	chains []chain
-	cur    []int
-	task   iterTask
+	m       model.Model
+	spin    *spinKernel
+	rbm     *rbmKernel
+	cluster *sw.Kernel   // Cluster: Swendsen–Wang updates of the spins
+	edges   []ising.Edge // and the edges it was built from
+	n, d    int
+	k       int
+	ladder  []float64 // β_0 = 1 > β_1 > … > β_{K−1} = β_min
+	chains  []chain
+	cur     []int
+	task    iterTask
 
 	iter     int // completed iterations
 	tune     *tuner
@@ -223,6 +329,8 @@ type chain struct {
 	u     []float64       // RBM kernel: scratch
 	tr    []model.Tracker // otherwise: one tracker per replica
 	buf   []float64
+	work  *sw.Work // Cluster: the update's scratch
+	big   float64  // Cluster: the largest cluster's share of d in the last β = 1 update
 }
 
 var _ sampler.Sampler = (*Sampler)(nil)
@@ -238,6 +346,10 @@ func New(p *sampler.Problem, set Settings) (*Sampler, error) {
 	}
 	set = *set.Resolved().(*Settings)
 	m, n, d, k := p.Model, p.N, p.Model.Dim(), set.Ladder
+	kern, err := set.Kernel.choose(m)
+	if err != nil {
+		return nil, fmt.Errorf("pt: %w", err)
+	}
 	s := &Sampler{
 		m: m, n: n, d: d, k: k,
 		ladder:   evenLadder(k, set.BetaMin),
@@ -260,11 +372,17 @@ func New(p *sampler.Problem, set Settings) (*Sampler, error) {
 		s.pilot.m = m
 	}
 	reps := k + s.shadow
-	if rm, ok := m.(rbmModel); ok && set.Block {
+	if rm, ok := m.(rbmModel); ok && kern == Block {
 		s.rbm = newRBMKernel(rm)
 	} else if sm, ok := m.(gibbs.SpinModel); ok {
 		s.spin, s.spinModel = newSpinKernel(sm, k), sm
-		s.spin.fill(s.ladder)
+		if kern == Cluster {
+			s.edges = spinEdges(&s.spin.SpinGraph)
+			if s.cluster, err = sw.NewKernel(d, s.edges, s.spin.H, k); err != nil {
+				return nil, fmt.Errorf("pt: %w", err)
+			}
+		}
+		s.fillKernels()
 	}
 	for c := range s.chains {
 		ch := &s.chains[c]
@@ -277,6 +395,9 @@ func New(p *sampler.Problem, set Settings) (*Sampler, error) {
 			ch.reps, ch.u = make([]rbmReplica, reps), make([]float64, d)
 		case s.spin != nil:
 			ch.spins = make([]uint8, reps*d)
+			if s.cluster != nil {
+				ch.work = s.cluster.NewWork()
+			}
 		default:
 			ch.tr = make([]model.Tracker, reps)
 		}
@@ -299,6 +420,31 @@ func New(p *sampler.Problem, set Settings) (*Sampler, error) {
 	}
 	s.task.s = s
 	return s, nil
+}
+
+// spinEdges lists the edges of the spin graph, each once (i < j), in the
+// order of the graph.
+func spinEdges(g *gibbs.SpinGraph) []ising.Edge {
+	var edges []ising.Edge
+	for i := range len(g.Start) - 1 {
+		for e := g.Start[i]; e < g.Start[i+1]; e++ {
+			if j := g.Nbr[e]; j > i {
+				edges = append(edges, ising.Edge{I: i, J: j, Coupling: g.Cpl[e]})
+			}
+		}
+	}
+	return edges
+}
+
+// fillKernels recomputes the spin and cluster kernels' thresholds for the
+// current ladder.
+func (s *Sampler) fillKernels() {
+	if s.spin != nil {
+		s.spin.fill(s.ladder)
+	}
+	if s.cluster != nil {
+		s.cluster.Fill(s.ladder)
+	}
 }
 
 // Ladder returns the current inverse temperatures, β_0 = 1 first. The
@@ -360,7 +506,13 @@ func (s *Sampler) sweep(ch *chain, rep, lvl int) bool {
 	}
 	if s.spin != nil {
 		b := ch.spins[rep*s.d : (rep+1)*s.d]
-		s.spin.sweep(b, lvl, ch.r)
+		if s.cluster == nil {
+			s.spin.sweep(b, lvl, ch.r)
+		} else if !s.cluster.Update(s.ctx, b, lvl, ch.r, ch.work) {
+			return false
+		} else if lvl == 0 && rep != s.k {
+			ch.big = float64(ch.work.Largest) / float64(s.d)
+		}
 		ch.ll[rep] = s.spin.logProb(b)
 		return true
 	}
@@ -467,8 +619,8 @@ func (s *Sampler) Step(ctx context.Context) error {
 		if s.auto && s.iter == s.tune.end && s.size() {
 			return nil // a new ladder, and a new tuning window unless K = 1
 		}
-		if s.tune.adapt(s.ladder, s.rate, s.attempts) && s.spin != nil {
-			s.spin.fill(s.ladder)
+		if s.tune.adapt(s.ladder, s.rate, s.attempts) {
+			s.fillKernels()
 		}
 		s.tune.next(s.iter)
 		s.resetWindow(s.iter == s.tune.end)
@@ -535,6 +687,13 @@ func (s *Sampler) Stats() sampler.Stats {
 		sampler.Stat{Name: "barrier", Value: barrier},
 		sampler.Stat{Name: "beta_min", Value: s.ladder[s.k-1]},
 		sampler.Stat{Name: "round_trips", Value: float64(trips) / float64(s.n)})
+	if s.cluster != nil {
+		var big float64
+		for c := range s.chains {
+			big += s.chains[c].big / float64(s.n)
+		}
+		vals = append(vals, sampler.Stat{Name: "largest_cluster_fraction", Value: big})
+	}
 	if s.auto {
 		// The number of pairs changes with the ladder: the per-pair rates
 		// are left out so that the names stay the same.

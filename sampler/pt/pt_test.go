@@ -172,9 +172,10 @@ func TestTwoModeGrid(t *testing.T) {
 		name string
 		m    model.Model
 		n    int
-	}{{"spin kernel", m, 2000}, {"generic", tracked{m}, 1000}} {
+		kern Kernel
+	}{{"spin kernel", m, 2000, Site}, {"generic", tracked{m}, 1000, Site}, {"cluster kernel", m, 2000, Cluster}} {
 		name, n := c.name, float64(c.n)
-		s := newS(t, c.m, c.n, Settings{}, 11)
+		s := newS(t, c.m, c.n, Settings{Kernel: c.kern}, 11)
 		run(t, s, iters)
 		pos, pair := sampleGrid(s.Current(), c.n, 16)
 		se := math.Sqrt(wantPos * (1 - wantPos) / n)
@@ -193,6 +194,9 @@ func TestTwoModeGrid(t *testing.T) {
 		}
 		t.Logf("pt (%s): P(M > 0) = %.4f, exact %.4f (SE %.4f); pair moments worst %.1f SE; ladder %.3f; swap rates %.2f (min %.2f), Λ %.2f, round trips %.1f per chain",
 			name, pos, wantPos, se, worst, s.Ladder(), stat(s, "swap_rate"), stat(s, "min_swap_rate"), stat(s, "barrier"), stat(s, "round_trips"))
+		if c.kern == Cluster && stat(s, "largest_cluster_fraction") < 0.5 {
+			t.Errorf("cluster kernel: the largest cluster holds %.2f of the sites at J = 0.8", stat(s, "largest_cluster_fraction"))
+		}
 		if name == "spin kernel" && stat(s, "round_trips") < 1 {
 			t.Errorf("%.2f round trips per chain in %d iterations", stat(s, "round_trips"), iters-DefaultTune)
 		}
@@ -345,13 +349,17 @@ func TestLadderFreezesAndStats(t *testing.T) {
 
 func TestSameBitsOnOneAndTwoCores(t *testing.T) {
 	g, _ := ising.Grid(4, 4, false, 0.5, nil)
-	for name, m := range map[string]model.Model{"ising": g, "factorgraph": samplertest.SmallModels(t)["factorgraph"]} {
+	for name, m := range map[string]model.Model{"ising": g, "ising (cluster)": g, "factorgraph": samplertest.SmallModels(t)["factorgraph"]} {
 		var runs [2][]int
 		var ladders [2][]float64
 		var stats [2]sampler.Stats
+		kern := Site
+		if name == "ising (cluster)" {
+			kern = Cluster
+		}
 		for k, procs := range []int{1, 2} {
 			old := runtime.GOMAXPROCS(procs)
-			s := newS(t, m, 40, Settings{Tune: 12}, 8)
+			s := newS(t, m, 40, Settings{Tune: 12, Kernel: kern}, 8)
 			run(t, s, 20)
 			runtime.GOMAXPROCS(old)
 			runs[k], ladders[k], stats[k] = slices.Clone(s.Current()), slices.Clone(s.Ladder()), s.Stats()
@@ -380,7 +388,7 @@ func TestSettings(t *testing.T) {
 	}
 }
 
-// The RBM kernel (Block: true): block Gibbs of the tempered joint. The
+// The RBM kernel (Kernel: Block): block Gibbs of the tempered joint. The
 // β = 1 replicas' visible units match the exact marginals (within
 // CheckMarginals' standard errors) on the conformance kit's RBM, a
 // strongly coupled RBM (12 visible, 8 hidden, W ~ N(0, 1.5²), several modes)
@@ -401,7 +409,7 @@ func TestRBMKernel(t *testing.T) {
 		t.Fatal(err)
 	}
 	for name, m := range map[string]model.Model{"kit": samplertest.SmallModels(t)["rbm"], "strong": strong, "binary": bin} {
-		s := newS(t, m, 2000, Settings{Tune: 20, Block: true}, 3)
+		s := newS(t, m, 2000, Settings{Tune: 20, Kernel: Block}, 3)
 		if s.rbm == nil {
 			t.Fatalf("%s: the RBM kernel did not run", name)
 		}
@@ -413,7 +421,7 @@ func TestRBMKernel(t *testing.T) {
 	var runs [2][]int
 	for k, procs := range []int{1, 2} {
 		old := runtime.GOMAXPROCS(procs)
-		s := newS(t, strong, 40, Settings{Tune: 12, Block: true}, 8)
+		s := newS(t, strong, 40, Settings{Tune: 12, Kernel: Block}, 8)
 		run(t, s, 20)
 		runtime.GOMAXPROCS(old)
 		runs[k] = slices.Clone(s.Current())
@@ -439,7 +447,7 @@ func TestRBMKernelTemperedReplica(t *testing.T) {
 	}
 	const n = 4000
 	d := r.Dim()
-	s := newS(t, r, n, Settings{Ladder: 2, BetaMin: 0.4, Tune: -1, Block: true}, 9)
+	s := newS(t, r, n, Settings{Ladder: 2, BetaMin: 0.4, Tune: -1, Kernel: Block}, 9)
 	run(t, s, 400)
 	for lvl, beta := range s.Ladder() {
 		want := make([]float64, d)
