@@ -27,6 +27,11 @@ type Experiment struct {
 	// Options lists the experiment-specific options it understands, with
 	// their defaults.
 	Options map[string]float64
+	// Legacy gives, for an option added after journals were published,
+	// the value it had in journals that do not record it when that is not
+	// its default (the suite's estimates: frequencies before round three,
+	// Rao–Blackwellised since).
+	Legacy map[string]float64
 	// Setting names the swept quantity (the x of the table).
 	Setting string
 	// UsesUAI experiments accept a directory of UAI networks
@@ -177,7 +182,13 @@ func (e *Experiment) prepare(cfg Config) (Config, *journal, error) {
 		opts[k] = v
 	}
 	cfg.Options = opts
-	cfg.defaults = e.Options
+	cfg.defaults = map[string]float64{}
+	for k, v := range e.Options {
+		cfg.defaults[k] = v
+		if old, ok := e.Legacy[k]; ok {
+			cfg.defaults[k] = old
+		}
+	}
 	if cfg.UAIDir != "" {
 		if !e.UsesUAI {
 			return cfg, nil, fmt.Errorf("experiment %s takes no UAI networks (--uai)", e.Name)

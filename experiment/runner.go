@@ -92,9 +92,9 @@ type Config struct {
 	// inputs are the SHA-256 digests of the input files (UAIDir's), which
 	// a journal records among the settings that change results.
 	inputs map[string]string
-	// defaults are the experiment's options at their defaults: an option
-	// that a journal does not record (one added to the experiment after
-	// the journal was written) had its default value there.
+	// defaults are the values of options that a journal does not record
+	// (one added to the experiment after the journal was written): their
+	// defaults, or their Legacy values.
 	defaults map[string]float64
 	// trials is the number of trials of the run (Trials or the mode's).
 	trials int

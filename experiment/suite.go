@@ -43,9 +43,14 @@ var suiteData embed.FS
 // SuiteBudget is the cost every method of the suite gets per sample, in
 // sweeps: one sweep is d single-site conditionals (Gibbs), d proposals
 // (Gibbs-with-Gradients), one all-variable proposal (DMALA), one cluster
-// update (Swendsen–Wang), one GF-SVGD iteration (a log p* and a surrogate
-// score per particle), one leapfrog step of DHMC; a round of parallel
-// tempering over K temperatures costs K. Wall time is reported beside.
+// update (Swendsen–Wang), one block sweep of an RBM's visible and hidden
+// units (Gibbs, and tempering's block kernel), one GF-SVGD iteration (a
+// log p* and a surrogate score per particle), one leapfrog step of DHMC; a
+// round of parallel tempering over K temperatures costs K. A method whose
+// cost per iteration is chosen during the run (tempering with an
+// auto-sized ladder) gets the same budget in model evaluations: d per
+// sweep, d + M for an RBM's block sweep (sweepEvals). Wall time is
+// reported beside.
 const SuiteBudget = 400
 
 // suiteN is the number of samples every method returns.
@@ -71,13 +76,20 @@ type suiteMethod struct {
 	// second half of the chains and herds them to the n samples
 	// (infer.Compression), instead of thinning them to n draws.
 	herdThin int
+	// evalBudget runs a long-chain method for the budget's model
+	// evaluations (infer.Keep.Budget) instead of a number of iterations:
+	// for samplers whose iterations cost what the run chooses.
+	evalBudget bool
 }
 
 // keep returns the draws of a long-chain method: the n·budget sweeps
 // shared by its chains, the first half warm-up, the second half thinned
 // to n/chains draws per chain.
-func (m suiteMethod) keep(budget, n int) infer.Keep {
+func (m suiteMethod) keep(budget, n int, mod model.Model) infer.Keep {
 	draws := n / m.chains
+	if m.evalBudget {
+		return infer.Keep{Draws: draws, Budget: int64(n) * int64(budget) * sweepEvals(mod)}
+	}
 	iters := n * budget / (m.chains * max(1, m.sweepsPerIter))
 	thin := max(1, iters/2/draws)
 	if m.herdThin > 0 {
@@ -85,6 +97,16 @@ func (m suiteMethod) keep(budget, n int) infer.Keep {
 		draws = max(1, iters/2/thin)
 	}
 	return infer.Keep{Warmup: iters - draws*thin, Draws: draws, Thin: thin}
+}
+
+// sweepEvals is the model evaluations of one sweep of m: d conditionals,
+// and for an RBM (swept by block Gibbs) the draws of its M hidden units too.
+func sweepEvals(m model.Model) int64 {
+	e := int64(m.Dim())
+	if r, ok := m.(interface{ Hidden() int }); ok {
+		e += int64(r.Hidden())
+	}
+	return e
 }
 
 // compression returns the compression of a herding method to n samples.
@@ -122,30 +144,30 @@ const ptStratSweeps = 40
 func suiteMethods() []suiteMethod {
 	ptIters := func(b int) int { return max(1, b/pt.DefaultLadder) }
 	return []suiteMethod{
-		{"exact", "exact i.i.d.", false, func(int) sampler.Pipeline { return single("exact", nil, 1) }, 0, 0, 0, 0},
-		{"gibbs", "Gibbs", true, func(b int) sampler.Pipeline { return single("gibbs", nil, b) }, 0, 0, 0, 0},
+		{"exact", "exact i.i.d.", false, func(int) sampler.Pipeline { return single("exact", nil, 1) }, 0, 0, 0, 0, false},
+		{"gibbs", "Gibbs", true, func(b int) sampler.Pipeline { return single("gibbs", nil, b) }, 0, 0, 0, 0, false},
 		{"pt", "parallel tempering", true, func(b int) sampler.Pipeline {
 			return single("pt", &pt.Settings{Tune: max(1, ptIters(b)/4)}, ptIters(b))
-		}, 0, 0, 0, 0},
-		{"sw", "Swendsen–Wang", false, func(b int) sampler.Pipeline { return single("sw", nil, b) }, 0, 0, 0, 0},
-		{"gwg", "Gibbs-with-Gradients", true, func(b int) sampler.Pipeline { return single("gwg", nil, b) }, gwgSuiteTrials, 0, 0, 0},
-		{"dmala", "DMALA", true, func(b int) sampler.Pipeline { return single("dmala", nil, b) }, 0, 0, 0, 0},
-		{"dhmc", "DHMC", true, func(b int) sampler.Pipeline { return single("dhmc", nil, max(1, b/8)) }, 0, 0, 0, 0},
+		}, 0, 0, 0, 0, false},
+		{"sw", "Swendsen–Wang", false, func(b int) sampler.Pipeline { return single("sw", nil, b) }, 0, 0, 0, 0, false},
+		{"gwg", "Gibbs-with-Gradients", true, func(b int) sampler.Pipeline { return single("gwg", nil, b) }, gwgSuiteTrials, 0, 0, 0, false},
+		{"dmala", "DMALA", true, func(b int) sampler.Pipeline { return single("dmala", nil, b) }, 0, 0, 0, 0, false},
+		{"dhmc", "DHMC", true, func(b int) sampler.Pipeline { return single("dhmc", nil, max(1, b/8)) }, 0, 0, 0, 0, false},
 		{"gfsvgd", "GF-SVGD (transport)", true, func(b int) sampler.Pipeline {
 			p, _ := infer.Preset("transport")
 			p.Stages = []sampler.Stage{{Method: "gfsvgd", Iters: b, Settings: p.Stages[0].Settings}}
 			return p
-		}, 0, 0, 0, 0},
+		}, 0, 0, 0, 0, false},
 		{"hybrid", "GF-SVGD + stratified Gibbs", true, func(b int) sampler.Pipeline {
 			p, _ := infer.Preset("transport")
 			return sampler.Pipeline{Stages: []sampler.Stage{
 				{Method: "gfsvgd", Iters: infer.HybridIters, Settings: p.Stages[0].Settings},
 				{Method: "gibbs", Iters: max(1, b-infer.HybridIters), Settings: &gibbs.Settings{Stratified: true}},
 			}}
-		}, 0, 0, 0, 0},
+		}, 0, 0, 0, 0, false},
 		{"strat-gibbs", "stratified Gibbs", true, func(b int) sampler.Pipeline {
 			return single("gibbs", &gibbs.Settings{Stratified: true}, b)
-		}, 0, 0, 0, 0},
+		}, 0, 0, 0, 0, false},
 		{name: "pt-strat", label: "parallel tempering, then stratified Gibbs", candidate: true, build: func(b int) sampler.Pipeline {
 			// 40 stratified sweeps of the tempered chains' final states;
 			// the rest of the budget in rounds of 8 temperatures.
@@ -167,6 +189,13 @@ func suiteMethods() []suiteMethod {
 		{name: "pt-20chains", label: "parallel tempering, 20 long chains, thinned draws", candidate: true, build: func(b int) sampler.Pipeline {
 			return single("pt", nil, b)
 		}, chains: 20, sweepsPerIter: pt.DefaultLadder},
+		// Round three: the ladder sized by a pilot (plain chains when they
+		// mix faster) and the best kernel per model (block Gibbs for RBMs,
+		// Swendsen–Wang for ferromagnetic Ising models), at the budget's
+		// evaluations.
+		{name: "pt-auto", label: "parallel tempering, 4 long chains, ladder sized by a pilot, best kernel per model", candidate: true, build: func(b int) sampler.Pipeline {
+			return single("pt", &pt.Settings{Auto: true, Kernel: pt.Best}, b)
+		}, chains: 4, evalBudget: true},
 		// Not a candidate for the default: its samples are not draws but
 		// points picked to match the draws, so no diagnostic can check
 		// them; users ask for them with the compact preset.
@@ -450,7 +479,12 @@ func init() {
 		UsesUAI:     true,
 		// n: the samples every method returns; 0 means suiteN (200), so
 		// that journals written before the option existed still resume.
-		Options: map[string]float64{"n": 0},
+		// estimates: 1 scores every method's means as users see them
+		// (Rao–Blackwellised where the draws allow, infer.RaoBlackwell),
+		// 0 from the draws' frequencies, as the journals of rounds one and
+		// two were (Legacy).
+		Options: map[string]float64{"n": 0, "estimates": 1},
+		Legacy:  map[string]float64{"estimates": 0},
 		body:    runSuite,
 	})
 }
@@ -488,7 +522,8 @@ func runSuite(r *runner) (*Result, error) {
 			SweepsPerIter int              `json:"sweeps_per_iteration,omitempty"`
 			HerdThin      int              `json:"herd_thin,omitempty"`
 			Trials        int              `json:"trials_cap,omitempty"`
-		}{mt.build(budget).Resolved(), budget, mt.chains, mt.sweepsPerIter, mt.herdThin, mt.trials}
+			EvalBudget    bool             `json:"evaluation_budget,omitempty"`
+		}{mt.build(budget).Resolved(), budget, mt.chains, mt.sweepsPerIter, mt.herdThin, mt.trials, mt.evalBudget}
 		if err := r.describe(mt.name, rec); err != nil {
 			return nil, err
 		}

@@ -33,6 +33,15 @@ type Keep struct {
 	// complete window are kept; the result then depends on the machine's
 	// speed).
 	MaxTime time.Duration `json:"-"`
+	// Budget, when > 0, ends the run at a number of model evaluations
+	// (all chains together) instead of an iteration count: the last
+	// stage runs until its sampler has stopped tuning, measures the cost
+	// of an iteration, and ends when the budget is spent, its Draws per
+	// chain evenly thinned over the second half (see budgeted). Warmup,
+	// Thin and Target must be 0. It is how the benchmark suite runs
+	// samplers whose cost per iteration is chosen during the run at the
+	// same cost as the others.
+	Budget int64 `json:"-"`
 	// Stopped says why an adaptive run ended (in the output's layout):
 	// StopTarget, StopIters or StopTime.
 	Stopped string `json:"stopped"`
@@ -72,6 +81,10 @@ func (k Keep) Iters() int {
 	if k.Target > 0 {
 		return k.maxEnd()
 	}
+	if k.Budget > 0 {
+		// A bound: every iteration costs at least one evaluation.
+		return int(min(k.Budget, 1<<40))
+	}
 	return k.Warmup + k.Draws*k.thin()
 }
 
@@ -98,6 +111,10 @@ func (k Keep) Validate() error {
 		return fmt.Errorf("at most %d iterations per chain cannot hold a warm-up and %d draws (at least %d)", k.MaxIters, k.Draws, 2*k.Draws)
 	case k.Target > 0 && k.Draws < diag.MinDraws:
 		return fmt.Errorf("an ESS target needs at least %d draws per chain to measure it, got %d", diag.MinDraws, k.Draws)
+	case k.Budget < 0:
+		return fmt.Errorf("the evaluation budget must be at least 0, got %d", k.Budget)
+	case k.Budget > 0 && (k.Target > 0 || k.Warmup > 0 || k.Thin > 1 || k.MaxIters > 0 || k.MaxTime > 0):
+		return fmt.Errorf("a run with an evaluation budget chooses its own length, warm-up and thinning; it takes no ESS target, warm-up, thinning or limits")
 	case k.Target > 0 && k.Draws > 1<<28:
 		return fmt.Errorf("%d draws per chain are more than an adaptive run can count", k.Draws)
 	}

@@ -2,6 +2,7 @@ package infer
 
 import (
 	"context"
+	"errors"
 	"fmt"
 	"time"
 
@@ -139,11 +140,15 @@ func Run(ctx context.Context, m model.Model, spec Spec) (*Output, error) {
 		out.Layout = Layout{Kind: LayoutSingle, Groups: 1, Length: spec.N}
 	}
 	var adapt *adaptive
+	var budget *budgeted
 	if spec.Keep.Target > 0 {
 		adapt = newAdaptive(ctx, m, out.Pipeline, spec.Keep, spec.N, spec.Estimates)
 		out.Samples = &sampler.Samples{N: rows, D: d}
 	} else {
 		out.Samples = &sampler.Samples{N: rows, D: d, Z: make([]int, rows*d)}
+		if spec.Keep.Budget > 0 {
+			budget = newBudgeted(spec.Keep, spec.N, d, out.Samples.Z)
+		}
 	}
 	total := reps * pl.Iters()
 	last := len(pl.Stages) - 1
@@ -169,6 +174,13 @@ func Run(ctx context.Context, m model.Model, spec Spec) (*Output, error) {
 					return nil
 				}
 				return adapt.observe(iter, s)
+			})
+		} else if budget != nil {
+			observers = append(observers, func(stage, iter int, s sampler.Sampler) error {
+				if stage != last {
+					return nil
+				}
+				return budget.observe(iter, s)
 			})
 		} else if k := spec.Keep; k.Draws > 0 {
 			observers = append(observers, func(stage, iter int, s sampler.Sampler) error {
@@ -209,6 +221,16 @@ func Run(ctx context.Context, m model.Model, spec Spec) (*Output, error) {
 		}
 		if res.Status == sampler.Failed {
 			return nil, res.Err
+		}
+		if budget != nil {
+			if res.Status == sampler.Completed && !budget.planned && !budget.fromReservoir {
+				// The iterations ran out first (samplers that count no
+				// evaluations).
+				if err := budget.fromReserve(res.Iters); !errors.Is(err, sampler.ErrEnough) {
+					return nil, err
+				}
+			}
+			out.Layout = budget.layout()
 		}
 		if adapt != nil {
 			if adapt.done != nil {
@@ -255,6 +277,9 @@ func Run(ctx context.Context, m model.Model, spec Spec) (*Output, error) {
 			limit = fmt.Sprintf("its time limit (%v, --max-time) with %d iterations per chain in the last complete window", spec.Keep.MaxTime, 2*lay.Warmup)
 		}
 		out.Diagnostics.Warnings = append(out.Diagnostics.Warnings, fmt.Sprintf("the run reached %s before every quantity's bulk and tail ESS reached %g with R̂ within its limit: the draws are those of the second half of the run; raise the limit or use a method for hard targets", limit, spec.Keep.Target))
+	}
+	if budget != nil && budget.tuningDraws() {
+		out.Diagnostics.Warnings = append(out.Diagnostics.Warnings, fmt.Sprintf("the evaluation budget (%d) ended while the sampler was still tuning or too soon after (its last tuning iteration %d, the draws from iteration %d): the draws include tuning iterations; give it a larger budget", spec.Keep.Budget, budget.tuned, budget.warmup+budget.thin))
 	}
 	if spec.Compress.On() {
 		t0 := time.Now()
@@ -440,6 +465,10 @@ func Memory(m model.Model, spec Spec) float64 {
 	if spec.Keep.Target > 0 {
 		// The window being filled besides the last complete one.
 		need += 8 * rows * d
+	}
+	if spec.Keep.Budget > 0 {
+		// The reservoir: twice the draws.
+		need += 16 * rows * d
 	}
 	pl, err := spec.Plan()
 	if err != nil {

@@ -11,6 +11,7 @@ import (
 	"github.com/spf13/cobra"
 
 	"github.com/dstein/dstein/experiment"
+	"github.com/dstein/dstein/infer"
 	"github.com/dstein/dstein/internal/suggest"
 )
 
@@ -25,7 +26,7 @@ func newExperimentCmd(e *env) *cobra.Command {
 	var quick, tiny, restart bool
 	var field, sigma float64
 	var fashion bool
-	var variants, uaiDir, methods string
+	var variants, uaiDir, methods, suiteEst string
 	var shard string
 	var sl slurmOptions
 	var mem memoryFlag
@@ -125,6 +126,16 @@ Experiments: ` + strings.Join(experiment.Names(), ", ") + `.`,
 					}
 				}
 			}
+			if cmd.Flags().Changed("estimates") {
+				if !ex.UsesUAI {
+					return usagef("--estimates applies to the suite experiment, not to %s", ex.Name)
+				}
+				est, err := infer.ParseEstimates(suiteEst)
+				if err != nil {
+					return usagef("--estimates: %v", err)
+				}
+				cfg.Options["estimates"] = map[infer.Estimates]float64{infer.RaoBlackwell: 1, infer.Frequencies: 0}[est]
+			}
 			if cmd.Flags().Changed("n") {
 				if !ex.UsesUAI {
 					return usagef("--n applies to the suite experiment, not to %s", ex.Name)
@@ -204,6 +215,7 @@ Experiments: ` + strings.Join(experiment.Names(), ", ") + `.`,
 	fs.BoolVar(&fashion, "fashion", false, "bnn: Fashion-MNIST instead of MNIST")
 	fs.StringVar(&variants, "variants", strings.Join(experiment.DefaultVariants, ","), "variants-ising, variants-rbm: the GF-SVGD variants to compare, comma-separated, of "+strings.Join(experiment.VariantNames(), ", "))
 	fs.StringVar(&methods, "methods", "", "suite: run only these methods, comma-separated (exact and gibbs always run: the ratios need them); default all of "+strings.Join(experiment.SuiteMethodNames(), ", "))
+	fs.StringVar(&suiteEst, "estimates", infer.RaoBlackwell.String(), "suite: how every method's means are scored: rao-blackwell (as dstein sample reports them) or frequencies (the draws' counts, as the suite's journals of rounds one and two)")
 	fs.StringVar(&uaiDir, "uai", "", "suite: also score every NAME.uai network of this directory (with NAME.uai.evid as evidence when present)")
 	fs.StringVar(&shard, "shard", "", "run only shard K/N of the trials (trial t is shard t mod N + 1's, counting from 0), with its own --out-dir; dstein merge joins the shards")
 	sl.register(fs)
