@@ -38,6 +38,7 @@ type adaptive struct {
 	buf       []int // its draws, chain by chain
 	done      []int // the last complete window's draws (nil before the first)
 	doneEnd   int   // and its end
+	doneTuned bool  // and whether the sampler was tuning after its start
 	stopped   string
 }
 
@@ -68,6 +69,7 @@ func (a *adaptive) observe(iter int, s sampler.Sampler) error {
 		// A window that began while the sampler was still changing
 		// (parallel tempering's ladder) does not end the run.
 		steady := a.settled >= 0 && a.settled <= a.end/2
+		a.doneTuned = !steady
 		if steady || last {
 			ok, err := a.enough()
 			if err != nil {

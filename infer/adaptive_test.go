@@ -10,6 +10,7 @@ import (
 	"github.com/dstein/dstein/model/ising"
 	"github.com/dstein/dstein/rng"
 	"github.com/dstein/dstein/sampler"
+	"github.com/dstein/dstein/sampler/pt"
 )
 
 // An adaptive run keeps, in the window it stops at, the same states as a
@@ -116,5 +117,28 @@ func TestAdaptiveCancelAndValidate(t *testing.T) {
 	}
 	if _, err := Run(context.Background(), g, Spec{Pipeline: gibbs, N: 4, Key: rng.NewKey(1), Keep: Keep{Draws: 10, Target: 100}, Replicates: 3}); err == nil {
 		t.Error("an ESS target with replicates accepted")
+	}
+}
+
+// A run whose last window began while the sampler was still tuning (the
+// auto ladder's pilot and probation last 600 iterations or more here; the
+// limit of 400 keeps iterations 200–400) says so in its limit warning.
+func TestAdaptiveWindowDuringTuning(t *testing.T) {
+	grid, err := ising.Grid(3, 3, false, 0.3, nil)
+	if err != nil {
+		t.Fatal(err)
+	}
+	auto, err := sampler.Single("pt", &pt.Settings{Auto: true}, 1)
+	if err != nil {
+		t.Fatal(err)
+	}
+	out, err := Run(context.Background(), grid, Spec{Pipeline: auto, N: 4, Key: rng.NewKey(2), Keep: Keep{Draws: 50, Target: 1e6, MaxIters: 400}})
+	if err != nil {
+		t.Fatal(err)
+	}
+	if !slices.ContainsFunc(out.Diagnostics.Warnings, func(w string) bool {
+		return strings.HasPrefix(w, "the run reached its iteration limit") && strings.Contains(w, "still tuning")
+	}) {
+		t.Errorf("no warning that the draws include tuning iterations: %q", out.Diagnostics.Warnings)
 	}
 }
