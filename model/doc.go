@@ -18,7 +18,17 @@
 //   - Delta: the change of log p* when one coordinate changes (discontinuous
 //     HMC, discrete KSD);
 //   - Relaxed: a smooth extension of log p* to soft state memberships and its
-//     gradient (relaxed surrogates for GF-SVGD, gradient-informed samplers).
+//     gradient (relaxed surrogates for GF-SVGD, gradient-informed samplers);
+//   - ProposalGradient: the gradient that gradient-guided proposals
+//     (Gibbs-with-Gradients, DMALA) use, when the relaxation's is a poor
+//     guide: that of an energy linear in each variable's memberships (the
+//     log-multilinear energy Σ_f Σ_a log φ_f(a) Π m of a factor graph or a
+//     categorical model, whose multilinear relaxation has ratios of
+//     probabilities for a gradient). Its differences within a variable's
+//     block are the exact changes of log p*. A model without it guides
+//     proposals by its relaxation's gradient (Ising: linear per spin; RBM:
+//     the first-order estimate of the Gibbs-with-Gradients paper), else by
+//     its log conditionals.
 //
 // Samplers that make local moves follow one configuration per chain with a
 // tracker, so that a move costs only its neighbourhood: Tracker (log p*
@@ -27,6 +37,10 @@
 // relaxation at the one-hot memberships, with a tried change that can be
 // read before it is committed; a model's own through RelaxedIncremental,
 // else a generic one that evaluates RelaxedLogProb whole).
+// NewProposalTracker gives a GradientTracker of the proposal gradient
+// (a model's own through ProposalIncremental, else a generic one), which
+// Gibbs-with-Gradients follows; ProposalGrads evaluates it at whole
+// configurations, for DMALA.
 //
 // Log-probabilities may be −Inf (a state of probability zero) but never NaN
 // or +Inf. The package modeltest checks all of these contracts against

@@ -47,6 +47,12 @@ type Delta interface {
 // starting at Offsets(model)[i], one per state, each in [0, 1] and summing to
 // one. At a one-hot m that encodes z, RelaxedLogProb equals LogProb(z) up to
 // the same additive constant for every z.
+//
+// Gradient-guided samplers use the relaxation's gradient at one-hot
+// memberships to estimate the change of log p* of single-variable moves,
+// unless the model is a ProposalGradient: a relaxation that is not linear
+// in each variable's memberships (a multilinear extension) should come with
+// one.
 type Relaxed interface {
 	Model
 	// RelaxedLogProb returns the relaxed log-probability at m and, when

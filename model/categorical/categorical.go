@@ -33,7 +33,8 @@ var (
 	_ model.Relaxed     = (*Categorical)(nil)
 	_ model.Support     = (*Categorical)(nil)
 
-	_ model.RelaxedIncremental = (*Categorical)(nil)
+	_ model.RelaxedIncremental  = (*Categorical)(nil)
+	_ model.ProposalIncremental = (*Categorical)(nil)
 )
 
 // New checks the variables and returns the model. Each variable needs at
@@ -217,6 +218,83 @@ func (t *gradTracker) Reset(z []int) {
 	for i, s := range t.z {
 		t.c.block(t.g, i, s)
 	}
+	copy(t.g2, t.g)
+	t.ti = -1
+}
+
+// ProposalGrad writes the proposal gradient at z (model.ProposalGradient):
+// the gradient of the energy Σ_i Σ_s m_is log p_i(s), linear in each
+// variable's memberships, whose block of variable i is log p_i(s) (−Inf for
+// a state of probability zero), so that g[i, s] − g[i, z_i] is the exact
+// change of log p*. A variable whose current state has probability zero
+// (z is impossible) gets a block of zeros instead.
+func (c *Categorical) ProposalGrad(grad []float64, z []int) []float64 {
+	for i, s := range z {
+		c.logBlock(grad, i, s)
+	}
+	return grad
+}
+
+// logBlock writes variable i's block of the proposal gradient at state s
+// into dst.
+func (c *Categorical) logBlock(dst []float64, i, s int) {
+	b := dst[c.offsets[i]:c.offsets[i+1]]
+	if lp := c.logp[i]; !math.IsInf(lp[s], -1) {
+		copy(b, lp)
+	} else {
+		clear(b)
+	}
+}
+
+// proposalTracker keeps one configuration and the proposal gradient at it.
+// A change of variable i changes i's block only, written as ProposalGrad
+// writes it (a copy of log p_i) in O(K_i).
+type proposalTracker struct {
+	c       *Categorical
+	z       []int
+	g, g2   []float64 // gradient at z; g2 equals g outside the pending Try's block
+	changed [1]int
+	ti, ts  int // the pending Try (ti < 0: none)
+}
+
+// NewProposalTracker returns a tracker of the proposal gradient at a copy
+// of z.
+func (c *Categorical) NewProposalTracker(z []int) model.GradientTracker {
+	f := c.offsets[len(c.states)]
+	t := &proposalTracker{c: c, z: make([]int, len(c.states)), g: make([]float64, f), g2: make([]float64, f), ti: -1}
+	t.Reset(z)
+	return t
+}
+
+func (t *proposalTracker) State() []int                  { return t.z }
+func (t *proposalTracker) Grad() []float64               { return t.g }
+func (t *proposalTracker) DeltaLogProb(i, s int) float64 { return t.c.DeltaLogProb(t.z, i, s) }
+
+func (t *proposalTracker) Try(i, s int) ([]int, []float64) {
+	if t.ti >= 0 {
+		a, b := t.c.offsets[t.ti], t.c.offsets[t.ti+1]
+		copy(t.g2[a:b], t.g[a:b])
+	}
+	t.c.logBlock(t.g2, i, s)
+	t.ti, t.ts = i, s
+	t.changed[0] = i
+	return t.changed[:], t.g2
+}
+
+func (t *proposalTracker) Commit() {
+	if t.ti < 0 {
+		panic("categorical: GradientTracker.Commit without a pending Try")
+	}
+	i := t.ti
+	t.z[i] = t.ts
+	a, b := t.c.offsets[i], t.c.offsets[i+1]
+	copy(t.g[a:b], t.g2[a:b])
+	t.ti = -1
+}
+
+func (t *proposalTracker) Reset(z []int) {
+	copy(t.z, z)
+	t.c.ProposalGrad(t.g, t.z)
 	copy(t.g2, t.g)
 	t.ti = -1
 }

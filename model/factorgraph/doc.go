@@ -27,7 +27,18 @@
 //
 // the log of the expected factor value under independent soft memberships m.
 // It is computed in the log domain, so tiny memberships and tiny or zero
-// table entries neither underflow nor produce NaN.
+// table entries neither underflow nor produce NaN. GF-SVGD's relaxed
+// surrogate uses it.
+//
+// Gradient-guided samplers (Gibbs-with-Gradients, DMALA) use instead the
+// proposal gradient (model.ProposalGradient): the gradient of the
+// log-multilinear energy Σ_f Σ_a log φ_f(a) Π_{v∈S_f} m_{v,a_v}, linear in
+// each variable's memberships, whose block of variable v at a one-hot z is
+// Σ_{f∋v} log φ_f(z with z_v = s). The multilinear extension's gradient there
+// is a ratio of factor values, so the change of log p* it estimates is far
+// from the true one; the energy's gives the exact change. Its tracker
+// (NewProposalTracker) recomputes the blocks of a changed variable's Markov
+// blanket, as the relaxation's does.
 //
 // Clamp conditions a graph on evidence (observed values of some variables) and
 // returns the graph over the free variables.

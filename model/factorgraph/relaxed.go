@@ -155,32 +155,95 @@ func (g *Graph) RelaxedLogProb(grad, m []float64) float64 {
 	return total
 }
 
-// gradTracker keeps one configuration and the gradient of RelaxedLogProb
-// at its one-hot memberships: for variable v and state s,
+// gradTracker keeps one configuration and a gradient at its one-hot
+// memberships: that of RelaxedLogProb, for variable v and state s
 // Σ_{f∋v} φ_f(z with z_v = s)/φ_f(z) over the factors that are not zero at z
-// (1 per such factor at s = z_v). A change of variable i changes the
-// blocks of the variables that share a factor with i (i's Markov blanket)
-// and i's own; each is recomputed from scratch, adding the factors in the
-// order RelaxedLogProb does, so Grad equals RelaxedLogProb's gradient bit
+// (1 per such factor at s = z_v), or, when proposal is set, the proposal
+// gradient Σ_{f∋v} log φ_f(z with z_v = s) over the same factors
+// (ProposalGrad). A change of variable i changes the blocks of the
+// variables that share a factor with i (i's Markov blanket) and i's own;
+// each is recomputed from scratch, adding the factors in the order
+// RelaxedLogProb (or ProposalGrad) does, so Grad equals that gradient bit
 // for bit.
 type gradTracker struct {
-	g       *Graph
-	z       []int
-	gr, gr2 []float64 // gradient at z; gr2 equals gr outside the pending Try's blocks
-	changed []int     // the pending Try's variables
-	stamp   []int     // stamp[v] == epoch when v is in changed
-	epoch   int
-	ti, ts  int // the pending Try (ti < 0: none)
+	g        *Graph
+	z        []int
+	gr, gr2  []float64 // gradient at z; gr2 equals gr outside the pending Try's blocks
+	changed  []int     // the pending Try's variables
+	stamp    []int     // stamp[v] == epoch when v is in changed
+	epoch    int
+	ti, ts   int  // the pending Try (ti < 0: none)
+	proposal bool // the proposal gradient, not the relaxation's
 }
 
-var _ model.RelaxedIncremental = (*Graph)(nil)
+var (
+	_ model.RelaxedIncremental  = (*Graph)(nil)
+	_ model.ProposalIncremental = (*Graph)(nil)
+)
 
 // NewGradientTracker returns a gradient tracker at a copy of z.
-func (g *Graph) NewGradientTracker(z []int) model.GradientTracker {
+func (g *Graph) NewGradientTracker(z []int) model.GradientTracker { return g.newGradTracker(z, false) }
+
+// NewProposalTracker returns a tracker of the proposal gradient
+// (ProposalGrad) at a copy of z. Its Try costs O(Σ over the Markov
+// blanket's variables of their factors' scopes and states) and allocates
+// nothing.
+func (g *Graph) NewProposalTracker(z []int) model.GradientTracker { return g.newGradTracker(z, true) }
+
+func (g *Graph) newGradTracker(z []int, proposal bool) *gradTracker {
 	n, f := len(g.card), g.off[len(g.card)]
-	t := &gradTracker{g: g, z: make([]int, n), gr: make([]float64, f), gr2: make([]float64, f), stamp: make([]int, n), ti: -1}
+	t := &gradTracker{g: g, z: make([]int, n), gr: make([]float64, f), gr2: make([]float64, f), stamp: make([]int, n), ti: -1, proposal: proposal}
 	t.Reset(z)
 	return t
+}
+
+// block writes variable v's block of the tracked gradient at t.z into dst.
+func (t *gradTracker) block(dst []float64, v int) {
+	if t.proposal {
+		t.g.logBlock(dst, t.z, v)
+	} else {
+		t.g.block(dst, t.z, v)
+	}
+}
+
+// ProposalGrad writes the proposal gradient at z (model.ProposalGradient):
+// the gradient at z's one-hot memberships of the log-multilinear energy
+//
+//	E(m) = Σ_f Σ_a log φ_f(a) Π_{v∈S_f} m_{v,a_v}
+//
+// (terms whose product of memberships is zero skipped), linear in each
+// variable's memberships. Variable v's block is Σ_{f∋v} log φ_f(z with
+// z_v = s), log p*(z with z_v = s) up to a constant: −Inf where a factor is
+// zero, so that a move into a zero of p* has proposal weight zero, and
+// g[v, s] − g[v, z_v] is the exact change of log p*. A factor that is zero
+// at z itself (z impossible, possible only at a chain's start) contributes
+// nothing, as in the relaxation's gradient, so that the current state's
+// entries stay finite and no difference is NaN.
+func (g *Graph) ProposalGrad(grad []float64, z []int) []float64 {
+	for v := range g.card {
+		g.logBlock(grad, z, v)
+	}
+	return grad
+}
+
+// logBlock writes variable v's block of the proposal gradient at z into
+// dst.
+func (g *Graph) logBlock(dst []float64, z []int, v int) {
+	b := dst[g.off[v]:g.off[v+1]]
+	clear(b)
+	zv := z[v]
+	for a := g.adjStart[v]; a < g.adjStart[v+1]; a++ {
+		f := &g.fac[g.adjF[a]]
+		idx := f.index(z)
+		if math.IsInf(f.table[idx], -1) {
+			continue // a zero factor contributes nothing
+		}
+		st := f.stride[g.adjPos[a]]
+		base := idx - zv*st
+		for s := range b {
+			b[s] += f.table[base+s*st]
+		}
+	}
 }
 
 func (t *gradTracker) State() []int                  { return t.z }
@@ -235,7 +298,7 @@ func (t *gradTracker) Try(i, s int) ([]int, []float64) {
 	old := t.z[i]
 	t.z[i] = s
 	for _, v := range t.changed {
-		g.block(t.gr2, t.z, v)
+		t.block(t.gr2, v)
 	}
 	t.z[i] = old
 	t.ti, t.ts = i, s
@@ -256,7 +319,7 @@ func (t *gradTracker) Commit() {
 func (t *gradTracker) Reset(z []int) {
 	copy(t.z, z)
 	for v := range t.z {
-		t.g.block(t.gr, t.z, v)
+		t.block(t.gr, v)
 	}
 	copy(t.gr2, t.gr)
 	t.ti = -1

@@ -182,6 +182,7 @@ func Check(t testing.TB, m model.Model, opt Options) {
 		checkRelaxed(t, m, r, z0, lp0, opt)
 		checkGradientTracker(t, m, r, opt)
 	}
+	checkProposal(t, m, opt)
 	if lb, ok := m.(model.LogProbBatch); ok {
 		checkLogProbBatch(t, m, lb, opt)
 	}
@@ -211,18 +212,14 @@ func checkLogProbBatch(t testing.TB, m model.Model, lb model.LogProbBatch, opt O
 	}
 }
 
-// checkGradientTracker walks a gradient tracker (the model's own, or the
-// generic one) through every state by tried and committed single-variable
-// changes. At every possible state it compares Grad, and the gradient of
-// every tried change (abandoned), with RelaxedLogProb's gradient at the
-// one-hot memberships, within Tol relative to max(1, |entry|); blocks
-// outside a Try's changed variables must equal Grad exactly.
+// checkGradientTracker checks the gradient tracker of a Relaxed model (the
+// model's own, or the generic one) against RelaxedLogProb's gradient at the
+// one-hot memberships (walkGradientTracker).
 func checkGradientTracker(t testing.TB, m model.Model, r model.Relaxed, opt Options) {
 	t.Helper()
-	d := m.Dim()
 	off := model.Offsets(m)
-	mem := make([]float64, off[d])
-	want := make([]float64, off[d])
+	mem := make([]float64, off[m.Dim()])
+	want := make([]float64, off[m.Dim()])
 	fresh := func(z []int) []float64 {
 		clear(mem)
 		for i, s := range z {
@@ -231,12 +228,122 @@ func checkGradientTracker(t testing.TB, m model.Model, r model.Relaxed, opt Opti
 		r.RelaxedLogProb(want, mem)
 		return want
 	}
+	walkGradientTracker(t, m, "gradient tracker", "RelaxedLogProb", model.NewGradientTracker(r, make([]int, m.Dim())), fresh, opt)
+}
+
+// checkProposal checks the proposal gradient of m (model.NewProposalTracker,
+// model.ProposalGrads: the model's ProposalGrad, its relaxation's gradient,
+// or its log conditionals). The whole-state evaluator must equal the
+// model's from-scratch computation (ProposalGrad, RelaxedLogProb at the
+// one-hot memberships, or a fresh Tracker's LogConditional) exactly, and
+// the tracker must follow it (walkGradientTracker; for a Relaxed model
+// without ProposalGradient it is the relaxed tracker, which
+// checkGradientTracker walks). Where the gradient is
+// the model's ProposalGrad or its log conditionals, at every state no entry
+// may be NaN or +Inf and every current state's entry must be finite, and at
+// every possible state each difference g[i, s] − g[i, z_i] must equal the
+// change of LogProb within Tol (−Inf where the new state is impossible):
+// the contract of model.ProposalGradient.
+func checkProposal(t testing.TB, m model.Model, opt Options) {
+	t.Helper()
+	d := m.Dim()
+	off := model.Offsets(m)
+	want := make([]float64, off[d])
+	var fresh func(z []int) []float64
+	pg, isPG := m.(model.ProposalGradient)
+	r, isRelaxed := m.(model.Relaxed)
+	switch {
+	case isPG:
+		fresh = func(z []int) []float64 { return pg.ProposalGrad(want, z) }
+	case isRelaxed:
+		mem := make([]float64, off[d])
+		fresh = func(z []int) []float64 {
+			clear(mem)
+			for i, s := range z {
+				mem[off[i]+s] = 1
+			}
+			r.RelaxedLogProb(want, mem)
+			return want
+		}
+	default:
+		var dst []float64
+		fresh = func(z []int) []float64 {
+			tr := model.NewTracker(m, z)
+			for i := range d {
+				dst = tr.LogConditional(dst, i)
+				b := want[off[i]:off[i+1]]
+				copy(b, dst)
+				if math.IsInf(b[z[i]], -1) {
+					clear(b)
+				}
+			}
+			return want
+		}
+	}
+	exact := isPG || !isRelaxed
+	grads := model.NewProposalGrads(m)
+	got := make([]float64, off[d])
+	zs := make([]int, d)
+	ForEachState(m, func(z []int) {
+		g := fresh(z)
+		if h := grads.Grad(got, z); &h[0] != &got[0] {
+			t.Fatalf("ProposalGrads.Grad did not return its destination")
+		}
+		for k := range g {
+			if got[k] != g[k] && !(math.IsNaN(got[k]) && math.IsNaN(g[k])) {
+				t.Errorf("ProposalGrads at %v, entry %d: %v; the model gives %v", z, k, got[k], g[k])
+			}
+		}
+		if !exact {
+			return
+		}
+		for i := range d {
+			for k := off[i]; k < off[i+1]; k++ {
+				if math.IsNaN(g[k]) || math.IsInf(g[k], 1) {
+					t.Errorf("proposal gradient at %v, entry %d (variable %d): %v; want finite or −Inf", z, k, i, g[k])
+				}
+			}
+			if cur := g[off[i]+z[i]]; math.IsNaN(cur) || math.IsInf(cur, 0) {
+				t.Errorf("proposal gradient at %v, variable %d's current state: %v; want finite", z, i, cur)
+			}
+		}
+		lp := m.LogProb(z)
+		if math.IsInf(lp, -1) {
+			return
+		}
+		for i := range d {
+			cur := g[off[i]+z[i]]
+			for s := range m.States(i) {
+				copy(zs, z)
+				zs[i] = s
+				if est, want := g[off[i]+s]-cur, m.LogProb(zs)-lp; !agree(est, want, opt.Tol*math.Max(1, math.Abs(cur))) {
+					t.Errorf("proposal gradient at %v, variable %d, state %d: difference %v; LogProb difference %v", z, i, s, est, want)
+				}
+			}
+		}
+	})
+	if !exact {
+		return // the proposal tracker is the relaxed one, which checkGradientTracker walks
+	}
+	walkGradientTracker(t, m, "proposal tracker", "the proposal gradient", model.NewProposalTracker(m, make([]int, d)), fresh, opt)
+}
+
+// walkGradientTracker walks a gradient tracker through every state by tried
+// and committed single-variable changes. At every possible state it
+// compares Grad, and the gradient of every tried change (abandoned), with
+// fresh (the from-scratch gradient, named source in messages), within Tol
+// relative to max(1, |entry|); blocks outside a Try's changed variables
+// must equal Grad exactly.
+func walkGradientTracker(t testing.TB, m model.Model, name, source string, tr model.GradientTracker, fresh func(z []int) []float64, opt Options) {
+	t.Helper()
+	d := m.Dim()
+	off := model.Offsets(m)
 	same := func(what string, z []int, got, want []float64, blocks []int) {
 		t.Helper()
 		for _, i := range blocks {
 			for k := off[i]; k < off[i+1]; k++ {
 				if !agree(got[k], want[k], opt.Tol*math.Max(1, math.Abs(want[k]))) {
-					t.Errorf("gradient tracker %s at %v, entry %d (variable %d): %v; RelaxedLogProb gives %v", what, z, k, i, got[k], want[k])
+					t.Errorf("%s %s at %v, entry %d (variable %d): %v; %s gives %v", name, what, z, k, i, got[k], source, want[k])
 				}
 			}
 		}
@@ -245,7 +352,6 @@ func checkGradientTracker(t testing.TB, m model.Model, r model.Relaxed, opt Opti
 	for i := range all {
 		all[i] = i
 	}
-	tr := model.NewGradientTracker(r, make([]int, d))
 	zs := make([]int, d)
 	seen := make([]bool, d)
 	ForEachState(m, func(z []int) {
@@ -257,7 +363,7 @@ func checkGradientTracker(t testing.TB, m model.Model, r model.Relaxed, opt Opti
 		}
 		for i := range z {
 			if tr.State()[i] != z[i] {
-				t.Fatalf("gradient tracker state %v after moving to %v", tr.State(), z)
+				t.Fatalf("%s state %v after moving to %v", name, tr.State(), z)
 			}
 		}
 		lp := m.LogProb(z)
@@ -274,24 +380,24 @@ func checkGradientTracker(t testing.TB, m model.Model, r model.Relaxed, opt Opti
 				zs[i] = s
 				lps := m.LogProb(zs)
 				if got := tr.DeltaLogProb(i, s); !agree(got, lps-lp, opt.Tol) {
-					t.Errorf("gradient tracker DeltaLogProb at %v, variable %d, state %d: %v; want %v", z, i, s, got, lps-lp)
+					t.Errorf("%s DeltaLogProb at %v, variable %d, state %d: %v; want %v", name, z, i, s, got, lps-lp)
 				}
 				changed, g := tr.Try(i, s)
 				clear(seen)
 				for _, v := range changed {
 					if seen[v] {
-						t.Fatalf("gradient tracker Try(%d, %d) at %v names variable %d twice", i, s, z, v)
+						t.Fatalf("%s Try(%d, %d) at %v names variable %d twice", name, i, s, z, v)
 					}
 					seen[v] = true
 				}
 				if !seen[i] {
-					t.Fatalf("gradient tracker Try(%d, %d) at %v does not name variable %d", i, s, z, i)
+					t.Fatalf("%s Try(%d, %d) at %v does not name variable %d", name, i, s, z, i)
 				}
 				cur := tr.Grad()
 				for v := range d {
 					for k := off[v]; !seen[v] && k < off[v+1]; k++ {
 						if g[k] != cur[k] && !(math.IsNaN(g[k]) && math.IsNaN(cur[k])) {
-							t.Errorf("gradient tracker Try(%d, %d) at %v changed entry %d of variable %d, which it does not name", i, s, z, k, v)
+							t.Errorf("%s Try(%d, %d) at %v changed entry %d of variable %d, which it does not name", name, i, s, z, k, v)
 						}
 					}
 				}
@@ -306,7 +412,7 @@ func checkGradientTracker(t testing.TB, m model.Model, r model.Relaxed, opt Opti
 	tr.Reset(make([]int, d))
 	for _, v := range tr.State() {
 		if v != 0 {
-			t.Fatalf("gradient tracker Reset to zeros gave %v", tr.State())
+			t.Fatalf("%s Reset to zeros gave %v", name, tr.State())
 		}
 	}
 }

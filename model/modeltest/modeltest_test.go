@@ -120,6 +120,57 @@ func (t *staleTracker) Reset(z []int) {
 	t.m.RelaxedLogProb(t.g, mem)
 }
 
+// proposalSpins is twoSpins with a correct proposal gradient: block i is
+// (−L_i, +L_i), L_i = j·z_other, the spin's log conditional.
+type proposalSpins struct {
+	twoSpins
+	scale float64 // 1 when correct
+}
+
+func (m proposalSpins) ProposalGrad(grad []float64, z []int) []float64 {
+	for i := range 2 {
+		l := m.scale * m.j * model.Spin(z[1-i])
+		grad[2*i], grad[2*i+1] = -l, l
+	}
+	return grad
+}
+
+// staleProposal has a proposal tracker that updates only the changed
+// variable's own block, missing its neighbour's.
+type staleProposal struct{ proposalSpins }
+
+func (m staleProposal) NewProposalTracker(z []int) model.GradientTracker {
+	t := &staleProposalTracker{m: m.proposalSpins, z: append([]int(nil), z...), g: make([]float64, 4), g2: make([]float64, 4)}
+	t.Reset(z)
+	return t
+}
+
+type staleProposalTracker struct {
+	m      proposalSpins
+	z      []int
+	g, g2  []float64
+	ti, ts int
+}
+
+func (t *staleProposalTracker) State() []int    { return t.z }
+func (t *staleProposalTracker) Grad() []float64 { return t.g }
+func (t *staleProposalTracker) DeltaLogProb(i, s int) float64 {
+	z := append([]int(nil), t.z...)
+	z[i] = s
+	return t.m.LogProb(z) - t.m.LogProb(t.z)
+}
+func (t *staleProposalTracker) Try(i, s int) ([]int, []float64) {
+	z := append([]int(nil), t.z...)
+	z[i] = s
+	copy(t.g2, t.g)
+	fresh := t.m.ProposalGrad(make([]float64, 4), z)
+	copy(t.g2[2*i:2*i+2], fresh[2*i:2*i+2]) // only i's block
+	t.ti, t.ts = i, s
+	return []int{i}, t.g2
+}
+func (t *staleProposalTracker) Commit()       { t.z[t.ti] = t.ts; t.g, t.g2 = t.g2, t.g }
+func (t *staleProposalTracker) Reset(z []int) { copy(t.z, z); t.m.ProposalGrad(t.g, z) }
+
 type nanModel struct{ twoSpins }
 
 func (nanModel) LogProb(z []int) float64 {
@@ -138,6 +189,9 @@ func TestCheckCatchesBrokenModels(t *testing.T) {
 	if r := check(relaxedSpins{ok}, Options{}); len(r.errors) > 0 {
 		t.Fatalf("a correct relaxed model failed: %v", r.errors)
 	}
+	if r := check(proposalSpins{ok, 1}, Options{}); len(r.errors) > 0 {
+		t.Fatalf("a correct model with a proposal gradient failed: %v", r.errors)
+	}
 	cases := map[string]struct {
 		m   model.Model
 		opt Options
@@ -147,6 +201,8 @@ func TestCheckCatchesBrokenModels(t *testing.T) {
 		"wrong gradient":    {badRelaxed{ok}, Options{}},
 		"NaN":               {nanModel{ok}, Options{}},
 		"stale gradient":    {staleGradient{relaxedSpins{ok}}, Options{}},
+		"inexact proposal":  {proposalSpins{ok, 2}, Options{}},
+		"stale proposal":    {staleProposal{proposalSpins{ok, 1}}, Options{}},
 	}
 	for name, c := range cases {
 		if r := check(c.m, c.opt); len(r.errors) == 0 {

@@ -14,7 +14,7 @@ import (
 func init() {
 	sampler.Register(sampler.Method{
 		Name:        "dmala",
-		Description: "n independent chains of the discrete Metropolis-adjusted Langevin sampler (Zhang et al. 2022): one proposal moves every variable, guided by the gradient of the model's relaxation",
+		Description: "n independent chains of the discrete Metropolis-adjusted Langevin sampler (Zhang et al. 2022): one proposal moves every variable, guided by a gradient of the model (its proposal gradient or its relaxation's)",
 		NewSettings: func() sampler.Settings { return new(Settings) },
 		New: func(p *sampler.Problem, s sampler.Settings) (sampler.Sampler, error) {
 			return New(p, *s.(*Settings))
@@ -23,7 +23,8 @@ func init() {
 		Unit:  "proposal",
 		Needs: "a relaxed form",
 		Memory: func(m model.Model, n int, _ sampler.Settings) float64 {
-			// Per chain: two states and seven membership-sized vectors.
+			// Per chain: two states and seven membership-sized vectors
+			// (the proposal gradient's one-hot memberships among them).
 			return float64(n) * (8*3*float64(m.Dim()) + 8*7*float64(sampler.States(m)) + 256)
 		},
 	})
@@ -96,13 +97,14 @@ type Sampler struct {
 }
 
 type chain struct {
-	mh.Chain           // the state Z, its memberships Mem, stream, counters
-	z2       []int     // the proposed state
-	g, g2    []float64 // the relaxed gradient at Z and at the proposed state
-	logq, q  []float64 // log q_i(s | Z) and q_i(s | Z) of every variable and state
-	logq2    []float64 // the same at the proposed state
-	q2       []float64 // the same at the proposed state
-	lp       float64   // log p*(Z)
+	mh.Chain                      // the state Z, stream, counters
+	pg       *model.ProposalGrads // the proposal gradient at whole states
+	z2       []int                // the proposed state
+	g, g2    []float64            // the proposal gradient at Z and at the proposed state
+	logq, q  []float64            // log q_i(s | Z) and q_i(s | Z) of every variable and state
+	logq2    []float64            // the same at the proposed state
+	q2       []float64            // the same at the proposed state
+	lp       float64              // log p*(Z)
 }
 
 // New starts n = p.N chains at the states p.Z; chain c draws from
@@ -123,11 +125,13 @@ func New(p *sampler.Problem, set Settings) (*Sampler, error) {
 		ch := &s.chains[c]
 		ch.Chain = base[c]
 		s.set[c] = &ch.Chain
+		ch.Mem = nil // the proposal gradient keeps what it needs
+		ch.pg = model.NewProposalGrads(m)
 		ch.z2 = make([]int, d)
 		ch.g, ch.g2 = make([]float64, f), make([]float64, f)
 		ch.logq, ch.logq2 = make([]float64, f), make([]float64, f)
 		ch.q, ch.q2 = make([]float64, f), make([]float64, f)
-		s.m.RelaxedLogProb(ch.g, ch.Mem)
+		ch.pg.Grad(ch.g, ch.Z)
 		ch.lp = m.LogProb(ch.Z)
 		ch.Evals += 2
 		if err := s.fill(ch.logq, ch.q, ch.g, ch.Z); err != nil {
@@ -183,8 +187,9 @@ func (s *Sampler) Do(lo, hi int) {
 }
 
 // fill writes log q_i(s | z) and q_i(s | z) of every variable and state
-// into logq and q, for the state z with gradient g. It fails when a
-// proposal weight is not finite.
+// into logq and q, for the state z with gradient g. A logit of −Inf (a
+// move into a zero of p*, by the proposal gradient) gives the move
+// probability 0; fill fails when a logit is NaN or +Inf.
 func (s *Sampler) fill(logq, q, g []float64, z []int) error {
 	for i := range s.d {
 		a, b := s.off[i], s.off[i+1]
@@ -194,7 +199,7 @@ func (s *Sampler) fill(logq, q, g []float64, z []int) error {
 			// log q(move) = −log(1 + e^−l) and log q(stay) = −log(1 + e^l).
 			o := a + b - 1 - cur
 			l := (g[o]-g[cur])/2 - s.invA
-			if math.IsNaN(l) || math.IsInf(l, 0) {
+			if math.IsNaN(l) || math.IsInf(l, 1) {
 				return fmt.Errorf("proposal logit of variable %d is %v", i, l)
 			}
 			e := math.Exp(-math.Abs(l))
@@ -216,7 +221,7 @@ func (s *Sampler) fill(logq, q, g []float64, z []int) error {
 			if k != cur {
 				l = (g[k]-g[cur])/2 - s.invA
 			}
-			if math.IsNaN(l) || math.IsInf(l, 0) {
+			if math.IsNaN(l) || math.IsInf(l, 1) {
 				return fmt.Errorf("proposal logit of variable %d, state %d, is %v", i, k-a, l)
 			}
 			logq[k] = l
@@ -255,6 +260,9 @@ func (s *Sampler) propose(ch *chain) {
 				break
 			}
 		}
+		for ch.q[k] == 0 && k > a {
+			k-- // u fell within rounding of 1 past the last state of positive probability
+		}
 		ch.z2[i] = k - a
 		logFwd += ch.logq[k]
 	}
@@ -270,16 +278,10 @@ func (s *Sampler) propose(ch *chain) {
 	if s.ctx.Err() != nil {
 		return // abandoned before anything changed
 	}
-	// The reverse proposal from z': mem becomes z''s one-hot vector and is
-	// set back to z's when the proposal is not taken.
-	for i := range s.d {
-		ch.Mem[s.off[i]+ch.Z[i]] = 0
-		ch.Mem[s.off[i]+ch.z2[i]] = 1
-	}
-	s.m.RelaxedLogProb(ch.g2, ch.Mem)
+	// The reverse proposal from z'.
+	ch.pg.Grad(ch.g2, ch.z2)
 	ch.Evals++
 	if err := s.fill(ch.logq2, ch.q2, ch.g2, ch.z2); err != nil {
-		s.restore(ch)
 		ch.Err = fmt.Errorf("at the proposed state: %w", err)
 		return
 	}
@@ -288,10 +290,13 @@ func (s *Sampler) propose(ch *chain) {
 		logRev += ch.logq2[s.off[i]+ch.Z[i]]
 	}
 	// A chain in an impossible state (possible only at the start) accepts
-	// any possible proposal: lp = −Inf makes logA = +Inf.
+	// any possible proposal, even one whose reverse has probability zero
+	// (logRev = −Inf: a move back into a zero of p*).
 	logA := lp2 - ch.lp + logRev - logFwd
+	if math.IsInf(ch.lp, -1) {
+		logA = math.Inf(1)
+	}
 	if math.IsNaN(logA) {
-		s.restore(ch)
 		ch.Err = fmt.Errorf("acceptance ratio is NaN")
 		return
 	}
@@ -302,17 +307,6 @@ func (s *Sampler) propose(ch *chain) {
 		ch.q, ch.q2 = ch.q2, ch.q
 		ch.lp = lp2
 		ch.Accepted++
-		return
-	}
-	s.restore(ch)
-}
-
-// restore sets the memberships back from the proposed state to the current
-// one.
-func (s *Sampler) restore(ch *chain) {
-	for i := range s.d {
-		ch.Mem[s.off[i]+ch.z2[i]] = 0
-		ch.Mem[s.off[i]+ch.Z[i]] = 1
 	}
 }
 
@@ -324,9 +318,11 @@ func (s *Sampler) Current() []int { return s.set.Current(s.cur, s.d) }
 func (s *Sampler) Sweeps() int { return s.steps }
 
 // Stats reports acceptance_rate, the fraction of accepted proposals so
-// far. Evaluations count, per proposal, one log p* of the proposed state
-// and, unless that is −Inf, one relaxed log-probability with its gradient
-// there; two more per chain at the start.
+// far (one proposal per chain and Step, each moving any number of
+// variables; a proposal into a state of probability zero counts as
+// rejected). Evaluations count, per proposal, one log p* of the proposed
+// state and, unless that is −Inf, one proposal gradient there; two more
+// per chain at the start.
 func (s *Sampler) Stats() sampler.Stats {
 	return sampler.Stats{Evaluations: s.set.Evaluations(), Values: []sampler.Stat{
 		{Name: "acceptance_rate", Value: s.set.AcceptanceRate(int64(s.steps))},

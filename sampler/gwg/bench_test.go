@@ -22,6 +22,86 @@ func BenchmarkSweep(b *testing.B) {
 	})
 }
 
+// One sweep (d proposals) of 100 chains on the multi-state targets of
+// samplertest.MultiStateTargets (200 categorical variables of 4 states; a
+// 3-state Potts model on a 3×3 torus) and the 4×4 grid of 3-state
+// variables with random tables, all on their proposal trackers.
+func BenchmarkSweepMultiState(b *testing.B) {
+	ms := []struct {
+		name string
+		m    model.Model
+	}{{"potts-4x4", potts(b, 2)}}
+	for _, tg := range samplertest.MultiStateTargets(b) {
+		ms = append(ms, struct {
+			name string
+			m    model.Model
+		}{tg.Name, tg.Model})
+	}
+	for _, c := range ms {
+		b.Run(c.name, func(b *testing.B) {
+			tr, err := transform.ForModel(transform.Normal{}, c.m)
+			if err != nil {
+				b.Fatal(err)
+			}
+			s, err := newS(c.m, tr, 100, Settings{}, 1)
+			if err != nil {
+				b.Fatal(err)
+			}
+			b.ReportAllocs()
+			ctx := context.Background()
+			for b.Loop() {
+				if err := s.Step(ctx); err != nil {
+					b.Fatal(err)
+				}
+			}
+		})
+	}
+}
+
+// A tried change and, every other time, its commit, on the proposal
+// trackers (model.NewProposalTracker) that the sampler follows and, for
+// comparison, the relaxed ones (model.NewGradientTracker), of the
+// multi-state models: per op one Try of a random variable to a random
+// other state. The proposal and relaxed trackers of a model do the same
+// bookkeeping; the proposal's blocks add log-values where the relaxation's
+// add exponentials of differences.
+func BenchmarkTracker(b *testing.B) {
+	ms := []struct {
+		name string
+		m    model.Model
+	}{{"potts-4x4", potts(b, 2)}}
+	for _, tg := range samplertest.MultiStateTargets(b) {
+		ms = append(ms, struct {
+			name string
+			m    model.Model
+		}{tg.Name, tg.Model})
+	}
+	for _, c := range ms {
+		for _, kind := range []string{"proposal", "relaxed"} {
+			b.Run(c.name+"/"+kind, func(b *testing.B) {
+				d := c.m.Dim()
+				z := make([]int, d)
+				var tr model.GradientTracker
+				if kind == "proposal" {
+					tr = model.NewProposalTracker(c.m, z)
+				} else {
+					tr = model.NewGradientTracker(c.m.(model.Relaxed), z)
+				}
+				r := rand.New(rand.NewPCG(3, 4))
+				b.ReportAllocs()
+				for b.Loop() {
+					i := r.IntN(d)
+					k := len(c.m.States(i))
+					tr.Try(i, (tr.State()[i]+1+r.IntN(k-1))%k)
+					if r.IntN(2) == 0 {
+						tr.Commit()
+					}
+				}
+			})
+		}
+	}
+}
+
 // The same with the previous implementation (the whole gradient and
 // normaliser recomputed for every proposal), for comparisons under the
 // same load.

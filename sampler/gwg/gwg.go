@@ -16,7 +16,7 @@ import (
 func init() {
 	sampler.Register(sampler.Method{
 		Name:        "gwg",
-		Description: "n independent chains of Gibbs-with-Gradients (Grathwohl et al. 2021): single-site Metropolis–Hastings proposals guided by the gradient of the model's relaxation",
+		Description: "n independent chains of Gibbs-with-Gradients (Grathwohl et al. 2021): single-site Metropolis–Hastings proposals guided by a gradient of the model (its proposal gradient or its relaxation's)",
 		NewSettings: func() sampler.Settings { return new(Settings) },
 		New: func(p *sampler.Problem, s sampler.Settings) (sampler.Sampler, error) {
 			return New(p, *s.(*Settings))
@@ -75,7 +75,7 @@ type Sampler struct {
 
 type chain struct {
 	mh.Chain                       // the state Z, stream, counters
-	t        model.GradientTracker // Z and the relaxed gradient at it
+	t        model.GradientTracker // Z and the proposal gradient at it (model.NewProposalTracker)
 	logit    []float64             // Δ̃/2 of every move from Z, laid out like the memberships; −Inf at the current states
 	w        []float64             // exp(logit − ref)
 	tree     []float64             // sum tree: tree[leaves+i] = Σ_s w of variable i, tree[j] = tree[2j] + tree[2j+1]
@@ -112,7 +112,7 @@ func New(p *sampler.Problem, _ Settings) (*Sampler, error) {
 		ch.Chain = base[c]
 		ch.Mem = nil // the tracker keeps what it needs
 		s.set[c] = &ch.Chain
-		ch.t = model.NewGradientTracker(rm, ch.Z)
+		ch.t = model.NewProposalTracker(rm, ch.Z)
 		ch.logit, ch.w = make([]float64, f), make([]float64, f)
 		ch.tree = make([]float64, 2*leaves)
 		if s.binary {
@@ -446,6 +446,11 @@ func (s *Sampler) propose(ch *chain) {
 		// log q(old | next) − log q(next | old), with the logarithms of
 		// the totals taken as one of their ratio.
 		logA = dlp + ((ch.logit[a+old] - ch.ref) - (lFwd - ref)) + math.Log(total/ch.tree[1])
+		if math.IsInf(dlp, 1) {
+			// Out of an impossible state (only at the start): accepted,
+			// even when the move back has proposal weight 0 (a zero of p*).
+			logA = dlp
+		}
 	}
 	if math.IsNaN(logA) {
 		s.restore(ch, changed, i, old, ref)
@@ -485,8 +490,10 @@ func (s *Sampler) Current() []int { return s.set.Current(s.cur, s.d) }
 func (s *Sampler) Sweeps() int { return s.sweeps }
 
 // Stats reports acceptance_rate, the fraction of accepted proposals so
-// far. Evaluations count one gradient at the proposed state (a tracker's
-// Try) and one exact log p* change per proposal, and the first gradient.
+// far (d proposals per chain and Step; a proposal into a state of
+// probability zero counts as rejected). Evaluations count one gradient at
+// the proposed state (a tracker's Try) and one exact log p* change per
+// proposal, and the first gradient.
 func (s *Sampler) Stats() sampler.Stats {
 	return sampler.Stats{Evaluations: s.set.Evaluations(), Values: []sampler.Stat{
 		{Name: "acceptance_rate", Value: s.set.AcceptanceRate(int64(s.sweeps) * int64(s.d))},

@@ -18,9 +18,25 @@ import (
 	"github.com/dstein/dstein/transform"
 )
 
-// generic hides a model's own gradient tracker, so that the sampler runs
-// on the generic one (whole gradients from RelaxedLogProb).
+// generic hides a model's own gradient tracker and its proposal gradient,
+// so that the sampler runs on the generic relaxed tracker (whole gradients
+// from RelaxedLogProb).
 type generic struct{ model.Relaxed }
+
+// relaxedProposal is what wholeProposal keeps of a model: its relaxation and
+// its proposal gradient, without its proposal tracker.
+type relaxedProposal interface {
+	model.Relaxed
+	model.ProposalGradient
+}
+
+// wholeProposal hides a model's own proposal tracker, so that the sampler
+// runs on the generic one (whole gradients from ProposalGrad).
+type wholeProposal struct{ relaxedProposal }
+
+func (g wholeProposal) DeltaLogProb(z []int, i, s int) float64 {
+	return g.relaxedProposal.(model.Delta).DeltaLogProb(z, i, s)
+}
 
 func (g generic) DeltaLogProb(z []int, i, s int) float64 {
 	return g.Relaxed.(model.Delta).DeltaLogProb(z, i, s)
@@ -86,8 +102,10 @@ func potts(t testing.TB, seed uint64) *factorgraph.Graph {
 }
 
 // models returns every kind of model the sampler supports, small and as
-// large as the measurements, each with its own gradient tracker, and the
-// small RBM and factor graph on the generic tracker.
+// large as the measurements, each with its own gradient tracker, the
+// small RBM and factor graph on the generic relaxed tracker (their
+// relaxation's gradient), and the small factor graph and categorical model
+// on the generic proposal tracker.
 func models(t testing.TB) map[string]model.Model {
 	ms := samplertest.SmallModels(t)
 	ms["grid-10x10"] = grid(t, 3)
@@ -95,6 +113,8 @@ func models(t testing.TB) map[string]model.Model {
 	ms["potts-4x4"] = potts(t, 2)
 	ms["generic-rbm"] = generic{ms["rbm"].(model.Relaxed)}
 	ms["generic-factorgraph"] = generic{ms["factorgraph"].(model.Relaxed)}
+	ms["whole-proposal-factorgraph"] = wholeProposal{ms["factorgraph"].(relaxedProposal)}
+	ms["whole-proposal-categorical"] = wholeProposal{ms["categorical"].(relaxedProposal)}
 	// Two states per variable on average, not each: the binary fast path
 	// must not take it.
 	mixed, err := categorical.New([]categorical.Variable{
@@ -124,6 +144,16 @@ func freshGrad(m model.Relaxed, z []int) []float64 {
 	return g
 }
 
+// freshProposal returns the proposal gradient at z, computed whole: the
+// model's ProposalGrad, or else RelaxedLogProb's gradient at the one-hot
+// memberships (freshGrad).
+func freshProposal(m model.Relaxed, z []int) []float64 {
+	if pg, ok := m.(model.ProposalGradient); ok {
+		return pg.ProposalGrad(make([]float64, model.Offsets(m)[len(z)]), z)
+	}
+	return freshGrad(m, z)
+}
+
 // close reports whether a and b agree within tol relative to the size of
 // the terms behind them, scale (equal infinities agree).
 func close(a, b, tol, scale float64) bool {
@@ -134,57 +164,76 @@ func close(a, b, tol, scale float64) bool {
 }
 
 // Along 20000 random tried changes, about half of them committed, every
-// tracker's gradient (checked every 1000 changes, at possible states) equals a fresh RelaxedLogProb gradient within 1e-9
-// (relative to the largest entry: the RBM's in-place preactivations are
-// the only sums that are updated rather than recomputed, and it refreshes
-// them every d commits); the others, which recompute every changed block
-// from scratch, are exact.
+// tracker's gradient (checked every 1000 changes, at possible states)
+// equals a fresh gradient within 1e-9 (relative to the largest entry: the
+// RBM's in-place preactivations are the only sums that are updated rather
+// than recomputed, and it refreshes them every d commits); the others,
+// which recompute every changed block from scratch, are exact. The
+// relaxed trackers (model.NewGradientTracker) are compared with
+// RelaxedLogProb, the proposal trackers that the sampler follows
+// (model.NewProposalTracker) with a whole proposal gradient.
 func TestTrackersMatchFreshGradient(t *testing.T) {
 	for name, m := range models(t) {
-		rm := m.(model.Relaxed)
-		d := m.Dim()
-		r := rand.New(rand.NewPCG(7, uint64(d)))
-		z := make([]int, d)
-		for i := range z {
-			z[i] = r.IntN(len(m.States(i)))
+		t.Run(name+"/relaxed", func(t *testing.T) {
+			_, own := m.(model.RelaxedIncremental)
+			checkTracker(t, name, m, func(z []int) model.GradientTracker { return model.NewGradientTracker(m.(model.Relaxed), z) }, freshGrad, own)
+		})
+		t.Run(name+"/proposal", func(t *testing.T) {
+			_, own := m.(model.ProposalIncremental)
+			if _, ok := m.(model.ProposalGradient); !ok {
+				_, own = m.(model.RelaxedIncremental)
+			}
+			checkTracker(t, name, m, func(z []int) model.GradientTracker { return model.NewProposalTracker(m, z) }, freshProposal, own)
+		})
+	}
+}
+
+// checkTracker runs the walk of TestTrackersMatchFreshGradient on the
+// tracker that newT makes, against fresh; own says whether it is a model's
+// own (exact but for the RBM's).
+func checkTracker(t *testing.T, name string, m model.Model, newT func(z []int) model.GradientTracker, fresh func(model.Relaxed, []int) []float64, own bool) {
+	rm := m.(model.Relaxed)
+	d := m.Dim()
+	r := rand.New(rand.NewPCG(7, uint64(d)))
+	z := make([]int, d)
+	for i := range z {
+		z[i] = r.IntN(len(m.States(i)))
+	}
+	tr := newT(z)
+	for step := range 20000 {
+		i := r.IntN(d)
+		k := len(m.States(i))
+		if k < 2 {
+			continue
 		}
-		tr := model.NewGradientTracker(rm, z)
-		_, own := m.(model.RelaxedIncremental)
-		for step := range 20000 {
-			i := r.IntN(d)
-			k := len(m.States(i))
-			if k < 2 {
-				continue
+		s := (tr.State()[i] + 1 + r.IntN(k-1)) % k
+		tr.Try(i, s)
+		if r.IntN(2) == 0 {
+			tr.Commit()
+			z[i] = s
+		}
+		if step%1000 != 999 || math.IsInf(m.LogProb(z), -1) {
+			continue // the gradient at an impossible state may be NaN
+		}
+		for v := range z {
+			if tr.State()[v] != z[v] {
+				t.Fatalf("%s: tracker state %v; want %v", name, tr.State(), z)
 			}
-			s := (tr.State()[i] + 1 + r.IntN(k-1)) % k
-			tr.Try(i, s)
-			if r.IntN(2) == 0 {
-				tr.Commit()
-				z[i] = s
+		}
+		want := fresh(rm, z)
+		scale := 0.0
+		for _, x := range want {
+			if !math.IsInf(x, 0) {
+				scale = math.Max(scale, math.Abs(x))
 			}
-			if step%1000 != 999 || math.IsInf(m.LogProb(z), -1) {
-				continue // the gradient at an impossible state may be NaN
+		}
+		for k, got := range tr.Grad() {
+			exact := own && name != "rbm" && name != "rbm-d=100"
+			if exact && got != want[k] && !(got != got && want[k] != want[k]) {
+				t.Fatalf("%s: after %d changes gradient entry %d = %v; fresh %v (want equal bits)", name, step+1, k, got, want[k])
 			}
-			for v := range z {
-				if tr.State()[v] != z[v] {
-					t.Fatalf("%s: tracker state %v; want %v", name, tr.State(), z)
-				}
-			}
-			want := freshGrad(rm, z)
-			scale := 0.0
-			for _, x := range want {
-				if !math.IsInf(x, 0) {
-					scale = math.Max(scale, math.Abs(x))
-				}
-			}
-			for k, got := range tr.Grad() {
-				exact := own && name != "rbm" && name != "rbm-d=100"
-				if exact && got != want[k] && !(got != got && want[k] != want[k]) {
-					t.Fatalf("%s: after %d changes gradient entry %d = %v; fresh %v (want equal bits)", name, step+1, k, got, want[k])
-				}
-				if !close(got, want[k], 1e-9, scale) {
-					t.Fatalf("%s: after %d changes gradient entry %d = %v; fresh %v", name, step+1, k, got, want[k])
-				}
+			if !close(got, want[k], 1e-9, scale) {
+				t.Fatalf("%s: after %d changes gradient entry %d = %v; fresh %v", name, step+1, k, got, want[k])
 			}
 		}
 	}
@@ -205,7 +254,7 @@ func checkState(t *testing.T, name string, s *Sampler) {
 				t.Fatalf("%s: chain %d: tracker state differs from the chain's", name, c)
 			}
 		}
-		g := freshGrad(s.m, ch.Z)
+		g := freshProposal(s.m, ch.Z)
 		scale := 0.0
 		for _, x := range g {
 			scale = math.Max(scale, math.Abs(x))
@@ -409,9 +458,27 @@ func TestExtremeParameters(t *testing.T) {
 	}
 }
 
-// A sweep of 100 chains allocates nothing once the chains are running.
+// A sweep of 100 chains allocates nothing once the chains are running,
+// nor does a tried and committed change of a model's own proposal tracker.
 func TestStepAllocatesNothing(t *testing.T) {
-	for name, m := range map[string]model.Model{"grid-10x10": grid(t, 3), "rbm-d=100": rbm100(t, 1), "potts-4x4": potts(t, 2)} {
+	ms := map[string]model.Model{"grid-10x10": grid(t, 3), "rbm-d=100": rbm100(t, 1), "potts-4x4": potts(t, 2)}
+	for _, tg := range samplertest.MultiStateTargets(t) {
+		ms[tg.Name] = tg.Model
+	}
+	for name, m := range ms {
+		if _, own := m.(model.ProposalIncremental); own {
+			tr := model.NewProposalTracker(m, make([]int, m.Dim()))
+			i := 0
+			move := func() {
+				i = (i + 7) % m.Dim()
+				tr.Try(i, (tr.State()[i]+1)%len(m.States(i)))
+				tr.Commit()
+			}
+			move()
+			if a := testing.AllocsPerRun(100, move); a != 0 {
+				t.Errorf("%s: %v allocations per tried and committed change of the proposal tracker", name, a)
+			}
+		}
 		tr, _ := transform.ForModel(transform.Normal{}, m)
 		s, err := newS(m, tr, 100, Settings{}, 1)
 		if err != nil {
@@ -425,15 +492,18 @@ func TestStepAllocatesNothing(t *testing.T) {
 	}
 }
 
-// A factor graph whose log-table spans ±800 has gradients of e^800 = +Inf
-// at some states. A chain that starts at one reports an error, as the full
-// recomputation does; a chain elsewhere rejects every move into one (the
-// reverse move's probability is 0 there) and carries on, its weights finite.
+// A factor graph whose log-table spans ±800 has relaxed gradients of
+// e^800 = +Inf at some states (its proposal gradient, ±800, is finite, so
+// the relaxation is reached through generic). A chain that starts at one
+// reports an error, as the full recomputation does; a chain elsewhere
+// rejects every move into one (the reverse move's probability is 0 there)
+// and carries on, its weights finite.
 func TestInfiniteGradient(t *testing.T) {
-	g, err := factorgraph.New([]int{2, 2}, []factorgraph.Factor{{Scope: []int{0, 1}, LogTable: []float64{0, 800, -800, 0}}})
+	fg, err := factorgraph.New([]int{2, 2}, []factorgraph.Factor{{Scope: []int{0, 1}, LogTable: []float64{0, 800, -800, 0}}})
 	if err != nil {
 		t.Fatal(err)
 	}
+	g := generic{fg}
 	tr, _ := transform.ForModel(transform.Normal{}, g)
 	for _, start := range [][]int{{0, 0}, {1, 0}, {1, 1}, {0, 1}} {
 		p := sampler.NewProblem(g, tr, 1, sampler.Init{}, rng.NewKey(1))

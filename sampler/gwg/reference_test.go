@@ -1,8 +1,8 @@
 package gwg
 
 // This file keeps the previous implementation of the sampler, which
-// recomputes the whole relaxed gradient and the proposal's normaliser for
-// every proposal, as the oracle of the incremental one: the tests run both
+// recomputes the whole proposal gradient (model.ProposalGrads) and the
+// proposal's normaliser for every proposal, as the oracle of the incremental one: the tests run both
 // from the same key and compare their draws, and the benchmarks time both
 // under the same load.
 
@@ -32,12 +32,13 @@ type refSampler struct {
 }
 
 type refChain struct {
-	mh.Chain           // the state Z, its memberships Mem, stream, counters
-	g        []float64 // the gradient at Z
-	mem2, g2 []float64 // memberships and gradient at the proposed state
-	logits   []float64 // Δ̃/2 of every move from Z; −Inf for the current states
-	logits2  []float64 // the same from the proposed state
-	lse      float64   // log normaliser of logits
+	mh.Chain                      // the state Z, stream, counters
+	pg       *model.ProposalGrads // the proposal gradient at whole states
+	g        []float64            // the gradient at Z
+	g2       []float64            // the gradient at the proposed state
+	logits   []float64            // Δ̃/2 of every move from Z; −Inf for the current states
+	logits2  []float64            // the same from the proposed state
+	lse      float64              // log normaliser of logits
 }
 
 // newRef starts n = p.N chains at the states p.Z; chain c draws from
@@ -55,10 +56,10 @@ func newRef(p *sampler.Problem) (*refSampler, error) {
 		ch := &s.chains[c]
 		ch.Chain = base[c]
 		s.set[c] = &ch.Chain
-		ch.g = make([]float64, f)
-		ch.mem2, ch.g2 = make([]float64, f), make([]float64, f)
+		ch.pg = model.NewProposalGrads(m)
+		ch.g, ch.g2 = make([]float64, f), make([]float64, f)
 		ch.logits, ch.logits2 = make([]float64, f), make([]float64, f)
-		s.m.RelaxedLogProb(ch.g, ch.Mem)
+		ch.pg.Grad(ch.g, ch.Z)
 		ch.lse = s.fill(ch.logits, ch.g, ch.Z)
 		ch.Evals++
 	}
@@ -157,21 +158,21 @@ func (s *refSampler) propose(ch *refChain) {
 		return // into an impossible state: rejected
 	}
 	// The reverse move from the proposed state.
-	copy(ch.mem2, ch.Mem)
-	ch.mem2[s.off[i]+old], ch.mem2[k] = 0, 1
-	s.m.RelaxedLogProb(ch.g2, ch.mem2)
-	ch.Evals++
 	ch.Z[i] = next
+	ch.pg.Grad(ch.g2, ch.Z)
+	ch.Evals++
 	lseRev := s.fill(ch.logits2, ch.g2, ch.Z)
 	logRev := ch.logits2[s.off[i]+old] - lseRev
 	logA := dlp + logRev - logFwd
+	if math.IsInf(dlp, 1) {
+		logA = dlp // out of an impossible state: accepted
+	}
 	if math.IsNaN(logA) {
 		ch.Z[i] = old
 		ch.Err = fmt.Errorf("acceptance ratio is NaN")
 		return
 	}
 	if logA >= 0 || math.Log(ch.R.Float64()) < logA {
-		ch.Mem, ch.mem2 = ch.mem2, ch.Mem
 		ch.g, ch.g2 = ch.g2, ch.g
 		ch.logits, ch.logits2 = ch.logits2, ch.logits
 		ch.lse = lseRev
@@ -188,8 +189,8 @@ func (s *refSampler) Current() []int { return s.set.Current(s.cur, s.d) }
 func (s *refSampler) Sweeps() int { return s.sweeps }
 
 // Stats reports acceptance_rate, the fraction of accepted proposals so
-// far. Evaluations count one relaxed log-probability with its gradient and
-// one exact log p* change per proposal.
+// far. Evaluations count one proposal gradient and one exact log p* change
+// per proposal.
 func (s *refSampler) Stats() sampler.Stats {
 	return sampler.Stats{Evaluations: s.set.Evaluations(), Values: []sampler.Stat{
 		{Name: "acceptance_rate", Value: s.set.AcceptanceRate(int64(s.sweeps) * int64(s.d))},
