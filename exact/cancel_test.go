@@ -230,10 +230,11 @@ func TestVEChainCanceled(t *testing.T) {
 }
 
 // Each route of ForContext that can run long stops when canceled: the
-// RBM's hidden enumeration (2^22 configurations of 200 visible units) and
-// the enumeration of 2^22 joint states, each canceled 50 ms in, return
-// context.Canceled within 10 s, and so do pair marginals by clamped
-// variable elimination (VEPairs, through PairsFor) on a chain.
+// RBM's hidden enumeration (2^22 configurations of 200 visible units), the
+// enumeration of 2^22 joint states and the transfers on a 12×12 torus,
+// each canceled 50 ms in, return context.Canceled within 10 s, and so do
+// pair marginals by clamped variable elimination (VEPairs, through
+// PairsFor) on a chain, and the pairs and the mode mass of a 10×10 torus.
 func TestForContextCanceled(t *testing.T) {
 	r, err := rbm.Random(200, 22, 0.05, 0.5, 3)
 	if err != nil {
@@ -248,6 +249,14 @@ func TestForContextCanceled(t *testing.T) {
 		t.Fatal(err)
 	}
 	chain := chainGraph(t, 2000)
+	torus12, err := ising.Grid(12, 12, true, 0.4, nil)
+	if err != nil {
+		t.Fatal(err)
+	}
+	torus10, err := ising.Grid(10, 10, true, 0.4, nil)
+	if err != nil {
+		t.Fatal(err)
+	}
 	for _, c := range []struct {
 		name string
 		run  func(ctx context.Context) error
@@ -255,6 +264,9 @@ func TestForContextCanceled(t *testing.T) {
 		{"RBM hidden enumeration", func(ctx context.Context) error { _, err := ForContext(ctx, r); return err }},
 		{"enumeration of 2^22 states", func(ctx context.Context) error { _, err := ForContext(ctx, prod); return err }},
 		{"pair marginals of a chain of 2000", func(ctx context.Context) error { _, err := PairsFor(ctx, chain, memlimit.Budget{}); return err }},
+		{"transfers on a 12×12 torus", func(ctx context.Context) error { _, err := ForContext(ctx, torus12); return err }},
+		{"pair marginals of a 10×10 torus", func(ctx context.Context) error { _, err := PairsFor(ctx, torus10, memlimit.Budget{}); return err }},
+		{"mode mass of a 10×10 torus", func(ctx context.Context) error { _, err := ModeMass(ctx, torus10, memlimit.Budget{}); return err }},
 	} {
 		err, latency := cancelAfter(t, 50*time.Millisecond, c.run)
 		if !errors.Is(err, context.Canceled) {
@@ -282,10 +294,14 @@ func TestSampleContext(t *testing.T) {
 	if err != nil {
 		t.Fatal(err)
 	}
+	torus, err := ising.Grid(4, 5, true, 0.3, nil)
+	if err != nil {
+		t.Fatal(err)
+	}
 	for _, c := range []struct {
 		name string
 		m    model.Model
-	}{{"Ising grid", grid}, {"RBM", r}, {"enumeration", small}, {"variable elimination", chainGraph(t, 30)}} {
+	}{{"Ising grid", grid}, {"Ising torus", torus}, {"RBM", r}, {"enumeration", small}, {"variable elimination", chainGraph(t, 30)}} {
 		truth, err := For(c.m)
 		if err != nil {
 			t.Fatal(err)

@@ -13,9 +13,13 @@ import (
 
 // For returns exact ground truth for m by the cheapest method that applies:
 // transfer over the grid for an open-boundary Ising grid (shorter side up to
-// MaxGridSide), enumeration of the hidden units for an RBM with at most
-// MaxHidden hidden units when that is cheaper than enumerating the visible
-// ones, variable elimination for a factor graph, and enumeration of every joint state for models with at most
+// MaxGridSide), the transfers of IsingTorus conditioned on one line for a
+// periodic one (shorter side up to MaxTorusSide; a periodic grid whose
+// couplings are too strong for them in float64 is enumerated when it has
+// at most DefaultMaxStates states), enumeration of the hidden units for an
+// RBM with at most MaxHidden hidden units when that is cheaper than
+// enumerating the visible ones, variable elimination for a factor graph,
+// and enumeration of every joint state for models with at most
 // DefaultMaxStates states. It says clearly when none applies.
 func For(m model.Model) (Truth, error) {
 	return ForContext(context.Background(), m)
@@ -24,8 +28,8 @@ func For(m model.Model) (Truth, error) {
 // ForContext is For that stops with ctx's error soon after ctx is
 // canceled: every route looks at ctx as it goes (each elimination and pass
 // step of variable elimination, every 2^16 entry updates of the Ising
-// transfer, each chunk of 2^12 hidden configurations of the RBM, every
-// 4096 joint states of an enumeration).
+// transfer and of each transfer on a torus, each chunk of 2^12 hidden
+// configurations of the RBM, every 4096 joint states of an enumeration).
 func ForContext(ctx context.Context, m model.Model) (Truth, error) {
 	if err := ctx.Err(); err != nil {
 		return nil, err
@@ -34,6 +38,12 @@ func ForContext(ctx context.Context, m model.Model) (Truth, error) {
 	case *ising.Ising:
 		if rows, cols, periodic, ok := mm.GridShape(); ok && !periodic && min(rows, cols) <= MaxGridSide {
 			return truthOrError(isingGridContext(ctx, mm))
+		}
+		if rows, cols, periodic, ok := mm.GridShape(); ok && periodic && min(rows, cols) <= MaxTorusSide {
+			t, err := isingTorusContext(ctx, mm)
+			if err == nil || ctx.Err() != nil || model.StateCount(m) > DefaultMaxStates {
+				return truthOrError(t, err)
+			}
 		}
 	case *rbm.RBM:
 		if mm.Hidden() <= MaxHidden && (mm.Hidden() < mm.Dim() || model.StateCount(m) > DefaultMaxStates) {
@@ -45,7 +55,7 @@ func ForContext(ctx context.Context, m model.Model) (Truth, error) {
 	if model.StateCount(m) <= DefaultMaxStates {
 		return truthOrError(newEnumeratedContext(ctx, m, DefaultMaxStates))
 	}
-	return nil, fmt.Errorf("no exact method for this model: exact answers need an open-boundary Ising grid with shorter side ≤ %d, an RBM with ≤ %d hidden units, a factor graph of elimination width ≤ %d, or at most %d joint states", MaxGridSide, MaxHidden, DefaultMaxWidth, DefaultMaxStates)
+	return nil, fmt.Errorf("no exact method for this model: exact answers need an open-boundary Ising grid with shorter side ≤ %d, a periodic one with shorter side ≤ %d, an RBM with ≤ %d hidden units, a factor graph of elimination width ≤ %d, or at most %d joint states", MaxGridSide, MaxTorusSide, MaxHidden, DefaultMaxWidth, DefaultMaxStates)
 }
 
 // truthOrError returns t as a Truth, or a nil Truth (not one holding a nil
@@ -87,14 +97,24 @@ func ForFactorGraphHolding(ctx context.Context, g *factorgraph.Graph, maxWidth i
 
 // Memory estimates the bytes For allocates for m: the state space's
 // cumulative weights for enumeration, the forward tables of the Ising
-// transfer, the weights and chunk sums of the RBM's hidden enumeration; for
-// a factor graph, the largest tables variable elimination may keep.
+// transfer, the conditional marginals and messages of the transfers on a
+// torus (or what its Sample allocates, if more), the weights and chunk sums
+// of the RBM's hidden enumeration; for a factor graph, the largest tables
+// variable elimination may keep.
 func Memory(m model.Model) float64 {
 	d := float64(m.Dim())
 	switch mm := m.(type) {
 	case *ising.Ising:
 		if rows, cols, periodic, ok := mm.GridShape(); ok && !periodic && min(rows, cols) <= MaxGridSide {
 			return memlimit.Base + 8*d*float64(int(1)<<min(rows, cols)) + 64*d
+		}
+		if rows, cols, periodic, ok := mm.GridShape(); ok && periodic && min(rows, cols) <= MaxTorusSide {
+			// The plan checks the edges and the float64 bound without
+			// allocating the transfer's tables; where it refuses, For
+			// enumerates.
+			if _, err := torusPlanOf(mm, 0); err == nil || model.StateCount(m) > DefaultMaxStates {
+				return memlimit.Base + torusBytes(m.Dim(), min(rows, cols))
+			}
 		}
 	case *rbm.RBM:
 		if mm.Hidden() <= MaxHidden && (mm.Hidden() < mm.Dim() || model.StateCount(m) > DefaultMaxStates) {

@@ -94,7 +94,7 @@ func isingGridContext(ctx context.Context, m *ising.Ising) (*IsingGrid, error) {
 		return nil, fmt.Errorf("exact: NewIsingGrid needs an Ising model built by ising.Grid on an open rows×cols grid; this model has no grid shape (use Enumerate for small models)")
 	}
 	if periodic {
-		return nil, fmt.Errorf("exact: NewIsingGrid supports open boundaries only; the %d×%d grid is periodic (use Enumerate for small periodic grids)", rows, cols)
+		return nil, fmt.Errorf("exact: NewIsingGrid supports open boundaries only; the %d×%d grid is periodic (use NewIsingTorus)", rows, cols)
 	}
 	if rows*cols != m.Dim() {
 		return nil, fmt.Errorf("exact: the model has %d spins but its grid is %d×%d", m.Dim(), rows, cols)

@@ -90,7 +90,7 @@ func (p *Pairs) Card(i int) int { return p.card[i] }
 func (p *Pairs) Values(i int) []float64 { return p.values[i] }
 
 // Route names how the tables were computed: "enumeration", "ising-grid",
-// "variable-elimination", "rbm-hidden" or "product".
+// "ising-torus", "variable-elimination", "rbm-hidden" or "product".
 func (p *Pairs) Route() string { return p.route }
 
 // Marginals returns P(z_i = s) for every i and s. The caller must not modify
@@ -163,7 +163,9 @@ func (p *Pairs) mean(i int) float64 {
 
 // MaxPairsWork bounds the work of the routes of PairsFor other than
 // enumeration, in elementary operations of about a nanosecond: the clamped
-// transfer d²·2^side entry updates, the clamped variable-elimination passes
+// transfer d²·2^side entry updates, the transfers on a torus
+// (2L − 1)·(d − side)·4^side (and ModeMass's on a torus
+// (d − side)²·4^side/4), the clamped variable-elimination passes
 // 200·(Σ_i (K_i − 1) + 1)·(clique table entries), the hidden enumeration
 // 2^M·(d²/2 + 20d). At 2^36 a route takes about a minute on one core.
 const MaxPairsWork = 1 << 36
@@ -175,9 +177,12 @@ const MaxPairsWork = 1 << 36
 //   - a product of categorical variables: products of the marginals;
 //   - an open Ising grid with shorter side ≤ MaxGridSide: the transfer of
 //     IsingGrid clamped at each site in turn (GridPairs);
+//   - a periodic Ising grid with shorter side ≤ MaxTorusSide within
+//     MaxPairsWork: the conditional transfers of IsingTorus with each line
+//     in turn as the first (TorusPairs);
 //   - an RBM whose hidden enumeration is cheaper than the visible one and
 //     within MaxHidden and MaxPairsWork: RBMPairs;
-//   - a factor graph, or an Ising model that is not an open grid, of small
+//   - a factor graph, or an Ising model that no transfer takes, of small
 //     elimination width: variable elimination clamped at each variable and
 //     state (VEPairs);
 //   - any model with at most DefaultMaxStates joint states: enumeration
@@ -194,10 +199,17 @@ func PairsFor(ctx context.Context, m model.Model, budget memlimit.Budget) (*Pair
 		}
 		return productPairsContext(ctx, mm)
 	case *ising.Ising:
-		if rows, cols, periodic, ok := mm.GridShape(); ok && !periodic && min(rows, cols) <= MaxGridSide {
-			// The transfer refuses couplings too strong for float64;
-			// variable elimination, in log space, may still work.
-			p, err := GridPairs(ctx, mm, budget)
+		if rows, cols, periodic, ok := mm.GridShape(); ok && (!periodic && min(rows, cols) <= MaxGridSide || periodic && min(rows, cols) <= MaxTorusSide) {
+			// The transfers refuse couplings too strong for float64 (and
+			// the torus's work over MaxPairsWork); variable elimination,
+			// in log space, may still work.
+			var p *Pairs
+			var err error
+			if periodic {
+				p, err = TorusPairs(ctx, mm, budget)
+			} else {
+				p, err = GridPairs(ctx, mm, budget)
+			}
 			if err == nil || ctx.Err() != nil || isExceeded(err) {
 				return p, err
 			}
@@ -230,12 +242,13 @@ func PairsFor(ctx context.Context, m model.Model, budget memlimit.Budget) (*Pair
 	if why != "" {
 		why = " (" + why + ")"
 	}
-	return nil, fmt.Errorf("exact: no exact route to the pair marginals of this model%s: they need a product of categorical variables, an open Ising grid with shorter side ≤ %d, an RBM with few hidden units, a factor graph or Ising model of small elimination width, or at most %d joint states; estimate pair moments from a large exact i.i.d. sample instead", why, MaxGridSide, DefaultMaxStates)
+	return nil, fmt.Errorf("exact: no exact route to the pair marginals of this model%s: they need a product of categorical variables, an open Ising grid with shorter side ≤ %d or a periodic one with shorter side ≤ %d, an RBM with few hidden units, a factor graph or Ising model of small elimination width, or at most %d joint states; estimate pair moments from a large exact i.i.d. sample instead", why, MaxGridSide, MaxTorusSide, DefaultMaxStates)
 }
 
 // PairsMemory estimates the bytes PairsFor allocates for m: the pair tables
 // plus what its route keeps (the transfer's forward and backward messages,
-// the tables of one variable-elimination pass, the RBM's accumulators and
+// the conditional marginals and messages of the transfers on a torus, the
+// tables of one variable-elimination pass, the RBM's accumulators and
 // blocks, or the enumeration's log-probabilities). Each route checks its own
 // estimate against the budget before it allocates.
 func PairsMemory(m model.Model) float64 {
@@ -251,6 +264,9 @@ func PairsMemory(m model.Model) float64 {
 	case *ising.Ising:
 		if rows, cols, periodic, ok := mm.GridShape(); ok && !periodic && min(rows, cols) <= MaxGridSide {
 			return base + gridPairsBytes(d, min(rows, cols))
+		}
+		if rows, cols, periodic, ok := mm.GridShape(); ok && periodic && min(rows, cols) <= MaxTorusSide && torusPairsWork(d, min(rows, cols)) <= MaxPairsWork {
+			return base + torusPairsBytes(d, min(rows, cols))
 		}
 		c, fs, _ := isingFactorList(mm)
 		return base + vePairsBytes(c, fs)

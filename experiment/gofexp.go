@@ -355,7 +355,7 @@ func isingGOFPoints(side, sweeps int, temps []float64, ns []int, byN bool) ([]go
 }
 
 func isingGOFNote(side, sweeps, b int) string {
-	return fmt.Sprintf("%d×%d periodic grid, log p*(z) = (1/T) Σ_edges z_i z_j, model T = 20; samples at T' (and MMD's reference at T) are the final states of independent Gibbs chains after %d sweeps (the periodic grid has no exact sampler in dstein); α = 0.05; %d bootstrap draws or permutations.", side, side, sweeps, b)
+	return fmt.Sprintf("%d×%d periodic grid, log p*(z) = (1/T) Σ_edges z_i z_j, model T = 20; samples at T' (and MMD's reference at T) are the final states of independent Gibbs chains after %d sweeps (the published runs predate dstein's exact sampler for periodic grids); α = 0.05; %d bootstrap draws or permutations.", side, side, sweeps, b)
 }
 
 func runGOFIsingTemp(r *runner) (*Result, error) {
