@@ -134,8 +134,9 @@ func presetChains() map[string]ChainDefaults {
 var CompactChains = ChainDefaults{Chains: 4, Warmup: 1000, Thin: 2, Samples: 100, PerPoint: 12, Compress: Compression{Rule: RuleHerding}}
 
 // DefaultChains are the chains of the default preset: 4 chains (the
-// suite's pt-4chains, which its verdict chose over 8 and 20 chains: their
-// scores agree within the intervals), 1000 rounds of warm-up, then every
+// suite's pt-4chains, which its round-two verdict chose over 8 and 20
+// chains: their scores agree within the intervals, and round three's
+// rerun ties them), 1000 rounds of warm-up, then every
 // 25th round, 1000 draws unless the user asks for another number. At
 // n = 200 samples that is 4 × 2250 rounds of 8 sweeps, 360 sweeps per
 // sample, close to the suite's budget of 400 (where the warm-up is half

@@ -92,8 +92,10 @@ type Settings struct {
 	// β). The adaptation needs at least 2 iterations to see every pair.
 	Tune int `json:"tune" flag:"tune" help:"iterations during which the ladder is adapted to equal swap rates (0: 50, 200 with auto; -1: none, evenly spaced)"`
 	// Kernel is the move that updates each replica between swap phases
-	// (default Site; see Kernel and the package documentation).
-	Kernel Kernel `json:"kernel" flag:"kernel" help:"the move inside each temperature: site (single-site Gibbs sweeps of p*^β, any model), block (RBMs: block Gibbs of visible and hidden units on the tempered joint), cluster (ferromagnetic Ising models: a Swendsen–Wang update of p*^β) or best (block for RBMs, cluster for ferromagnetic Ising models, else site)"`
+	// (default Site; see Kernel and the package documentation). Site is
+	// left out of the JSON, so that settings recorded before the kernels
+	// had names (journals of published runs) still match.
+	Kernel Kernel `json:"kernel,omitempty" flag:"kernel" help:"the move inside each temperature: site (single-site Gibbs sweeps of p*^β, any model), block (RBMs: block Gibbs of visible and hidden units on the tempered joint), cluster (ferromagnetic Ising models: a Swendsen–Wang update of p*^β) or best (block for RBMs, cluster for ferromagnetic Ising models, else site)"`
 	// Auto sizes the ladder from the target at the end of tuning (see the
 	// package documentation): Ladder temperatures and a plain chain at
 	// β = 1 run as a pilot for Tune iterations (default 200 with Auto,
