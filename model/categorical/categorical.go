@@ -159,12 +159,15 @@ func (c *Categorical) Bytes() int64 {
 	return 96*int64(len(c.states)) + 24*k
 }
 
-// gradTracker keeps one configuration and the relaxed gradient at it,
-// p_i(s)/p_i(z_i) for every state s of every variable i. A change of
-// variable i changes i's block only, computed as RelaxedLogProb does (bit
-// for bit) in O(K_i).
+// gradTracker keeps one configuration and a gradient at it made of one
+// block per variable that depends on that variable's state only: the
+// relaxed gradient, p_i(s)/p_i(z_i) for every state s of every variable i
+// (block, computed as RelaxedLogProb does, bit for bit), or the proposal
+// gradient, log p_i (logBlock, as ProposalGrad writes it). A change of
+// variable i changes i's block only, in O(K_i).
 type gradTracker struct {
 	c       *Categorical
+	block   func(dst []float64, i, s int)
 	z       []int
 	g, g2   []float64 // gradient at z; g2 equals g outside the pending Try's block
 	changed [1]int
@@ -173,8 +176,18 @@ type gradTracker struct {
 
 // NewGradientTracker returns a gradient tracker at a copy of z.
 func (c *Categorical) NewGradientTracker(z []int) model.GradientTracker {
+	return c.newTracker(z, c.block)
+}
+
+// NewProposalTracker returns a tracker of the proposal gradient at a copy
+// of z.
+func (c *Categorical) NewProposalTracker(z []int) model.GradientTracker {
+	return c.newTracker(z, c.logBlock)
+}
+
+func (c *Categorical) newTracker(z []int, block func(dst []float64, i, s int)) *gradTracker {
 	f := c.offsets[len(c.states)]
-	t := &gradTracker{c: c, z: make([]int, len(c.states)), g: make([]float64, f), g2: make([]float64, f), ti: -1}
+	t := &gradTracker{c: c, block: block, z: make([]int, len(c.states)), g: make([]float64, f), g2: make([]float64, f), ti: -1}
 	t.Reset(z)
 	return t
 }
@@ -196,7 +209,7 @@ func (t *gradTracker) Try(i, s int) ([]int, []float64) {
 		a, b := t.c.offsets[t.ti], t.c.offsets[t.ti+1]
 		copy(t.g2[a:b], t.g[a:b])
 	}
-	t.c.block(t.g2, i, s)
+	t.block(t.g2, i, s)
 	t.ti, t.ts = i, s
 	t.changed[0] = i
 	return t.changed[:], t.g2
@@ -216,7 +229,7 @@ func (t *gradTracker) Commit() {
 func (t *gradTracker) Reset(z []int) {
 	copy(t.z, z)
 	for i, s := range t.z {
-		t.c.block(t.g, i, s)
+		t.block(t.g, i, s)
 	}
 	copy(t.g2, t.g)
 	t.ti = -1
@@ -244,57 +257,4 @@ func (c *Categorical) logBlock(dst []float64, i, s int) {
 	} else {
 		clear(b)
 	}
-}
-
-// proposalTracker keeps one configuration and the proposal gradient at it.
-// A change of variable i changes i's block only, written as ProposalGrad
-// writes it (a copy of log p_i) in O(K_i).
-type proposalTracker struct {
-	c       *Categorical
-	z       []int
-	g, g2   []float64 // gradient at z; g2 equals g outside the pending Try's block
-	changed [1]int
-	ti, ts  int // the pending Try (ti < 0: none)
-}
-
-// NewProposalTracker returns a tracker of the proposal gradient at a copy
-// of z.
-func (c *Categorical) NewProposalTracker(z []int) model.GradientTracker {
-	f := c.offsets[len(c.states)]
-	t := &proposalTracker{c: c, z: make([]int, len(c.states)), g: make([]float64, f), g2: make([]float64, f), ti: -1}
-	t.Reset(z)
-	return t
-}
-
-func (t *proposalTracker) State() []int                  { return t.z }
-func (t *proposalTracker) Grad() []float64               { return t.g }
-func (t *proposalTracker) DeltaLogProb(i, s int) float64 { return t.c.DeltaLogProb(t.z, i, s) }
-
-func (t *proposalTracker) Try(i, s int) ([]int, []float64) {
-	if t.ti >= 0 {
-		a, b := t.c.offsets[t.ti], t.c.offsets[t.ti+1]
-		copy(t.g2[a:b], t.g[a:b])
-	}
-	t.c.logBlock(t.g2, i, s)
-	t.ti, t.ts = i, s
-	t.changed[0] = i
-	return t.changed[:], t.g2
-}
-
-func (t *proposalTracker) Commit() {
-	if t.ti < 0 {
-		panic("categorical: GradientTracker.Commit without a pending Try")
-	}
-	i := t.ti
-	t.z[i] = t.ts
-	a, b := t.c.offsets[i], t.c.offsets[i+1]
-	copy(t.g[a:b], t.g2[a:b])
-	t.ti = -1
-}
-
-func (t *proposalTracker) Reset(z []int) {
-	copy(t.z, z)
-	t.c.ProposalGrad(t.g, t.z)
-	copy(t.g2, t.g)
-	t.ti = -1
 }
