@@ -124,16 +124,9 @@ func newIsingGridContext(ctx context.Context, rows, cols int, edges []ising.Edge
 		return nil, fmt.Errorf("exact: the %d×%d Ising grid has shorter side %d; exact transfer supports a shorter side of at most %d (any longer side)", rows, cols, side, MaxGridSide)
 	}
 	d := rows * cols
-	if fields == nil {
-		fields = make([]float64, d)
-	}
-	if len(fields) != d {
-		return nil, fmt.Errorf("exact: the %d×%d Ising grid has %d spins but %d fields", rows, cols, d, len(fields))
-	}
-	for i, h := range fields {
-		if math.IsNaN(h) || math.IsInf(h, 0) {
-			return nil, fmt.Errorf("exact: field of spin %d is %v; want a finite number", i, h)
-		}
+	fields, err := gridFields(rows, cols, fields)
+	if err != nil {
+		return nil, err
 	}
 
 	// Sweep order: along the longer side, w = the shorter side per line.
@@ -464,4 +457,22 @@ func (g *IsingGrid) SampleContext(ctx context.Context, dst []int, r *rand.Rand) 
 		}
 	}
 	return nil
+}
+
+// gridFields checks the fields of a rows×cols grid (zeros when nil): one
+// finite number per spin.
+func gridFields(rows, cols int, fields []float64) ([]float64, error) {
+	d := rows * cols
+	if fields == nil {
+		return make([]float64, d), nil
+	}
+	if len(fields) != d {
+		return nil, fmt.Errorf("exact: the %d×%d Ising grid has %d spins but %d fields", rows, cols, d, len(fields))
+	}
+	for i, h := range fields {
+		if math.IsNaN(h) || math.IsInf(h, 0) {
+			return nil, fmt.Errorf("exact: field of spin %d is %v; want a finite number", i, h)
+		}
+	}
+	return fields, nil
 }

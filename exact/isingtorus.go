@@ -162,16 +162,9 @@ func newTorusPlan(rows, cols int, edges []ising.Edge, fields []float64, rot int)
 		return nil, fmt.Errorf("exact: the periodic %d×%d Ising grid has shorter side %d; exact transfer on a torus supports a shorter side of at most %d (any longer side)", rows, cols, w, MaxTorusSide)
 	}
 	d := rows * cols
-	if fields == nil {
-		fields = make([]float64, d)
-	}
-	if len(fields) != d {
-		return nil, fmt.Errorf("exact: the %d×%d Ising grid has %d spins but %d fields", rows, cols, d, len(fields))
-	}
-	for i, h := range fields {
-		if math.IsNaN(h) || math.IsInf(h, 0) {
-			return nil, fmt.Errorf("exact: field of spin %d is %v; want a finite number", i, h)
-		}
+	fields, err := gridFields(rows, cols, fields)
+	if err != nil {
+		return nil, err
 	}
 	p := &torusPlan{rows: rows, cols: cols, w: w, lines: lines, n: 1 << w, d: d, site: make([]int, d),
 		h: make([]float64, d), jv: make([]float64, d), jh: make([]float64, d), jr: make([]float64, d), jl: make([]float64, d)}
