@@ -176,31 +176,28 @@ func ferromagnetic(g *gibbs.SpinGraph) error {
 // an error when an explicit Block or Cluster does not apply to m.
 func (k Kernel) choose(m model.Model) (Kernel, error) {
 	_, rbm := m.(rbmModel)
-	sm, spin := m.(gibbs.SpinModel)
+	switch {
+	case k == Site:
+		return Site, nil
+	case k == Block && !rbm:
+		return k, fmt.Errorf("kernel block needs an RBM; the model is %T (kernel best chooses per model)", m)
+	case k == Block || (k == Best && rbm):
+		return Block, nil
+	}
+	// Cluster, or Best for a model that is not an RBM: the couplings'
+	// signs decide.
 	var ferro error = fmt.Errorf("the model (%T) is not a pairwise ±1 model", m)
-	if spin {
+	if sm, ok := m.(gibbs.SpinModel); ok {
 		g := gibbs.NewSpinGraph(sm)
 		ferro = ferromagnetic(&g)
 	}
-	switch k {
-	case Block:
-		if !rbm {
-			return k, fmt.Errorf("kernel block needs an RBM; the model is %T (kernel best chooses per model)", m)
-		}
-	case Cluster:
-		if ferro != nil {
-			return k, fmt.Errorf("kernel cluster needs a ferromagnetic Ising model (every coupling ≥ 0); %v (kernel best chooses per model)", ferro)
-		}
-	case Best:
-		switch {
-		case rbm:
-			return Block, nil
-		case ferro == nil:
-			return Cluster, nil
-		}
-		return Site, nil
+	switch {
+	case ferro == nil:
+		return Cluster, nil
+	case k == Cluster:
+		return k, fmt.Errorf("kernel cluster needs a ferromagnetic Ising model (every coupling ≥ 0); %v (kernel best chooses per model)", ferro)
 	}
-	return k, nil
+	return Site, nil
 }
 
 // Validate reports a bad number of replicas, β_min, tuning length or
