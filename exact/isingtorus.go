@@ -7,7 +7,6 @@ import (
 	"math/bits"
 	"math/rand/v2"
 	"runtime"
-	"sync"
 
 	"github.com/dstein/dstein/internal/numeric"
 	"github.com/dstein/dstein/internal/parallel"
@@ -472,7 +471,7 @@ func (p *torusPlan) backward(ctx context.Context, c int, alpha, beta, next, out 
 // not nil it also fills it with the conditional marginals (2(d − w)
 // numbers per c, see backward). The workers' scratch comes from bufs
 // (newTorusBufs), which successive calls on plans of one grid may share.
-func (p *torusPlan) conditioned(ctx context.Context, marg []float64, bufs *sync.Pool) ([]float64, error) {
+func (p *torusPlan) conditioned(ctx context.Context, marg []float64, bufs *torusBufs) ([]float64, error) {
 	task := &torusTask{p: p, ctx: ctx, logW: make([]float64, p.n), marg: marg, pool: bufs}
 	parallel.For(p.n, 1, task)
 	if err := ctx.Err(); err != nil {
@@ -481,14 +480,44 @@ func (p *torusPlan) conditioned(ctx context.Context, marg []float64, bufs *sync.
 	return task.logW, nil
 }
 
-// newTorusBufs returns a pool of the workers' scratch for the conditional
-// transfers of a grid of d sites and shorter side w: messages and three
-// frontier vectors, (d − w + 3)·2^w numbers.
-func newTorusBufs(d, w int) *sync.Pool {
-	return &sync.Pool{New: func() any {
-		s := make([]float64, (d-w+3)<<w)
+// torusBufs is a free list of the workers' scratch for the conditional
+// transfers (and the sampler's and the mode mass's): unlike a sync.Pool,
+// whose items a garbage collection may drop between the sweeps or chunks
+// that share it (TorusPairs makes one sweep per line, Sample one per chunk), it
+// allocates a buffer only when none is free, so that a run allocates one
+// per worker, as the memory estimates count (torusWorkers).
+type torusBufs struct {
+	free chan *[]float64
+	size int
+}
+
+// newTorusBufs returns the free list for a grid of d sites and shorter side
+// w: each buffer holds messages and three frontier vectors, (d − w + 3)·2^w
+// numbers.
+func newTorusBufs(d, w int) *torusBufs { return newFreeList((d - w + 3) << w) }
+
+// newFreeList returns a free list of buffers of size numbers.
+func newFreeList(size int) *torusBufs {
+	return &torusBufs{free: make(chan *[]float64, 64), size: size}
+}
+
+// Get returns a free buffer, or a new one.
+func (b *torusBufs) Get() any {
+	select {
+	case s := <-b.free:
+		return s
+	default:
+		s := make([]float64, b.size)
 		return &s
-	}}
+	}
+}
+
+// Put frees a buffer (dropped when 64 are free already).
+func (b *torusBufs) Put(x any) {
+	select {
+	case b.free <- x.(*[]float64):
+	default:
+	}
 }
 
 // torusTask runs the conditional transfers of the configurations c in
@@ -498,7 +527,7 @@ type torusTask struct {
 	ctx  context.Context
 	logW []float64
 	marg []float64
-	pool *sync.Pool // *[]float64: see newTorusBufs
+	pool *torusBufs // *[]float64: see newTorusBufs
 }
 
 func (k *torusTask) Do(lo, hi int) {
@@ -638,10 +667,7 @@ func (g *IsingTorus) SampleContext(ctx context.Context, dst []int, r *rand.Rand)
 	per := p.uniforms()
 	chunk := min(rows, p.sampleChunk())
 	task := &torusSampleTask{p: p, ctx: ctx, per: per, us: make([]float64, chunk*per), out: make([]uint8, chunk*d), order: make([]int32, chunk)}
-	task.pool.New = func() any {
-		s := make([]float64, (d-p.w+2)*n)
-		return &s
-	}
+	task.pool = newFreeList((d - p.w + 2) * n)
 	cs := make([]int32, chunk)
 	start := make([]int, n+1)
 	for o := 0; o < rows; o += chunk {
@@ -694,7 +720,7 @@ type torusSampleTask struct {
 	out    []uint8   // the chunk's samples
 	order  []int32
 	groups []torusGroup
-	pool   sync.Pool // *[]float64: messages, a unit vector, the last cdf
+	pool   *torusBufs // *[]float64: messages, a unit vector, the last cdf
 }
 
 func (k *torusSampleTask) Do(lo, hi int) {
@@ -786,8 +812,9 @@ func searchCDF(cdf []float64, u float64, lastPos int) int {
 }
 
 // torusWorkers is the number of workers the conditional transfers may
-// use at once.
-func torusWorkers() float64 { return float64(runtime.GOMAXPROCS(0)) }
+// use at once: internal/parallel's pool, max(NumCPU, GOMAXPROCS) with the
+// caller, each holding one buffer of the free list.
+func torusWorkers() float64 { return float64(max(runtime.NumCPU(), runtime.GOMAXPROCS(0))) }
 
 // torusBytes estimates the bytes IsingTorus holds for a periodic grid of
 // d sites and shorter side w: what it keeps (the weights of the first
@@ -817,10 +844,7 @@ func (p *torusPlan) modeMass(ctx context.Context) (float64, error) {
 		return 0, err
 	}
 	task := &torusMassTask{p: p, ctx: ctx, mass: make([]float64, p.n)}
-	task.pool.New = func() any {
-		s := make([]float64, (2*(p.d-p.w+3)+1)*p.n)
-		return &s
-	}
+	task.pool = newFreeList((2*(p.d-p.w+3) + 1) * p.n)
 	parallel.For(p.n, 1, task)
 	if err := ctx.Err(); err != nil {
 		return 0, err
@@ -857,7 +881,7 @@ type torusMassTask struct {
 	p    *torusPlan
 	ctx  context.Context
 	mass []float64
-	pool sync.Pool // *[]float64: two sets of count blocks and a scratch vector
+	pool *torusBufs // *[]float64: two sets of count blocks and a scratch vector
 }
 
 // Do runs, for each c, the transfer over the sites after the first line
