@@ -54,29 +54,102 @@ func init() {
 // On the Ising grid that band (α ≈ 1) burns in very slowly from the
 // all-but-aligned start, so the default does not aim for it there; at
 // α = 0.6 the grid accepts 83% and is burnt in after 50 steps. In the
-// paper's {0, 1} coding the default is α_paper = 0.3.
+// paper's {0, 1} coding the default is α_paper = 0.3. On models of many
+// more variables it is too large (0.17 of the proposals accepted on 200
+// categorical variables of 4 states, 0.04 on 2000): Settings.Adapt tunes
+// α to the model (the package comment, "Step size and its adaptation").
 const DefaultStepSize = 0.6
+
+// DefaultTargetAcceptance is the acceptance rate that the step size's
+// adaptation aims for when Settings.TargetAcceptance is 0: 0.574, the
+// optimal rate of Langevin proposals in many dimensions (Roberts and
+// Rosenthal 1998), which the DISCS benchmark's adaptive DMALA also aims
+// for. On 200 categorical variables of 4 states it gives α ≈ 0.38, where
+// the draws estimate the marginals about as well per step as at any step
+// size (3.8× the RMSE of independent draws, one draw per step, against
+// 3.9–4.0 at α = 0.4–0.45, acceptance 0.53–0.42, and 4.4 at α = 0.3 and
+// 0.5, acceptance 0.82 and 0.31).
+const DefaultTargetAcceptance = 0.574
+
+// Limits of the adapted step size: α stays within [minAdaptStep,
+// maxAdaptStep], so that 1/α, a move's log-odds penalty against staying,
+// lies within [0.01, 100]. At 0.01 the gradient alone weighs a move
+// against staying; at 100 hardly a variable of any model moves.
+const (
+	minAdaptStep = 0.01
+	maxAdaptStep = 100.0
+)
+
+// adaptGain is the gain γ of the adaptation: after each adaptive step the
+// penalty 1/α of a move changes by γ times the difference between the
+// chains' mean acceptance probability and the target. On many variables
+// the acceptance rate falls by about 0.3–0.5 per unit of 1/α near the
+// target (200 categorical variables of 4 states: 0.82 at 1/α = 3.3, 0.53
+// at 2.5, 0.31 at 2), so 1/α recovers from an error at about 20% a step,
+// while the noise of a few chains' acceptance moves it by about a tenth of
+// a unit. The gain stays constant rather than decaying, so that the large
+// acceptance rates of the first steps, while the chains fall from their
+// start towards the typical set, are forgotten within a few steps (with a
+// gain decaying from 1.5 as t^−0.6 they pushed α to 1.5 within 6 steps,
+// and 50 adaptive steps left it at 0.43–0.50, accepting 0.29–0.47, where
+// γ = 0.5 gives the numbers below); the average over the second
+// half of the adaptive steps removes the noise. With γ = 0.5 on that model
+// and 4 chains, 50, 100 or 250 adaptive steps put α at 0.36–0.41 (keys
+// 1–5) and the acceptance rate of the next steps at 0.51–0.64.
+const adaptGain = 0.5
 
 // Settings configure the sampler. The zero value is valid.
 type Settings struct {
 	// StepSize is α > 0 of the proposal; 0 means DefaultStepSize. Larger
-	// steps propose more moves and are accepted less often.
+	// steps propose more moves and are accepted less often. With Adapt
+	// it is where the adaptation starts.
 	StepSize float64 `json:"step_size" flag:"step-size,positive" help:"step size: DHMC's integration step ε, DMALA's proposal step α"`
+	// Adapt is the number of steps at the start of the run during which
+	// the step size is adapted to an acceptance rate of TargetAcceptance
+	// (see the package comment); from then on α stays at the average of
+	// its adapted values over the second half of those steps, so that the
+	// chains are time-homogeneous Metropolis–Hastings chains that leave
+	// p* invariant. Keep them within the warm-up: draws kept while α still
+	// moves are not draws of one exact chain (Tuning reports those steps,
+	// and infer's adaptive runs wait for them). 0, the default: α stays
+	// StepSize throughout.
+	Adapt int `json:"adapt,omitempty" flag:"adapt" help:"adapt the step size α (from --step-size) to the --target-acceptance rate during this many first steps, then keep it fixed; keep them within the warm-up (0: no adaptation)"`
+	// TargetAcceptance is the acceptance rate in (0, 1) that Adapt aims
+	// for; 0 means DefaultTargetAcceptance (0.574). It applies only with
+	// Adapt.
+	TargetAcceptance float64 `json:"target_acceptance,omitempty" flag:"target-acceptance,positive" help:"the acceptance rate that --adapt aims for, in (0, 1) (0: 0.574 with --adapt)"`
 }
 
-// Validate reports a step size that is not a finite number > 0 (or 0).
+// Validate reports a step size that is not a finite number > 0 (or 0), a
+// negative Adapt, a target acceptance rate outside (0, 1) (or 0) and a
+// target without Adapt.
 func (s *Settings) Validate() error {
 	if a := s.StepSize; a < 0 || math.IsNaN(a) || math.IsInf(a, 0) {
 		return fmt.Errorf("step size α is %v; want a finite number > 0 (0 means %v)", a, DefaultStepSize)
 	}
+	if s.Adapt < 0 {
+		return fmt.Errorf("adapt is %d; want a number of steps ≥ 0 (0: no adaptation)", s.Adapt)
+	}
+	if r := s.TargetAcceptance; !(r >= 0 && r < 1) {
+		return fmt.Errorf("target acceptance rate is %v; want a number in (0, 1) (0 means %v)", r, DefaultTargetAcceptance)
+	}
+	if s.TargetAcceptance != 0 && s.Adapt == 0 {
+		return fmt.Errorf("target acceptance rate %v without adapt steps: it applies only while the step size adapts (adapt > 0)", s.TargetAcceptance)
+	}
 	return nil
 }
 
-// Resolved returns the settings with the default step size filled in.
+// Resolved returns the settings with the default step size filled in, and
+// with Adapt the default target acceptance rate (without Adapt the target
+// stays 0, so that the settings of a run without adaptation read as they
+// did before adaptation existed).
 func (s *Settings) Resolved() sampler.Settings {
 	r := *s
 	if r.StepSize == 0 {
 		r.StepSize = DefaultStepSize
+	}
+	if r.Adapt > 0 && r.TargetAcceptance == 0 {
+		r.TargetAcceptance = DefaultTargetAcceptance
 	}
 	return &r
 }
@@ -94,6 +167,12 @@ type Sampler struct {
 	steps  int
 	err    error
 	ctx    context.Context // the context of the Step in progress
+	// The adaptation of α (Settings.Adapt): its length in steps, its
+	// target, and the sum of 1/α over the second half of its steps so far.
+	adapt    int
+	target   float64
+	invASum  float64
+	tunedAcc int64 // proposals accepted by all chains when the adaptation ended
 }
 
 type chain struct {
@@ -105,6 +184,8 @@ type chain struct {
 	logq2    []float64            // the same at the proposed state
 	q2       []float64            // the same at the proposed state
 	lp       float64              // log p*(Z)
+	invA     float64              // the 1/α with which logq and q were filled
+	accProb  float64              // the acceptance probability of the last proposal
 }
 
 // New starts n = p.N chains at the states p.Z; chain c draws from
@@ -119,7 +200,8 @@ func New(p *sampler.Problem, set Settings) (*Sampler, error) {
 		return nil, err
 	}
 	m, n, d := p.Model, p.N, p.Model.Dim()
-	s := &Sampler{m: rm, off: off, n: n, d: d, alpha: set.StepSize, invA: 1 / set.StepSize, chains: make([]chain, n), set: make(mh.Set, n), cur: make([]int, n*d), ctx: context.Background()}
+	s := &Sampler{m: rm, off: off, n: n, d: d, alpha: set.StepSize, invA: 1 / set.StepSize, chains: make([]chain, n), set: make(mh.Set, n), cur: make([]int, n*d), ctx: context.Background(),
+		adapt: set.Adapt, target: set.TargetAcceptance}
 	f := off[d]
 	for c := range s.chains {
 		ch := &s.chains[c]
@@ -134,6 +216,7 @@ func New(p *sampler.Problem, set Settings) (*Sampler, error) {
 		ch.pg.Grad(ch.g, ch.Z)
 		ch.lp = m.LogProb(ch.Z)
 		ch.Evals += 2
+		ch.invA = s.invA
 		if err := s.fill(ch.logq, ch.q, ch.g, ch.Z); err != nil {
 			return nil, fmt.Errorf("dmala: chain %d at its initial state: %w", c, err)
 		}
@@ -141,8 +224,14 @@ func New(p *sampler.Problem, set Settings) (*Sampler, error) {
 	return s, nil
 }
 
-// StepSize returns α.
+// StepSize returns α: with Settings.Adapt, the adapted value in use (fixed
+// once Tuning reports false).
 func (s *Sampler) StepSize() float64 { return s.alpha }
+
+// Tuning reports whether the step size is still being adapted: whether
+// the next Step's proposals may use another α than the last Step's (see
+// Settings.Adapt).
+func (s *Sampler) Tuning() bool { return s.steps < s.adapt }
 
 // Step makes one proposal in every chain. Each chain looks at ctx before
 // its proposal, while it draws one (every pollVars variables) and before
@@ -167,7 +256,43 @@ func (s *Sampler) Step(ctx context.Context) error {
 		return s.err
 	}
 	s.steps++
+	if s.steps <= s.adapt {
+		s.adaptStep()
+	}
 	return nil
+}
+
+// adaptStep moves the step size after adaptive step t = s.steps, by a
+// Robbins–Monro recursion with Polyak averaging: the penalty 1/α of a
+// move falls by adaptGain·(ā − target), where ā is the chains' mean
+// acceptance probability min(1, ratio) of their last proposals (less
+// noisy than the fraction accepted), so that it rises while proposals are
+// accepted less often than the target and falls while they are accepted
+// more often. 1/α = −log τ, where τ is the odds of a move against staying
+// (before the gradient's factor), so it moves on the log scale of the
+// number of moved variables, on which the acceptance rate changes at a
+// rate that hardly depends on the number of variables. After the last
+// adaptive step α is fixed at the average of 1/α over the second half of
+// the adaptive steps. The average over chains is taken in chain order,
+// so that α, and the draws, do not depend on the number of cores.
+func (s *Sampler) adaptStep() {
+	var sum float64
+	for c := range s.chains {
+		sum += s.chains[c].accProb
+	}
+	t := s.steps
+	if t > s.adapt/2 {
+		s.invASum += s.invA // the 1/α with which step t proposed
+	}
+	u := s.invA - adaptGain*(sum/float64(s.n)-s.target)
+	if t == s.adapt {
+		u = s.invASum / float64(s.adapt-s.adapt/2)
+		for _, ch := range s.set {
+			s.tunedAcc += ch.Accepted
+		}
+	}
+	u = min(max(u, 1/maxAdaptStep), 1/minAdaptStep)
+	s.invA, s.alpha = u, 1/u
 }
 
 // pollVars is the number of variables drawn between two looks at the
@@ -180,9 +305,20 @@ func (s *Sampler) Do(lo, hi int) {
 		if s.ctx.Err() != nil {
 			return
 		}
-		if s.chains[c].Err == nil {
-			s.propose(&s.chains[c])
+		ch := &s.chains[c]
+		if ch.Err != nil {
+			continue
 		}
+		if ch.invA != s.invA {
+			// α was adapted since this chain's forward proposal was
+			// filled: fill it again from the gradient kept with it.
+			if err := s.fill(ch.logq, ch.q, ch.g, ch.Z); err != nil {
+				ch.Err = err
+				continue
+			}
+			ch.invA = s.invA
+		}
+		s.propose(ch)
 	}
 }
 
@@ -245,6 +381,7 @@ func (s *Sampler) fill(logq, q, g []float64, z []int) error {
 func (s *Sampler) propose(ch *chain) {
 	// Draw z' from the cached forward proposal, one variable at a time by
 	// inverting its cumulative probabilities.
+	ch.accProb = 0
 	var logFwd float64
 	for i := range s.d {
 		if i&(pollVars-1) == pollVars-1 && s.ctx.Err() != nil {
@@ -300,6 +437,7 @@ func (s *Sampler) propose(ch *chain) {
 		ch.Err = fmt.Errorf("acceptance ratio is NaN")
 		return
 	}
+	ch.accProb = math.Exp(min(logA, 0))
 	if logA >= 0 || math.Log(ch.R.Float64()) < logA {
 		ch.Z, ch.z2 = ch.z2, ch.Z
 		ch.g, ch.g2 = ch.g2, ch.g
@@ -320,11 +458,27 @@ func (s *Sampler) Sweeps() int { return s.steps }
 // Stats reports acceptance_rate, the fraction of accepted proposals so
 // far (one proposal per chain and Step, each moving any number of
 // variables; a proposal into a state of probability zero counts as
-// rejected). Evaluations count, per proposal, one log p* of the proposed
-// state and, unless that is −Inf, one proposal gradient there; two more
-// per chain at the start.
+// rejected). With Settings.Adapt it also reports step_size, the α in use
+// (adapted, then fixed), and tuned_acceptance_rate, the fraction of
+// proposals accepted since the adaptation ended (0 until then): the rate
+// of the exact chains. Evaluations count, per proposal, one log p* of the
+// proposed state and, unless that is −Inf, one proposal gradient there;
+// two more per chain at the start.
 func (s *Sampler) Stats() sampler.Stats {
-	return sampler.Stats{Evaluations: s.set.Evaluations(), Values: []sampler.Stat{
+	st := sampler.Stats{Evaluations: s.set.Evaluations(), Values: []sampler.Stat{
 		{Name: "acceptance_rate", Value: s.set.AcceptanceRate(int64(s.steps))},
 	}}
+	if s.adapt > 0 {
+		var tuned float64
+		if after := int64(s.steps - s.adapt); after > 0 {
+			var acc int64
+			for _, ch := range s.set {
+				acc += ch.Accepted
+			}
+			tuned = float64(acc-s.tunedAcc) / float64(after*int64(s.n))
+		}
+		st.Values = append(st.Values, sampler.Stat{Name: "step_size", Value: s.alpha},
+			sampler.Stat{Name: "tuned_acceptance_rate", Value: tuned})
+	}
+	return st
 }

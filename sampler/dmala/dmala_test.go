@@ -2,6 +2,7 @@ package dmala
 
 import (
 	"context"
+	"encoding/json"
 	"fmt"
 	"github.com/dstein/dstein/rng"
 	"github.com/dstein/dstein/sampler"
@@ -16,10 +17,12 @@ import (
 	"github.com/dstein/dstein/transform"
 )
 
-// The chains' marginals match exact enumeration, at the default step size
-// and at a large one. Each of n = 4000 chains contributes one sample, its
-// state after the burn-in from the N(0, 1) start (300 steps, or 100 at
-// α = 2 where more variables move per step), so the samples are
+// The chains' marginals match exact enumeration, at the default step size,
+// at a large one and with the step size adapted during the first 100 of
+// 300 steps (after which every chain is a fixed Metropolis–Hastings chain
+// again). Each of n = 4000 chains contributes one sample, its state after
+// the burn-in from the N(0, 1) start (300 steps, or 100 at α = 2 where
+// more variables move per step), so the samples are
 // independent and the chains' autocorrelation does not enter the standard
 // error: the count of a state is binomial, with standard error
 // sqrt(p(1−p)/n) ≤ 0.0079. The test allows 5 such errors plus 0.002 for
@@ -32,10 +35,10 @@ func TestMarginalsMatchExact(t *testing.T) {
 			t.Fatal(err)
 		}
 		for _, c := range []struct {
-			alpha float64
-			steps int
-		}{{0, 300}, {2, 100}} {
-			s, err := newS(m, tr, 4000, Settings{StepSize: c.alpha}, 3)
+			alpha        float64
+			adapt, steps int
+		}{{0, 0, 300}, {2, 0, 100}, {0, 100, 300}} {
+			s, err := newS(m, tr, 4000, Settings{StepSize: c.alpha, Adapt: c.adapt}, 3)
 			if err != nil {
 				t.Fatal(err)
 			}
@@ -44,11 +47,15 @@ func TestMarginalsMatchExact(t *testing.T) {
 					t.Fatal(err)
 				}
 			}
-			worst := samplertest.CheckMarginals(t, fmt.Sprintf("%s, α = %g", name, s.StepSize()), m, samples(s), 0.002)
-			if a := acceptance(s); !(a > 0.05) {
-				t.Errorf("%s, α = %g: acceptance rate %.3f", name, s.StepSize(), a)
+			label := fmt.Sprintf("%s, α = %g", name, s.StepSize())
+			if c.adapt > 0 {
+				label = fmt.Sprintf("%s, α adapted to %.3g", name, s.StepSize())
 			}
-			t.Logf("%s, α = %g: acceptance rate %.2f, largest error %.1f SE", name, s.StepSize(), acceptance(s), worst)
+			worst := samplertest.CheckMarginals(t, label, m, samples(s), 0.002)
+			if a := acceptance(s); !(a > 0.05) {
+				t.Errorf("%s: acceptance rate %.3f", label, a)
+			}
+			t.Logf("%s: acceptance rate %.2f, largest error %.1f SE", label, acceptance(s), worst)
 		}
 	}
 }
@@ -86,6 +93,9 @@ func TestProposal(t *testing.T) {
 	}
 }
 
+// The same seed gives the same samples on any number of cores, with the
+// step size adapted during the first 10 of the 20 steps (the adaptation
+// averages the chains' acceptance probabilities in chain order).
 func TestSameSeedSameSamplesOnAnyCores(t *testing.T) {
 	m, err := ising.Grid(4, 4, true, 0.3, nil)
 	if err != nil {
@@ -94,7 +104,7 @@ func TestSameSeedSameSamplesOnAnyCores(t *testing.T) {
 	tr, _ := transform.ForModel(transform.Normal{}, m)
 	run := func(procs int) []int {
 		defer runtime.GOMAXPROCS(runtime.GOMAXPROCS(procs))
-		s, err := newS(m, tr, 50, Settings{}, 9)
+		s, err := newS(m, tr, 50, Settings{Adapt: 10}, 9)
 		if err != nil {
 			t.Fatal(err)
 		}
@@ -130,6 +140,105 @@ func TestBadInput(t *testing.T) {
 	}
 	if _, err := newS(m, tr, 0, Settings{}, 1); err == nil {
 		t.Error("zero chains were accepted")
+	}
+	for _, set := range []Settings{{Adapt: -1}, {Adapt: 10, TargetAcceptance: 1}, {Adapt: 10, TargetAcceptance: -0.1},
+		{Adapt: 10, TargetAcceptance: math.NaN()}, {TargetAcceptance: 0.5}} {
+		if _, err := newS(m, tr, 10, set, 1); err == nil {
+			t.Errorf("settings %+v were accepted", set)
+		}
+	}
+}
+
+// Without Adapt the resolved settings read as they did before adaptation
+// existed (so that recorded runs keep their meaning); with it they hold
+// the target.
+func TestResolved(t *testing.T) {
+	for _, c := range []struct {
+		set  Settings
+		want string
+	}{
+		{Settings{}, `{"step_size":0.6}`},
+		{Settings{StepSize: 0.3}, `{"step_size":0.3}`},
+		{Settings{Adapt: 100}, `{"step_size":0.6,"adapt":100,"target_acceptance":0.574}`},
+		{Settings{Adapt: 5, TargetAcceptance: 0.4}, `{"step_size":0.6,"adapt":5,"target_acceptance":0.4}`},
+	} {
+		r := c.set.Resolved()
+		b, err := json.Marshal(r)
+		if err != nil {
+			t.Fatal(err)
+		}
+		if string(b) != c.want {
+			t.Errorf("%+v resolves to %s; want %s", c.set, b, c.want)
+		}
+		if err := r.Validate(); err != nil {
+			t.Errorf("%+v resolves to invalid settings: %v", c.set, err)
+		}
+	}
+}
+
+// The step size moves during the Adapt first steps only, while Tuning
+// reports true, and the statistics keep their names at every step:
+// step_size is the α in use and tuned_acceptance_rate counts the
+// proposals after the adaptation (0 until then). Without Adapt the
+// sampler never tunes and reports acceptance_rate alone.
+func TestAdaptation(t *testing.T) {
+	tg := samplertest.CategoricalTarget(t, 200)
+	tr, _ := transform.ForModel(transform.Normal{}, tg.Model)
+	const adapt = 20
+	s, err := newS(tg.Model, tr, 4, Settings{Adapt: adapt}, 1)
+	if err != nil {
+		t.Fatal(err)
+	}
+	names := func() []string {
+		var n []string
+		for _, v := range s.Stats().Values {
+			n = append(n, v.Name)
+		}
+		return n
+	}
+	want := []string{"acceptance_rate", "step_size", "tuned_acceptance_rate"}
+	var moved bool
+	var last float64
+	for step := range adapt + 30 {
+		if got := s.Tuning(); got != (step < adapt) {
+			t.Fatalf("before step %d: Tuning() = %v", step+1, got)
+		}
+		before := s.StepSize()
+		if err := s.Step(context.Background()); err != nil {
+			t.Fatal(err)
+		}
+		if !slices.Equal(names(), want) {
+			t.Fatalf("after step %d: statistics %v; want %v", step+1, names(), want)
+		}
+		st := s.Stats()
+		alpha, _ := st.Value("step_size")
+		tuned, _ := st.Value("tuned_acceptance_rate")
+		if alpha != s.StepSize() {
+			t.Errorf("after step %d: step_size %v, StepSize() %v", step+1, alpha, s.StepSize())
+		}
+		switch {
+		case step < adapt:
+			moved = moved || s.StepSize() != before
+			if tuned != 0 {
+				t.Errorf("after adaptive step %d: tuned_acceptance_rate %v; want 0", step+1, tuned)
+			}
+		case s.StepSize() != before:
+			t.Errorf("step %d, after the adaptation: α moved from %v to %v", step+1, before, s.StepSize())
+		}
+		last = tuned
+	}
+	if !moved {
+		t.Error("α never moved during the adaptation")
+	}
+	if !(last > 0 && last <= 1) {
+		t.Errorf("tuned_acceptance_rate %v after 30 steps of the adapted sampler", last)
+	}
+	s, _ = newS(tg.Model, tr, 4, Settings{}, 1)
+	if s.Tuning() {
+		t.Error("a sampler without adaptation is tuning")
+	}
+	if !slices.Equal(names(), []string{"acceptance_rate"}) {
+		t.Errorf("without adaptation the statistics are %v; want acceptance_rate", names())
 	}
 }
 

@@ -2,6 +2,7 @@ package samplertest
 
 import (
 	"context"
+	"fmt"
 	"math"
 	"testing"
 
@@ -28,11 +29,11 @@ type Target struct {
 // where log-ratios are large):
 //
 //   - "categorical-200x4": 200 independent variables of 4 states with
-//     probabilities softmax(θ_i), logits θ_is ~ N(0, 1.5²) (key 28); its
-//     marginals are the probabilities;
+//     probabilities softmax(θ_i), logits θ_is ~ N(0, 1.5²) (key 28;
+//     CategoricalTarget); its marginals are the probabilities;
 //   - "potts-3x3": a ferromagnetic 3-state Potts model on a 3×3 torus as a
 //     factor graph, pairwise factors exp(0.5·[a = b]) on the 18 edges and
-//     unary log-fields ~ N(0, 1.5²) (key 28, a stream of its own); marginals
+//     unary log-fields ~ N(0, 1.5²) (key 28's model stream, drawn afresh); marginals
 //     by enumerating its 3^9 states. The fields are as spread as the
 //     categorical logits: with fields of 0.2 the log-ratios of single moves
 //     stay below about 2.5, where the relaxation's ratios still rank the
@@ -42,31 +43,9 @@ type Target struct {
 //     independent draws in 250 sweeps.
 func MultiStateTargets(t testing.TB) []Target {
 	t.Helper()
-	r := rng.NewKey(28).For(rng.Model).Rand()
-	const d, k = 200, 4
-	vars := make([]categorical.Variable, d)
-	marg := make([][]float64, d)
-	for i := range vars {
-		p := make([]float64, k)
-		var sum float64
-		for s := range p {
-			p[s] = math.Exp(1.5 * r.NormFloat64())
-			sum += p[s]
-		}
-		for s := range p {
-			p[s] /= sum
-		}
-		vars[i] = categorical.Variable{States: []float64{0, 1, 2, 3}, Probs: p}
-	}
-	cat, err := categorical.New(vars)
-	if err != nil {
-		t.Fatal(err)
-	}
-	for i := range marg {
-		marg[i] = cat.Probs(i)
-	}
+	cat := CategoricalTarget(t, 200)
 
-	r = rng.NewKey(28).For(rng.Model).Rand()
+	r := rng.NewKey(28).For(rng.Model).Rand()
 	const side, q, coupling, field = 3, 3, 0.5, 1.5
 	card := make([]int, side*side)
 	var fs []factorgraph.Factor
@@ -94,10 +73,43 @@ func MultiStateTargets(t testing.TB) []Target {
 	if err != nil {
 		t.Fatal(err)
 	}
-	return []Target{
-		{Name: "categorical-200x4", Model: cat, Marginals: marg},
-		{Name: "potts-3x3", Model: potts, Marginals: res.Marginals},
+	return []Target{cat, {Name: "potts-3x3", Model: potts, Marginals: res.Marginals}}
+}
+
+// CategoricalTarget returns d independent categorical variables of 4
+// states with probabilities softmax(θ_i), logits θ_is ~ N(0, 1.5²) drawn
+// variable by variable from key 28's model stream, named
+// "categorical-<d>x4"; its marginals are the probabilities. The first
+// variables of a larger target are those of a smaller one: d = 200 is
+// MultiStateTargets' categorical model, d = 2000 the size of the
+// categorical target of the DISCS benchmark (Goshvadi et al. 2023), whose
+// logits are drawn the same way.
+func CategoricalTarget(t testing.TB, d int) Target {
+	t.Helper()
+	r := rng.NewKey(28).For(rng.Model).Rand()
+	const k = 4
+	vars := make([]categorical.Variable, d)
+	marg := make([][]float64, d)
+	for i := range vars {
+		p := make([]float64, k)
+		var sum float64
+		for s := range p {
+			p[s] = math.Exp(1.5 * r.NormFloat64())
+			sum += p[s]
+		}
+		for s := range p {
+			p[s] /= sum
+		}
+		vars[i] = categorical.Variable{States: []float64{0, 1, 2, 3}, Probs: p}
 	}
+	cat, err := categorical.New(vars)
+	if err != nil {
+		t.Fatal(err)
+	}
+	for i := range marg {
+		marg[i] = cat.Probs(i)
+	}
+	return Target{Name: fmt.Sprintf("categorical-%dx4", d), Model: cat, Marginals: marg}
 }
 
 // KeepDraws starts the sampler that start builds with n chains at Γ of the
@@ -106,6 +118,13 @@ func MultiStateTargets(t testing.TB) []Target {
 // the next draws steps: n·draws rows, draw-major. It returns them with the
 // sampler, for its Stats.
 func KeepDraws(t testing.TB, m model.Model, n, warmup, draws int, seed uint64, start func(*sampler.Problem) (sampler.Sampler, error)) (*sampler.Samples, sampler.Sampler) {
+	t.Helper()
+	return KeepThinned(t, m, n, warmup, draws, 1, seed, start)
+}
+
+// KeepThinned is KeepDraws keeping every thin-th state after the warm-up
+// (as `dstein sample --thin thin` does): warmup + draws·thin steps.
+func KeepThinned(t testing.TB, m model.Model, n, warmup, draws, thin int, seed uint64, start func(*sampler.Problem) (sampler.Sampler, error)) (*sampler.Samples, sampler.Sampler) {
 	t.Helper()
 	tr, err := transform.ForModel(transform.Normal{}, m)
 	if err != nil {
@@ -118,11 +137,11 @@ func KeepDraws(t testing.TB, m model.Model, n, warmup, draws int, seed uint64, s
 	d := m.Dim()
 	out := &sampler.Samples{N: n * draws, D: d, Z: make([]int, 0, n*draws*d)}
 	ctx := context.Background()
-	for it := range warmup + draws {
+	for it := range warmup + draws*thin {
 		if err := s.Step(ctx); err != nil {
 			t.Fatal(err)
 		}
-		if it >= warmup {
+		if it >= warmup && (it-warmup+1)%thin == 0 {
 			out.Z = append(out.Z, s.Current()...)
 		}
 	}
