@@ -106,7 +106,14 @@ type verdict struct {
 	gibbsWorse    []ratio
 	modeFailures  []string
 	ran           int
+	// logSum is the sum of the logs of its ratios to the best method over
+	// the ran cells: exp(logSum/ran) is their geometric mean, the tie-break.
+	logSum float64
 }
+
+// geoMean is the geometric mean of the candidate's ratios to the best
+// method over every model and statistic it ran.
+func (v verdict) geoMean() float64 { return math.Exp(v.logSum / float64(v.ran)) }
 
 // suiteResult adds the ratio rows, writes the table of ratios and the
 // verdict as notes, and draws the figure.
@@ -277,6 +284,7 @@ func suiteVerdicts(t suiteTable, targets []*suiteTarget, methods []suiteMethod) 
 				}
 				if rt := t.ratio(m.name, best, tg.x, st.metric); rt.ok {
 					v.ran++
+					v.logSum += math.Log(rt.v)
 					if !v.worst.ok || rt.v > v.worst.v {
 						v.worst, v.worstAt = rt, tg.name+" / "+st.metric
 					}
@@ -324,10 +332,17 @@ func suiteVerdicts(t suiteTable, targets []*suiteTarget, methods []suiteMethod) 
 
 // verdictLines write the candidates in order of their worst ratio to the
 // best method, with the two conditions a default must meet, and name the
-// choice.
+// choice. The rule (fixed in round three, before the run that added the
+// Potts target): among the candidates that meet both conditions, the one
+// with the smallest worst ratio leads; every candidate that meets them and
+// whose worst ratio's 95% interval overlaps the leader's is tied with it,
+// and among the tied ones the smallest geometric mean of the ratios to the
+// best method, over every model and statistic, wins. A single worst cell
+// ranks candidates by noise when their intervals overlap; the geometric
+// mean weighs every cell alike.
 func verdictLines(vs []verdict) []string {
-	out := []string{"", "verdict: candidates for the default, by their worst ratio to the best method at equal cost (all models and statistics)"}
-	choice := ""
+	out := []string{"", "verdict: candidates for the default, by their worst ratio to the best method at equal cost (all models and statistics); geo = geometric mean of the ratios to the best over all of them"}
+	var meets []verdict
 	for _, v := range vs {
 		okGibbs := len(v.gibbsFailures) == 0
 		okMode := len(v.modeFailures) == 0
@@ -341,18 +356,47 @@ func verdictLines(vs []verdict) []string {
 				why = append(why, "mode mass off by > 3 SE ("+firstFew(v.modeFailures)+")")
 			}
 			status = "fails: " + strings.Join(why, "; ")
-		} else if choice == "" {
-			choice = v.method
+		} else {
+			meets = append(meets, v)
 		}
-		out = append(out, fmt.Sprintf("  %-14s worst %.3g× the best [%.3g, %.3g] at %s; worst vs Gibbs %.3g× [%.3g, %.3g] at %s; %s",
-			v.method, v.worst.v, v.worst.lo, v.worst.hi, v.worstAt, v.vsGibbs.v, v.vsGibbs.lo, v.vsGibbs.hi, v.vsGibbsAt, status))
+		out = append(out, fmt.Sprintf("  %-14s worst %.3g× the best [%.3g, %.3g] at %s; geo %.3g×; worst vs Gibbs %.3g× [%.3g, %.3g] at %s; %s",
+			v.method, v.worst.v, v.worst.lo, v.worst.hi, v.worstAt, v.geoMean(), v.vsGibbs.v, v.vsGibbs.lo, v.vsGibbs.hi, v.vsGibbsAt, status))
 	}
-	if choice == "" {
+	if len(meets) == 0 {
 		out = append(out, "  no candidate meets both conditions (never worse than Gibbs by more than 1.5× beyond the 95% interval; mode masses of the two-mode models with fields within 3 SE)")
-	} else {
-		out = append(out, fmt.Sprintf("  choice: %s (the smallest worst ratio among the candidates that meet both conditions)", choice))
+		return out
 	}
+	choice, tied := chooseVerdict(meets)
+	if len(tied) == 1 {
+		out = append(out, fmt.Sprintf("  choice: %s (the smallest worst ratio among the candidates that meet both conditions; no other one's interval overlaps it)", choice.method))
+		return out
+	}
+	names := make([]string, len(tied))
+	for k, v := range tied {
+		names[k] = fmt.Sprintf("%s %.3g×", v.method, v.geoMean())
+	}
+	out = append(out, fmt.Sprintf("  choice: %s (the worst ratios' intervals of %d candidates that meet both conditions overlap the smallest one's; among them the smallest geometric mean of the ratios to the best: %s)", choice.method, len(tied), strings.Join(names, ", ")))
 	return out
+}
+
+// chooseVerdict applies the rule of verdictLines to the candidates that
+// meet both conditions (vs sorted by worst ratio, not empty): it returns
+// the choice and the tied candidates, the leader first.
+func chooseVerdict(vs []verdict) (verdict, []verdict) {
+	lead := vs[0]
+	tied := []verdict{lead}
+	for _, v := range vs[1:] {
+		if v.worst.lo <= lead.worst.hi && lead.worst.lo <= v.worst.hi {
+			tied = append(tied, v)
+		}
+	}
+	choice := tied[0]
+	for _, v := range tied[1:] {
+		if v.geoMean() < choice.geoMean() {
+			choice = v
+		}
+	}
+	return choice, tied
 }
 
 // firstFew joins up to three items and counts the rest.
