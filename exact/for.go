@@ -3,11 +3,13 @@ package exact
 import (
 	"context"
 	"fmt"
+	"math"
 
 	"github.com/dstein/dstein/internal/memlimit"
 	"github.com/dstein/dstein/model"
 	"github.com/dstein/dstein/model/factorgraph"
 	"github.com/dstein/dstein/model/ising"
+	"github.com/dstein/dstein/model/potts"
 	"github.com/dstein/dstein/model/rbm"
 )
 
@@ -18,9 +20,10 @@ import (
 // couplings are too strong for them in float64 is enumerated when it has
 // at most DefaultMaxStates states), enumeration of the hidden units for an
 // RBM with at most MaxHidden hidden units when that is cheaper than
-// enumerating the visible ones, variable elimination for a factor graph,
-// and enumeration of every joint state for models with at most
-// DefaultMaxStates states. It says clearly when none applies.
+// enumerating the visible ones, variable elimination for a factor graph
+// and for a Potts model (its FactorGraph), and enumeration of every joint
+// state for models with at most DefaultMaxStates states. It says clearly
+// when none applies.
 func For(m model.Model) (Truth, error) {
 	return ForContext(context.Background(), m)
 }
@@ -51,11 +54,79 @@ func ForContext(ctx context.Context, m model.Model) (Truth, error) {
 		}
 	case *factorgraph.Graph:
 		return truthOrError(ForFactorGraphContext(ctx, mm, DefaultMaxWidth, memlimit.Budget{}))
+	case *potts.Potts:
+		return truthOrError(forPotts(ctx, mm))
 	}
 	if model.StateCount(m) <= DefaultMaxStates {
 		return truthOrError(newEnumeratedContext(ctx, m, DefaultMaxStates))
 	}
-	return nil, fmt.Errorf("no exact method for this model: exact answers need an open-boundary Ising grid with shorter side ≤ %d, a periodic one with shorter side ≤ %d, an RBM with ≤ %d hidden units, a factor graph of elimination width ≤ %d, or at most %d joint states", MaxGridSide, MaxTorusSide, MaxHidden, DefaultMaxWidth, DefaultMaxStates)
+	return nil, fmt.Errorf("no exact method for this model: exact answers need an open-boundary Ising grid with shorter side ≤ %d, a periodic one with shorter side ≤ %d, an RBM with ≤ %d hidden units, a factor graph or Potts model of elimination width ≤ %d, or at most %d joint states", MaxGridSide, MaxTorusSide, MaxHidden, DefaultMaxWidth, DefaultMaxStates)
+}
+
+// forPotts runs variable elimination on the factor graph of a Potts model
+// (Potts.FactorGraph) with the width limit and budget of a factor graph. A
+// model whose pairwise tables alone (q² entries an edge) would exceed
+// MaxTotalEntries is refused before they are built: the c − 1 edges in the
+// bucket of a variable eliminated with a clique of c variables have
+// (c − 1)·q² ≤ q^c entries, so the cliques have at least as many as the
+// edges and variable elimination would refuse it anyway. So is a whole
+// grid whose treewidth alone puts it over DefaultMaxWidth or
+// MaxTableEntries (pottsGridWidth).
+func forPotts(ctx context.Context, m *potts.Potts) (*VE, error) {
+	if e := pottsPairEntries(m); e > MaxTotalEntries {
+		return nil, fmt.Errorf("exact: the Potts model's pairwise factor tables would have %.4g entries (%d edges of %d×%d), over variable elimination's limit of %d (2^27)", e, len(m.Edges()), m.Q(), m.Q(), MaxTotalEntries)
+	}
+	if w := pottsGridWidth(m); w > 0 {
+		rows, cols, _, _ := m.GridShape()
+		if w > DefaultMaxWidth {
+			return nil, fmt.Errorf("exact: the %d×%d Potts grid has treewidth %d or more, so variable elimination needs a factor over at least %d variables, over the limit %d", rows, cols, w-1, w, DefaultMaxWidth)
+		}
+		if e := math.Pow(float64(m.Q()), float64(w)); e > MaxTableEntries {
+			return nil, fmt.Errorf("exact: the %d×%d Potts grid has treewidth %d or more, so variable elimination needs a factor of at least %d^%d = %.4g entries, over the limit of %d (2^25)", rows, cols, w-1, m.Q(), w, e, MaxTableEntries)
+		}
+	}
+	g, err := m.FactorGraph()
+	if err != nil {
+		return nil, fmt.Errorf("exact: %w", err)
+	}
+	if err := ctx.Err(); err != nil {
+		return nil, err
+	}
+	return ForFactorGraphContext(ctx, g, DefaultMaxWidth, memlimit.Budget{})
+}
+
+// pottsGridWidth returns a lower bound of the elimination width of a Potts
+// model on a whole rows×cols grid (every pair of neighbours joined, as Grid
+// builds it), both sides at least 2: such a grid holds the open grid, of
+// treewidth min(rows, cols), so every elimination order has a factor over
+// min(rows, cols) + 1 variables. It returns 0 for other models. The bound
+// spares a large grid the minutes that planning the elimination would take
+// before it refuses.
+func pottsGridWidth(m *potts.Potts) int {
+	rows, cols, periodic, ok := m.GridShape()
+	if !ok || min(rows, cols) < 2 {
+		return 0
+	}
+	line := func(k int) int {
+		switch {
+		case !periodic:
+			return k - 1
+		case k == 2:
+			return 1 // the wrap merges with the inner bond
+		}
+		return k
+	}
+	if len(m.Edges()) != rows*line(cols)+cols*line(rows) {
+		return 0 // some neighbours are not joined
+	}
+	return min(rows, cols) + 1
+}
+
+// pottsPairEntries returns the entries of a Potts model's pairwise factor
+// tables: q² per edge.
+func pottsPairEntries(m *potts.Potts) float64 {
+	q := float64(m.Q())
+	return q * q * float64(len(m.Edges()))
 }
 
 // truthOrError returns t as a Truth, or a nil Truth (not one holding a nil
@@ -100,7 +171,8 @@ func ForFactorGraphHolding(ctx context.Context, g *factorgraph.Graph, maxWidth i
 // transfer, the conditional marginals and messages of the transfers on a
 // torus (or what its Sample allocates, if more), the weights and chunk sums
 // of the RBM's hidden enumeration; for a factor graph, the largest tables
-// variable elimination may keep.
+// variable elimination may keep, and for a Potts model those and its factor
+// graph.
 func Memory(m model.Model) float64 {
 	d := float64(m.Dim())
 	switch mm := m.(type) {
@@ -122,6 +194,14 @@ func Memory(m model.Model) float64 {
 		}
 	case *factorgraph.Graph:
 		return memlimit.Base + 8*2*MaxTotalEntries
+	case *potts.Potts:
+		if pottsPairEntries(mm) > MaxTotalEntries {
+			return memlimit.Base // refused before anything is built
+		}
+		n, q, e := mm.Dim(), mm.Q(), len(mm.Edges())
+		fg := factorgraph.Shape{Variables: n, States: n * q, Factors: n + e, ScopeEntries: n + 2*e,
+			TableBytes: float64(n)*factorgraph.TableBytes(q) + float64(e)*factorgraph.TableBytes(q*q)}
+		return memlimit.Base + 8*2*MaxTotalEntries + fg.Bytes() + fg.BuildBytes()
 	}
 	if c := model.StateCount(m); c <= DefaultMaxStates {
 		return memlimit.Base + 8*float64(c) + 16*d

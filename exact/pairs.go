@@ -10,6 +10,7 @@ import (
 	"github.com/dstein/dstein/model"
 	"github.com/dstein/dstein/model/factorgraph"
 	"github.com/dstein/dstein/model/ising"
+	"github.com/dstein/dstein/model/potts"
 	"github.com/dstein/dstein/model/rbm"
 )
 
@@ -182,7 +183,8 @@ const MaxPairsWork = 1 << 36
 //     in turn as the first (TorusPairs);
 //   - an RBM whose hidden enumeration is cheaper than the visible one and
 //     within MaxHidden and MaxPairsWork: RBMPairs;
-//   - a factor graph, or an Ising model that no transfer takes, of small
+//   - a factor graph, a Potts model (as its factor graph), or an Ising
+//     model that no transfer takes, of small
 //     elimination width: variable elimination clamped at each variable and
 //     state (VEPairs);
 //   - any model with at most DefaultMaxStates joint states: enumeration
@@ -232,6 +234,16 @@ func PairsFor(ctx context.Context, m model.Model, budget memlimit.Budget) (*Pair
 			return p, err
 		}
 		why = err.Error()
+	case *potts.Potts:
+		g, err := mm.FactorGraph()
+		if err != nil {
+			return nil, err
+		}
+		p, err := FactorGraphPairs(ctx, g, budget)
+		if err == nil || ctx.Err() != nil || isExceeded(err) {
+			return p, err
+		}
+		why = err.Error()
 	}
 	if model.StateCount(m) <= DefaultMaxStates {
 		if err := budget.Check("exact pair marginals by enumeration", enumPairsBytes(m)); err != nil {
@@ -276,6 +288,10 @@ func PairsMemory(m model.Model) float64 {
 		}
 	case *factorgraph.Graph:
 		return base + vePairsBytes(mm.Cards(), factorList(mm))
+	case *potts.Potts:
+		if g, err := mm.FactorGraph(); err == nil {
+			return base + vePairsBytes(g.Cards(), factorList(g))
+		}
 	}
 	return enumPairsBytes(m)
 }

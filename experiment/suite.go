@@ -24,6 +24,7 @@ import (
 	"github.com/dstein/dstein/model/categorical"
 	"github.com/dstein/dstein/model/ising"
 	"github.com/dstein/dstein/model/modelfile"
+	"github.com/dstein/dstein/model/potts"
 	"github.com/dstein/dstein/model/rbm"
 	"github.com/dstein/dstein/model/uai"
 	"github.com/dstein/dstein/rng"
@@ -314,9 +315,9 @@ func suiteModels(ctx context.Context, mode Mode, seed uint64, dir string, budget
 		build      func() (model.Model, error)
 		trials     int
 	}
-	big, rbmD, rbmM := 10, 100, 25
+	big, rbmD, rbmM, pottsSide := 10, 100, 25, 8
 	if mode == Tiny {
-		big, rbmD, rbmM = 5, 20, 5
+		big, rbmD, rbmM, pottsSide = 5, 20, 5, 4
 	}
 	specs := []spec{
 		{"grid4-weak", "4×4 Ising grid, J = 0.3, fields U(−0.3, 0.3)", false, func() (model.Model, error) { return isingGridOf(4, 0.3, 0, 0.3, seed) }, 0},
@@ -335,6 +336,12 @@ func suiteModels(ctx context.Context, mode Mode, seed uint64, dir string, budget
 		// Added after the first 60-trial run (last, so that the others keep
 		// their numbers in the journal): the paper's RBM.
 		{"rbm-100", fmt.Sprintf("the paper's Bernoulli RBM, d = %d, M = %d, W ~ N(0, 0.05)", rbmD, rbmM), false, func() (model.Model, error) { return rbmModel(rbmD, rbmM, seed) }, rbm100Trials},
+		// Added in round three (last, for the same reason): a
+		// ferromagnetic Potts lattice at its transition, where single-site
+		// moves slow down (exact pairs by variable elimination, 4 s).
+		{"potts8-critical", fmt.Sprintf("%d×%d ferromagnetic 3-state Potts grid at the critical coupling J = log(1 + √3) ≈ 1.005, no field", pottsSide, pottsSide), true, func() (model.Model, error) {
+			return potts.Grid(pottsSide, pottsSide, false, 3, math.Log(1+math.Sqrt(3)), nil)
+		}, 0},
 	}
 	var out []suiteModel
 	for _, s := range specs {

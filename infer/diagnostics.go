@@ -167,8 +167,16 @@ func quantities(m model.Model) []quantityFunc {
 			}})
 			continue
 		}
+		var names []string
+		if sn, ok := m.(model.StateNamer); ok {
+			names = sn.StateNames(i)
+		}
 		for k, v := range st {
-			out = append(out, quantityFunc{fmt.Sprintf("z%d=%s", i, formatState(v)), i, k, func(dst []float64, s *sampler.Samples) {
+			label := formatState(v)
+			if len(names) == len(st) {
+				label = names[k]
+			}
+			out = append(out, quantityFunc{fmt.Sprintf("z%d=%s", i, label), i, k, func(dst []float64, s *sampler.Samples) {
 				for r := range s.N {
 					dst[r] = 0
 					if s.Z[r*s.D+i] == k {

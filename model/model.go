@@ -259,6 +259,16 @@ type Observables interface {
 	Observe(dst []float64, z []int)
 }
 
+// StateNamer is a model whose states have names, which quantity names in
+// run summaries use ("z3=red") in place of the state values.
+type StateNamer interface {
+	Model
+	// StateNames returns the names of variable i's states, one per state
+	// in the order of States, or nil when its states are unnamed. The
+	// caller must not modify the slice.
+	StateNames(i int) []string
+}
+
 // SpinShape is what memory estimates of a pairwise ±1 model's spin kernels
 // need (the neighbour arrays and the threshold tables that Gibbs and
 // parallel tempering build), given by the model and by a model file's

@@ -18,7 +18,7 @@ func TestExamplesLoad(t *testing.T) {
 	if err != nil || len(files) < 5 {
 		t.Fatalf("examples: %v %v", files, err)
 	}
-	dims := map[string]int{"categorical.json": 1, "ising-grid.json": 100, "ising-edges.json": 3, "ising-complete.json": 8, "rbm-small.json": 3, "rbm-random.json": 100}
+	dims := map[string]int{"categorical.json": 1, "ising-grid.json": 100, "ising-edges.json": 3, "ising-complete.json": 8, "rbm-small.json": 3, "rbm-random.json": 100, "potts5-torus.json": 25}
 	for _, f := range files {
 		m, err := Load(f)
 		if err != nil {
@@ -72,8 +72,9 @@ func TestBadFilesGiveClearErrors(t *testing.T) {
 		"malformed":        {`{"type": "ising", "grid": {"rows": 2,}`, "line 1, column 38: invalid JSON"},
 		"truncated":        {`{"type": "ising", "grid": {"rows": 2`, "ends early"},
 		"empty":            {"  \n", "empty"},
-		"unknown type":     {`{"type":"potts"}`, `unknown model type "potts"`},
-		"no type":          {`{"n":3}`, `no "type"`},
+		"unknown type":     {`{"type":"clock"}`, `unknown model type "clock"; want one of categorical, ising, potts or rbm`},
+		"type not string":  {`{"type":3}`, `"type" must be a string: categorical, ising, potts or rbm`},
+		"no type":          {`{"n":3}`, `no "type"; want one of categorical, ising, potts or rbm`},
 		"unknown field":    {`{"type":"ising","grid":{"rows":2,"cols":2},"coupling":1,"feild":0}`, `unknown key "feild"`},
 		"case mismatch":    {`{"type":"ising","n":2,"edges":[],"coupling":0.1,"Coupling":3}`, `key "Coupling" must be spelled "coupling"`},
 		"duplicate key":    {`{"type":"ising","grid":{"rows":2,"cols":2},"coupling":0.1,"coupling":3}`, `key "coupling" appears twice`},
@@ -137,6 +138,9 @@ func TestEstimatesCoverBuild(t *testing.T) {
 		{`{"type":"ising","grid":{"rows":1,"cols":10000,"periodic":true},"coupling":0.3,"field":1}`, isingMemory(0, 1e4, 1e4, true)},
 		{`{"type":"ising","complete":{"n":300},"coupling":0.3}`, isingMemory(0, 300, 300*299/2, false)},
 		{`{"type":"ising","n":100000,"edges":[],"random":{"field_range":1}}`, isingMemory(0, 1e5, 0, false)},
+		{`{"type":"potts","q":3,"grid":{"rows":100,"cols":100,"periodic":true},"coupling":0.3}`, pottsMemory(0, 1e4, 3, 2e4, false, false)},
+		{`{"type":"potts","q":50,"grid":{"rows":1,"cols":10000},"coupling":0.3,"field":[` + strings.Repeat("0.1,", 49) + `0]}`, pottsMemory(0, 1e4, 50, 9999, false, false)},
+		{`{"type":"potts","q":3,"n":20000,"edges":[[0,1,1]],"fields":[` + strings.Repeat("[0,1,2],", 19999) + `[0,1,2]]}`, pottsMemory(0, 2e4, 3, 1, true, true)},
 		{`{"type":"rbm","visible":100000,"hidden":0,"random":{"w_std":1,"bias_std":1}}`, rbmMemory(0, 1e5, 0, true)},
 		{`{"type":"rbm","visible":300,"hidden":300,"random":{"w_std":1,"bias_std":1}}`, rbmMemory(0, 300, 300, true)},
 		{`{"type":"categorical","variables":[` + strings.Repeat(`{"states":[0],"probs":[1]},`, 9999) + `{"states":[0,1],"probs":[0.5,0.5]}]}`, categoricalMemory(0, 1e4, 10001)},

@@ -158,8 +158,12 @@ type BlockModel interface {
 // SpinModel is a pairwise model of ±1 spins, log p*(z) = Σ J_ij z_i z_j +
 // Σ h_i z_i (the Ising model). Gibbs sweeps such models with a dedicated
 // loop over flat arrays instead of going through a Tracker.
+//
+// The interface embeds model.SpinShape, which only ±1 pairwise models
+// give: Neighbors and Fields alone are also the method set of a Potts
+// model, whose fields are per state.
 type SpinModel interface {
-	model.Model
+	model.SpinShape
 	// Neighbors returns the neighbours of spin i and the couplings to them.
 	Neighbors(i int) ([]int, []float64)
 	// Fields returns h.

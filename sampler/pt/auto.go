@@ -6,6 +6,7 @@ import (
 
 	"github.com/dstein/dstein/diag"
 	"github.com/dstein/dstein/model"
+	"github.com/dstein/dstein/model/potts"
 	"github.com/dstein/dstein/sampler/sw"
 	"gonum.org/v1/gonum/stat/distuv"
 )
@@ -615,6 +616,10 @@ func (s *Sampler) resize(ladder []float64) {
 	if s.cluster != nil {
 		// Built from a model whose couplings were checked: no error.
 		s.cluster, _ = sw.NewKernel(s.d, s.edges, s.spin.H, k)
+	}
+	if s.pcluster != nil {
+		pm := s.m.(*potts.Potts)
+		s.pcluster, _ = sw.NewPottsKernel(s.d, pm.Q(), pm.Edges(), pm.Fields(), k)
 	}
 	s.fillKernels()
 	s.tune = nil

@@ -7,6 +7,7 @@ import (
 
 	"github.com/dstein/dstein/model"
 	"github.com/dstein/dstein/model/ising"
+	"github.com/dstein/dstein/model/potts"
 	"github.com/dstein/dstein/model/rbm"
 	"github.com/dstein/dstein/sampler/samplertest"
 )
@@ -94,16 +95,25 @@ func TestKernelChoice(t *testing.T) {
 	if err != nil {
 		t.Fatal(err)
 	}
+	ferroPotts, err := potts.Grid(2, 3, true, 3, 0.5, nil)
+	if err != nil {
+		t.Fatal(err)
+	}
+	antiPotts, err := potts.New(3, 3, []potts.Edge{{I: 0, J: 1, Coupling: 0.5}, {I: 1, J: 2, Coupling: -0.4}}, nil)
+	if err != nil {
+		t.Fatal(err)
+	}
 	for _, c := range []struct {
 		name string
 		m    model.Model
 		best Kernel
-	}{{"ising", kit["ising"], Cluster}, {"rbm", strong, Block}, {"glass", glass, Site}, {"categorical", kit["categorical"], Site}, {"ising (generic)", plain{kit["ising"]}, Site}} {
+	}{{"ising", kit["ising"], Cluster}, {"rbm", strong, Block}, {"glass", glass, Site}, {"categorical", kit["categorical"], Site}, {"ising (generic)", plain{kit["ising"]}, Site},
+		{"potts", ferroPotts, Cluster}, {"antiferromagnetic potts", antiPotts, Site}} {
 		if got, err := Best.choose(c.m); got != c.best || err != nil {
 			t.Errorf("%s: best is %v (%v); want %v", c.name, got, err, c.best)
 		}
 		s := newS(t, c.m, 2, Settings{Kernel: Best, Tune: -1}, 1)
-		if ran := map[bool]Kernel{true: Cluster}[s.cluster != nil] + map[bool]Kernel{true: Block}[s.rbm != nil]; ran != c.best {
+		if ran := map[bool]Kernel{true: Cluster}[s.cluster != nil || s.pcluster != nil] + map[bool]Kernel{true: Block}[s.rbm != nil]; ran != c.best {
 			t.Errorf("%s: best ran %v; want %v", c.name, ran, c.best)
 		}
 	}
@@ -113,7 +123,8 @@ func TestKernelChoice(t *testing.T) {
 		want string
 	}{
 		{glass, Cluster, "variable pair (1,2) has coupling -0.7"},
-		{kit["categorical"], Cluster, "not a pairwise ±1 model"},
+		{kit["categorical"], Cluster, "neither a pairwise ±1 model nor a Potts model"},
+		{antiPotts, Cluster, "variable pair (1,2) has coupling -0.4"},
 		{kit["ising"], Block, "kernel block needs an RBM"},
 	} {
 		_, err := New(problem(t, c.m, 2, 1), Settings{Kernel: c.kern})

@@ -33,9 +33,13 @@
 // 1 − e^{−2βJ_ij} between aligned spins, each cluster redrawn from its
 // field β·h_C): near and below the critical coupling whole domains flip
 // in one update, so on a two-mode ferromagnetic grid plain chains cross
-// between the modes and the auto ladder (below) chooses them. Evaluations
-// count d per update, as for a sweep. Best chooses Block for RBMs,
-// Cluster for ferromagnetic Ising models and Site otherwise; an explicit
+// between the modes and the auto ladder (below) chooses them. On a
+// ferromagnetic Potts model the update is package sw's Potts kernel (bonds
+// of probability 1 − e^{−βJ_ij} between equal neighbours, each cluster's
+// state drawn ∝ exp(β Σ_{i∈C} h_i(s))), run on the replica's tracker
+// state. Evaluations count d per update, as for a sweep. Best chooses
+// Block for RBMs, Cluster for ferromagnetic Ising and Potts models and
+// Site otherwise; an explicit
 // Block or Cluster on a model it does not apply to is refused.
 //
 // Zeros of p* are handled without NaN: a state of probability zero has

@@ -11,6 +11,7 @@ import (
 	"github.com/dstein/dstein/internal/parallel"
 	"github.com/dstein/dstein/model"
 	"github.com/dstein/dstein/model/ising"
+	"github.com/dstein/dstein/model/potts"
 	"github.com/dstein/dstein/rng"
 	"github.com/dstein/dstein/sampler"
 	"github.com/dstein/dstein/sampler/gibbs"
@@ -95,7 +96,7 @@ type Settings struct {
 	// (default Site; see Kernel and the package documentation). Site is
 	// left out of the JSON, so that settings recorded before the kernels
 	// had names (journals of published runs) still match.
-	Kernel Kernel `json:"kernel,omitempty" flag:"kernel" help:"the move inside each temperature: site (single-site Gibbs sweeps of p*^β, any model), block (RBMs: block Gibbs of visible and hidden units on the tempered joint), cluster (ferromagnetic Ising models: a Swendsen–Wang update of p*^β) or best (block for RBMs, cluster for ferromagnetic Ising models, else site)"`
+	Kernel Kernel `json:"kernel,omitempty" flag:"kernel" help:"the move inside each temperature: site (single-site Gibbs sweeps of p*^β, any model), block (RBMs: block Gibbs of visible and hidden units on the tempered joint), cluster (ferromagnetic Ising and Potts models: a Swendsen–Wang update of p*^β) or best (block for RBMs, cluster for ferromagnetic Ising and Potts models, else site)"`
 	// Auto sizes the ladder from the target at the end of tuning (see the
 	// package documentation): Ladder temperatures and a plain chain at
 	// β = 1 run as a pilot for Tune iterations (default 200 with Auto,
@@ -119,10 +120,10 @@ const (
 	// distribution of both (RBMs only).
 	Block
 	// Cluster makes a Swendsen–Wang update of p*^β (ferromagnetic Ising
-	// models only: every coupling ≥ 0).
+	// and Potts models only: every coupling ≥ 0).
 	Cluster
 	// Best chooses per model: Block for RBMs, Cluster for ferromagnetic
-	// Ising models, else Site.
+	// Ising and Potts models, else Site.
 	Best
 )
 
@@ -186,8 +187,16 @@ func (k Kernel) choose(m model.Model) (Kernel, error) {
 	}
 	// Cluster, or Best for a model that is not an RBM: the couplings'
 	// signs decide.
-	var ferro error = fmt.Errorf("the model (%T) is not a pairwise ±1 model", m)
-	if sm, ok := m.(gibbs.SpinModel); ok {
+	var ferro error = fmt.Errorf("the model (%T) is neither a pairwise ±1 model nor a Potts model", m)
+	if pm, ok := m.(*potts.Potts); ok {
+		ferro = nil
+		for _, e := range pm.Edges() {
+			if !(e.Coupling >= 0) {
+				ferro = fmt.Errorf("variable pair (%d,%d) has coupling %v", e.I, e.J, e.Coupling)
+				break
+			}
+		}
+	} else if sm, ok := m.(gibbs.SpinModel); ok {
 		g := gibbs.NewSpinGraph(sm)
 		ferro = ferromagnetic(&g)
 	}
@@ -195,7 +204,7 @@ func (k Kernel) choose(m model.Model) (Kernel, error) {
 	case ferro == nil:
 		return Cluster, nil
 	case k == Cluster:
-		return k, fmt.Errorf("kernel cluster needs a ferromagnetic Ising model (every coupling ≥ 0); %v (kernel best chooses per model)", ferro)
+		return k, fmt.Errorf("kernel cluster needs a ferromagnetic Ising or Potts model (every coupling ≥ 0); %v (kernel best chooses per model)", ferro)
 	}
 	return Site, nil
 }
@@ -271,23 +280,31 @@ func memory(m model.Model, n int, s sampler.Settings) float64 {
 		return b
 	}
 	// A tracker per replica (states and local fields), the current states.
-	return 8*nf*d + nf*(k*(24*d+128)+perChain)
+	b := 8*nf*d + nf*(k*(24*d+128)+perChain)
+	if pm, ok := m.(*potts.Potts); ok && (set.Kernel == Cluster || set.Kernel == Best) {
+		// The Swendsen–Wang kernel's thresholds, a chain's scratch and
+		// its states as bytes and ints.
+		q := float64(pm.Q())
+		b += sw.PottsKernelBytes(d, q, float64(len(pm.Edges())), k) + nf*(sw.PottsWorkBytes(d, q)+9*d)
+	}
+	return b
 }
 
 // Sampler is the state of n chains of K replicas. It is not safe for
 // concurrent use.
 type Sampler struct {
-	m       model.Model
-	spin    *spinKernel
-	rbm     *rbmKernel
-	cluster *sw.Kernel   // Cluster: Swendsen–Wang updates of the spins
-	edges   []ising.Edge // and the edges it was built from
-	n, d    int
-	k       int
-	ladder  []float64 // β_0 = 1 > β_1 > … > β_{K−1} = β_min
-	chains  []chain
-	cur     []int
-	task    iterTask
+	m        model.Model
+	spin     *spinKernel
+	rbm      *rbmKernel
+	cluster  *sw.Kernel      // Cluster: Swendsen–Wang updates of the spins
+	pcluster *sw.PottsKernel // Cluster on a Potts model: updates of the trackers' states
+	edges    []ising.Edge    // and the edges it was built from
+	n, d     int
+	k        int
+	ladder   []float64 // β_0 = 1 > β_1 > … > β_{K−1} = β_min
+	chains   []chain
+	cur      []int
+	task     iterTask
 
 	iter     int // completed iterations
 	tune     *tuner
@@ -329,6 +346,8 @@ type chain struct {
 	tr    []model.Tracker // otherwise: one tracker per replica
 	buf   []float64
 	work  *sw.Work // Cluster: the update's scratch
+	zb    []uint8  // Cluster on a Potts model: a replica's states as bytes
+	zi    []int    // and back
 	big   float64  // Cluster: the largest cluster's share of d in the last β = 1 update
 }
 
@@ -382,6 +401,11 @@ func New(p *sampler.Problem, set Settings) (*Sampler, error) {
 			}
 		}
 		s.fillKernels()
+	} else if pm, ok := m.(*potts.Potts); ok && kern == Cluster {
+		if s.pcluster, err = sw.NewPottsKernel(d, pm.Q(), pm.Edges(), pm.Fields(), k); err != nil {
+			return nil, fmt.Errorf("pt: %w", err)
+		}
+		s.fillKernels()
 	}
 	for c := range s.chains {
 		ch := &s.chains[c]
@@ -399,6 +423,9 @@ func New(p *sampler.Problem, set Settings) (*Sampler, error) {
 			}
 		default:
 			ch.tr = make([]model.Tracker, reps)
+			if s.pcluster != nil {
+				ch.work, ch.zb, ch.zi = s.pcluster.NewWork(), make([]uint8, d), make([]int, d)
+			}
 		}
 		for j := range reps {
 			if j < k {
@@ -443,6 +470,9 @@ func (s *Sampler) fillKernels() {
 	}
 	if s.cluster != nil {
 		s.cluster.Fill(s.ladder)
+	}
+	if s.pcluster != nil {
+		s.pcluster.Fill(s.ladder)
 	}
 }
 
@@ -516,6 +546,23 @@ func (s *Sampler) sweep(ch *chain, rep, lvl int) bool {
 		return true
 	}
 	tr := ch.tr[rep]
+	if s.pcluster != nil {
+		for i, v := range tr.State() {
+			ch.zb[i] = uint8(v)
+		}
+		if !s.pcluster.Update(s.ctx, ch.zb, lvl, ch.r, ch.work) {
+			return false
+		}
+		if lvl == 0 && rep != s.k {
+			ch.big = float64(ch.work.Largest) / float64(s.d)
+		}
+		for i, v := range ch.zb {
+			ch.zi[i] = int(v)
+		}
+		tr.Reset(ch.zi)
+		ch.ll[rep] = s.m.LogProb(ch.zi)
+		return true
+	}
 	for i := range s.d {
 		if i&(pollSites-1) == pollSites-1 && s.ctx.Err() != nil {
 			return false
@@ -686,7 +733,7 @@ func (s *Sampler) Stats() sampler.Stats {
 		sampler.Stat{Name: "barrier", Value: barrier},
 		sampler.Stat{Name: "beta_min", Value: s.ladder[s.k-1]},
 		sampler.Stat{Name: "round_trips", Value: float64(trips) / float64(s.n)})
-	if s.cluster != nil {
+	if s.cluster != nil || s.pcluster != nil {
 		var big float64
 		for c := range s.chains {
 			big += s.chains[c].big / float64(s.n)

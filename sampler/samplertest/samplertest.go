@@ -10,6 +10,7 @@ import (
 	"github.com/dstein/dstein/model/categorical"
 	"github.com/dstein/dstein/model/factorgraph"
 	"github.com/dstein/dstein/model/ising"
+	"github.com/dstein/dstein/model/potts"
 	"github.com/dstein/dstein/model/rbm"
 	"github.com/dstein/dstein/rng"
 	"github.com/dstein/dstein/sampler"
@@ -41,8 +42,9 @@ func Run(t testing.TB, method string, set sampler.Settings, m model.Model, n, it
 
 // SmallModels returns a 3×3 Ising grid with fields, an RBM with 8 visible
 // and 3 hidden units, a product of categorical variables with 5 and 3
-// states (one of probability zero), and a factor graph with 2, 3 and 4
-// states and a zero entry: every kind of variable and of zero the samplers
+// states (one of probability zero), a factor graph with 2, 3 and 4
+// states and a zero entry, and a 3-state Potts model on a 2×3 torus with
+// per-state fields: every kind of variable and of zero the samplers
 // must handle, small enough to enumerate.
 func SmallModels(t testing.TB) map[string]model.Model {
 	t.Helper()
@@ -69,7 +71,13 @@ func SmallModels(t testing.TB) map[string]model.Model {
 	if err != nil {
 		t.Fatal(err)
 	}
-	return map[string]model.Model{"ising": ism, "rbm": r, "categorical": cat, "factorgraph": fg}
+	pt, err := potts.Grid(2, 3, true, 3, 0.6, []float64{
+		0.3, 0, -0.2, 0, 0.4, 0, -0.3, 0.1, 0.2, 0, 0, 0.5, 0.2, -0.1, 0, 0, 0.3, -0.2,
+	})
+	if err != nil {
+		t.Fatal(err)
+	}
+	return map[string]model.Model{"ising": ism, "rbm": r, "categorical": cat, "factorgraph": fg, "potts": pt}
 }
 
 // BenchSteps times Step of the sampler that start builds, on the two

@@ -26,7 +26,15 @@
 // exponential in the domain wall's cost. Strong fields slow it down: a
 // large cluster against the field rarely flips.
 //
-// New refuses any other model (not an *ising.Ising, or a coupling < 0).
+// Ferromagnetic Potts models, log p*(z) = Σ J_ij·[z_i = z_j] + Σ_i h_i(z_i)
+// with every J_ij ≥ 0 and q states, take the same two steps
+// (PottsKernel): exp(J·[z_i = z_j]) = e^J·[(1 − p) + p·[z_i = z_j]] with
+// p = 1 − e^{−J}, so equal neighbours are bonded with probability
+// 1 − exp(−J_ij), and a cluster C takes state s with probability
+// ∝ exp(Σ_{i∈C} h_i(s)) (uniformly among the q states without fields).
+//
+// New refuses any other model (neither an *ising.Ising nor a
+// *potts.Potts, or a coupling < 0).
 //
 // Evaluations count one per site and iteration, as a Gibbs sweep is
 // counted: an iteration costs O(d + |E|) like a sweep (one look at every

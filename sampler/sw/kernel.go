@@ -88,7 +88,8 @@ type Work struct {
 	newSpin  []uint8   // the spin drawn for each cluster, at its root
 	parent   []int32   // union–find forest
 	size     []int32   // cluster sizes, at the roots
-	hsum     []float64 // cluster fields h_C, at the roots
+	hsum     []float64 // cluster fields h_C, at the roots (Potts: q per root)
+	prob     []float64 // Potts: a cluster's log weights
 	Clusters int       // the number of clusters of the last update
 	Largest  int       // the size of its largest cluster
 }
@@ -120,30 +121,9 @@ func find(parent []int32, i int32) int32 {
 // abandons the update, spins unchanged, returning false, when ctx is
 // canceled.
 func (k *Kernel) Update(ctx context.Context, spin []uint8, lvl int, r *rand.Rand, w *Work) bool {
-	for i := range w.parent {
-		w.parent[i] = int32(i)
-		w.size[i] = 1
-	}
 	np := len(k.pairs)
-	th := k.th[lvl*np : (lvl+1)*np]
-	for lo := 0; lo < np; lo += pollBonds {
-		if lo > 0 && ctx.Err() != nil {
-			return false
-		}
-		for e, b := range k.pairs[lo:min(lo+pollBonds, np)] {
-			if spin[b.i] != spin[b.j] || r.Uint64() >= th[lo+e] {
-				continue
-			}
-			ri, rj := find(w.parent, b.i), find(w.parent, b.j)
-			if ri == rj {
-				continue
-			}
-			if w.size[ri] < w.size[rj] {
-				ri, rj = rj, ri
-			}
-			w.parent[rj] = ri
-			w.size[ri] += w.size[rj]
-		}
+	if !bond(ctx, k.pairs, k.th[lvl*np:(lvl+1)*np], spin, r, w) {
+		return false
 	}
 	clear(w.hsum)
 	for i := range w.parent {
@@ -171,6 +151,38 @@ func (k *Kernel) Update(ctx context.Context, spin []uint8, lvl int, r *rand.Rand
 	}
 	for i := range spin {
 		spin[i] = w.newSpin[w.parent[i]]
+	}
+	return true
+}
+
+// bond draws the bonds between equal neighbours (pair e with probability
+// th[e]/2^64) and joins their sites in w's union–find forest, started
+// afresh. It looks at ctx every pollBonds pairs and reports false when it
+// was canceled.
+func bond(ctx context.Context, pairs []pair, th []uint64, spin []uint8, r *rand.Rand, w *Work) bool {
+	for i := range w.parent {
+		w.parent[i] = int32(i)
+		w.size[i] = 1
+	}
+	np := len(pairs)
+	for lo := 0; lo < np; lo += pollBonds {
+		if lo > 0 && ctx.Err() != nil {
+			return false
+		}
+		for e, b := range pairs[lo:min(lo+pollBonds, np)] {
+			if spin[b.i] != spin[b.j] || r.Uint64() >= th[lo+e] {
+				continue
+			}
+			ri, rj := find(w.parent, b.i), find(w.parent, b.j)
+			if ri == rj {
+				continue
+			}
+			if w.size[ri] < w.size[rj] {
+				ri, rj = rj, ri
+			}
+			w.parent[rj] = ri
+			w.size[ri] += w.size[rj]
+		}
 	}
 	return true
 }

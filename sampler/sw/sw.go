@@ -8,6 +8,7 @@ import (
 	"github.com/dstein/dstein/internal/parallel"
 	"github.com/dstein/dstein/model"
 	"github.com/dstein/dstein/model/ising"
+	"github.com/dstein/dstein/model/potts"
 	"github.com/dstein/dstein/rng"
 	"github.com/dstein/dstein/sampler"
 )
@@ -18,16 +19,20 @@ const DefaultIters = 200
 func init() {
 	sampler.Register(sampler.Method{
 		Name:        "sw",
-		Description: "n independent chains of Swendsen–Wang cluster updates for ferromagnetic Ising models with fields",
+		Description: "n independent chains of Swendsen–Wang cluster updates for ferromagnetic Ising and Potts models with fields",
 		NewSettings: func() sampler.Settings { return new(Settings) },
 		New: func(p *sampler.Problem, s sampler.Settings) (sampler.Sampler, error) {
 			return New(p, *s.(*Settings))
 		},
 		Iters: DefaultIters,
 		Unit:  "sweep",
-		Needs: "a ferromagnetic Ising model (couplings ≥ 0)",
+		Needs: "a ferromagnetic Ising or Potts model (couplings ≥ 0)",
 		Memory: func(m model.Model, n int, _ sampler.Settings) float64 {
 			nf, d := float64(n), float64(m.Dim())
+			if g, ok := m.(*potts.Potts); ok {
+				q := float64(g.Q())
+				return nf*(d+PottsWorkBytes(d, q)+128) + 8*nf*d + PottsKernelBytes(d, q, float64(len(g.Edges())), 1)
+			}
 			edges := 0.0
 			if g, ok := m.(*ising.Ising); ok {
 				edges = float64(len(g.Edges()))
@@ -52,7 +57,7 @@ func (s *Settings) Resolved() sampler.Settings { c := *s; return &c }
 // Sampler is the state of n chains. It is not safe for concurrent use.
 type Sampler struct {
 	n, d   int
-	kernel *Kernel
+	kernel updater
 	chains []chain
 	cur    []int
 	sweeps int
@@ -62,28 +67,50 @@ type Sampler struct {
 
 type chain struct {
 	r    *rand.Rand
-	spin []uint8 // 0 for −1, 1 for +1
+	spin []uint8 // state indices (Ising: 0 for −1, 1 for +1)
 	work *Work
 }
 
 var _ sampler.Sampler = (*Sampler)(nil)
 
+// updater is a Swendsen–Wang kernel: Kernel (Ising) or PottsKernel.
+type updater interface {
+	Update(ctx context.Context, z []uint8, lvl int, r *rand.Rand, w *Work) bool
+	NewWork() *Work
+}
+
+// newUpdater returns the kernel of m at β = 1.
+func newUpdater(m model.Model) (updater, error) {
+	const need = "sw needs a ferromagnetic Ising or Potts model (all couplings ≥ 0)"
+	switch g := m.(type) {
+	case *ising.Ising:
+		k, err := NewKernel(g.Dim(), g.Edges(), g.Fields(), 1)
+		if err != nil {
+			return nil, fmt.Errorf("%s; %w", need, err)
+		}
+		return k, nil
+	case *potts.Potts:
+		k, err := NewPottsKernel(g.Dim(), g.Q(), g.Edges(), g.Fields(), 1)
+		if err != nil {
+			return nil, fmt.Errorf("%s; %w", need, err)
+		}
+		return k, nil
+	}
+	return nil, fmt.Errorf("%s; this model (%T) is neither", need, m)
+}
+
 // New starts n = p.N chains at the states p.Z; chain c draws from
-// p.Key.ForIndex(rng.Sample, c). The model must be an *ising.Ising with
-// every coupling ≥ 0.
+// p.Key.ForIndex(rng.Sample, c). The model must be an *ising.Ising or a
+// *potts.Potts with every coupling ≥ 0.
 func New(p *sampler.Problem, _ Settings) (*Sampler, error) {
 	if err := p.Check(); err != nil {
 		return nil, fmt.Errorf("sw: %w", err)
 	}
-	g, ok := p.Model.(*ising.Ising)
-	if !ok {
-		return nil, fmt.Errorf("sw needs a ferromagnetic Ising model (all couplings ≥ 0); this model (%T) is not an Ising model", p.Model)
-	}
-	n, d := p.N, g.Dim()
-	k, err := NewKernel(d, g.Edges(), g.Fields(), 1)
+	k, err := newUpdater(p.Model)
 	if err != nil {
-		return nil, fmt.Errorf("sw needs a ferromagnetic Ising model (all couplings ≥ 0); %w", err)
+		return nil, err
 	}
+	n, d := p.N, p.Model.Dim()
 	s := &Sampler{n: n, d: d, kernel: k, chains: make([]chain, n), cur: make([]int, n*d), ctx: context.Background()}
 	for c := range s.chains {
 		ch := &s.chains[c]
