@@ -15,6 +15,7 @@ import (
 	mdl "github.com/dstein/dstein/model"
 	"github.com/dstein/dstein/model/factorgraph"
 	"github.com/dstein/dstein/model/modelfile"
+	"github.com/dstein/dstein/model/potts"
 	"github.com/dstein/dstein/model/uai"
 	"github.com/dstein/dstein/report"
 	"github.com/dstein/dstein/sampler"
@@ -90,7 +91,18 @@ the competitions' PR files give it), the marginals and the means.`,
 			var truth exact.Truth
 			method, width := "", 0
 			held := lm.Memory.Held + outputs(lm.File)
-			if g, ok := lm.Model.(*factorgraph.Graph); ok {
+			g, isGraph := lm.Model.(*factorgraph.Graph)
+			if pm, ok := lm.Model.(*potts.Potts); ok {
+				// A Potts model is answered on its factor graph, whose
+				// tables (q entries per variable, q² per edge) are held
+				// beside the model.
+				if g, err = pm.FactorGraph(); err != nil {
+					return err
+				}
+				isGraph = true
+				held += float64(g.Bytes())
+			}
+			if isGraph {
 				ve, err := exact.ForFactorGraphHolding(e.ctx, g, maxWidth, budget, held)
 				if err != nil {
 					return err
