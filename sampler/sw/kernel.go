@@ -44,23 +44,39 @@ func NewKernel(d int, edges []ising.Edge, h []float64, levels int) (*Kernel, err
 		return nil, fmt.Errorf("%d fields for %d spins", len(h), d)
 	}
 	k := &Kernel{d: d, h: h}
+	var err error
 	for _, e := range edges {
-		if !(e.Coupling >= 0) {
-			return nil, fmt.Errorf("variable pair (%d,%d) has coupling %v", e.I, e.J, e.Coupling)
-		}
-		if e.Coupling > 0 {
-			k.pairs = append(k.pairs, pair{i: int32(e.I), j: int32(e.J), j0: e.Coupling})
+		if k.pairs, err = appendPair(k.pairs, e.I, e.J, e.Coupling); err != nil {
+			return nil, err
 		}
 	}
 	k.beta = make([]float64, levels)
 	k.th = make([]uint64, levels*len(k.pairs))
 	k.single = make([]uint64, levels*d)
-	ones := make([]float64, levels)
-	for l := range ones {
-		ones[l] = 1
-	}
-	k.Fill(ones)
+	k.Fill(ones(levels))
 	return k, nil
+}
+
+// appendPair appends the edge (i, j) of coupling c to pairs when c > 0,
+// leaves it out when c = 0 (it never bonds), and refuses c < 0 (or NaN),
+// naming the edge.
+func appendPair(pairs []pair, i, j int, c float64) ([]pair, error) {
+	if !(c >= 0) {
+		return nil, fmt.Errorf("variable pair (%d,%d) has coupling %v", i, j, c)
+	}
+	if c > 0 {
+		pairs = append(pairs, pair{i: int32(i), j: int32(j), j0: c})
+	}
+	return pairs, nil
+}
+
+// ones returns a ladder of n levels at β = 1.
+func ones(n int) []float64 {
+	b := make([]float64, n)
+	for l := range b {
+		b[l] = 1
+	}
+	return b
 }
 
 // KernelBytes is the memory of a kernel of d spins, e edges and the

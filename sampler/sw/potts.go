@@ -49,12 +49,10 @@ func NewPottsKernel(d, q int, edges []potts.Edge, h []float64, levels int) (*Pot
 			break
 		}
 	}
+	var err error
 	for _, e := range edges {
-		if !(e.Coupling >= 0) {
-			return nil, fmt.Errorf("variable pair (%d,%d) has coupling %v", e.I, e.J, e.Coupling)
-		}
-		if e.Coupling > 0 {
-			k.pairs = append(k.pairs, pair{i: int32(e.I), j: int32(e.J), j0: e.Coupling})
+		if k.pairs, err = appendPair(k.pairs, e.I, e.J, e.Coupling); err != nil {
+			return nil, err
 		}
 	}
 	k.beta = make([]float64, levels)
@@ -62,11 +60,7 @@ func NewPottsKernel(d, q int, edges []potts.Edge, h []float64, levels int) (*Pot
 	if k.h != nil {
 		k.single = make([]uint64, levels*d*(q-1))
 	}
-	ones := make([]float64, levels)
-	for l := range ones {
-		ones[l] = 1
-	}
-	k.Fill(ones)
+	k.Fill(ones(levels))
 	return k, nil
 }
 
