@@ -181,7 +181,7 @@ func TestBadInputGivesOneLine(t *testing.T) {
 		want string
 	}{
 		{"malformed", []string{"--model", writeFile(t, "m.json", `{"type":"ising",`)}, 1, "ends early"},
-		{"unknown type", []string{"--model", writeFile(t, "m.json", `{"type":"potts"}`)}, 1, `unknown model type "potts"`},
+		{"unknown type", []string{"--model", writeFile(t, "m.json", `{"type":"clock"}`)}, 1, `unknown model type "clock"`},
 		{"dimensions", []string{"--model", writeFile(t, "m.json", `{"type":"rbm","W":[[1,2],[3,4]],"b":[0],"c":[0,0]}`)}, 1, "b has 1 entries"},
 		{"negative prob", []string{"--model", writeFile(t, "m.json", `{"type":"categorical","variables":[{"states":[0,1],"probs":[-0.1,1.1]}]}`)}, 1, "≥ 0"},
 		{"sum", []string{"--model", writeFile(t, "m.json", `{"type":"categorical","variables":[{"states":[0,1],"probs":[0.3,0.3]}]}`)}, 1, "sum to 0.6"},
