@@ -151,11 +151,8 @@ func newIsingGridContext(ctx context.Context, rows, cols int, edges []ising.Edge
 	vJ := make([]float64, d)
 	seen := make([]int8, 2*d) // 1 + edge kind, to catch duplicates
 	for k, e := range edges {
-		if e.I < 0 || e.I >= d || e.J < 0 || e.J >= d {
-			return nil, fmt.Errorf("exact: edge %d (%d, %d) names a spin outside [0, %d) of the %d×%d grid", k, e.I, e.J, d, rows, cols)
-		}
-		if math.IsNaN(e.Coupling) || math.IsInf(e.Coupling, 0) {
-			return nil, fmt.Errorf("exact: edge %d (%d, %d) has coupling %v; want a finite number", k, e.I, e.J, e.Coupling)
+		if err := checkGridEdge(k, e, rows, cols); err != nil {
+			return nil, err
 		}
 		ri, ci, rj, cj := e.I/cols, e.I%cols, e.J/cols, e.J%cols
 		if dr, dc := ri-rj, ci-cj; dr*dr+dc*dc != 1 {
@@ -221,11 +218,7 @@ func newIsingGridContext(ctx context.Context, rows, cols int, edges []ising.Edge
 				}
 			}
 		}
-		for z := range 2 {
-			for s := range 2 {
-				st.g[z][s] = math.Exp(jv*model.Spin(z)*model.Spin(s) - math.Abs(jv))
-			}
-		}
+		st.g = upperFactors(jv)
 	}
 
 	// Forward pass. Before the first site the frontier holds placeholder
@@ -304,6 +297,32 @@ func newIsingGridContext(ctx context.Context, rows, cols int, edges []ising.Edge
 	return g, nil
 }
 
+// checkGridEdge reports edge k of a rows×cols grid when it names a spin
+// outside the grid or has a coupling that is not finite.
+func checkGridEdge(k int, e ising.Edge, rows, cols int) error {
+	d := rows * cols
+	if e.I < 0 || e.I >= d || e.J < 0 || e.J >= d {
+		return fmt.Errorf("exact: edge %d (%d, %d) names a spin outside [0, %d) of the %d×%d grid", k, e.I, e.J, d, rows, cols)
+	}
+	if math.IsNaN(e.Coupling) || math.IsInf(e.Coupling, 0) {
+		return fmt.Errorf("exact: edge %d (%d, %d) has coupling %v; want a finite number", k, e.I, e.J, e.Coupling)
+	}
+	return nil
+}
+
+// upperFactors returns exp(J·z·s − |J|) for the spins z, s of a site and
+// its upper neighbour joined by coupling J: the backward pass's factors,
+// scaled so that the largest is 1.
+func upperFactors(jv float64) [2][2]float64 {
+	var f [2][2]float64
+	for z := range 2 {
+		for s := range 2 {
+			f[z][s] = math.Exp(jv*model.Spin(z)*model.Spin(s) - math.Abs(jv))
+		}
+	}
+	return f
+}
+
 // scaled returns the step matrices f[zl][z][s] times c, transposed to
 // [zl][s][z] when transpose is set.
 func scaled(f [2][2][2]float64, transpose bool, c float64) [2][2][2]float64 {
@@ -326,14 +345,26 @@ func scaled(f [2][2][2]float64, transpose bool, c float64) [2][2][2]float64 {
 // dst[x with bit b = u] = Σ_v m[zl][u][v]·src[x with bit b = v], with zl
 // the bit b−1 of x (0 when b = 0), and returns the sum of dst. dst may be
 // nil (then nothing is written and the sum is 0). When alpha is not nil it
-// also adds Σ alpha[x]·src[x] over the x with bit b = s into p[s].
+// also adds Σ alpha[x]·src[x] over the x with bit b = s into p[s]. It is
+// transferKernel without a wrap bond, writing one slice.
 func transferStep(dst, src, alpha []float64, b int, m [2][2][2]float64, p *[2]float64) float64 {
+	mm := [2][2][2][2]float64{m}
+	return transferKernel(dst, dst, src, alpha, b, false, &mm, p)
+}
+
+// transferKernel applies one site's matrices to bit b of the frontier:
+// y[x] = Σ_v m[z0][zl][u][v]·src[x with bit b = v], u the bit b of x, zl
+// its bit b−1 (0 when b = 0) and z0 its bit 0 when wrap is set (b ≥ 2; 0
+// otherwise, where m[1] must equal m[0]). It writes y[x] into dst0 for the x with bit b clear and into
+// dst1 for those with it set (the same slice for a plain step; two count
+// blocks for the magnetisation) and returns the sum of what it wrote; with
+// dst0 nil it writes nothing and returns 0. When alpha is not nil it also
+// adds Σ alpha[x]·src[x] over the x with bit b = s into p[s].
+func transferKernel(dst0, dst1, src, alpha []float64, b int, wrap bool, m *[2][2][2][2]float64, p *[2]float64) float64 {
 	n := len(src)
 	bit := 1 << b
-	run := bit >> 1 // runs of constant zl
 	var sum, p0, p1 float64
-	if bit <= 2 {
-		// Runs of length 1: go element by element.
+	if b < 2 {
 		for base := 0; base < n; base += 2 * bit {
 			for zl := range bit {
 				i0, i1 := base+zl, base+zl+bit
@@ -342,47 +373,61 @@ func transferStep(dst, src, alpha []float64, b int, m [2][2][2]float64, p *[2]fl
 					p0 += alpha[i0] * v0
 					p1 += alpha[i1] * v1
 				}
-				if dst != nil {
-					mz := &m[zl]
+				if dst0 != nil {
+					mz := &m[0][zl]
 					x0 := mz[0][0]*v0 + mz[0][1]*v1
 					x1 := mz[1][0]*v0 + mz[1][1]*v1
-					dst[i0], dst[i1] = x0, x1
+					dst0[i0], dst1[i1] = x0, x1
 					sum += x0 + x1
 				}
 			}
 		}
-		if p != nil {
-			p[0] += p0
-			p[1] += p1
-		}
-		return sum
-	}
-	for base := 0; base < n; base += 2 * bit {
-		for zl := range 2 {
-			m00, m01, m10, m11 := m[zl][0][0], m[zl][0][1], m[zl][1][0], m[zl][1][1]
-			lo := base + zl*run
-			s0 := src[lo : lo+run]
-			s1 := src[lo+bit : lo+bit+run]
-			if alpha != nil {
-				a0 := alpha[lo : lo+run]
-				a1 := alpha[lo+bit : lo+bit+run]
-				for k, v := range s0 {
-					p0 += a0[k] * v
-					p1 += a1[k] * s1[k]
+	} else {
+		// Runs of constant zl, even length, starting at even x: within a
+		// run bit 0 alternates, 0 first.
+		run := bit >> 1
+		for base := 0; base < n; base += 2 * bit {
+			for zl := range 2 {
+				lo := base + zl*run
+				s0 := src[lo : lo+run : lo+run]
+				s1 := src[lo+bit : lo+bit+run : lo+bit+run]
+				if alpha != nil {
+					a0 := alpha[lo : lo+run : lo+run]
+					a1 := alpha[lo+bit : lo+bit+run : lo+bit+run]
+					for k, v := range s0 {
+						p0 += a0[k] * v
+						p1 += a1[k] * s1[k]
+					}
 				}
-			}
-			if dst == nil {
-				continue
-			}
-			d0 := dst[lo : lo+run]
-			d1 := dst[lo+bit : lo+bit+run]
-			for k, v0 := range s0 {
-				v1 := s1[k]
-				x0 := m00*v0 + m01*v1
-				x1 := m10*v0 + m11*v1
-				d0[k] = x0
-				d1[k] = x1
-				sum += x0 + x1
+				if dst0 == nil {
+					continue
+				}
+				a00, a01, a10, a11 := m[0][zl][0][0], m[0][zl][0][1], m[0][zl][1][0], m[0][zl][1][1]
+				d0 := dst0[lo : lo+run : lo+run]
+				d1 := dst1[lo+bit : lo+bit+run : lo+bit+run]
+				if !wrap {
+					for k, v0 := range s0 {
+						v1 := s1[k]
+						x0 := a00*v0 + a01*v1
+						x1 := a10*v0 + a11*v1
+						d0[k] = x0
+						d1[k] = x1
+						sum += x0 + x1
+					}
+					continue
+				}
+				c00, c01, c10, c11 := m[1][zl][0][0], m[1][zl][0][1], m[1][zl][1][0], m[1][zl][1][1]
+				for k := 0; k+1 < len(s0); k += 2 {
+					v0, v1 := s0[k], s1[k]
+					w0, w1 := s0[k+1], s1[k+1]
+					x0 := a00*v0 + a01*v1
+					x1 := a10*v0 + a11*v1
+					y0 := c00*w0 + c01*w1
+					y1 := c10*w0 + c11*w1
+					d0[k], d0[k+1] = x0, y0
+					d1[k], d1[k+1] = x1, y1
+					sum += (x0 + x1) + (y0 + y1)
+				}
 			}
 		}
 	}
@@ -423,17 +468,7 @@ func (g *IsingGrid) SampleContext(ctx context.Context, dst []int, r *rand.Rand) 
 		out := dst[o : o+d]
 		// Last frontier: first x with cdf[x] > u, which skips
 		// zero-probability configurations.
-		u := r.Float64() * g.cdf[n-1]
-		lo, hi := 0, n
-		for lo < hi {
-			mid := int(uint(lo+hi) >> 1)
-			if g.cdf[mid] > u {
-				hi = mid
-			} else {
-				lo = mid + 1
-			}
-		}
-		x := min(lo, g.lastPos)
+		x := searchCDF(g.cdf, r.Float64(), g.lastPos)
 		for t := d - w; t < d; t++ {
 			out[g.site[t]] = x >> (t % w) & 1
 		}

@@ -186,11 +186,8 @@ func newTorusPlan(rows, cols int, edges []ising.Edge, fields []float64, rot int)
 	// length 1 there is none.
 	seen := make([]bool, 4*d)
 	for k, e := range edges {
-		if e.I < 0 || e.I >= d || e.J < 0 || e.J >= d {
-			return nil, fmt.Errorf("exact: edge %d (%d, %d) names a spin outside [0, %d) of the %d×%d grid", k, e.I, e.J, d, rows, cols)
-		}
-		if math.IsNaN(e.Coupling) || math.IsInf(e.Coupling, 0) {
-			return nil, fmt.Errorf("exact: edge %d (%d, %d) has coupling %v; want a finite number", k, e.I, e.J, e.Coupling)
+		if err := checkGridEdge(k, e, rows, cols); err != nil {
+			return nil, err
 		}
 		ti, tj := step[e.I], step[e.J]
 		if ti > tj {
@@ -269,11 +266,7 @@ func newTorusPlan(rows, cols int, edges []ising.Edge, fields []float64, rot int)
 				}
 			}
 		}
-		for z := range 2 {
-			for s := range 2 {
-				st.g[z][s] = math.Exp(jv*model.Spin(z)*model.Spin(s) - math.Abs(jv))
-			}
-		}
+		st.g = upperFactors(jv)
 	}
 	return p, nil
 }
@@ -306,105 +299,9 @@ func (p *torusPlan) matrices(t, cb int, transpose bool, k float64) [2][2][2][2]f
 	f := &p.steps[t-p.w].f[cb]
 	var m [2][2][2][2]float64
 	for z0 := range 2 {
-		for zl := range 2 {
-			for u := range 2 {
-				for v := range 2 {
-					if transpose {
-						m[z0][zl][u][v] = k * f[z0][zl][v][u]
-					} else {
-						m[z0][zl][u][v] = k * f[z0][zl][u][v]
-					}
-				}
-			}
-		}
+		m[z0] = scaled(f[z0], transpose, k)
 	}
 	return m
-}
-
-// torusKernel applies one site's matrices to bit b of the frontier:
-// y[x] = Σ_v m[z0][zl][u][v]·src[x with bit b = v], u the bit b of x, zl
-// its bit b−1 (0 when b = 0) and z0 its bit 0 when wrap is set (b ≥ 2; 0
-// otherwise, where m[1] must equal m[0]). It writes y[x] into dst0 for the x with bit b clear and into
-// dst1 for those with it set (the same slice for a plain step; two count
-// blocks for the magnetisation) and returns the sum of what it wrote; with
-// dst0 nil it writes nothing and returns 0. When alpha is not nil it also
-// adds Σ alpha[x]·src[x] over the x with bit b = s into p[s].
-func torusKernel(dst0, dst1, src, alpha []float64, b int, wrap bool, m *[2][2][2][2]float64, p *[2]float64) float64 {
-	n := len(src)
-	bit := 1 << b
-	var sum, p0, p1 float64
-	if b < 2 {
-		for base := 0; base < n; base += 2 * bit {
-			for zl := range bit {
-				i0, i1 := base+zl, base+zl+bit
-				v0, v1 := src[i0], src[i1]
-				if alpha != nil {
-					p0 += alpha[i0] * v0
-					p1 += alpha[i1] * v1
-				}
-				if dst0 != nil {
-					mz := &m[0][zl]
-					x0 := mz[0][0]*v0 + mz[0][1]*v1
-					x1 := mz[1][0]*v0 + mz[1][1]*v1
-					dst0[i0], dst1[i1] = x0, x1
-					sum += x0 + x1
-				}
-			}
-		}
-	} else {
-		// Runs of constant zl, even length, starting at even x: within a
-		// run bit 0 alternates, 0 first.
-		run := bit >> 1
-		for base := 0; base < n; base += 2 * bit {
-			for zl := range 2 {
-				lo := base + zl*run
-				s0 := src[lo : lo+run : lo+run]
-				s1 := src[lo+bit : lo+bit+run : lo+bit+run]
-				if alpha != nil {
-					a0 := alpha[lo : lo+run : lo+run]
-					a1 := alpha[lo+bit : lo+bit+run : lo+bit+run]
-					for k, v := range s0 {
-						p0 += a0[k] * v
-						p1 += a1[k] * s1[k]
-					}
-				}
-				if dst0 == nil {
-					continue
-				}
-				a00, a01, a10, a11 := m[0][zl][0][0], m[0][zl][0][1], m[0][zl][1][0], m[0][zl][1][1]
-				d0 := dst0[lo : lo+run : lo+run]
-				d1 := dst1[lo+bit : lo+bit+run : lo+bit+run]
-				if !wrap {
-					for k, v0 := range s0 {
-						v1 := s1[k]
-						x0 := a00*v0 + a01*v1
-						x1 := a10*v0 + a11*v1
-						d0[k] = x0
-						d1[k] = x1
-						sum += x0 + x1
-					}
-					continue
-				}
-				c00, c01, c10, c11 := m[1][zl][0][0], m[1][zl][0][1], m[1][zl][1][0], m[1][zl][1][1]
-				for k := 0; k+1 < len(s0); k += 2 {
-					v0, v1 := s0[k], s1[k]
-					w0, w1 := s0[k+1], s1[k+1]
-					x0 := a00*v0 + a01*v1
-					x1 := a10*v0 + a11*v1
-					y0 := c00*w0 + c01*w1
-					y1 := c10*w0 + c11*w1
-					d0[k], d0[k+1] = x0, y0
-					d1[k], d1[k+1] = x1, y1
-					sum += (x0 + x1) + (y0 + y1)
-				}
-			}
-		}
-	}
-	if p != nil {
-		p[0] += p0
-		p[1] += p1
-	}
-	return sum
 }
 
 // forward runs the transfer given first-line configuration c from the
@@ -428,7 +325,7 @@ func (p *torusPlan) forward(ctx context.Context, c int, alpha, unit []float64, w
 		b := t % w
 		m := p.matrices(t, c>>b&1, false, 1/sum)
 		cur := alpha[(t-w)*n : (t-w+1)*n]
-		sum = torusKernel(cur, cur, prev, nil, b, p.wrap(t), &m, nil)
+		sum = transferKernel(cur, cur, prev, nil, b, p.wrap(t), &m, nil)
 		logZ += p.steps[t-w].maxE + math.Log(sum)
 		prev = cur
 	}
@@ -458,7 +355,7 @@ func (p *torusPlan) backward(ctx context.Context, c int, alpha, beta, next, out 
 			dst = next
 		}
 		var q [2]float64
-		sum = torusKernel(dst, dst, beta, alpha[(t-w)*n:(t-w+1)*n], b, p.wrap(t), &m, &q)
+		sum = transferKernel(dst, dst, beta, alpha[(t-w)*n:(t-w+1)*n], b, p.wrap(t), &m, &q)
 		tot := q[0] + q[1]
 		out[2*(t-w)], out[2*(t-w)+1] = q[0]/tot, q[1]/tot
 		beta, next = next, beta
@@ -931,10 +828,10 @@ configs:
 			wrap := p.wrap(t)
 			var s float64
 			if posOn {
-				s += torusKernel(blk(nxt, pos), blk(nxt, pos), blk(cur, pos), nil, b, wrap, &m, nil)
+				s += transferKernel(blk(nxt, pos), blk(nxt, pos), blk(cur, pos), nil, b, wrap, &m, nil)
 			}
 			if negOn {
-				s += torusKernel(blk(nxt, neg), blk(nxt, neg), blk(cur, neg), nil, b, wrap, &m, nil)
+				s += transferKernel(blk(nxt, neg), blk(nxt, neg), blk(cur, neg), nil, b, wrap, &m, nil)
 			}
 			if jlo <= jhi {
 				nlo, nhi := max(jlo, low(d-1-t)), min(jhi+1, top)
@@ -954,7 +851,7 @@ configs:
 					if j+1 <= nhi {
 						d1 = blk(nxt, j+1)
 					}
-					s += torusKernel(d0, d1, blk(cur, j), nil, b, wrap, &m, nil)
+					s += transferKernel(d0, d1, blk(cur, j), nil, b, wrap, &m, nil)
 					if j < nlo { // spin −1: settled negative
 						if !negOn {
 							clear(blk(nxt, neg))

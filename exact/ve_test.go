@@ -276,26 +276,6 @@ func TestVEBadInput(t *testing.T) {
 	}
 }
 
-// isingFactors converts an Ising model to factors: exp(J·z_i·z_j) per edge
-// and exp(h·z_i) per spin, with the ±1 values for the means.
-func isingFactors(m *ising.Ising) ([]int, []Factor, [][]float64) {
-	d := m.Dim()
-	card := make([]int, d)
-	values := make([][]float64, d)
-	var factors []Factor
-	for i := range d {
-		card[i] = 2
-		values[i] = model.Spins
-		h := m.Fields()[i]
-		factors = append(factors, Factor{Scope: []int{i}, LogTable: []float64{-h, h}})
-	}
-	for _, e := range m.Edges() {
-		j := e.Coupling
-		factors = append(factors, Factor{Scope: []int{e.I, e.J}, LogTable: []float64{j, -j, -j, j}})
-	}
-	return card, factors, values
-}
-
 // randomIsingGrid draws an open rows×cols grid with every coupling and field
 // uniform in [−scale, scale].
 func randomIsingGrid(t testing.TB, rows, cols int, scale float64, r *rand.Rand) *ising.Ising {
@@ -311,7 +291,7 @@ func TestVEIsingGrid4x4BruteForce(t *testing.T) {
 	r := rand.New(rand.NewPCG(21, 22))
 	for _, scale := range []float64{0.3, 1, 3} {
 		m := randomIsingGrid(t, 4, 4, scale, r)
-		card, factors, values := isingFactors(m)
+		card, factors, values := isingFactorList(m)
 		ve, err := NewVE(card, factors, values, 0)
 		if err != nil {
 			t.Fatal(err)
@@ -332,7 +312,7 @@ func TestVEIsingGrid10x10Transfer(t *testing.T) {
 	r := rand.New(rand.NewPCG(31, 32))
 	for _, scale := range []float64{0.2, 1, 3} {
 		m := randomIsingGrid(t, 10, 10, scale, r)
-		card, factors, values := isingFactors(m)
+		card, factors, values := isingFactorList(m)
 		ve, err := NewVE(card, factors, values, 0)
 		if err != nil {
 			t.Fatal(err)
@@ -415,7 +395,7 @@ func TestVESampleFrequencies(t *testing.T) {
 // (N = 20000, fixed seed).
 func TestVESampleGridMeans(t *testing.T) {
 	m := randomIsingGrid(t, 10, 10, 0.5, rand.New(rand.NewPCG(51, 52)))
-	card, factors, values := isingFactors(m)
+	card, factors, values := isingFactorList(m)
 	ve, err := NewVE(card, factors, values, 0)
 	if err != nil {
 		t.Fatal(err)
@@ -440,7 +420,7 @@ func TestVESampleGridMeans(t *testing.T) {
 
 func TestVEWidthRefused(t *testing.T) {
 	m := randomIsingGrid(t, 6, 6, 1, rand.New(rand.NewPCG(61, 62)))
-	card, factors, _ := isingFactors(m)
+	card, factors, _ := isingFactorList(m)
 	w, order := Width(card, factors)
 	if len(order) != 36 {
 		t.Fatalf("order %v has %d variables, want 36", order, len(order))
@@ -492,7 +472,7 @@ func TestVETableSizeRefused(t *testing.T) {
 
 func BenchmarkVEGrid10x10(b *testing.B) {
 	m := randomIsingGrid(b, 10, 10, 1, rand.New(rand.NewPCG(71, 72)))
-	card, factors, values := isingFactors(m)
+	card, factors, values := isingFactorList(m)
 	b.ReportAllocs()
 	for b.Loop() {
 		if _, err := NewVE(card, factors, values, 0); err != nil {
@@ -503,7 +483,7 @@ func BenchmarkVEGrid10x10(b *testing.B) {
 
 func BenchmarkVEGrid10x10Sample(b *testing.B) {
 	m := randomIsingGrid(b, 10, 10, 1, rand.New(rand.NewPCG(71, 72)))
-	card, factors, values := isingFactors(m)
+	card, factors, values := isingFactorList(m)
 	ve, err := NewVE(card, factors, values, 0)
 	if err != nil {
 		b.Fatal(err)

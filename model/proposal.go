@@ -1,6 +1,9 @@
 package model
 
-import "math"
+import (
+	"math"
+	"slices"
+)
 
 // ProposalGradient is a model that gives gradient-guided samplers
 // (Gibbs-with-Gradients, DMALA) the gradient their proposals use, instead of
@@ -73,19 +76,13 @@ func NewProposalTracker(m Model, z []int) GradientTracker {
 	case ProposalIncremental:
 		return pm.NewProposalTracker(z)
 	case ProposalGradient:
-		return newWholeTracker(m, z, func(grad []float64, z []int) { pm.ProposalGrad(grad, z) })
+		t := &genericTracker{m: m, z: slices.Clone(z)}
+		return newWholeTracker(m, t, func(grad []float64) { pm.ProposalGrad(grad, t.z) })
 	case Relaxed:
 		return NewGradientTracker(pm, z)
 	}
-	t := &condGradTracker{t: NewTracker(m, z), off: Offsets(m), ti: -1}
-	f := t.off[len(t.off)-1]
-	t.g, t.g2 = make([]float64, f), make([]float64, f)
-	t.all = make([]int, m.Dim())
-	for i := range t.all {
-		t.all[i] = i
-	}
-	t.fill(t.g)
-	return t
+	t, off := NewTracker(m, z), Offsets(m)
+	return newWholeTracker(m, t, func(grad []float64) { condBlocks(t, off, grad) })
 }
 
 // ProposalGrads evaluates a model's proposal gradient (see
@@ -152,38 +149,37 @@ func condBlocks(t Tracker, off []int, grad []float64) {
 	}
 }
 
-// wholeTracker tracks a gradient that fill evaluates whole: a Try fills
-// the gradient at the tried configuration, and every variable counts as
-// changed.
+// wholeTracker tracks a gradient that fill evaluates whole at the state
+// of the Tracker t: a Try moves t, fills the gradient at the tried
+// configuration and moves t back, and every variable counts as changed.
 type wholeTracker struct {
-	t      genericTracker // the configuration and DeltaLogProb
-	fill   func(grad []float64, z []int)
-	g, g2  []float64 // gradient at t.z and at the tried configuration
+	t      Tracker // the configuration and DeltaLogProb
+	fill   func(grad []float64)
+	g, g2  []float64 // gradient at t's state and at the tried configuration
 	all    []int     // 0, 1, …, d−1
 	ti, ts int       // the pending Try (ti < 0: none)
 }
 
-func newWholeTracker(m Model, z []int, fill func(grad []float64, z []int)) *wholeTracker {
+func newWholeTracker(m Model, t Tracker, fill func(grad []float64)) *wholeTracker {
 	off := Offsets(m)
 	f := off[len(off)-1]
-	w := &wholeTracker{t: genericTracker{m: m, z: make([]int, len(z))}, fill: fill,
-		g: make([]float64, f), g2: make([]float64, f), all: make([]int, len(z)), ti: -1}
+	w := &wholeTracker{t: t, fill: fill, g: make([]float64, f), g2: make([]float64, f), all: make([]int, m.Dim()), ti: -1}
 	for i := range w.all {
 		w.all[i] = i
 	}
-	w.Reset(z)
+	w.fill(w.g)
 	return w
 }
 
-func (w *wholeTracker) State() []int                  { return w.t.z }
+func (w *wholeTracker) State() []int                  { return w.t.State() }
 func (w *wholeTracker) Grad() []float64               { return w.g }
 func (w *wholeTracker) DeltaLogProb(i, s int) float64 { return w.t.DeltaLogProb(i, s) }
 
 func (w *wholeTracker) Try(i, s int) ([]int, []float64) {
-	old := w.t.z[i]
-	w.t.z[i] = s
-	w.fill(w.g2, w.t.z)
-	w.t.z[i] = old
+	old := w.t.State()[i]
+	w.t.Set(i, s)
+	w.fill(w.g2)
+	w.t.Set(i, old)
 	w.ti, w.ts = i, s
 	return w.all, w.g2
 }
@@ -192,52 +188,13 @@ func (w *wholeTracker) Commit() {
 	if w.ti < 0 {
 		panic("model: GradientTracker.Commit without a pending Try")
 	}
-	w.t.z[w.ti] = w.ts
+	w.t.Set(w.ti, w.ts)
 	w.g, w.g2 = w.g2, w.g
 	w.ti = -1
 }
 
 func (w *wholeTracker) Reset(z []int) {
-	copy(w.t.z, z)
-	w.fill(w.g, w.t.z)
+	w.t.Reset(z)
+	w.fill(w.g)
 	w.ti = -1
-}
-
-// condGradTracker tracks the log conditionals of a Tracker, laid out as a
-// gradient (condBlocks).
-type condGradTracker struct {
-	t      Tracker
-	off    []int
-	g, g2  []float64 // gradient at the tracker's state and at the tried one
-	all    []int     // 0, 1, …, d−1
-	ti, ts int       // the pending Try (ti < 0: none)
-}
-
-func (c *condGradTracker) State() []int                  { return c.t.State() }
-func (c *condGradTracker) Grad() []float64               { return c.g }
-func (c *condGradTracker) DeltaLogProb(i, s int) float64 { return c.t.DeltaLogProb(i, s) }
-func (c *condGradTracker) fill(grad []float64)           { condBlocks(c.t, c.off, grad) }
-
-func (c *condGradTracker) Try(i, s int) ([]int, []float64) {
-	old := c.t.State()[i]
-	c.t.Set(i, s)
-	c.fill(c.g2)
-	c.t.Set(i, old)
-	c.ti, c.ts = i, s
-	return c.all, c.g2
-}
-
-func (c *condGradTracker) Commit() {
-	if c.ti < 0 {
-		panic("model: GradientTracker.Commit without a pending Try")
-	}
-	c.t.Set(c.ti, c.ts)
-	c.g, c.g2 = c.g2, c.g
-	c.ti = -1
-}
-
-func (c *condGradTracker) Reset(z []int) {
-	c.t.Reset(z)
-	c.fill(c.g)
-	c.ti = -1
 }

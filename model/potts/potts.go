@@ -10,6 +10,7 @@ import (
 
 	"github.com/dstein/dstein/model"
 	"github.com/dstein/dstein/model/factorgraph"
+	"github.com/dstein/dstein/model/ising"
 )
 
 // Edge is an undirected edge between variables I and J with coupling J_ij:
@@ -147,43 +148,19 @@ func New(n, q int, edges []Edge, fields []float64) (*Potts, error) {
 	return m, nil
 }
 
-// GridEdges returns the edges of a rows×cols grid with uniform coupling,
-// the edges of ising.GridEdges in its order: site (r, c) is variable
-// r*cols + c, each site's bond to the right comes before its bond down, and
-// each edge has I < J. With periodic boundaries each row and column wraps
-// around; where a side has length 2 the wrap-around bond joins the same
-// pair as the inner bond and the two are one edge of coupling 2J, and a
-// side of length 1 adds no bond.
+// GridEdges returns the edges of a rows×cols grid with uniform coupling:
+// those of ising.GridEdges, in its order (site (r, c) is variable
+// r*cols + c; with periodic boundaries each row and column wraps around,
+// a side of length 2 merges its wrap-around bond into the inner one as an
+// edge of coupling 2J, and a side of length 1 adds no bond).
 func GridEdges(rows, cols int, periodic bool, coupling float64) []Edge {
 	if rows < 1 || cols < 1 {
 		return nil
 	}
-	// A line of 2 merges its wrap into the inner bond, as J + J.
-	across, down := coupling, coupling
-	if periodic && cols == 2 {
-		across = coupling + coupling
-	}
-	if periodic && rows == 2 {
-		down = coupling + coupling
-	}
-	edges := make([]Edge, 0, 2*rows*cols)
-	add := func(a, b int, j float64) {
-		edges = append(edges, Edge{I: min(a, b), J: max(a, b), Coupling: j})
-	}
-	for r := range rows {
-		for c := range cols {
-			s := r*cols + c
-			if c+1 < cols {
-				add(s, s+1, across)
-			} else if periodic && cols > 2 {
-				add(s, r*cols, coupling)
-			}
-			if r+1 < rows {
-				add(s, s+cols, down)
-			} else if periodic && rows > 2 {
-				add(s, c, coupling)
-			}
-		}
+	ie := ising.GridEdges(rows, cols, periodic, coupling)
+	edges := make([]Edge, len(ie))
+	for k, e := range ie {
+		edges[k] = Edge(e)
 	}
 	return edges
 }
@@ -226,11 +203,15 @@ func NewGrid(rows, cols int, periodic bool, q int, edges []Edge, fields []float6
 		return nil, err
 	}
 	n := rows * cols
+	allowed := map[[2]int]bool{}
+	for _, e := range GridEdges(rows, cols, periodic, 1) {
+		allowed[[2]int{e.I, e.J}] = true
+	}
 	for k, e := range edges {
 		if e.I < 0 || e.J < 0 || e.I >= n || e.J >= n || e.I == e.J {
 			continue // New reports it
 		}
-		if !gridNeighbours(rows, cols, periodic, e.I, e.J) {
+		if !allowed[[2]int{min(e.I, e.J), max(e.I, e.J)}] {
 			return nil, fmt.Errorf("edge %d (%d, %d) does not join neighbours of the %d×%d grid", k, e.I, e.J, rows, cols)
 		}
 	}
@@ -240,24 +221,6 @@ func NewGrid(rows, cols int, periodic bool, q int, edges []Edge, fields []float6
 	}
 	m.rows, m.cols, m.periodic = rows, cols, periodic
 	return m, nil
-}
-
-// gridNeighbours reports whether the distinct sites a and b are neighbours
-// of the grid: next to each other in a row or a column, or at the two ends
-// of one when periodic.
-func gridNeighbours(rows, cols int, periodic bool, a, b int) bool {
-	ra, ca, rb, cb := a/cols, a%cols, b/cols, b%cols
-	near := func(x, y, k int) bool {
-		d := max(x, y) - min(x, y)
-		return d == 1 || periodic && k > 2 && d == k-1
-	}
-	switch {
-	case ra == rb:
-		return near(ca, cb, cols)
-	case ca == cb:
-		return near(ra, rb, rows)
-	}
-	return false
 }
 
 // GridShape reports the grid a model was built on by Grid or NewGrid:

@@ -22,28 +22,26 @@ func BenchmarkSweep(b *testing.B) {
 	})
 }
 
+// benchTargets are the multi-state benchmarks' models: the 4×4 grid of
+// 3-state variables with random tables, then samplertest's multi-state
+// targets.
+func benchTargets(b *testing.B) []samplertest.Target {
+	return append([]samplertest.Target{{Name: "potts-4x4", Model: potts(b, 2)}}, samplertest.MultiStateTargets(b)...)
+}
+
 // One sweep (d proposals) of 100 chains on the multi-state targets of
 // samplertest.MultiStateTargets (200 categorical variables of 4 states; a
 // 3-state Potts model on a 3×3 torus) and the 4×4 grid of 3-state
 // variables with random tables, all on their proposal trackers.
 func BenchmarkSweepMultiState(b *testing.B) {
-	ms := []struct {
-		name string
-		m    model.Model
-	}{{"potts-4x4", potts(b, 2)}}
-	for _, tg := range samplertest.MultiStateTargets(b) {
-		ms = append(ms, struct {
-			name string
-			m    model.Model
-		}{tg.Name, tg.Model})
-	}
+	ms := benchTargets(b)
 	for _, c := range ms {
-		b.Run(c.name, func(b *testing.B) {
-			tr, err := transform.ForModel(transform.Normal{}, c.m)
+		b.Run(c.Name, func(b *testing.B) {
+			tr, err := transform.ForModel(transform.Normal{}, c.Model)
 			if err != nil {
 				b.Fatal(err)
 			}
-			s, err := newS(c.m, tr, 100, Settings{}, 1)
+			s, err := newS(c.Model, tr, 100, Settings{}, 1)
 			if err != nil {
 				b.Fatal(err)
 			}
@@ -66,32 +64,23 @@ func BenchmarkSweepMultiState(b *testing.B) {
 // bookkeeping; the proposal's blocks add log-values where the relaxation's
 // add exponentials of differences.
 func BenchmarkTracker(b *testing.B) {
-	ms := []struct {
-		name string
-		m    model.Model
-	}{{"potts-4x4", potts(b, 2)}}
-	for _, tg := range samplertest.MultiStateTargets(b) {
-		ms = append(ms, struct {
-			name string
-			m    model.Model
-		}{tg.Name, tg.Model})
-	}
+	ms := benchTargets(b)
 	for _, c := range ms {
 		for _, kind := range []string{"proposal", "relaxed"} {
-			b.Run(c.name+"/"+kind, func(b *testing.B) {
-				d := c.m.Dim()
+			b.Run(c.Name+"/"+kind, func(b *testing.B) {
+				d := c.Model.Dim()
 				z := make([]int, d)
 				var tr model.GradientTracker
 				if kind == "proposal" {
-					tr = model.NewProposalTracker(c.m, z)
+					tr = model.NewProposalTracker(c.Model, z)
 				} else {
-					tr = model.NewGradientTracker(c.m.(model.Relaxed), z)
+					tr = model.NewGradientTracker(c.Model.(model.Relaxed), z)
 				}
 				r := rand.New(rand.NewPCG(3, 4))
 				b.ReportAllocs()
 				for b.Loop() {
 					i := r.IntN(d)
-					k := len(c.m.States(i))
+					k := len(c.Model.States(i))
 					tr.Try(i, (tr.State()[i]+1+r.IntN(k-1))%k)
 					if r.IntN(2) == 0 {
 						tr.Commit()
