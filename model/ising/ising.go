@@ -58,25 +58,11 @@ func New(n int, edges []Edge, fields []float64) (*Ising, error) {
 			return nil, fmt.Errorf("field of spin %d is %v; want a finite number", i, h)
 		}
 	}
-	seen := make(map[[2]int]int, len(edges))
-	deg := make([]int, n)
-	for k, e := range edges {
-		if e.I < 0 || e.I >= n || e.J < 0 || e.J >= n {
-			return nil, fmt.Errorf("edge %d (%d, %d) names a spin outside [0, %d)", k, e.I, e.J, n)
-		}
-		if e.I == e.J {
-			return nil, fmt.Errorf("edge %d joins spin %d to itself", k, e.I)
-		}
-		if !finite(e.Coupling) {
-			return nil, fmt.Errorf("edge %d (%d, %d) has coupling %v; want a finite number", k, e.I, e.J, e.Coupling)
-		}
-		key := [2]int{min(e.I, e.J), max(e.I, e.J)}
-		if prev, ok := seen[key]; ok {
-			return nil, fmt.Errorf("edges %d and %d both join spins %d and %d", prev, k, key[0], key[1])
-		}
-		seen[key] = k
-		deg[e.I]++
-		deg[e.J]++
+	adj, err := model.NewAdjacency(n, "spin", len(edges), func(k int) (int, int, float64) {
+		return edges[k].I, edges[k].J, edges[k].Coupling
+	})
+	if err != nil {
+		return nil, err
 	}
 	bound := 0.0
 	for _, h := range fields {
@@ -92,19 +78,9 @@ func New(n int, edges []Edge, fields []float64) (*Ising, error) {
 		n:      n,
 		edges:  append([]Edge(nil), edges...),
 		fields: append([]float64(nil), fields...),
-		start:  make([]int, n+1),
-	}
-	for i := range n {
-		m.start[i+1] = m.start[i] + deg[i]
-	}
-	m.nbr = make([]int, m.start[n])
-	m.cpl = make([]float64, m.start[n])
-	fill := append([]int(nil), m.start[:n]...)
-	for _, e := range edges {
-		m.nbr[fill[e.I]], m.cpl[fill[e.I]] = e.J, e.Coupling
-		fill[e.I]++
-		m.nbr[fill[e.J]], m.cpl[fill[e.J]] = e.I, e.Coupling
-		fill[e.J]++
+		start:  adj.Start,
+		nbr:    adj.Nbr,
+		cpl:    adj.Cpl,
 	}
 	return m, nil
 }

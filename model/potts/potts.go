@@ -81,25 +81,11 @@ func New(n, q int, edges []Edge, fields []float64) (*Potts, error) {
 			return nil, fmt.Errorf("field of variable %d, state %d is %v; want a finite number", k/q, k%q, h)
 		}
 	}
-	seen := make(map[[2]int]int, len(edges))
-	deg := make([]int, n)
-	for k, e := range edges {
-		if e.I < 0 || e.I >= n || e.J < 0 || e.J >= n {
-			return nil, fmt.Errorf("edge %d (%d, %d) names a variable outside [0, %d)", k, e.I, e.J, n)
-		}
-		if e.I == e.J {
-			return nil, fmt.Errorf("edge %d joins variable %d to itself", k, e.I)
-		}
-		if !finite(e.Coupling) {
-			return nil, fmt.Errorf("edge %d (%d, %d) has coupling %v; want a finite number", k, e.I, e.J, e.Coupling)
-		}
-		key := [2]int{min(e.I, e.J), max(e.I, e.J)}
-		if prev, ok := seen[key]; ok {
-			return nil, fmt.Errorf("edges %d and %d both join variables %d and %d", prev, k, key[0], key[1])
-		}
-		seen[key] = k
-		deg[e.I]++
-		deg[e.J]++
+	adj, err := model.NewAdjacency(n, "variable", len(edges), func(k int) (int, int, float64) {
+		return edges[k].I, edges[k].J, edges[k].Coupling
+	})
+	if err != nil {
+		return nil, err
 	}
 	// |log p*| ≤ Σ_e |J_e| + Σ_i max_s |h_i(s)|.
 	bound := 0.0
@@ -122,7 +108,10 @@ func New(n, q int, edges []Edge, fields []float64) (*Potts, error) {
 		states: make([]float64, q),
 		edges:  slices.Clone(edges),
 		fields: make([]float64, n*q),
-		start:  make([]int, n+1),
+		start:  adj.Start,
+		nbr:    adj.Nbr,
+		cpl:    adj.Cpl,
+		maxDeg: adj.MaxDeg,
 	}
 	if m.edges == nil {
 		m.edges = []Edge{}
@@ -130,19 +119,6 @@ func New(n, q int, edges []Edge, fields []float64) (*Potts, error) {
 	copy(m.fields, fields)
 	for s := range m.states {
 		m.states[s] = float64(s)
-	}
-	for i := range n {
-		m.start[i+1] = m.start[i] + deg[i]
-		m.maxDeg = max(m.maxDeg, deg[i])
-	}
-	m.nbr = make([]int, m.start[n])
-	m.cpl = make([]float64, m.start[n])
-	fill := slices.Clone(m.start[:n])
-	for _, e := range edges {
-		m.nbr[fill[e.I]], m.cpl[fill[e.I]] = e.J, e.Coupling
-		fill[e.I]++
-		m.nbr[fill[e.J]], m.cpl[fill[e.J]] = e.I, e.Coupling
-		fill[e.J]++
 	}
 	m.observed = observableNames(q, nil)
 	return m, nil
