@@ -14,10 +14,12 @@ import (
 // draws per chain) and holds the D states at T_j/2 + t·T_j/(2D), t = 1 …
 // D, of each chain: the second half of the run so far, evenly thinned. At
 // each window's end its draws are diagnosed as a run's would be; the run
-// stops when every quantity that can reach the target does (rare states'
-// indicators, whose ESS measures how often the chains met them, and
-// quantities that are exact in every draw are left out) and no R̂ exceeds
-// its limit, when the next window would end past Keep.MaxIters, or, with
+// stops when every quantity reaches the target (quantities that are exact
+// in every draw are left out) and no R̂ exceeds its limit, and no state is
+// rare (seen fewer than RareVisits times: its indicator's ESS only counts
+// how often the chains met it, and a run that stops while a state is rare
+// has not shown where its mass lies), when the next window would end past
+// Keep.MaxIters, or, with
 // Keep.MaxTime, at the first iteration past it once a window is complete.
 // A window that began while the sampler was still tuning (parallel
 // tempering's ladder, its sizing) does not stop the run unless the limit
@@ -123,16 +125,25 @@ func (a *adaptive) enough() (bool, error) {
 	return reached(dg, a.keep.Target), nil
 }
 
-// reached reports whether every quantity that can reach the target ESS
-// has both ESS at least target and R̂ within the limit of its groups'
-// chance level (the run's own warning's limit).
+// reached reports whether no quantity is rare and every quantity that can
+// reach the target ESS (all but those exact in every draw) has both ESS at
+// least target and R̂ within the limit of its groups' chance level (the
+// run's own warning's limit). A rare state keeps the run going: on an RBM
+// with near-deterministic marginals (16 visible, 8 hidden units, W ~
+// N(0, 1.5²)), parallel tempering with block sweeps reached the target on
+// the other quantities within 2000–4000 iterations, and its intervals of
+// the rare states' variables covered 0.70 of the time over 40 seeds; run
+// on to the limit (8000 iterations), 0.85.
 func reached(dg *Diagnostics, target float64) bool {
 	if len(dg.Quantities) == 0 {
 		return false // nothing was measured
 	}
 	limit := rhatChanceLimit(dg.Groups, dg.Length, len(dg.Quantities))
 	for _, q := range dg.Quantities {
-		if q.Rare || (q.SD == 0 && q.MCSE == 0) {
+		if q.Rare {
+			return false
+		}
+		if q.SD == 0 && q.MCSE == 0 {
 			continue
 		}
 		if float64(q.Rhat) > limit || math.IsNaN(float64(q.Rhat)) || min(q.BulkESS, q.TailESS) < target {
