@@ -487,7 +487,7 @@ func (j *journal) describe(method string, b []byte) error {
 		if err != nil {
 			return fmt.Errorf("%s: the settings of method %s: %w (--restart starts over)", j.side, method, err)
 		}
-		if sameSettings(had, now) {
+		if sameSettings(had, now) || sameSettings(renamedPresets(had), now) {
 			return nil
 		}
 		if j.hasMethod(method) {
@@ -503,6 +503,16 @@ func (j *journal) describe(method string, b []byte) error {
 		return nil
 	}
 	return writeSettings(j.side, j.settings)
+}
+
+// renamedPresets returns a recorded method's settings with the presets
+// that were renamed under their present names: journals written before
+// round three's switch of the default recorded "preset":"default" for the
+// preset now called "tempering" (the same pipeline and chains), so that
+// their trials still resume and merge. The record itself is left as it
+// was written.
+func renamedPresets(b []byte) []byte {
+	return bytes.Replace(b, []byte(`"preset":"default"`), []byte(`"preset":"tempering"`), 1)
 }
 
 // sameSettings reports whether two recorded settings (JSON) are the same:

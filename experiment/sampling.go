@@ -81,8 +81,8 @@ func chainMethod(name, label, method string, set sampler.Settings, cap int) samp
 // iterations of that transport, then 30 stratified Gibbs sweeps),
 // "strat-sweeps" the same 30 sweeps from Γ of the initial draw with no
 // transport (the ablation that says what the transport adds), and
-// "pt-4chains" the default preset (parallel tempering, 4 chains, draws
-// after warm-up, DefaultChains). withGradient adds the hybrid, its
+// "pt-4chains" the tempering preset, rounds one and two's default
+// (parallel tempering, 4 chains, draws after warm-up, TemperingChains). withGradient adds the hybrid, its
 // ablation and the gradient-guided chain samplers Gibbs-with-Gradients and
 // DMALA.
 //
@@ -102,8 +102,8 @@ func samplingMethods(paperSurrogate string, withGradient bool, gwgSweeps int) []
 				return sampler.Pipeline{Stages: []sampler.Stage{{Method: "gibbs", Iters: infer.HybridSweeps, Settings: &gibbs.Settings{Stratified: true}}}}, nil
 			}})
 	}
-	ms = append(ms, sampleMethod{name: "pt-4chains", label: "parallel tempering, 4 chains (default preset)", preset: infer.DefaultMethod,
-		build: func(int) (sampler.Pipeline, error) { return infer.Preset(infer.DefaultMethod) }})
+	ms = append(ms, sampleMethod{name: "pt-4chains", label: "parallel tempering, 4 chains (the tempering preset, rounds one and two's default)", preset: "tempering",
+		build: func(int) (sampler.Pipeline, error) { return infer.Preset("tempering") }})
 	ms = append(ms, chainMethod("gibbs", "Gibbs", "gibbs", nil, 0))
 	if withGradient {
 		gwg := chainMethod("gwg", "Gibbs-with-Gradients", "gwg", nil, 0)

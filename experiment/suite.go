@@ -181,7 +181,7 @@ func suiteMethods() []suiteMethod {
 		{name: "gibbs-4chains", label: "Gibbs, 4 long chains, thinned draws", candidate: true, build: func(b int) sampler.Pipeline {
 			return single("gibbs", nil, b)
 		}, chains: 4, sweepsPerIter: 1},
-		{name: "pt-4chains", label: "parallel tempering, 4 long chains, thinned draws (the default)", candidate: true, build: func(b int) sampler.Pipeline {
+		{name: "pt-4chains", label: "parallel tempering, 4 long chains, thinned draws (rounds one and two's default)", candidate: true, build: func(b int) sampler.Pipeline {
 			return single("pt", nil, b)
 		}, chains: 4, sweepsPerIter: pt.DefaultLadder},
 		{name: "pt-8chains", label: "parallel tempering, 8 long chains, thinned draws", candidate: true, build: func(b int) sampler.Pipeline {
@@ -194,7 +194,7 @@ func suiteMethods() []suiteMethod {
 		// mix faster) and the best kernel per model (block Gibbs for RBMs,
 		// Swendsen–Wang for ferromagnetic Ising models), at the budget's
 		// evaluations.
-		{name: "pt-auto", label: "parallel tempering, 4 long chains, ladder sized by a pilot, best kernel per model", candidate: true, build: func(b int) sampler.Pipeline {
+		{name: "pt-auto", label: "parallel tempering, 4 long chains, ladder sized by a pilot, best kernel per model (the default since round three)", candidate: true, build: func(b int) sampler.Pipeline {
 			return single("pt", &pt.Settings{Auto: true, Kernel: pt.Best}, b)
 		}, chains: 4, evalBudget: true},
 		// Not a candidate for the default: its samples are not draws but

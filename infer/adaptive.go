@@ -15,10 +15,14 @@ import (
 // D, of each chain: the second half of the run so far, evenly thinned. At
 // each window's end its draws are diagnosed as a run's would be; the run
 // stops when every quantity reaches the target (quantities that are exact
-// in every draw are left out) and no R̂ exceeds its limit, and no state is
-// rare (seen fewer than RareVisits times: its indicator's ESS only counts
-// how often the chains met it, and a run that stops while a state is rare
-// has not shown where its mass lies), when the next window would end past
+// in every draw are left out) and no R̂ exceeds its limit, and the chains
+// entered every rare state (one seen fewer than RareVisits times in the
+// window's draws) at least RareVisits times over the window's iterations,
+// every iteration counted, not only the kept ones (a rare indicator's ESS
+// only counts how often the chains met the state, and a run that stops
+// before the chains met it several times has not shown where its mass
+// lies; the kept draws alone could never show a state of probability
+// below RareVisits/draws that often), when the next window would end past
 // Keep.MaxIters, or, with
 // Keep.MaxTime, at the first iteration past it once a window is complete.
 // A window that began while the sampler was still tuning (parallel
@@ -42,12 +46,48 @@ type adaptive struct {
 	doneEnd   int   // and its end
 	doneTuned bool  // and whether the sampler was tuning after its start
 	stopped   string
+
+	// Entries into each state over the current window's iterations (the
+	// second half of the run so far), summed over chains: entries[off[i]+s]
+	// counts the iterations after which a chain was in state s of
+	// variable i and had not been after the one before. prev holds the
+	// chains' states after the previous iteration (nil before the first);
+	// doneEntries the last complete window's counts.
+	off                  []int
+	entries, doneEntries []int
+	prev                 []int
 }
 
 func newAdaptive(ctx context.Context, m model.Model, pl sampler.Pipeline, keep Keep, n int, est Estimates) *adaptive {
 	d := m.Dim()
+	off := make([]int, d+1)
+	for i := range d {
+		off[i+1] = off[i] + len(m.States(i))
+	}
 	return &adaptive{keep: keep, n: n, d: d, m: m, pl: pl, ctx: ctx, start: time.Now(), est: est,
-		end: 2 * keep.Draws, thin: 1, buf: make([]int, n*keep.Draws*d), settled: 0}
+		end: 2 * keep.Draws, thin: 1, buf: make([]int, n*keep.Draws*d), settled: 0,
+		off: off, entries: make([]int, off[d]), doneEntries: make([]int, off[d])}
+}
+
+// count adds the chains' entries into states after iteration iter
+// (counted from the second half of the first window on).
+func (a *adaptive) count(iter int, cur []int) {
+	if a.prev == nil {
+		a.prev = make([]int, len(cur))
+		copy(a.prev, cur)
+		return
+	}
+	if iter > a.end/2 {
+		for c := range a.n {
+			row, was := cur[c*a.d:(c+1)*a.d], a.prev[c*a.d:(c+1)*a.d]
+			for i, z := range row {
+				if z != was[i] {
+					a.entries[a.off[i]+z]++
+				}
+			}
+		}
+	}
+	copy(a.prev, cur)
 }
 
 // observe keeps the chains' states after iteration iter and decides, at
@@ -58,14 +98,18 @@ func (a *adaptive) observe(iter int, s sampler.Sampler) error {
 	} else if a.settled < 0 {
 		a.settled = iter
 	}
+	cur := s.Current()
+	a.count(iter, cur)
 	if off := iter - a.end/2; off > 0 && off%a.thin == 0 {
-		keepDraw(a.buf, s.Current(), a.n, a.keep.Draws, off/a.thin-1, a.d)
+		keepDraw(a.buf, cur, a.n, a.keep.Draws, off/a.thin-1, a.d)
 	}
 	if iter == a.end {
 		if a.done == nil {
 			a.done = make([]int, len(a.buf))
 		}
 		a.buf, a.done = a.done, a.buf
+		a.entries, a.doneEntries = a.doneEntries, a.entries
+		clear(a.entries)
 		a.doneEnd = a.end
 		last := a.end >= a.keep.maxEnd()
 		// A window that began while the sampler was still changing
@@ -122,25 +166,54 @@ func (a *adaptive) enough() (bool, error) {
 	if err != nil {
 		return false, err
 	}
-	return reached(dg, a.keep.Target), nil
+	return reached(dg, a.keep.Target, a.met()), nil
 }
 
-// reached reports whether no quantity is rare and every quantity that can
-// reach the target ESS (all but those exact in every draw) has both ESS at
-// least target and R̂ within the limit of its groups' chance level (the
-// run's own warning's limit). A rare state keeps the run going: on an RBM
-// with near-deterministic marginals (16 visible, 8 hidden units, W ~
+// met returns, for the last complete window, whether the chains entered
+// the less frequent side of a variable's quantity (named as in
+// Diagnostics) at least RareVisits times: the entries into state 1 of a
+// two-state variable (within one per chain of those into state 0), or
+// into an indicator's state (within one per chain of its exits).
+func (a *adaptive) met() func(name string) bool {
+	qs := map[string]quantityFunc{}
+	for _, q := range quantities(a.m) {
+		if q.v >= 0 {
+			qs[q.name] = q
+		}
+	}
+	return func(name string) bool {
+		q, ok := qs[name]
+		if !ok {
+			return true
+		}
+		s := q.state
+		if s < 0 {
+			s = 1
+		}
+		return a.doneEntries[a.off[q.v]+s] >= RareVisits
+	}
+}
+
+// reached reports whether every rare quantity's state was met often
+// enough (met, by name) and every quantity that can reach the target ESS
+// (all but those exact in every draw) has both ESS at least target and R̂
+// within the limit of its groups' chance level (the run's own warning's
+// limit). A rare state keeps the run going: on an RBM with
+// near-deterministic marginals (16 visible, 8 hidden units, W ~
 // N(0, 1.5²)), parallel tempering with block sweeps reached the target on
 // the other quantities within 2000–4000 iterations, and its intervals of
 // the rare states' variables covered 0.70 of the time over 40 seeds; run
-// on to the limit (8000 iterations), 0.85.
-func reached(dg *Diagnostics, target float64) bool {
+// on to the limit (8000 iterations), 0.85. Counting the rare states'
+// entries over every iteration, not their visits in the kept draws, lets
+// a run stop where the state is merely improbable (a weak RBM's unit of
+// probability 0.005: 5 visits in 1000 draws whatever the run's length).
+func reached(dg *Diagnostics, target float64, met func(name string) bool) bool {
 	if len(dg.Quantities) == 0 {
 		return false // nothing was measured
 	}
 	limit := rhatChanceLimit(dg.Groups, dg.Length, len(dg.Quantities))
 	for _, q := range dg.Quantities {
-		if q.Rare {
+		if q.Rare && !met(q.Name) {
 			return false
 		}
 		if q.SD == 0 && q.MCSE == 0 {

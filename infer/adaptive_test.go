@@ -85,6 +85,48 @@ func TestAdaptiveKeep(t *testing.T) {
 	}
 }
 
+// A rare state holds an adaptive run until the chains entered it
+// RareVisits times over a window's iterations, not until the kept draws
+// saw it that often: independent spins, one of probability σ(−5.8) ≈ 0.003
+// of +1 (about 3 visits in 1000 draws whatever the run's length, about 12
+// entries in 4 chains × 1000 iterations), stop by the target within a few
+// doublings; one of σ(−12) ≈ 6e-6 (no entry expected in 4 × 4000) runs to
+// the limit and says so.
+func TestAdaptiveRareState(t *testing.T) {
+	gibbs, err := sampler.Single("gibbs", nil, 1)
+	if err != nil {
+		t.Fatal(err)
+	}
+	for _, c := range []struct {
+		field    float64
+		stopped  string
+		maxIters int
+	}{
+		{-2.9, StopTarget, 64000},
+		{-6, StopIters, 4000},
+	} {
+		m, err := ising.New(3, nil, []float64{c.field, 0.2, -0.1})
+		if err != nil {
+			t.Fatal(err)
+		}
+		out, err := Run(context.Background(), m, Spec{Pipeline: gibbs, N: 4, Key: rng.NewKey(3), Keep: Keep{Draws: 250, Target: 100, MaxIters: c.maxIters}})
+		if err != nil {
+			t.Fatal(err)
+		}
+		q := out.Diagnostics.Quantity("z0")
+		if q == nil || !q.Rare {
+			t.Fatalf("field %g: z0 %+v; want a rare quantity", c.field, q)
+		}
+		if out.Layout.Stopped != c.stopped {
+			t.Errorf("field %g: stopped %q after %d iterations; want %q", c.field, out.Layout.Stopped, out.Iters, c.stopped)
+		}
+		if c.stopped == StopTarget && out.Iters > 8000 {
+			t.Errorf("field %g: stopped after %d iterations; a state of probability 0.003 is entered 10 times in 4 chains within about 1000", c.field, out.Iters)
+		}
+		t.Logf("field %g: %s after %d iterations", c.field, out.Layout.Stopped, out.Iters)
+	}
+}
+
 // A canceled adaptive run returns as canceled; bad targets and limits are
 // refused.
 func TestAdaptiveCancelAndValidate(t *testing.T) {

@@ -257,7 +257,7 @@ func Diagnose(ctx context.Context, m model.Model, out *Output) (*Diagnostics, er
 		case StopTarget:
 			dg.Note += "; the run stopped when every quantity's ESS reached its target"
 		case StopIters:
-			dg.Note += "; the run stopped at its iteration limit (--max-iters) before every quantity's ESS reached its target and every state was seen often enough"
+			dg.Note += "; the run stopped at its iteration limit (--max-iters) before every quantity's ESS reached its target and every rare state was entered often enough"
 		case StopTime:
 			dg.Note += "; the run stopped at its time limit (--max-time), so another run with the same seed may keep other draws"
 		}

@@ -20,6 +20,6 @@ func ExampleRun() {
 	fmt.Println(infer.Describe(out.Pipeline))
 	fmt.Printf("status %s, %d samples; E[z0] > 0.5: %v, E[z8] near 0: %v\n", out.Status, out.Samples.N, out.Means[0] > 0.5, out.Means[8] > -0.2 && out.Means[8] < 0.2)
 	// Output:
-	// pt (2250 rounds of K sweeps and a swap phase)
+	// pt (6400 rounds of K sweeps and a swap phase)
 	// status completed, 200 samples; E[z0] > 0.5: true, E[z8] near 0: true
 }

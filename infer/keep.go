@@ -56,8 +56,15 @@ const (
 
 // DefaultWindows is the number of doublings an adaptive run may make when
 // MaxIters is 0: up to 2·Draws·2^DefaultWindows iterations (8000 for the
-// default's 250 draws per chain, about its fixed run of 7250).
+// default's 250 draws per chain, about the tempering preset's fixed run of
+// 7250), and at least DefaultMaxIters.
 const DefaultWindows = 4
+
+// DefaultMaxIters is the least iteration limit of an adaptive run when
+// MaxIters is 0: with few draws per chain (the default's 50 at n = 200),
+// 2·Draws·2^DefaultWindows iterations would leave little beyond a
+// tempering pilot of 200–800 iterations.
+const DefaultMaxIters = 8000
 
 func (k Keep) thin() int { return max(1, k.Thin) }
 
@@ -67,7 +74,7 @@ func (k Keep) maxEnd() int {
 	end := 2 * k.Draws
 	limit := k.MaxIters
 	if limit == 0 {
-		limit = end << DefaultWindows
+		limit = max(end<<DefaultWindows, DefaultMaxIters)
 	}
 	for 2*end <= limit {
 		end *= 2

@@ -280,7 +280,7 @@ func Run(ctx context.Context, m model.Model, spec Spec) (*Output, error) {
 		if adapt != nil && adapt.doneTuned {
 			tuned = ", and they include iterations during which the sampler was still tuning (parallel tempering's ladder)"
 		}
-		out.Diagnostics.Warnings = append(out.Diagnostics.Warnings, fmt.Sprintf("the run reached %s before every quantity's bulk and tail ESS reached %g with R̂ within its limit and every state was seen %d times: the draws are those of the second half of the run%s; raise the limit or use a method for hard targets", limit, spec.Keep.Target, RareVisits, tuned))
+		out.Diagnostics.Warnings = append(out.Diagnostics.Warnings, fmt.Sprintf("the run reached %s before every quantity's bulk and tail ESS reached %g with R̂ within its limit and every rare state was entered %d times: the draws are those of the second half of the run%s; raise the limit or use a method for hard targets", limit, spec.Keep.Target, RareVisits, tuned))
 	}
 	if budget != nil && budget.tuningDraws() {
 		out.Diagnostics.Warnings = append(out.Diagnostics.Warnings, fmt.Sprintf("the evaluation budget (%d) ended while the sampler was still tuning or too soon after (its last tuning iteration %d, the draws from iteration %d): the draws include tuning iterations; give it a larger budget", spec.Keep.Budget, budget.tuned, budget.warmup+budget.thin))

@@ -16,6 +16,7 @@ import (
 	"github.com/dstein/dstein/model/ising"
 	"github.com/dstein/dstein/rng"
 	"github.com/dstein/dstein/sampler"
+	"github.com/dstein/dstein/sampler/dmala"
 )
 
 // schemaDoc is the parsed docs/summary-schema.md: the keys of each object
@@ -130,26 +131,31 @@ func keysOf(o map[string]any) []string {
 	return k
 }
 
-// sameNames compares names with documented ones, where "swap_<k>" stands
-// for swap_1, swap_2, ….
-func sameNames(got, doc []string) bool {
+// documented reports whether every name in got is among doc (a statistic
+// swap_1, swap_2, … matching swap_<k>), and marks the documented names
+// seen (when seen is not nil). Some settings and statistics appear only
+// with some settings (parallel tempering's kernel and auto ladder,
+// DMALA's adaptation); that every documented name appears in some run is
+// checked over all the runs.
+func documented(got, doc []string, seen map[string]bool) bool {
 	swap := regexp.MustCompile(`^swap_[0-9]+$`)
 	want := map[string]bool{}
 	for _, d := range doc {
 		want[d] = true
 	}
-	seen := map[string]bool{}
 	for _, g := range got {
 		switch {
 		case want[g]:
-			seen[g] = true
 		case want["swap_<k>"] && swap.MatchString(g):
-			seen["swap_<k>"] = true
+			g = "swap_<k>"
 		default:
 			return false
 		}
+		if seen != nil {
+			seen[g] = true
+		}
 	}
-	return len(seen) == len(want)
+	return true
 }
 
 // Every registered method, every preset, and runs with draws, replicates and
@@ -191,18 +197,27 @@ func TestSummaryMatchesSchemaDoc(t *testing.T) {
 	for _, name := range PresetNames() {
 		p, _ := Preset(name)
 		spec := SpecFor(name, p, 8, rng.NewKey(2))
-		if spec.Keep.Draws > 0 {
+		switch {
+		case spec.Keep.Target > 0:
+			spec.Keep.MaxIters = 16 // the default's ESS target: stop early
+		case spec.Keep.Draws > 0:
 			spec.Keep.Warmup, spec.Keep.Thin = 5, 1
 		}
 		spec.Pipeline = short(spec.Pipeline)
 		runs = append(runs, run{name, spec})
 	}
+	// The settings and statistics that appear only with some settings:
+	// parallel tempering's kernel and auto ladder (the default's, on this
+	// ferromagnetic grid the cluster kernel) and DMALA's adaptation.
+	adapt := sampler.Stage{Method: "dmala", Iters: 30, Settings: &dmala.Settings{StepSize: 0.5, Adapt: 10, TargetAcceptance: 0.574}}
+	runs = append(runs, run{"dmala adapted", Spec{Pipeline: sampler.Pipeline{Stages: []sampler.Stage{adapt}}, N: 2, Keep: Keep{Warmup: 20, Draws: 10}, Key: rng.NewKey(2)}})
 	gibbs, _, _ := Pipeline("gibbs")
 	runs = append(runs,
 		run{"replicates", Spec{Pipeline: short(gibbs), N: 5, Replicates: 3, Key: rng.NewKey(2)}},
 		run{"stein compression", Spec{Pipeline: short(gibbs), N: 2, Keep: Keep{Warmup: 5, Draws: 20}, Compress: Compression{Rule: RuleStein, N: 4}, Key: rng.NewKey(2)}},
 		run{"reweighted herding", Spec{Pipeline: short(gibbs), N: 2, Keep: Keep{Warmup: 5, Draws: 20}, Compress: Compression{Rule: RuleHerding, N: 4, Reweight: true}, Key: rng.NewKey(2)}})
 
+	seenSettings, seenStats := map[string]map[string]bool{}, map[string]map[string]bool{}
 	covered := map[string]bool{}
 	for _, r := range runs {
 		out, err := Run(context.Background(), g, r.spec)
@@ -237,17 +252,34 @@ func TestSummaryMatchesSchemaDoc(t *testing.T) {
 		for _, st := range objectsAt(sum, "stages[]") {
 			method := st["method"].(string)
 			set, _ := st["settings"].(map[string]any)
-			if set == nil || !sameNames(keysOf(set), doc.settings[method]) {
+			if set == nil || !documented(keysOf(set), doc.settings[method], seenSettings[method]) {
 				t.Errorf("%s: %s's settings %v; docs/summary-schema.md lists %v", r.name, method, keysOf(set), doc.settings[method])
 			}
+			if seenSettings[method] == nil {
+				seenSettings[method], seenStats[method] = map[string]bool{}, map[string]bool{}
+			}
 			stats, _ := st["statistics"].(map[string]any)
-			if stats == nil || !sameNames(keysOf(stats), doc.statistics[method]) {
+			if stats == nil || !documented(keysOf(stats), doc.statistics[method], seenStats[method]) {
 				t.Errorf("%s: %s's statistics %v; docs/summary-schema.md lists %v", r.name, method, keysOf(stats), doc.statistics[method])
 			}
 		}
 		if c, ok := top["compressed"].(map[string]any); ok {
 			if rw := c["reweight"].(bool); (c["weighted_mean"] == nil) == rw {
 				t.Errorf("%s: weighted_mean %v with reweight %v; want null exactly without reweight", r.name, c["weighted_mean"], rw)
+			}
+		}
+	}
+	for method, names := range doc.settings {
+		for _, name := range names {
+			if !seenSettings[method][name] {
+				t.Errorf("docs/summary-schema.md lists setting %s of %s, which no run's summary has", name, method)
+			}
+		}
+	}
+	for method, names := range doc.statistics {
+		for _, name := range names {
+			if !seenStats[method][name] {
+				t.Errorf("docs/summary-schema.md lists statistic %s of %s, which no run's summary has", name, method)
 			}
 		}
 	}

@@ -80,7 +80,7 @@ and written only when it completes.`,
 	fs.IntVar(&f.warmup, "warmup", 0, "iterations discarded before the --draws are kept (default: as many as the draws take, draws × thin)")
 	fs.IntVar(&f.thin, "thin", 1, "keep every thin-th state of each chain after the warm-up")
 	fs.Float64Var(&f.ess, "ess", 0, "run the chains until every quantity's bulk and tail ESS reach this (and R̂ passes), doubling the run and keeping its second half, thinned to the draws (0: a fixed --warmup and --thin)")
-	fs.IntVar(&f.maxIters, "max-iters", 0, "with --ess, the most iterations per chain (rounds for pt): the run stops at the last doubling within it (default: 16 × 2 × the draws per chain)")
+	fs.IntVar(&f.maxIters, "max-iters", 0, "with --ess, the most iterations per chain (rounds for pt): the run stops at the last doubling within it (default: 16 × 2 × the draws per chain, at least 8000)")
 	fs.DurationVar(&f.maxTime, "max-time", 0, "with --ess, end the run at the first iteration past this duration (1m30s) once a window of draws is complete; the result then depends on the machine's speed")
 	fs.IntVar(&f.reps, "replicates", 1, "run the whole method this many times independently; error bars come from the spread of the runs (for particle methods such as gfsvgd)")
 	fs.Uint64Var(&f.seed, "seed", 1, "random seed; the same seed gives the same output bytes")
@@ -306,6 +306,14 @@ func (f *sampleFlags) keep(fs *pflag.FlagSet) (infer.Keep, int, error) {
 		return k, n, err
 	}
 	if !fs.Changed("ess") {
+		if k.Target > 0 {
+			// The preset's own ESS target (the default's).
+			k.MaxIters, k.MaxTime = f.maxIters, f.maxTime
+			if err := k.Validate(); err != nil {
+				return k, 0, usageError{err}
+			}
+			return k, n, nil
+		}
 		for _, name := range []string{"max-iters", "max-time"} {
 			if fs.Changed(name) {
 				return k, 0, usagef("--%s bounds a run with --ess (an ESS target); without it the chains run --warmup + --draws × --thin iterations", name)
@@ -356,6 +364,12 @@ func (f *sampleFlags) keepFixed(fs *pflag.FlagSet) (infer.Keep, int, error) {
 		if fs.Changed("chains") {
 			cd.Chains = f.chains
 		}
+		fixed := cd.Target > 0 && (fs.Changed("warmup") || fs.Changed("thin"))
+		if fixed {
+			// A fixed run instead of the preset's ESS target: the
+			// flags' warm-up and thinning.
+			cd.Target, cd.Warmup, cd.Thin = 0, f.warmup, f.thin
+		}
 		if fs.Changed("thin") {
 			cd.Thin = f.thin
 		}
@@ -376,6 +390,9 @@ func (f *sampleFlags) keepFixed(fs *pflag.FlagSet) (infer.Keep, int, error) {
 			return infer.Keep{}, 0, usagef("--n %d: more samples than a run can count (at most %d)", n, maxCount/max(1, cd.PerPoint))
 		}
 		chains, k := cd.Keep(n)
+		if fixed && !fs.Changed("warmup") {
+			k.Warmup = k.Draws * k.Thin // --warmup's default
+		}
 		if err := k.Validate(); err != nil {
 			return k, 0, usageError{err}
 		}
