@@ -487,7 +487,7 @@ func (j *journal) describe(method string, b []byte) error {
 		if err != nil {
 			return fmt.Errorf("%s: the settings of method %s: %w (--restart starts over)", j.side, method, err)
 		}
-		if sameSettings(had, now) || sameSettings(renamedPresets(had), now) {
+		if sameSettings(had, now) || sameSettings(renamedPresets(had, now), now) {
 			return nil
 		}
 		if j.hasMethod(method) {
@@ -507,12 +507,28 @@ func (j *journal) describe(method string, b []byte) error {
 
 // renamedPresets returns a recorded method's settings with the presets
 // that were renamed under their present names: journals written before
-// round three's switch of the default recorded "preset":"default" for the
-// preset now called "tempering" (the same pipeline and chains), so that
-// their trials still resume and merge. The record itself is left as it
-// was written.
-func renamedPresets(b []byte) []byte {
-	return bytes.Replace(b, []byte(`"preset":"default"`), []byte(`"preset":"tempering"`), 1)
+// round three's switch of the default recorded "preset":"default" and a
+// pipeline named "default" for the preset now called "tempering" (the
+// same stages and chains, which sameSettings still compares), so that
+// their trials still resume and merge. The pipeline's description, prose
+// that was rewritten with the rename, is taken from now. The record
+// itself is left as it was written.
+func renamedPresets(had, now []byte) []byte {
+	var h, n map[string]any
+	if json.Unmarshal(had, &h) != nil || json.Unmarshal(now, &n) != nil || h["preset"] != "default" || n["preset"] != "tempering" {
+		return had
+	}
+	h["preset"] = "tempering"
+	hp, ok1 := h["pipeline"].(map[string]any)
+	np, ok2 := n["pipeline"].(map[string]any)
+	if ok1 && ok2 && hp["name"] == "default" {
+		hp["name"], hp["description"] = "tempering", np["description"]
+	}
+	b, err := json.Marshal(h)
+	if err != nil {
+		return had
+	}
+	return b
 }
 
 // sameSettings reports whether two recorded settings (JSON) are the same:

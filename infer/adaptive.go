@@ -117,7 +117,7 @@ func (a *adaptive) observe(iter int, s sampler.Sampler) error {
 		steady := a.settled >= 0 && a.settled <= a.end/2
 		a.doneTuned = !steady
 		if steady || last {
-			ok, err := a.enough()
+			ok, mixed, err := a.enough()
 			if err != nil {
 				if a.ctx.Err() != nil {
 					return nil // canceled: the run sees its context next
@@ -127,6 +127,12 @@ func (a *adaptive) observe(iter int, s sampler.Sampler) error {
 			if ok {
 				a.stopped = StopTarget
 				return sampler.ErrEnough
+			}
+			// Chains whose R̂ fails after the sampler settled: one that
+			// chose plain chains over a ladder goes back to it (the
+			// windows that begin while it tunes do not end the run).
+			if e, can := s.(interface{ Escalate() bool }); can && !mixed && !last && e.Escalate() {
+				a.settled = -1
 			}
 		}
 		if last {
@@ -149,24 +155,40 @@ func (a *adaptive) layout() Layout {
 	return Layout{Kind: LayoutChains, Groups: a.n, Length: a.keep.Draws, Warmup: a.doneEnd / 2, Thin: thin, Target: a.keep.Target, Stopped: a.stopped}
 }
 
-// enough diagnoses the last complete window with the run's estimators.
-func (a *adaptive) enough() (bool, error) {
+// enough diagnoses the last complete window with the run's estimators:
+// whether it reached the target, and whether every R̂ was within its
+// limit.
+func (a *adaptive) enough() (ok, mixed bool, err error) {
 	rows := a.n * a.keep.Draws
 	out := &Output{Pipeline: a.pl, N: a.n, Dim: a.d, Samples: &sampler.Samples{N: rows, D: a.d, Z: a.done}, Layout: a.layout()}
 	out.Marginals = sampler.Marginals(a.m, out.Samples)
 	if a.est == RaoBlackwell && out.raoBlackwellApplies(a.m) {
-		var err error
 		if out.cond, err = conditionals(a.ctx, a.m, out.Samples); err != nil {
-			return false, err
+			return false, false, err
 		}
 		out.Marginals = out.cond.marginals(a.m)
 	}
 	out.Means = sampler.Means(a.m, out.Marginals)
 	dg, err := Diagnose(a.ctx, a.m, out)
 	if err != nil {
-		return false, err
+		return false, false, err
 	}
-	return reached(dg, a.keep.Target, a.met()), nil
+	return reached(dg, a.keep.Target, a.met()), withinRhat(dg), nil
+}
+
+// withinRhat reports whether no quantity's R̂ exceeds the limit of its
+// groups' chance level (quantities exact in every draw left out).
+func withinRhat(dg *Diagnostics) bool {
+	limit := rhatChanceLimit(dg.Groups, dg.Length, len(dg.Quantities))
+	for _, q := range dg.Quantities {
+		if q.SD == 0 && q.MCSE == 0 {
+			continue
+		}
+		if float64(q.Rhat) > limit || math.IsNaN(float64(q.Rhat)) {
+			return false
+		}
+	}
+	return true
 }
 
 // met returns, for the last complete window, whether the chains entered

@@ -184,3 +184,53 @@ func TestAdaptiveWindowDuringTuning(t *testing.T) {
 		t.Errorf("no warning that the draws include tuning iterations: %q", out.Diagnostics.Warnings)
 	}
 }
+
+// stuckChains is a sampler whose chains never move, each in its own
+// state (R̂ fails), and that can escalate once (as parallel tempering's
+// plain chains chosen by the sizing go back to their ladder).
+type stuckChains struct {
+	cur       []int
+	escalated int
+	tuneUntil int
+	iter      int
+}
+
+func (s *stuckChains) Step(context.Context) error { s.iter++; return nil }
+func (s *stuckChains) Current() []int             { return s.cur }
+func (s *stuckChains) Stats() sampler.Stats       { return sampler.Stats{} }
+func (s *stuckChains) Tuning() bool               { return s.iter < s.tuneUntil }
+func (s *stuckChains) Escalate() bool {
+	if s.escalated > 0 {
+		return false
+	}
+	s.escalated++
+	s.tuneUntil = s.iter + 30
+	return true
+}
+
+// An ESS-target run whose window fails R̂ asks a sampler that can
+// escalate to do so, once, and the windows that begin while the sampler
+// then tunes do not end the run.
+func TestAdaptiveEscalates(t *testing.T) {
+	m, err := ising.New(2, nil, []float64{0.1, -0.1})
+	if err != nil {
+		t.Fatal(err)
+	}
+	s := &stuckChains{cur: []int{0, 0, 1, 1, 0, 1, 1, 0}}
+	a := newAdaptive(context.Background(), m, sampler.Pipeline{}, Keep{Draws: 10, Target: 100, MaxIters: 160}, 4, Frequencies)
+	for iter := 1; ; iter++ {
+		s.Step(context.Background())
+		if err := a.observe(iter, s); err != nil {
+			if err != sampler.ErrEnough {
+				t.Fatal(err)
+			}
+			break
+		}
+		if iter == 20 && (s.escalated != 1 || a.settled != -1) {
+			t.Fatalf("after the first window: escalated %d times, settled %d; want 1, −1", s.escalated, a.settled)
+		}
+	}
+	if s.escalated != 1 || a.stopped != StopIters {
+		t.Errorf("escalated %d times, stopped %q; want once, %q", s.escalated, a.stopped, StopIters)
+	}
+}

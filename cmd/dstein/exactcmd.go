@@ -6,6 +6,7 @@ import (
 	"io"
 	"math"
 	"os"
+	"strings"
 	"time"
 
 	"github.com/spf13/cobra"
@@ -34,6 +35,10 @@ type exactSummary struct {
 	Seconds   float64     `json:"seconds"`
 	Marginals [][]float64 `json:"marginals"`
 	Means     []float64   `json:"means"`
+	// States names each variable's states, in the order of its
+	// marginal, for models whose states have names (Potts models with
+	// "states"); absent otherwise.
+	States [][]string `json:"state_names,omitempty"`
 }
 
 func newExactCmd(e *env) *cobra.Command {
@@ -131,6 +136,12 @@ the competitions' PR files give it), the marginals and the means.`,
 					sum.Means[i] += p[s] * v
 				}
 			}
+			if sn, ok := lm.File.(mdl.StateNamer); ok {
+				sum.States = make([][]string, lm.File.Dim())
+				for i := range sum.States {
+					sum.States[i] = sn.StateNames(i)
+				}
+			}
 			printExact(say, &sum)
 			if err := out.write("--mar", func(w *bufio.Writer) error { return uai.WriteMAR(w, sum.Marginals) }); err != nil {
 				return err
@@ -185,12 +196,25 @@ func printExact(w io.Writer, s *exactSummary) {
 	fmt.Fprintf(w, "log Z   %.10g (log10 Z %.10g)\n", s.LogZ, s.Log10Z)
 	show := min(len(s.Marginals), 10)
 	for i := range show {
+		if s.States != nil && len(s.States[i]) == len(s.Marginals[i]) {
+			fmt.Fprintf(w, "z%-4d  %s\n", i, formatNamedProbs(s.States[i], s.Marginals[i]))
+			continue
+		}
 		fmt.Fprintf(w, "z%-4d  P = %s\n", i, formatProbs(s.Marginals[i]))
 	}
 	if show < len(s.Marginals) {
 		fmt.Fprintf(w, "(showing %d of %d variables; --mar or --json for all)\n", show, len(s.Marginals))
 	}
 	fmt.Fprintf(w, "%.3g s\n", s.Seconds)
+}
+
+// formatNamedProbs writes "P(red) = 0.5 P(blue) = 0.5".
+func formatNamedProbs(names []string, p []float64) string {
+	parts := make([]string, len(p))
+	for k, v := range p {
+		parts[k] = fmt.Sprintf("P(%s) = %.6f", names[k], v)
+	}
+	return strings.Join(parts, "  ")
 }
 
 func formatProbs(p []float64) string {

@@ -6,6 +6,7 @@ import (
 	"math"
 	"os"
 	"path/filepath"
+	"slices"
 	"strings"
 	"testing"
 
@@ -170,5 +171,42 @@ func TestUAIBadInput(t *testing.T) {
 		if code == 0 || !strings.Contains(errs, c.want) || strings.Contains(errs, "goroutine") || strings.Count(strings.TrimSpace(errs), "\n") > 0 {
 			t.Errorf("%v: exit %d, stderr %q; want one line mentioning %q", c.args, code, errs, c.want)
 		}
+	}
+}
+
+// dstein exact names the states of a model that names them (a Potts
+// model's "states"), on the screen and in the JSON, in the marginals'
+// order.
+func TestExactNamesStates(t *testing.T) {
+	dir := t.TempDir()
+	model := filepath.Join(dir, "p.json")
+	if err := os.WriteFile(model, []byte(`{"type":"potts","q":3,"grid":{"rows":2,"cols":2},"coupling":0.5,"fields":[[1,0,0],[0,0,0],[0,0,0],[0,0,0]],"states":["red","green","blue"]}`), 0o644); err != nil {
+		t.Fatal(err)
+	}
+	js := filepath.Join(dir, "e.json")
+	code, out, errs := dstein(t, "exact", "--model", model, "--json", js)
+	if code != 0 {
+		t.Fatalf("exit %d: %s", code, errs)
+	}
+	if !strings.Contains(out, "z0     P(red) = ") || !strings.Contains(out, "P(blue) = ") {
+		t.Errorf("the states are not named:\n%s", out)
+	}
+	b, err := os.ReadFile(js)
+	if err != nil {
+		t.Fatal(err)
+	}
+	var sum struct {
+		Marginals [][]float64 `json:"marginals"`
+		States    [][]string  `json:"state_names"`
+	}
+	if err := json.Unmarshal(b, &sum); err != nil {
+		t.Fatal(err)
+	}
+	if len(sum.States) != 4 || !slices.Equal(sum.States[0], []string{"red", "green", "blue"}) {
+		t.Fatalf("state_names %v", sum.States)
+	}
+	// The field favours red at z0: its largest probability is red's.
+	if p := sum.Marginals[0]; !(p[0] > p[1] && p[0] > p[2]) {
+		t.Errorf("z0's marginal %v; want red's the largest", p)
 	}
 }

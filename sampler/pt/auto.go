@@ -553,8 +553,32 @@ func (s *Sampler) endProbation() {
 	if !ok {
 		s.plain = -1
 		s.resize(s.fallback)
+	} else {
+		s.late = s.fallback
 	}
 	s.fallback = nil
+}
+
+// Escalate sends plain chains that the sizing chose, and that passed
+// their probation, back to the ladder the pilot sized for them, and
+// reports whether it did (false when the chains are tempered or were not
+// chosen by the sizing). A run that diagnoses its own draws calls it when
+// they show that the plain chains have not mixed after all (an ESS-target
+// run whose window fails R̂: the pilot and the probation average the
+// variables' autocorrelation, and a few slow variables can pass them;
+// on the d = 100 RBM with W ~ N(0, 0.05), plain block-Gibbs chains chosen
+// in 17 of 20 seeds still had R̂ up to 1.02 after 8000 iterations).
+// plain_sweeps then reads −1, and the new ladder is tuned for another
+// Tune iterations (Tuning reports it).
+func (s *Sampler) Escalate() bool {
+	if s.late == nil || s.k != 1 || s.probe != nil {
+		return false
+	}
+	ladder := s.late
+	s.late = nil
+	s.plain = -1
+	s.resize(ladder)
+	return true
 }
 
 // resize moves every chain to a new ladder: the replica at each new level

@@ -337,6 +337,18 @@ func TestEndProbation(t *testing.T) {
 		if !c.plain && !slices.Equal(s.ladder, []float64{1, 0.6, 0.3, 0}) {
 			t.Errorf("%s: ladder %v, want the one kept", c.name, s.ladder)
 		}
+		// Escalate sends chains that passed back to the kept ladder,
+		// once, and tunes it; tempered chains stay as they are.
+		escalated := s.Escalate()
+		if escalated != c.plain || !slices.Equal(s.ladder, []float64{1, 0.6, 0.3, 0}) || s.plain > 0 {
+			t.Errorf("%s: Escalate %v, ladder %v, plain_sweeps %v; want %v, the kept ladder, −1", c.name, escalated, s.ladder, s.plain, c.plain)
+		}
+		if escalated && !s.Tuning() {
+			t.Errorf("%s: the escalated ladder is not tuned", c.name)
+		}
+		if s.Escalate() {
+			t.Errorf("%s: escalated twice", c.name)
+		}
 		run(t, s, 2)
 	}
 }

@@ -326,6 +326,7 @@ type Sampler struct {
 	probe         *pilot    // the plain chains' probation
 	probeEnd      int       // the iteration that ends it
 	fallback      []float64 // the ladder for chains that fail it
+	late          []float64 // the same ladder once they passed it (Escalate)
 	ref           side      // the pilot's tempered means, for the probation
 	refTau        float64
 	regrows       int
