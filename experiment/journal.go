@@ -509,10 +509,9 @@ func (j *journal) describe(method string, b []byte) error {
 // that were renamed under their present names: journals written before
 // round three's switch of the default recorded "preset":"default" and a
 // pipeline named "default" for the preset now called "tempering" (the
-// same stages and chains, which sameSettings still compares), so that
-// their trials still resume and merge. The pipeline's description, prose
-// that was rewritten with the rename, is taken from now. The record
-// itself is left as it was written.
+// same stages and chains, which sameSettings still compares; it does not
+// compare the rewritten description), so that their trials still resume
+// and merge. The record itself is left as it was written.
 func renamedPresets(had, now []byte) []byte {
 	var h, n map[string]any
 	if json.Unmarshal(had, &h) != nil || json.Unmarshal(now, &n) != nil || h["preset"] != "default" || n["preset"] != "tempering" {
@@ -521,8 +520,8 @@ func renamedPresets(had, now []byte) []byte {
 	h["preset"] = "tempering"
 	hp, ok1 := h["pipeline"].(map[string]any)
 	np, ok2 := n["pipeline"].(map[string]any)
-	if ok1 && ok2 && hp["name"] == "default" {
-		hp["name"], hp["description"] = "tempering", np["description"]
+	if ok1 && ok2 && hp["name"] == "default" && np["name"] == "tempering" {
+		hp["name"] = "tempering"
 	}
 	b, err := json.Marshal(h)
 	if err != nil {
@@ -535,7 +534,9 @@ func renamedPresets(had, now []byte) []byte {
 // equal values, where a key that only one side has counts as equal when its
 // value there is empty ("", 0, false, null, [] or {}), the zero value that
 // means "the default" in dstein's settings, so that a field added to a
-// record later does not invalidate the journals written before.
+// record later does not invalidate the journals written before. A
+// "description" (a pipeline's prose, rewritten as the docs are) is not
+// compared.
 func sameSettings(a, b []byte) bool {
 	var x, y any
 	if json.Unmarshal(a, &x) != nil || json.Unmarshal(b, &y) != nil {
@@ -552,6 +553,9 @@ func sameValue(x, y any) bool {
 	}
 	if okx {
 		for k, v := range mx {
+			if k == "description" {
+				continue // a pipeline's prose, rewritten with the docs; never a result
+			}
 			if w, ok := my[k]; ok {
 				if !sameValue(v, w) {
 					return false
@@ -561,7 +565,7 @@ func sameValue(x, y any) bool {
 			}
 		}
 		for k, w := range my {
-			if _, ok := mx[k]; !ok && !emptyValue(w) {
+			if _, ok := mx[k]; !ok && !emptyValue(w) && k != "description" {
 				return false
 			}
 		}

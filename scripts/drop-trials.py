@@ -31,9 +31,13 @@ def main():
             dropped.add((f[0], f[1], f[2]))
             continue
         kept.append(line)
+    mode = os.stat(path).st_mode & 0o777
     fd, tmp = tempfile.mkstemp(dir=os.path.dirname(os.path.abspath(path)), prefix=".drop-")
     with os.fdopen(fd, "w", newline="") as out:
         out.writelines(kept)
+        out.flush()
+        os.fsync(out.fileno())
+    os.chmod(tmp, mode)  # mkstemp's file is 0600; keep the journal's mode
     os.replace(tmp, path)
     print("dropped %d trials (%d rows) from %s" % (len(dropped), len(lines) - len(kept), path))
 

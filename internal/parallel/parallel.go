@@ -47,24 +47,47 @@ func (b *batch) work() {
 	}
 }
 
-var (
-	startOnce sync.Once
-	queue     chan *batch
-	nWorkers  int
-	batches   = sync.Pool{New: func() any { return &batch{done: make(chan struct{}, nWorkers)} }}
-)
+// pool is a set of worker goroutines that take batches from one queue.
+// It holds GOMAXPROCS − 1 workers at the largest GOMAXPROCS a call has
+// seen (re-read at every call), never NumCPU's: under a CPU quota (a
+// container's, Slurm's GOMAXPROCS) NumCPU is the host's, and workers
+// beyond GOMAXPROCS polled for Ps they could not get (parallel
+// tempering's iteration took 5× as long at GOMAXPROCS 2 on a 16-core
+// host). A batch sends at most GOMAXPROCS − 1 tickets, so no more workers
+// than that poll at once after a smaller GOMAXPROCS.
+type pool struct {
+	queue   chan *batch
+	workers atomic.Int32
+	mu      sync.Mutex
+}
 
-func start() {
-	nWorkers = max(runtime.NumCPU(), runtime.GOMAXPROCS(0)) - 1
-	queue = make(chan *batch, 4*(nWorkers+1))
-	for range nWorkers {
+// queueCap bounds the tickets waiting in a pool's queue (a ticket that
+// does not fit is not sent, and the caller does its share).
+const queueCap = 1024
+
+func newPool() *pool { return &pool{queue: make(chan *batch, queueCap)} }
+
+// grow starts workers until the pool has want.
+func (p *pool) grow(want int) {
+	if int(p.workers.Load()) >= want {
+		return
+	}
+	p.mu.Lock()
+	defer p.mu.Unlock()
+	for int(p.workers.Load()) < want {
+		p.workers.Add(1)
 		go func() {
 			for {
-				receive().serve()
+				p.receive().serve()
 			}
 		}()
 	}
 }
+
+var (
+	defaultPool = newPool()
+	batches     = sync.Pool{New: func() any { return &batch{done: make(chan struct{}, queueCap)} }}
+)
 
 // spin is how long an idle worker, and a caller waiting for its helpers,
 // polls before it blocks. Waking a goroutine blocked on another core costs
@@ -76,16 +99,16 @@ const spin = 50 * time.Microsecond
 
 // receive returns the next batch from the queue, polling for up to spin
 // before it blocks.
-func receive() *batch {
+func (p *pool) receive() *batch {
 	deadline := time.Now().Add(spin)
 	for polls := 1; ; polls++ {
 		select {
-		case b := <-queue:
+		case b := <-p.queue:
 			return b
 		default:
 		}
 		if polls%8 == 0 && time.Now().After(deadline) {
-			return <-queue
+			return <-p.queue
 		}
 		runtime.Gosched()
 	}
@@ -94,7 +117,10 @@ func receive() *batch {
 // For runs task over [0, n) in chunks of grain indices (the last chunk may be
 // shorter). grain < 1 is treated as 1. At most GOMAXPROCS goroutines work on
 // the range at once, the caller included.
-func For(n, grain int, task Task) {
+func For(n, grain int, task Task) { defaultPool.For(n, grain, task) }
+
+// For is the package's For on the pool's workers.
+func (p *pool) For(n, grain int, task Task) {
 	if n <= 0 {
 		return
 	}
@@ -102,21 +128,22 @@ func For(n, grain int, task Task) {
 		grain = 1
 	}
 	chunks := (n + grain - 1) / grain
-	helpers := min(runtime.GOMAXPROCS(0)-1, chunks-1)
+	procs := runtime.GOMAXPROCS(0)
+	helpers := min(procs-1, chunks-1)
 	if helpers <= 0 {
 		for lo := 0; lo < n; lo += grain {
 			task.Do(lo, min(lo+grain, n))
 		}
 		return
 	}
-	startOnce.Do(start)
+	p.grow(procs - 1)
 	b := batches.Get().(*batch)
 	b.task, b.n, b.grain, b.chunks = task, n, grain, int64(chunks)
 	b.next.Store(0)
 	sent := 0
-	for range min(helpers, nWorkers) {
+	for range helpers {
 		select {
-		case queue <- b:
+		case p.queue <- b:
 			sent++
 		default:
 		}
@@ -135,7 +162,7 @@ func For(n, grain int, task Task) {
 			select {
 			case <-b.done:
 				got++
-			case other := <-queue:
+			case other := <-p.queue:
 				other.serve()
 			}
 			continue
@@ -143,7 +170,7 @@ func For(n, grain int, task Task) {
 		select {
 		case <-b.done:
 			got++
-		case other := <-queue:
+		case other := <-p.queue:
 			other.serve()
 		default:
 			runtime.Gosched()

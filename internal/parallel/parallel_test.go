@@ -68,3 +68,33 @@ func TestForDoesNotAllocate(t *testing.T) {
 		t.Fatalf("For allocated %.1f times per call, want 0", allocs)
 	}
 }
+
+// A pool holds GOMAXPROCS − 1 workers at the largest GOMAXPROCS its calls
+// have seen, never the machine's NumCPU (a container's CPU quota sets
+// GOMAXPROCS below it): none at GOMAXPROCS 1, and more when GOMAXPROCS
+// grows.
+func TestPoolFollowsGOMAXPROCS(t *testing.T) {
+	old := runtime.GOMAXPROCS(1)
+	defer runtime.GOMAXPROCS(old)
+	p := newPool()
+	c := &countTask{hits: make([]atomic.Int32, 64)}
+	p.For(64, 1, c)
+	if w := p.workers.Load(); w != 0 {
+		t.Errorf("GOMAXPROCS 1 (NumCPU %d): %d workers; want 0", runtime.NumCPU(), w)
+	}
+	runtime.GOMAXPROCS(3)
+	p.For(64, 1, c)
+	if w := p.workers.Load(); w != 2 {
+		t.Errorf("GOMAXPROCS 3: %d workers; want 2", w)
+	}
+	runtime.GOMAXPROCS(2)
+	p.For(64, 1, c)
+	if w := p.workers.Load(); w != 2 {
+		t.Errorf("GOMAXPROCS 2 after 3: %d workers; want the 2 started", w)
+	}
+	for i := range c.hits {
+		if h := c.hits[i].Load(); h != 3 {
+			t.Fatalf("index %d processed %d times, want 3", i, h)
+		}
+	}
+}
