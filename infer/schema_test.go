@@ -16,6 +16,7 @@ import (
 	"github.com/dstein/dstein/model/ising"
 	"github.com/dstein/dstein/rng"
 	"github.com/dstein/dstein/sampler"
+	"github.com/dstein/dstein/sampler/dlmc"
 	"github.com/dstein/dstein/sampler/dmala"
 )
 
@@ -135,8 +136,8 @@ func keysOf(o map[string]any) []string {
 // swap_1, swap_2, … matching swap_<k>), and marks the documented names
 // seen (when seen is not nil). Some settings and statistics appear only
 // with some settings (parallel tempering's kernel and auto ladder,
-// DMALA's adaptation); that every documented name appears in some run is
-// checked over all the runs.
+// DMALA's and DLMC's adaptation); that every documented name appears in
+// some run is checked over all the runs.
 func documented(got, doc []string, seen map[string]bool) bool {
 	swap := regexp.MustCompile(`^swap_[0-9]+$`)
 	want := map[string]bool{}
@@ -208,9 +209,16 @@ func TestSummaryMatchesSchemaDoc(t *testing.T) {
 	}
 	// The settings and statistics that appear only with some settings:
 	// parallel tempering's kernel and auto ladder (the default's, on this
-	// ferromagnetic grid the cluster kernel) and DMALA's adaptation.
+	// ferromagnetic grid the cluster kernel) and DMALA's and DLMC's
+	// adaptation.
 	adapt := sampler.Stage{Method: "dmala", Iters: 30, Settings: &dmala.Settings{StepSize: 0.5, Adapt: 10, TargetAcceptance: 0.574}}
 	runs = append(runs, run{"dmala adapted", Spec{Pipeline: sampler.Pipeline{Stages: []sampler.Stage{adapt}}, N: 2, Keep: Keep{Warmup: 20, Draws: 10}, Key: rng.NewKey(2)}})
+	adapt = sampler.Stage{Method: "dlmc", Iters: 30, Settings: &dlmc.Settings{Adapt: 10}}
+	runs = append(runs, run{"dlmc adapted", Spec{Pipeline: sampler.Pipeline{Stages: []sampler.Stage{adapt}}, N: 2, Keep: Keep{Warmup: 20, Draws: 10}, Key: rng.NewKey(2)}})
+	// dlmc-uncorrected is approximate, so it has no run with draws: a
+	// second run, with the other balancing function.
+	uncorrected := sampler.Stage{Method: "dlmc-uncorrected", Iters: 10, Settings: &dlmc.UncorrectedSettings{Balance: dlmc.Ratio}}
+	runs = append(runs, run{"dlmc-uncorrected ratio", Spec{Pipeline: sampler.Pipeline{Stages: []sampler.Stage{uncorrected}}, N: 2, Key: rng.NewKey(2)}})
 	gibbs, _, _ := Pipeline("gibbs")
 	runs = append(runs,
 		run{"replicates", Spec{Pipeline: short(gibbs), N: 5, Replicates: 3, Key: rng.NewKey(2)}},
@@ -251,12 +259,12 @@ func TestSummaryMatchesSchemaDoc(t *testing.T) {
 		}
 		for _, st := range objectsAt(sum, "stages[]") {
 			method := st["method"].(string)
+			if seenSettings[method] == nil {
+				seenSettings[method], seenStats[method] = map[string]bool{}, map[string]bool{}
+			}
 			set, _ := st["settings"].(map[string]any)
 			if set == nil || !documented(keysOf(set), doc.settings[method], seenSettings[method]) {
 				t.Errorf("%s: %s's settings %v; docs/summary-schema.md lists %v", r.name, method, keysOf(set), doc.settings[method])
-			}
-			if seenSettings[method] == nil {
-				seenSettings[method], seenStats[method] = map[string]bool{}, map[string]bool{}
 			}
 			stats, _ := st["statistics"].(map[string]any)
 			if stats == nil || !documented(keysOf(stats), doc.statistics[method], seenStats[method]) {

@@ -292,7 +292,7 @@ func abuseCases() []abuseCase {
 		{name: "zero temperature", setup: func(t *testing.T, dir string) []string {
 			return []string{"sample", "--model", model(t, dir), "--method", "gfsvgd", "--temperature", "0"}
 		}, code: 2, want: "--temperature must be > 0"},
-		{name: "inapplicable flag", setup: sample("--step-size", "0.3"), code: 2, want: "--step-size applies to dhmc and dmala, not to --method gibbs"},
+		{name: "inapplicable flag", setup: sample("--step-size", "0.3"), code: 2, want: "--step-size applies to dhmc and dlmc and dlmc-uncorrected and dmala, not to --method gibbs"},
 		{name: "draws 0", setup: func(t *testing.T, dir string) []string {
 			return []string{"sample", "--model", model(t, dir), "--method", "gibbs", "--draws", "0"}
 		}, code: 2, want: "--draws must be at least 1"},

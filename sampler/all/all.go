@@ -3,6 +3,7 @@ package all
 import (
 	// Each import registers its method(s) in its init function.
 	_ "github.com/dstein/dstein/sampler/dhmc"
+	_ "github.com/dstein/dstein/sampler/dlmc"
 	_ "github.com/dstein/dstein/sampler/dmala"
 	_ "github.com/dstein/dstein/sampler/gfsvgd"
 	_ "github.com/dstein/dstein/sampler/gibbs"

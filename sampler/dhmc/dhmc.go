@@ -30,7 +30,7 @@ const (
 type Settings struct {
 	// StepSize is ε, how far one integration step moves each coordinate
 	// (before jitter). Default (0) is DefaultStepSize.
-	StepSize float64 `json:"step_size" flag:"step-size,positive" help:"step size: DHMC's integration step ε, DMALA's proposal step α"`
+	StepSize float64 `json:"step_size" flag:"step-size,positive" help:"step size: DHMC's integration step ε, DMALA's proposal step α, DLMC's time h"`
 	// Steps is L, the number of integration steps per iteration; each
 	// step visits every coordinate once. Default (0) is DefaultSteps.
 	Steps int `json:"steps" flag:"steps,positive" help:"integration steps per iteration"`

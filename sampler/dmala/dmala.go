@@ -103,7 +103,7 @@ type Settings struct {
 	// StepSize is α > 0 of the proposal; 0 means DefaultStepSize. Larger
 	// steps propose more moves and are accepted less often. With Adapt
 	// it is where the adaptation starts.
-	StepSize float64 `json:"step_size" flag:"step-size,positive" help:"step size: DHMC's integration step ε, DMALA's proposal step α"`
+	StepSize float64 `json:"step_size" flag:"step-size,positive" help:"step size: DHMC's integration step ε, DMALA's proposal step α, DLMC's time h"`
 	// Adapt is the number of steps at the start of the run during which
 	// the step size is adapted to an acceptance rate of TargetAcceptance
 	// (see the package comment); from then on α stays at the average of

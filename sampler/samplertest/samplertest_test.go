@@ -68,7 +68,8 @@ func TestEveryMethodMatchesExact(t *testing.T) {
 					t.Skipf("%s needs %s: %v", meth.Name, meth.Needs, err)
 				}
 				s := Run(t, meth.Name, nil, m, 2000, -1, 7)
-				CheckMarginals(t, meth.Name+" on "+name, m, s, 0.002)
+				worst := CheckMarginals(t, meth.Name+" on "+name, m, s, 0.002)
+				t.Logf("%s on %s: largest error %.1f SE", meth.Name, name, worst)
 			})
 		}
 	}
