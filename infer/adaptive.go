@@ -46,6 +46,11 @@ type adaptive struct {
 	doneEnd   int   // and its end
 	doneTuned bool  // and whether the sampler was tuning after its start
 	stopped   string
+	// What the last diagnosed window lacked: quantities short of the
+	// target ESS or over the R̂ limit, and rare states the chains entered
+	// fewer than RareVisits times (for the limit's warning).
+	short     int
+	unmetRare []string
 
 	// Entries into each state over the current window's iterations (the
 	// second half of the run so far), summed over chains: entries[off[i]+s]
@@ -173,7 +178,28 @@ func (a *adaptive) enough() (ok, mixed bool, err error) {
 	if err != nil {
 		return false, false, err
 	}
-	return reached(dg, a.keep.Target, a.met()), withinRhat(dg), nil
+	met := a.met()
+	a.short, a.unmetRare = shortfall(dg, a.keep.Target, met)
+	return reached(dg, a.keep.Target, met), withinRhat(dg), nil
+}
+
+// shortfall counts the quantities that can reach the target ESS and do
+// not, or whose R̂ is over its limit, and names the rare quantities whose
+// state was not met often enough: what keeps reached false.
+func shortfall(dg *Diagnostics, target float64, met func(string) bool) (short int, rare []string) {
+	limit := rhatChanceLimit(dg.Groups, dg.Length, len(dg.Quantities))
+	for _, q := range dg.Quantities {
+		if q.Rare && !met(q.Name) {
+			rare = append(rare, q.Name)
+		}
+		if q.SD == 0 && q.MCSE == 0 {
+			continue
+		}
+		if float64(q.Rhat) > limit || math.IsNaN(float64(q.Rhat)) || min(q.BulkESS, q.TailESS) < target {
+			short++
+		}
+	}
+	return short, rare
 }
 
 // withinRhat reports whether no quantity's R̂ exceeds the limit of its

@@ -120,6 +120,11 @@ func TestAdaptiveRareState(t *testing.T) {
 		if out.Layout.Stopped != c.stopped {
 			t.Errorf("field %g: stopped %q after %d iterations; want %q", c.field, out.Layout.Stopped, out.Iters, c.stopped)
 		}
+		if c.stopped == StopIters && !slices.ContainsFunc(out.Diagnostics.Warnings, func(w string) bool {
+			return strings.Contains(w, "0 quantities short of the ESS or over the R̂ limit, 1 rare states entered fewer times: z0)")
+		}) {
+			t.Errorf("field %g: the limit's warning does not say that z0's rare state held the run: %q", c.field, out.Diagnostics.Warnings)
+		}
 		if c.stopped == StopTarget && out.Iters > 8000 {
 			t.Errorf("field %g: stopped after %d iterations; a state of probability 0.003 is entered 10 times in 4 chains within about 1000", c.field, out.Iters)
 		}

@@ -64,7 +64,7 @@ func TestPlanRefusesMisfits(t *testing.T) {
 		spec Spec
 		want string
 	}{
-		{Spec{Pipeline: gf, N: 5, Keep: Keep{Draws: 10}}, "gfsvgd moves particles"},
+		{Spec{Pipeline: gf, N: 5, Keep: Keep{Draws: 10}}, "gfsvgd is approximate"},
 		{Spec{Pipeline: ex, N: 5, Keep: Keep{Draws: 10}}, "exact makes independent draws"},
 		{Spec{Pipeline: gb, N: 5, Keep: Keep{Draws: 10}, Replicates: 3}, "exclude each other"},
 		{Spec{Pipeline: gb, N: 5, Keep: Keep{Draws: 0, Warmup: 3}}, "at least 1"},

@@ -4,6 +4,7 @@ import (
 	"context"
 	"errors"
 	"fmt"
+	"strings"
 	"time"
 
 	"github.com/dstein/dstein/compress"
@@ -280,7 +281,11 @@ func Run(ctx context.Context, m model.Model, spec Spec) (*Output, error) {
 		if adapt != nil && adapt.doneTuned {
 			tuned = ", and they include iterations during which the sampler was still tuning (parallel tempering's ladder)"
 		}
-		out.Diagnostics.Warnings = append(out.Diagnostics.Warnings, fmt.Sprintf("the run reached %s before every quantity's bulk and tail ESS reached %g with R̂ within its limit and every rare state was entered %d times: the draws are those of the second half of the run%s; raise the limit or use a method for hard targets", limit, spec.Keep.Target, RareVisits, tuned))
+		lacked := ""
+		if adapt != nil {
+			lacked = fmt.Sprintf(" (the last window: %d quantities short of the ESS or over the R̂ limit, %d rare states entered fewer times%s)", adapt.short, len(adapt.unmetRare), firstNames(adapt.unmetRare, 3))
+		}
+		out.Diagnostics.Warnings = append(out.Diagnostics.Warnings, fmt.Sprintf("the run reached %s before every quantity's bulk and tail ESS reached %g with R̂ within its limit and every rare state was entered %d times%s: the draws are those of the second half of the run%s; raise the limit or use a method for hard targets", limit, spec.Keep.Target, RareVisits, lacked, tuned))
 	}
 	if budget != nil && budget.tuningDraws() {
 		out.Diagnostics.Warnings = append(out.Diagnostics.Warnings, fmt.Sprintf("the evaluation budget (%d) ended while the sampler was still tuning or too soon after (its last tuning iteration %d, the draws from iteration %d): the draws include tuning iterations; give it a larger budget", spec.Keep.Budget, budget.tuned, budget.warmup+budget.thin))
@@ -411,7 +416,7 @@ func (spec Spec) Plan() (sampler.Pipeline, error) {
 	if meth.OneShot || meth.Approximate {
 		kind := "makes independent draws in one step"
 		if meth.Approximate {
-			kind = "moves particles, which are not a Markov chain on the model"
+			kind = "is approximate: its states are not a Markov chain that leaves the model invariant"
 		}
 		return pl, fmt.Errorf("draws are kept from MCMC chains, but %s %s: use replicates for its error bars", last.Method, kind)
 	}
@@ -488,4 +493,17 @@ func Memory(m model.Model, spec Spec) float64 {
 		}
 	}
 	return need + stage
+}
+
+// firstNames lists up to k names after a colon ("": none), with "…" when
+// there are more.
+func firstNames(names []string, k int) string {
+	if len(names) == 0 {
+		return ""
+	}
+	out := ": " + strings.Join(names[:min(k, len(names))], ", ")
+	if len(names) > k {
+		out += ", …"
+	}
+	return out
 }

@@ -302,7 +302,7 @@ func abuseCases() []abuseCase {
 		{name: "draws and iters", setup: sample("--draws", "10"), code: 2, want: "--iters does not apply with --draws"},
 		{name: "draws of particles", setup: func(t *testing.T, dir string) []string {
 			return []string{"sample", "--model", model(t, dir), "--method", "gfsvgd", "--draws", "10"}
-		}, code: 2, want: "gfsvgd moves particles"},
+		}, code: 2, want: "gfsvgd is approximate"},
 		{name: "draws and replicates", setup: func(t *testing.T, dir string) []string {
 			return []string{"sample", "--model", model(t, dir), "--method", "gibbs", "--draws", "10", "--replicates", "3"}
 		}, code: 2, want: "--replicates does not apply with --draws"},

@@ -7,6 +7,7 @@ import (
 
 	"github.com/dstein/dstein/internal/parallel"
 	"github.com/dstein/dstein/model"
+	"github.com/dstein/dstein/optim"
 	"github.com/dstein/dstein/sampler"
 	"github.com/dstein/dstein/sampler/mh"
 )
@@ -233,12 +234,10 @@ type Sampler struct {
 	steps   int
 	err     error
 	ctx     context.Context // the context of the Step in progress
-	// The adaptation of h (Settings.Adapt): its length in steps, its
-	// target, and the sum of log h over the second half of its steps so
-	// far.
+	// The adaptation of h (Settings.Adapt): its length in steps, and the
+	// recursion on log h.
 	adapt    int
-	target   float64
-	logHSum  float64
+	ad       optim.Averaged
 	tunedAcc int64 // proposals accepted by all chains when the adaptation ended
 }
 
@@ -268,7 +267,8 @@ func New(p *sampler.Problem, set Settings) (*Sampler, error) {
 	if err != nil {
 		return nil, err
 	}
-	s.adapt, s.target = set.Adapt, set.TargetAcceptance
+	s.adapt = set.Adapt
+	s.ad = optim.Averaged{X: s.logH, Gain: adaptGain, Target: set.TargetAcceptance, Lo: math.Log(minAdaptStep), Hi: math.Log(maxAdaptStep), Steps: set.Adapt}
 	return s, nil
 }
 
@@ -376,18 +376,12 @@ func (s *Sampler) adaptStep() {
 	for c := range s.chains {
 		sum += s.chains[c].accProb
 	}
-	t := s.steps
-	if t > s.adapt/2 {
-		s.logHSum += s.logH // the log h with which step t proposed
-	}
-	u := s.logH + adaptGain*(sum/float64(s.n)-s.target)
-	if t == s.adapt {
-		u = s.logHSum / float64(s.adapt-s.adapt/2)
+	u, done := s.ad.Update(s.steps, sum/float64(s.n))
+	if done {
 		for _, ch := range s.set {
 			s.tunedAcc += ch.Accepted
 		}
 	}
-	u = min(max(u, math.Log(minAdaptStep)), math.Log(maxAdaptStep))
 	s.logH, s.h = u, math.Exp(u)
 }
 

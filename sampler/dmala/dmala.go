@@ -7,6 +7,7 @@ import (
 
 	"github.com/dstein/dstein/internal/parallel"
 	"github.com/dstein/dstein/model"
+	"github.com/dstein/dstein/optim"
 	"github.com/dstein/dstein/sampler"
 	"github.com/dstein/dstein/sampler/mh"
 )
@@ -167,11 +168,10 @@ type Sampler struct {
 	steps  int
 	err    error
 	ctx    context.Context // the context of the Step in progress
-	// The adaptation of α (Settings.Adapt): its length in steps, its
-	// target, and the sum of 1/α over the second half of its steps so far.
+	// The adaptation of α (Settings.Adapt): its length in steps, and the
+	// recursion on 1/α.
 	adapt    int
-	target   float64
-	invASum  float64
+	ad       optim.Averaged
 	tunedAcc int64 // proposals accepted by all chains when the adaptation ended
 }
 
@@ -201,7 +201,8 @@ func New(p *sampler.Problem, set Settings) (*Sampler, error) {
 	}
 	m, n, d := p.Model, p.N, p.Model.Dim()
 	s := &Sampler{m: rm, off: off, n: n, d: d, alpha: set.StepSize, invA: 1 / set.StepSize, chains: make([]chain, n), set: make(mh.Set, n), cur: make([]int, n*d), ctx: context.Background(),
-		adapt: set.Adapt, target: set.TargetAcceptance}
+		adapt: set.Adapt}
+	s.ad = optim.Averaged{X: s.invA, Gain: -adaptGain, Target: set.TargetAcceptance, Lo: 1 / maxAdaptStep, Hi: 1 / minAdaptStep, Steps: set.Adapt}
 	f := off[d]
 	for c := range s.chains {
 		ch := &s.chains[c]
@@ -280,18 +281,12 @@ func (s *Sampler) adaptStep() {
 	for c := range s.chains {
 		sum += s.chains[c].accProb
 	}
-	t := s.steps
-	if t > s.adapt/2 {
-		s.invASum += s.invA // the 1/α with which step t proposed
-	}
-	u := s.invA - adaptGain*(sum/float64(s.n)-s.target)
-	if t == s.adapt {
-		u = s.invASum / float64(s.adapt-s.adapt/2)
+	u, done := s.ad.Update(s.steps, sum/float64(s.n))
+	if done {
 		for _, ch := range s.set {
 			s.tunedAcc += ch.Accepted
 		}
 	}
-	u = min(max(u, 1/maxAdaptStep), 1/minAdaptStep)
 	s.invA, s.alpha = u, 1/u
 }
 
