@@ -3,61 +3,24 @@ package dlmc
 import (
 	"fmt"
 	"math"
+
+	"github.com/dstein/dstein/sampler/balance"
 )
 
 // Balance is the locally balanced function g that turns the estimated
-// ratio t = p*(z with z_i = s) / p*(z) of a move into its rate g(t). Both
-// satisfy g(t) = t·g(1/t), which makes the per-variable jump process
-// reversible with respect to the distribution that the gradient estimates.
-type Balance int
+// ratio t = p*(z with z_i = s) / p*(z) of a move into its rate g(t) (see
+// package balance).
+type Balance = balance.Func
 
 const (
 	// Sqrt is g(t) = √t, DISCS's SQRT (its default, and this package's).
-	Sqrt Balance = iota
+	Sqrt = balance.Sqrt
 	// Ratio is g(t) = t/(1+t), DISCS's RATIO (Barker's function).
-	Ratio
+	Ratio = balance.Ratio
 )
 
-// String returns "sqrt" or "ratio".
-func (b Balance) String() string {
-	if b == Ratio {
-		return "ratio"
-	}
-	return "sqrt"
-}
-
-// MarshalText implements encoding.TextMarshaler.
-func (b Balance) MarshalText() ([]byte, error) { return []byte(b.String()), nil }
-
-// UnmarshalText parses "sqrt" or "ratio".
-func (b *Balance) UnmarshalText(t []byte) error {
-	switch string(t) {
-	case "sqrt":
-		*b = Sqrt
-	case "ratio":
-		*b = Ratio
-	default:
-		return fmt.Errorf("unknown balancing function %q: want sqrt (g(t) = √t) or ratio (g(t) = t/(1+t))", t)
-	}
-	return nil
-}
-
-// logRate returns log g(e^δ), the log-rate of a move whose log-ratio is
-// estimated as δ (−Inf for δ = −Inf).
-func (b Balance) logRate(delta float64) float64 {
-	if b == Ratio {
-		return logSigmoid(delta)
-	}
-	return delta / 2
-}
-
 // logSigmoid returns log σ(x) = −log(1 + e^−x) without overflow.
-func logSigmoid(x float64) float64 {
-	if x >= 0 {
-		return -math.Log1p(math.Exp(-x))
-	}
-	return x - math.Log1p(math.Exp(x))
-}
+func logSigmoid(x float64) float64 { return balance.LogSigmoid(x) }
 
 // twoState returns the probabilities, and their logarithms, that a
 // two-state chain at its state c is at the other state o, or still (or
@@ -412,7 +375,7 @@ func (k *kernel) logRates(ell []float64, m int, bal Balance) {
 			if b == a {
 				continue
 			}
-			r := bal.logRate(ell[k.idx[b]] - la)
+			r := bal.LogWeight(ell[k.idx[b]] - la)
 			k.lr[a*m+b] = r
 			top = max(top, r)
 		}

@@ -101,7 +101,7 @@ func TestProposal(t *testing.T) {
 				cur := a + ch.Z[i]
 				o := a + b - 1 - cur
 				delta := ch.g[o] - ch.g[cur]
-				x, y := math.Exp(bal.logRate(delta)), math.Exp(bal.logRate(-delta)) // rates out and back
+				x, y := math.Exp(bal.LogWeight(delta)), math.Exp(bal.LogWeight(-delta)) // rates out and back
 				want := x / (x + y) * (1 - math.Exp(-(x+y)*0.7))
 				if math.Abs(ch.q[o]-want) > 1e-12 {
 					t.Errorf("%s, %v: variable %d: P(move) %v, want %v", name, bal, i, ch.q[o], want)
