@@ -18,6 +18,8 @@ import (
 	"github.com/dstein/dstein/sampler"
 	"github.com/dstein/dstein/sampler/dlmc"
 	"github.com/dstein/dstein/sampler/dmala"
+	"github.com/dstein/dstein/sampler/gwg"
+	"github.com/dstein/dstein/sampler/pas"
 )
 
 // schemaDoc is the parsed docs/summary-schema.md: the keys of each object
@@ -209,12 +211,17 @@ func TestSummaryMatchesSchemaDoc(t *testing.T) {
 	}
 	// The settings and statistics that appear only with some settings:
 	// parallel tempering's kernel and auto ladder (the default's, on this
-	// ferromagnetic grid the cluster kernel) and DMALA's and DLMC's
-	// adaptation.
+	// ferromagnetic grid the cluster kernel) and DMALA's, DLMC's and
+	// multi-flip GWG's adaptation.
 	adapt := sampler.Stage{Method: "dmala", Iters: 30, Settings: &dmala.Settings{StepSize: 0.5, Adapt: 10, TargetAcceptance: 0.574}}
 	runs = append(runs, run{"dmala adapted", Spec{Pipeline: sampler.Pipeline{Stages: []sampler.Stage{adapt}}, N: 2, Keep: Keep{Warmup: 20, Draws: 10}, Key: rng.NewKey(2)}})
 	adapt = sampler.Stage{Method: "dlmc", Iters: 30, Settings: &dlmc.Settings{Adapt: 10}}
 	runs = append(runs, run{"dlmc adapted", Spec{Pipeline: sampler.Pipeline{Stages: []sampler.Stage{adapt}}, N: 2, Keep: Keep{Warmup: 20, Draws: 10}, Key: rng.NewKey(2)}})
+	// The path auxiliary sampler adapts its mean path length.
+	adapt = sampler.Stage{Method: "pas", Iters: 30, Settings: &pas.Settings{Adapt: 10}}
+	runs = append(runs, run{"pas adapted", Spec{Pipeline: sampler.Pipeline{Stages: []sampler.Stage{adapt}}, N: 2, Keep: Keep{Warmup: 20, Draws: 10}, Key: rng.NewKey(2)}})
+	adapt = sampler.Stage{Method: "gwg-multi", Iters: 30, Settings: &gwg.MultiSettings{Adapt: 10}}
+	runs = append(runs, run{"gwg-multi adapted", Spec{Pipeline: sampler.Pipeline{Stages: []sampler.Stage{adapt}}, N: 2, Keep: Keep{Warmup: 20, Draws: 10}, Key: rng.NewKey(2)}})
 	// dlmc-uncorrected is approximate, so it has no run with draws: a
 	// second run, with the other balancing function.
 	uncorrected := sampler.Stage{Method: "dlmc-uncorrected", Iters: 10, Settings: &dlmc.UncorrectedSettings{Balance: dlmc.Ratio}}

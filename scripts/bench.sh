@@ -8,7 +8,7 @@ count=${1:-5}
 echo "## go test -bench (count $count)"
 go test -run '^$' -bench 'StepRBM|StepCategorical1D|ReferenceProducts' -benchmem -count "$count" ./sampler/gfsvgd/
 go test -run '^$' -bench 'ABt' -count "$count" ./internal/gemm/
-go test -run '^$' -bench . -benchmem -count "$count" ./sampler/gibbs/ ./sampler/gwg/ ./sampler/dmala/ ./sampler/dlmc/ ./sampler/dhmc/ ./sampler/pt/ ./sampler/sw/ ./metrics/
+go test -run '^$' -bench . -benchmem -count "$count" ./sampler/gibbs/ ./sampler/gwg/ ./sampler/dmala/ ./sampler/dlmc/ ./sampler/pas/ ./sampler/dhmc/ ./sampler/pt/ ./sampler/sw/ ./metrics/
 go test -run '^$' -bench . -benchmem -count "$count" ./diag/ ./stein/
 go test -run '^$' -bench . -benchmem -benchtime 3x -count "$count" ./compress/
 go test -run '^$' -bench 'Diagnose' -benchmem -benchtime 5x -count "$count" ./infer/

@@ -9,6 +9,7 @@ import (
 	_ "github.com/dstein/dstein/sampler/gibbs"
 	_ "github.com/dstein/dstein/sampler/gwg"
 	_ "github.com/dstein/dstein/sampler/iid"
+	_ "github.com/dstein/dstein/sampler/pas"
 	_ "github.com/dstein/dstein/sampler/pt"
 	_ "github.com/dstein/dstein/sampler/sw"
 )

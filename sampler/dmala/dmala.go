@@ -114,7 +114,7 @@ type Settings struct {
 	// moves are not draws of one exact chain (Tuning reports those steps,
 	// and infer's adaptive runs wait for them). 0, the default: α stays
 	// StepSize throughout.
-	Adapt int `json:"adapt,omitempty" flag:"adapt" help:"adapt the step size α (from --step-size) to the --target-acceptance rate during this many first steps, then keep it fixed; keep them within the warm-up (0: no adaptation)"`
+	Adapt int `json:"adapt,omitempty" flag:"adapt" help:"adapt the proposal's size (DMALA's α, DLMC's h, PAS's mean path length R, gwg-multi's flips K; starting from --step-size, --path-length or --flips) to the --target-acceptance rate during this many first steps, then keep it fixed; keep them within the warm-up (0: no adaptation)"`
 	// TargetAcceptance is the acceptance rate in (0, 1) that Adapt aims
 	// for; 0 means DefaultTargetAcceptance (0.574). It applies only with
 	// Adapt.

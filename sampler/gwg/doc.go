@@ -60,4 +60,14 @@
 // far that were accepted (d per chain and step). Chains run in parallel,
 // each with its own random stream, so results do not depend on the number
 // of cores.
+//
+// # Multi-flip proposals
+//
+// The package also registers "gwg-multi" (NewMulti): Gibbs-with-Gradients
+// whose proposals move several variables at once, K drawn with
+// replacement from the variables' move weights, as the DISCS benchmark's
+// multi-flip and adaptive GWG do for binary variables, extended to
+// variables of more states; K is fixed or adapted during the warm-up to
+// an acceptance rate. It recomputes the weights of every variable at each
+// proposed state instead of keeping sum trees. See MultiSampler.
 package gwg

@@ -1,0 +1,531 @@
+package experiment
+
+import (
+	"context"
+	"encoding/json"
+	"fmt"
+	"math"
+	"math/rand/v2"
+	"strings"
+	"text/tabwriter"
+	"time"
+
+	"github.com/dstein/dstein/diag"
+	"github.com/dstein/dstein/model"
+	"github.com/dstein/dstein/model/categorical"
+	"github.com/dstein/dstein/model/ising"
+	"github.com/dstein/dstein/model/potts"
+	"github.com/dstein/dstein/report"
+	"github.com/dstein/dstein/rng"
+	"github.com/dstein/dstein/sampler"
+	"github.com/dstein/dstein/transform"
+)
+
+func init() {
+	register(&Experiment{
+		Name:        "discs",
+		Title:       "DISCS's targets and metric: per-chain ESS of the distance to a reference state, per step, per evaluation and per second, beside DISCS's published numbers",
+		Trials:      1,
+		QuickTrials: 1,
+		Setting:     "target",
+		body:        runDISCS,
+	})
+}
+
+// discsChains is DISCS's batch size: the chains of every run.
+const discsChains = 100
+
+// discsTarget is one of DISCS's models as DISCS defines it.
+type discsTarget struct {
+	x     float64 // the table's setting
+	key   string  // the key of its published rows (discsPublished); "" none
+	title string
+	kind  string // "binary", "categorical" or "potts": its list of methods
+	build func(r *rand.Rand) (model.Model, error)
+}
+
+// discsTargets returns DISCS's targets; tiny runs (tests) take small
+// versions of them (10×10 lattices, 200 categorical variables).
+func discsTargets(mode Mode) []discsTarget {
+	side, cats, pside := 50, 2000, 30
+	if mode == Tiny {
+		side, cats, pside = 10, 200, 8
+	}
+	return []discsTarget{
+		{1, "ising-lambda0.5", fmt.Sprintf("Ising %d×%d, λ = 0.5, μ = 0.5, σ = 1.5", side, side), "binary",
+			func(r *rand.Rand) (model.Model, error) { return discsIsing(r, side, 0.5, 0.5, 1.5) }},
+		{2, "ising-lambda1", fmt.Sprintf("Ising %d×%d, λ = 1, μ = 1, σ = 3", side, side), "binary",
+			func(r *rand.Rand) (model.Model, error) { return discsIsing(r, side, 1, 1, 3) }},
+		{3, "categorical-q4", fmt.Sprintf("categorical %d × 4 states, σ = 1.5", cats), "categorical",
+			func(r *rand.Rand) (model.Model, error) { return discsCategorical(r, cats, 4, 1.5) }},
+		{4, "", fmt.Sprintf("Potts %d×%d, q = 4, λ = 1, μ = 0.5, σ = 1.5 (today's DISCS)", pside, pside), "potts",
+			func(r *rand.Rand) (model.Model, error) { return discsPotts(r, pside, 4, 1, 0.5, 1.5) }},
+	}
+}
+
+// discsCircle is DISCS's sign of the fields' offset μ at site (i, j) of a
+// side×side lattice: +1 inside the disc (i/side − ½)² + (j/side − ½)² <
+// 1/(2π) (half the unit square's area), −1 outside.
+func discsCircle(i, j, side int) float64 {
+	a, b := float64(i)/float64(side)-0.5, float64(j)/float64(side)-0.5
+	if a*a+b*b < 0.5/math.Pi {
+		return 1
+	}
+	return -1
+}
+
+// discsIsing is DISCS's Ising model (discs/models/ising.py at the commit of
+// its published results): an open side×side lattice of x ∈ {0, 1}, spins
+// s = 2x − 1, log p*(s) = Σ_edges 2λ s_i s_j + Σ_i b_i s_i, where that
+// commit's energy counted every edge twice (2λ per edge) and
+// b_i = −(σ(2u_i − 1) + μ c_i), u_i uniform on [0, 1), c_i = discsCircle.
+// The fields are this run's draw, not DISCS's (its JAX key cannot be
+// replayed here), from the same distribution.
+func discsIsing(r *rand.Rand, side int, lambda, mu, sigma float64) (model.Model, error) {
+	fields := make([]float64, side*side)
+	for i := range side {
+		for j := range side {
+			fields[i*side+j] = -(sigma*(2*r.Float64()-1) + mu*discsCircle(i, j, side))
+		}
+	}
+	return ising.Grid(side, side, false, 2*lambda, fields)
+}
+
+// discsCategorical is DISCS's categorical model: d independent variables
+// of q states with logits θ ~ N(0, σ²), p*(z) ∝ exp(Σ_i θ_i[z_i]).
+func discsCategorical(r *rand.Rand, d, q int, sigma float64) (model.Model, error) {
+	vars := make([]categorical.Variable, d)
+	theta := make([]float64, q)
+	for i := range vars {
+		mx := math.Inf(-1)
+		for s := range theta {
+			theta[s] = sigma * r.NormFloat64()
+			mx = math.Max(mx, theta[s])
+		}
+		probs, states := make([]float64, q), make([]float64, q)
+		sum := 0.0
+		for s, t := range theta {
+			probs[s] = math.Exp(t - mx)
+			sum += probs[s]
+			states[s] = float64(s)
+		}
+		for s := range probs {
+			probs[s] /= sum
+		}
+		vars[i] = categorical.Variable{States: states, Probs: probs}
+	}
+	return categorical.New(vars)
+}
+
+// discsPotts is DISCS's Potts model as its repository defines it today
+// (discs/models/potts.py; it published no Potts numbers at the commit of
+// its Ising results): an open side×side lattice of q states whose
+// log-likelihood is minus the energy Σ_edges λ [z_i = z_j] + Σ_i b_i(z_i),
+// so the couplings are −λ (antiferromagnetic), with
+// b_i(s) = −(σ(2u − 1) + μ c_i) drawn per site and state: fields
+// h_i(s) = σ(2u − 1) + μ c_i (the offset μ c_i is the same for every state
+// of a site and changes nothing).
+func discsPotts(r *rand.Rand, side, q int, lambda, mu, sigma float64) (model.Model, error) {
+	fields := make([]float64, side*side*q)
+	for i := range side {
+		for j := range side {
+			for s := range q {
+				fields[(i*side+j)*q+s] = sigma*(2*r.Float64()-1) + mu*discsCircle(i, j, side)
+			}
+		}
+	}
+	return potts.Grid(side, side, false, q, -lambda, fields)
+}
+
+// discsMethod is one sampler run on a target.
+type discsMethod struct {
+	name     string // the journal's name
+	method   string // the registered method
+	settings string // its settings as JSON; %d is the warm-up's length
+	discs    string // DISCS's sampler and balancing function ("gwg/sqrt"); "" none
+	// perIter is how many of DISCS's steps one iteration of the method is
+	// counted as (d/2 for a sweep against DISCS's blocks of 2 variables).
+	perIter func(d int) float64
+	note    string
+}
+
+func one(int) float64 { return 1 }
+
+func discsMethods(kind string) []discsMethod {
+	sweep2 := func(d int) float64 { return float64(d) / 2 }
+	sweep := func(d int) float64 { return float64(d) }
+	gibbs := discsMethod{"gibbs", "gibbs", `{}`, "blockgibbs", sweep2,
+		"a sweep of single-site updates, counted as d/2 of DISCS's block steps (blocks of 2 variables, q² evaluations each)"}
+	ms := []discsMethod{gibbs}
+	switch kind {
+	case "binary":
+		ms = append(ms, discsMethod{"sw", "sw", `{}`, "", one, "Swendsen–Wang cluster update (dstein's own; DISCS has none)"})
+	}
+	if kind == "binary" {
+		ms = append(ms,
+			discsMethod{"gwg-multi-sqrt", "gwg-multi", `{"adapt":%d,"flips":1}`, "gwg/sqrt", one, "DISCS's binary GWG: K flips with replacement, K adapted"},
+			discsMethod{"gwg-multi-ratio", "gwg-multi", `{"adapt":%d,"flips":1,"balance":"ratio"}`, "gwg/ratio", one, ""})
+	} else {
+		ms = append(ms,
+			discsMethod{"gwg", "gwg", `{}`, "gwg/sqrt", sweep, "single-flip GWG, a sweep of d proposals counted as d steps (DISCS's categorical GWG flips one variable)"},
+			discsMethod{"gwg-multi-sqrt", "gwg-multi", `{"adapt":%d,"flips":1}`, "", one, "multi-flip GWG for more states (dstein's; DISCS's categorical GWG has one flip)"})
+	}
+	ms = append(ms,
+		discsMethod{"pas-sqrt", "pas", `{"adapt":%d,"path_length":1}`, "path_auxiliary/sqrt", one, "path length adapted during the warm-up, then fixed"},
+		discsMethod{"pas-ratio", "pas", `{"adapt":%d,"path_length":1,"balance":"ratio"}`, "path_auxiliary/ratio", one, ""},
+		discsMethod{"dmala", "dmala", `{"adapt":%d}`, "dmala/sqrt", one, "step size adapted during the warm-up, then fixed"},
+		discsMethod{"dlmc-sqrt", "dlmc", `{"adapt":%d}`, "dlmc/sqrt/interpolate", one, "h adapted during the warm-up, then fixed"},
+		discsMethod{"dlmc-ratio", "dlmc", `{"adapt":%d,"balance":"ratio"}`, "dlmc/ratio/interpolate", one, ""})
+	return ms
+}
+
+// discsIters returns the iterations of a run (half of them warm-up, as
+// DISCS's ess_ratio 0.5) for a method on a target: DISCS runs 100,000
+// steps, which at dstein's 40–75 ms per step of 100 chains on the 50×50
+// lattices would take hours per method; the lengths below keep the full
+// experiment near an hour on 2 cores (R̂ of the same statistic says where
+// they are too short).
+func discsIters(mode Mode, t discsTarget, m discsMethod) int {
+	sweeps := m.method == "gibbs" || m.method == "gwg" || m.method == "sw"
+	var it [2]int // sweeps, steps
+	switch {
+	case mode == Tiny:
+		it = [2]int{8, 8}
+	case mode == Quick && t.kind == "binary":
+		it = [2]int{40, 30}
+	case mode == Quick && t.kind == "categorical":
+		it = [2]int{10, 20}
+	case mode == Quick:
+		it = [2]int{20, 20}
+	case t.kind == "categorical":
+		it = [2]int{200, 2000}
+	case t.kind == "potts" && m.method == "gwg":
+		it = [2]int{400, 0}
+	default:
+		it = [2]int{1000, 4000}
+	}
+	if sweeps {
+		return it[0]
+	}
+	return it[1]
+}
+
+// discsRun is what one run measured.
+type discsRun struct {
+	ess      []float64 // per chain (tfp's estimator)
+	bulk     float64   // multi-chain bulk ESS
+	rhat     float64
+	kept     int     // iterations kept
+	seconds  float64 // their wall time
+	evals    float64 // model evaluations per chain over them
+	accept   float64 // the method's acceptance rate (NaN when none)
+	moreStat []sampler.Stat
+}
+
+// runDISCSMethod runs n chains of m from uniform random states for iters
+// iterations and records, over the second half, the distance of every
+// chain to ref: Σ_i |z_i − ref_i| over state indices (DISCS's statistic:
+// the Hamming distance for two states, the L1 distance of the codes
+// 0, …, q − 1 for more).
+func runDISCSMethod(ctx context.Context, mod model.Model, m discsMethod, iters int, key rng.Key, ref []int) (*discsRun, error) {
+	meth, err := sampler.Lookup(m.method)
+	if err != nil {
+		return nil, err
+	}
+	set := meth.NewSettings()
+	warm := iters / 2
+	js := m.settings
+	if strings.Contains(js, "%d") {
+		js = fmt.Sprintf(js, warm)
+	}
+	if err := json.Unmarshal([]byte(js), set); err != nil {
+		return nil, fmt.Errorf("settings of %s: %w", m.name, err)
+	}
+	if err := set.Validate(); err != nil {
+		return nil, fmt.Errorf("settings of %s: %w", m.name, err)
+	}
+	set = set.Resolved()
+	t, err := transform.ForModel(nil, mod)
+	if err != nil {
+		return nil, err
+	}
+	d := mod.Dim()
+	z0 := make([]int, discsChains*d)
+	r := key.For(rng.Init).Rand()
+	for c := range discsChains {
+		for i := range d {
+			z0[c*d+i] = r.IntN(len(mod.States(i)))
+		}
+	}
+	p := &sampler.Problem{Model: mod, Transform: t, N: discsChains, Z: z0, Key: key}
+	s, err := meth.New(p, set)
+	if err != nil {
+		return nil, err
+	}
+	for range warm {
+		if err := s.Step(ctx); err != nil {
+			return nil, err
+		}
+	}
+	kept := iters - warm
+	chains := make([][]float64, discsChains)
+	for c := range chains {
+		chains[c] = make([]float64, kept)
+	}
+	ev0 := s.Stats().Evaluations
+	var spent time.Duration
+	for k := range kept {
+		start := time.Now()
+		if err := s.Step(ctx); err != nil {
+			return nil, err
+		}
+		spent += time.Since(start)
+		z := s.Current()
+		for c := range discsChains {
+			dist := 0
+			for i, v := range z[c*d : (c+1)*d] {
+				if v > ref[i] {
+					dist += v - ref[i]
+				} else {
+					dist += ref[i] - v
+				}
+			}
+			chains[c][k] = float64(dist)
+		}
+	}
+	st := s.Stats()
+	out := &discsRun{kept: kept, seconds: spent.Seconds(), evals: float64(st.Evaluations-ev0) / discsChains, accept: math.NaN()}
+	if v, ok := st.Value("acceptance_rate"); ok {
+		out.accept = v
+	}
+	for _, v := range st.Values {
+		if v.Name != "acceptance_rate" {
+			out.moreStat = append(out.moreStat, v)
+		}
+	}
+	out.ess = make([]float64, discsChains)
+	for c, ch := range chains {
+		out.ess[c] = diag.ChainESS(ch)
+	}
+	if out.bulk, err = diag.BulkESS(chains); err != nil {
+		return nil, err
+	}
+	if out.rhat, err = diag.Rhat(chains); err != nil {
+		return nil, err
+	}
+	return out, nil
+}
+
+func runDISCS(r *runner) (*Result, error) {
+	targets := discsTargets(r.cfg.Mode)
+	// Each method's record lists its settings on every target it runs on.
+	described := map[string]map[string]any{}
+	var order []string
+	for _, t := range targets {
+		for _, m := range discsMethods(t.kind) {
+			r.presets[m.name] = m.method
+			if described[m.name] == nil {
+				described[m.name] = map[string]any{"method": m.method, "settings": m.settings, "chains": discsChains}
+				order = append(order, m.name)
+			}
+			described[m.name][t.title] = map[string]any{"iterations": discsIters(r.cfg.Mode, t, m)}
+		}
+	}
+	for _, name := range order {
+		if err := r.describe(name, described[name]); err != nil {
+			return nil, err
+		}
+	}
+	for tr := range r.trials {
+		if !r.inShard(tr) {
+			continue
+		}
+		tk := r.trialKey(tr)
+		for ti, t := range targets {
+			methods := discsMethods(t.kind)
+			missing := false
+			for _, m := range methods {
+				if !r.want(m.name, t.x, tr) {
+					missing = true
+				}
+			}
+			if !missing {
+				continue
+			}
+			mk := tk.ForIndex(rng.Model, ti)
+			mod, err := t.build(mk.Rand())
+			if err != nil {
+				return nil, err
+			}
+			d := mod.Dim()
+			ref := make([]int, d)
+			rr := tk.ForIndex(rng.Test, ti).Rand()
+			for i := range ref {
+				ref[i] = rr.IntN(len(mod.States(i)))
+			}
+			for _, m := range methods {
+				iters := discsIters(r.cfg.Mode, t, m)
+				_, err := r.trial(m.name, t.x, tr, func() (map[string]float64, error) {
+					run, err := runDISCSMethod(r.ctx, mod, m, iters, tk.Split(1+ti), ref)
+					if err != nil {
+						return nil, err
+					}
+					return discsMetrics(run, m, d), nil
+				})
+				if err != nil {
+					return nil, err
+				}
+			}
+		}
+		r.trialDone(tr)
+	}
+	rows := r.summarize()
+	res := &Result{Rows: rows, Show: []string{"ess_per_step", "ess_per_second_total", "rhat"}}
+	res.Notes = append(res.Notes, discsTable(rows, targets)...)
+	fig, err := discsFigure(r, rows, targets)
+	if err != nil {
+		return nil, err
+	}
+	return res, r.save(fig)
+}
+
+// discsMetrics turns a run into the journal's metrics: DISCS's (per-chain
+// ESS averaged over chains, per DISCS step, per evaluation, summed over
+// chains per second) and the multi-chain bulk ESS per chain and R̂.
+func discsMetrics(run *discsRun, m discsMethod, d int) map[string]float64 {
+	mean, se := meanSE(run.ess)
+	steps := float64(run.kept) * m.perIter(d)
+	out := map[string]float64{
+		"ess":                  mean,
+		"ess_se":               se,
+		"ess_per_step":         mean / steps,
+		"ess_per_iteration":    mean / float64(run.kept),
+		"bulk_ess_per_chain":   run.bulk / discsChains,
+		"bulk_ess_per_step":    run.bulk / discsChains / steps,
+		"rhat":                 run.rhat,
+		"seconds":              run.seconds,
+		"ess_per_second_total": mean * discsChains / run.seconds,
+		"kept_iterations":      float64(run.kept),
+	}
+	// R̂ and the bulk ESS are not finite when every chain is constant
+	// (short runs of a stuck sampler): they are left out, and the table
+	// shows a dash.
+	for k, v := range out {
+		if math.IsNaN(v) || math.IsInf(v, 0) {
+			delete(out, k)
+		}
+	}
+	if run.evals > 0 {
+		out["ess_per_evaluation"] = mean / run.evals
+	}
+	if !math.IsNaN(run.accept) {
+		out["acceptance_rate"] = run.accept
+	}
+	for _, v := range run.moreStat {
+		if !math.IsNaN(v.Value) && !math.IsInf(v.Value, 0) {
+			out["stat:"+v.Name] = v.Value
+		}
+	}
+	return out
+}
+
+// discsValue finds a row's mean.
+func discsValue(rows []Row, method string, x float64, metric string) (float64, bool) {
+	for _, r := range rows {
+		if r.Method == method && r.X == x && r.Metric == metric {
+			return r.Mean, true
+		}
+	}
+	return math.NaN(), false
+}
+
+// discsTable formats, per target, dstein's numbers beside DISCS's
+// published ones.
+func discsTable(rows []Row, targets []discsTarget) []string {
+	var b strings.Builder
+	fmt.Fprintf(&b, "\nDISCS's metric beside its published numbers (%d chains; ESS = tfp's per-chain ESS of the distance to one random reference state, mean over chains; per step: per DISCS step; per second: summed over the chains, dstein on this machine; DISCS's per-second number is 100 × its ESS_T, on its accelerator):\n", discsChains)
+	for _, t := range targets {
+		fmt.Fprintf(&b, "\n%g. %s\n", t.x, t.title)
+		tw := tabwriter.NewWriter(&b, 0, 0, 2, ' ', tabwriter.AlignRight)
+		fmt.Fprintln(tw, "method\tESS/step\tDISCS\tratio\tbulk ESS/step\tR̂\tESS/eval\tDISCS\tESS/s\tDISCS\tacc\t")
+		for _, m := range discsMethods(t.kind) {
+			ps, ok := discsValue(rows, m.name, t.x, "ess_per_step")
+			if !ok {
+				continue
+			}
+			bulk, _ := discsValue(rows, m.name, t.x, "bulk_ess_per_step")
+			rh, _ := discsValue(rows, m.name, t.x, "rhat")
+			pe, _ := discsValue(rows, m.name, t.x, "ess_per_evaluation")
+			psec, _ := discsValue(rows, m.name, t.x, "ess_per_second_total")
+			acc, _ := discsValue(rows, m.name, t.x, "acceptance_rate")
+			pub, has := discsLookup(t.key, m.discs)
+			dps, dee, dsec, ratio := "—", "—", "—", "—"
+			if has {
+				dps, dee, dsec = sig(pub.essPerStep), sig(pub.essPerEval), sig(100*pub.essPerSecond)
+				ratio = fmt.Sprintf("%.2f", ps/pub.essPerStep)
+			}
+			fmt.Fprintf(tw, "%s\t%s\t%s\t%s\t%s\t%s\t%s\t%s\t%s\t%s\t%s\t\n", m.name, sig(ps), dps, ratio, sig(bulk), discsAcc(rh), sig(pe), dee, sig(psec), dsec, discsAcc(acc))
+		}
+		tw.Flush()
+		bestName, bestRate := "", 0.0
+		for _, m := range discsMethods(t.kind) {
+			if v, ok := discsValue(rows, m.name, t.x, "ess_per_second_total"); ok && v > bestRate {
+				bestName, bestRate = m.name, v
+			}
+		}
+		if bestName != "" {
+			fmt.Fprintf(&b, "dstein's largest ESS/s: %s (%s)\n", sig(bestRate), bestName)
+		}
+		if best, ok := discsBest(t.key); ok {
+			fmt.Fprintf(&b, "DISCS's best published ESS/s on this target: %s (%s, %s)\n", sig(100*best.essPerSecond), best.sampler, best.balance)
+		}
+	}
+	fmt.Fprintf(&b, "\nWhat a row compares: %s\n", discsCaveats)
+	fmt.Fprintf(&b, "DISCS's numbers: %s, commit %s, %s/<run>/results.csv (experiment/discsdata.go lists each run's folder).\n", discsRepo, discsCommit, "discs/common/discs-{ising,categorical}-sampler_sweep_*")
+	return strings.Split(strings.TrimRight(b.String(), "\n"), "\n")
+}
+
+func discsAcc(a float64) string {
+	if math.IsNaN(a) {
+		return "—"
+	}
+	return fmt.Sprintf("%.2f", a)
+}
+
+const discsCaveats = "a DISCS block-Gibbs step updates 2 variables (q² evaluations), so dstein's Gibbs sweep counts as d/2 steps, and dstein's single-flip GWG sweep (d proposals) as d steps; " +
+	"DISCS adapts GWG's flips, PAS's path length and DMALA's and DLMC's step sizes after every step for the whole run, dstein during the warm-up only (then fixed, so its chains are exact); " +
+	"DISCS runs 100,000 steps and keeps the second half, dstein fewer (kept_iterations in the CSV), which makes no difference to ESS per step where the chains mix within the run and overstates it where they do not (R̂ says which); " +
+	"the fields and logits are this run's draw from DISCS's distributions, not DISCS's own; evaluations are counted as each implementation counts them (DISCS: 4 per GWG or PAS step); " +
+	"dstein's DMALA has no balancing function (its proposal is DISCS's sqrt form), so it is set beside DISCS's dmala(sqrt)."
+
+// discsFigure draws ESS per step of every method beside DISCS's published
+// number, one panel per target, on a log scale (points: a method without a
+// DISCS counterpart has none).
+func discsFigure(r *runner, rows []Row, targets []discsTarget) (report.Figure, error) {
+	var panels []report.Panel
+	for _, t := range targets {
+		p := report.Panel{Title: fmt.Sprintf("%g. %s", t.x, t.title), XLabel: "method", YLabel: "ESS per DISCS step (log scale)", LogY: true}
+		ours := report.Series{Name: "dstein (this run)", Points: true, ColorIndex: 0}
+		pub := report.Series{Name: "DISCS, published", Points: true, ColorIndex: 1}
+		for _, m := range discsMethods(t.kind) {
+			v, ok := discsValue(rows, m.name, t.x, "ess_per_step")
+			if !ok || !(v > 0) {
+				continue
+			}
+			p.XLabels = append(p.XLabels, m.name)
+			x := float64(len(p.XLabels))
+			ours.X, ours.Y = append(ours.X, x), append(ours.Y, v)
+			if d, has := discsLookup(t.key, m.discs); has {
+				pub.X, pub.Y = append(pub.X, x), append(pub.Y, d.essPerStep)
+			}
+		}
+		p.Series = append(p.Series, ours)
+		if len(pub.X) > 0 {
+			p.Series = append(p.Series, pub)
+		}
+		panels = append(panels, p)
+	}
+	return report.Figure{Panels: panels, Cols: 2, SharedLegend: true, Title: figureTitle(r, rows,
+		"DISCS's targets and metric: tfp's per-chain ESS of the distance to a reference state per step",
+		fmt.Sprintf("%d chains", discsChains))}, nil
+}
