@@ -95,14 +95,16 @@ const maxHalvings = 4096
 // as if s and the current state formed a two-state process, and the
 // current state the rest (a proposal still reversible with respect to ν,
 // with the right limits for small and large h, but not the process's
-// transition probabilities in between). Here exp(hQ) is
-// computed exactly, to rounding, so that the proposal is the one the
-// method defines whatever q.
+// transition probabilities in between). Here exp(hQ) is computed
+// exactly, up to a small error relative to each entry, so that the
+// proposal is the one the method defines whatever q.
 //
-// Neither an eigendecomposition nor a Padé approximant is used: both
-// cancel terms of opposite signs, so small probabilities, whose logarithms
-// enter the acceptance ratio, would lose their relative accuracy. Instead
-// the kernel uniformises the generator: with Λ the largest exit rate,
+// Small probabilities' logarithms enter the acceptance ratio, so each
+// entry must be accurate relative to itself, not merely against the
+// largest. Of three ways, many chooses:
+//
+// Uniformisation (uniformised), where the process is far from its
+// stationary distribution: with Λ the largest exit rate,
 // exp(tQ) = e^−Λt · exp(t(Q + ΛI)), where Q + ΛI ≥ 0 entrywise, and the
 // Taylor series of exp(t(Q + ΛI)) is summed until no entry changes (all
 // its terms are ≥ 0). When Λh ≤ 4q (at most 256) the series is summed at
@@ -113,14 +115,29 @@ const maxHalvings = 4096
 // once it no longer changes the matrix (every row the stationary
 // distribution: h long enough for the process to forget its start). All
 // the arithmetic adds and multiplies numbers ≥ 0, so every probability,
-// however small, is accurate relative to itself, not merely to the
-// largest: to a few units of rounding, times 2^s ≈ 2Λh after s squarings,
-// each of which about doubles the relative error
-// (TestManyStateRowsMatchMatrixExponential measures at most 7e-15·(1 + Λh)
-// against a 300-bit reference). The rates come from one exponential per
-// state where the log-weights' spread allows it (linearRates), else from
-// their logarithms, and are scaled by t in the log, so that neither Λh
-// nor a rate overflows.
+// however small, is accurate relative to itself: to a few units of
+// rounding, times 2^s ≈ 2Λh after s squarings, each of which about
+// doubles the relative error (TestManyStateRowsMatchMatrixExponential
+// measures at most 7e-15·(1 + Λh) against a 300-bit reference). The rates
+// come from one exponential per state where the log-weights' spread
+// allows it (linearRates), else from their logarithms, and are scaled by
+// t in the log, so that neither Λh nor a rate overflows.
+//
+// The stationary distribution ν ∝ e^ℓ itself, where the process has
+// forgotten its start to double precision: where a lower bound γ of its
+// spectral gap gives e^−hγ/√(ν_c ν_b) ≤ 10⁻¹⁷ for the current state c and
+// every b (spectral.go), whatever h. This is the row at the long step
+// sizes that adaptation reaches on weakly coupled models (10⁹ on
+// independent variables), m − 1 exponentials and a logarithm.
+//
+// An eigendecomposition of the symmetrised generator (spectralRow), in
+// between, where uniformisation would square: O(q³) whatever h, with the
+// stationary term exact. In general an eigendecomposition cancels terms
+// of opposite signs, so that small entries lose their relative accuracy
+// (so would a Padé approximant); this one is kept only where a bound of
+// its error is at most 10⁻¹² relative to every entry of the row, which
+// holds once the process has partly mixed (e^−hγ small against the
+// entries); elsewhere the uniformised series is squared.
 //
 // The sampler samples from, and evaluates, these computed probabilities
 // (normalised), so the Metropolis–Hastings correction is exact whatever
@@ -134,6 +151,12 @@ type kernel struct {
 	p, t   []float64 // the series' sum and term, m×m
 	t2     []float64 // scratch, m×m
 	v, v2  []float64 // rows
+	// The equilibrium and spectral paths (spectral.go).
+	nu, lnu []float64 // ν and log ν of the possible states
+	u, lam  []float64 // √ν; e^(hλ) of T's eigenvalues
+	s       []float64 // S, m×m
+	tt, vec []float64 // T, diagonalised in place, and its eigenvectors (columns), (m−1)×(m−1)
+	x       []float64 // H [V; 0], m×(m−1)
 }
 
 // newKernel returns a kernel for variables of up to q states.
@@ -142,6 +165,8 @@ func newKernel(q int) *kernel {
 		idx: make([]int, q), lr: make([]float64, q*q), exit: make([]float64, q),
 		b: make([]float64, q*q), p: make([]float64, q*q), t: make([]float64, q*q), t2: make([]float64, q*q),
 		v: make([]float64, q), v2: make([]float64, q),
+		nu: make([]float64, q), lnu: make([]float64, q), u: make([]float64, q), lam: make([]float64, q),
+		s: make([]float64, q*q), tt: make([]float64, q*q), vec: make([]float64, q*q), x: make([]float64, q*q),
 	}
 }
 
@@ -179,9 +204,16 @@ func (k *kernel) row(logq, q, ell []float64, cur int, h float64, bal Balance) er
 		q[o], q[cur], logq[o], logq[cur] = twoState(bal, ell[o]-ell[cur], h)
 		return nil
 	}
-	out, err := k.transition(ell, m, c, h, bal)
+	out, err := k.many(ell, m, c, h, bal)
 	if err != nil {
 		return err
+	}
+	if out == nil {
+		// The process has forgotten its start: the row is ν.
+		for j, s := range k.idx[:m] {
+			q[s], logq[s] = k.nu[j], k.lnu[j]
+		}
+		return nil
 	}
 	var sum float64
 	for j := range m {
@@ -195,14 +227,57 @@ func (k *kernel) row(logq, q, ell []float64, cur int, h float64, bal Balance) er
 	return nil
 }
 
+// many returns row c of exp(hQ) for the m ≥ 3 possible states k.idx[:m]
+// (unnormalised: its sum is 1 up to rounding; the slice belongs to k), or
+// nil where that row is ν, in k.nu and k.lnu, to double precision:
+//
+//   - ν where bound (1) of spectral.go, with a lower bound of γ
+//     (gapBound, then with Sqrt the sharper sqrtGapBound), is at most
+//     10⁻¹⁷ relative to every entry, that is where
+//     hγ ≥ log 10¹⁷ − ½ log(ν_c ν_min). As both bounds are at most m,
+//     that needs h·m ≥ log 10¹⁷, below which ν is not computed for it.
+//   - The uniformised series of the row alone (uniformised) where
+//     Λh ≤ rowTheta·m, Λ the largest exit rate.
+//   - Beyond that the eigendecomposition (spectralRow) where its error
+//     bound is at most spectralTol relative to every entry, else the
+//     uniformised series with squarings.
+//
+// Λ comes from ν where ν is at hand, else from the rates (rates), which
+// uniformisation then reuses.
+func (k *kernel) many(ell []float64, m, c int, h float64, bal Balance) ([]float64, error) {
+	rowMax := min(rowTheta*float64(m), maxRowTheta) // Λh above this needs squarings
+	if h*float64(m) >= forgetLog {
+		minLog, maxNu := k.equilibrium(ell, m)
+		need := forgetLog - 0.5*(k.lnu[c]+minLog) // hγ needed for ν
+		if h*k.gapBound(bal, m, maxNu) >= need || bal == Sqrt && h*k.sqrtGapBound(m, maxNu) >= need {
+			return nil, nil
+		}
+		if minLog > minSpectralLogNu && k.maxExit(bal, m)*h > rowMax && k.spectralRow(c, h, bal, m) <= spectralTol {
+			return k.v2[:m], nil
+		}
+		return k.transition(ell, m, c, h, bal)
+	}
+	logL := k.rates(ell, m, bal)
+	if logL+math.Log(h) > math.Log(rowMax) { // as uniformised decides
+		if minLog, _ := k.equilibrium(ell, m); minLog > minSpectralLogNu && k.spectralRow(c, h, bal, m) <= spectralTol {
+			return k.v2[:m], nil
+		}
+	}
+	return k.uniformised(m, c, h, logL)
+}
+
 // transition returns row c of exp(hQ) for the m ≥ 3 possible states
-// k.idx[:m] (unnormalised: its sum is 1 up to rounding). The returned
-// slice belongs to k. It fails when the rates are so far apart that more
-// than maxHalvings halvings would be needed (differences of log p* in the
-// hundreds of thousands).
+// k.idx[:m] (unnormalised: its sum is 1 up to rounding) by uniformisation
+// alone, the rates from ell: rates, then uniformised.
 func (k *kernel) transition(ell []float64, m, c int, h float64, bal Balance) ([]float64, error) {
-	// The rates R(a → b) into k.b (off the diagonal) and the largest
-	// exit rate Λ = e^logL.
+	return k.uniformised(m, c, h, k.rates(ell, m, bal))
+}
+
+// rates writes the rates R(a → b) of the m possible states k.idx[:m] into
+// k.b (off the diagonal), or their logarithms into k.lr where the
+// log-weights are too far apart (linearRates, logRates), and returns the
+// logarithm of the largest exit rate Λ.
+func (k *kernel) rates(ell []float64, m int, bal Balance) float64 {
 	if !k.linearRates(ell, m, bal) {
 		k.logRates(ell, m, bal)
 	}
@@ -210,6 +285,16 @@ func (k *kernel) transition(ell []float64, m, c int, h float64, bal Balance) ([]
 	for a := range m {
 		logL = max(logL, k.exit[a])
 	}
+	return logL
+}
+
+// uniformised returns row c of exp(hQ) from the rates that rates wrote,
+// logL the logarithm of the largest exit rate, by uniformisation (see
+// kernel). The returned slice belongs to k; its sum is 1 up to rounding.
+// It fails when the rates are so far apart that more than maxHalvings
+// halvings would be needed (differences of log p* in the hundreds of
+// thousands).
+func (k *kernel) uniformised(m, c int, h, logL float64) ([]float64, error) {
 	// The time t = h/2^s of the series: h itself when Λh ≤ rowTheta·m (only
 	// row c is needed then), else halved until Λt ≤ thetaMax.
 	logT := logL + math.Log(h)
@@ -253,12 +338,13 @@ func (k *kernel) transition(ell []float64, m, c int, h float64, bal Balance) ([]
 		clear(acc)
 		clear(v)
 		acc[c], v[c] = 1, 1
+		bm := k.b[:m*m]
 		for j := 1; j <= maxTerms+2*int(theta); j++ {
 			inv := 1 / float64(j)
 			for b := range m {
 				var s float64
 				for a := range m {
-					s += v[a] * k.b[a*m+b]
+					s += v[a] * bm[a*m+b]
 				}
 				w[b] = s * inv
 			}

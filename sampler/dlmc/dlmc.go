@@ -44,8 +44,8 @@ func init() {
 // state-sized vectors (the state, the proposed one and the chain's row of
 // Current), eight membership-sized ones (the proposal gradient's
 // memberships, the gradients and proposals at both states), and for
-// variables of q > 2 states (q the most) the kernel's work space of five
-// q×q matrices and four rows.
+// variables of q > 2 states (q the most) the kernel's work space of nine
+// q×q matrices and eight rows.
 func memory(m model.Model, n int, _ sampler.Settings) float64 {
 	q := 0
 	for i := range m.Dim() {
@@ -53,7 +53,7 @@ func memory(m model.Model, n int, _ sampler.Settings) float64 {
 	}
 	kern := 0.0
 	if q > 2 {
-		kern = 8 * (5*float64(q*q) + 4*float64(q))
+		kern = 8 * (9*float64(q*q) + 8*float64(q))
 	}
 	return float64(n) * (8*3*float64(m.Dim()) + 8*8*float64(sampler.States(m)) + kern + 256)
 }
@@ -131,7 +131,7 @@ type Settings struct {
 	StepSize float64 `json:"step_size" flag:"step-size,positive" help:"step size: DHMC's integration step ε, DMALA's proposal step α, DLMC's time h"`
 	// Balance is the locally balanced function of the jump rates:
 	// Sqrt (the default) or Ratio.
-	Balance Balance `json:"balance" flag:"balance" help:"locally balanced function g of DLMC's jump rates g(p*(z')/p*(z)): sqrt (g(t) = √t; default --step-size 0.15) or ratio (g(t) = t/(1+t); default --step-size 0.3)"`
+	Balance Balance `json:"balance" flag:"balance" help:"locally balanced function g that weighs a move of estimated probability ratio t (DLMC's jump rates, PAS's and gwg-multi's move weights): sqrt (g(t) = √t, the default) or ratio (g(t) = t/(1+t)); DLMC's default --step-size and PAS's default --path-length depend on it"`
 	// Adapt is the number of steps at the start of the run during which
 	// h is adapted to an acceptance rate of TargetAcceptance (see the
 	// package comment); from then on h stays at the geometric mean of its
@@ -139,7 +139,7 @@ type Settings struct {
 	// chains are time-homogeneous Metropolis–Hastings chains that leave
 	// p* invariant. Keep them within the warm-up (Tuning reports them).
 	// 0, the default: h stays StepSize throughout.
-	Adapt int `json:"adapt,omitempty" flag:"adapt" help:"adapt the step size (DMALA's α, DLMC's h; from --step-size) to the --target-acceptance rate during this many first steps, then keep it fixed; keep them within the warm-up (0: no adaptation)"`
+	Adapt int `json:"adapt,omitempty" flag:"adapt" help:"adapt the proposal's size (DMALA's α, DLMC's h, PAS's mean path length R, gwg-multi's flips K; starting from --step-size, --path-length or --flips) to the --target-acceptance rate during this many first steps, then keep it fixed; keep them within the warm-up (0: no adaptation)"`
 	// TargetAcceptance is the acceptance rate in (0, 1) that Adapt aims
 	// for; 0 means DefaultTargetAcceptance (0.574). It applies only with
 	// Adapt.
@@ -205,7 +205,7 @@ type UncorrectedSettings struct {
 	// chains grows with it.
 	StepSize float64 `json:"step_size" flag:"step-size,positive" help:"step size: DHMC's integration step ε, DMALA's proposal step α, DLMC's time h"`
 	// Balance is the locally balanced function of the jump rates.
-	Balance Balance `json:"balance" flag:"balance" help:"locally balanced function g of DLMC's jump rates g(p*(z')/p*(z)): sqrt (g(t) = √t; default --step-size 0.15) or ratio (g(t) = t/(1+t); default --step-size 0.3)"`
+	Balance Balance `json:"balance" flag:"balance" help:"locally balanced function g that weighs a move of estimated probability ratio t (DLMC's jump rates, PAS's and gwg-multi's move weights): sqrt (g(t) = √t, the default) or ratio (g(t) = t/(1+t)); DLMC's default --step-size and PAS's default --path-length depend on it"`
 }
 
 // Validate reports a step size that is not a finite number > 0 (or 0) and
@@ -387,8 +387,8 @@ func (s *Sampler) adaptStep() {
 
 // pollVars is the number of variables between two looks at the context
 // inside one proposal; filling the proposal of a variable of more than
-// pollStates states, which costs O(q²) to O(q³) per term of a series,
-// looks at it first.
+// pollStates states, which costs O(q²) to O(q³) per term of a series
+// or O(q³) per Jacobi sweep, looks at it first.
 const (
 	pollVars   = 1 << 14
 	pollStates = 16

@@ -25,8 +25,8 @@ import (
 // first 100 of 200 steps (which
 // takes h to 1–4 on the Ising grid and the Potts torus, accepting 0.6 of
 // the proposals, and to 10³–10⁶ on the other three, whose proposals are
-// accepted more often than the target however long h: the kernel's
-// matrices are squared many times there). Each of n = 2000 chains
+// accepted more often than the target however long h: most many-state
+// rows there are ν itself). Each of n = 2000 chains
 // contributes one sample, its state after the burn-in from the N(0, 1)
 // start, so the samples are independent: the count of a state is binomial
 // with standard error sqrt(p(1−p)/n) ≤ 0.0112, and the test allows 5 such
@@ -121,7 +121,7 @@ func TestIndependentVariablesAlwaysAccepted(t *testing.T) {
 	tg := samplertest.CategoricalTarget(t, 50)
 	tr, _ := transform.ForModel(transform.Normal{}, tg.Model)
 	for _, bal := range []Balance{Sqrt, Ratio} {
-		for _, h := range []float64{0.05, 1, 30} {
+		for _, h := range []float64{0.05, 1, 30, 1e9} {
 			s, err := newS(tg.Model, tr, 8, Settings{StepSize: h, Balance: bal}, 4)
 			if err != nil {
 				t.Fatal(err)

@@ -29,16 +29,31 @@
 //
 //	P(move) = a/(a+b) · (1 − e^−(a+b)h),   a = f(e^δ), b = f(e^−δ),
 //
-// where a/(a+b) = σ(δ), DISCS's binary DLMC (its "interpolate" solver);
-// for more states exp(hQ_i) is computed exactly, to rounding, by
-// uniformisation and, for long times, scaling and squaring (see kernel in
-// ctmc.go; DISCS's categorical DLMC uses a factorised estimate of it,
-// exact for two states only). A state that the gradient marks impossible
-// given the others (g[i, s] = −Inf) is never proposed. For small h each
-// variable moves with probability about h·Σ_s f(e^δ_i(s)), to s in
-// proportion to f(e^δ_i(s)) (with Sqrt, Gibbs-with-Gradients' weights
-// e^(δ/2), for every variable at once); for long h each variable is drawn
-// from ν_i whatever its state, like DMALA's proposal as α → ∞.
+// where a/(a+b) = σ(δ), DISCS's binary DLMC (its "interpolate" solver).
+// For more states exp(hQ_i) is computed exactly, to a small error relative
+// to every entry however small (DISCS's categorical DLMC uses a
+// factorised estimate of it, exact for two states only), in one of three
+// ways (see kernel in ctmc.go, and spectral.go). The process is
+// reversible, so S = D^½ Q_i D^−½, D = diag(ν_i), is symmetric, with
+// eigenvalues 0 and ≤ −γ (γ the spectral gap, at least 1 with either
+// balancing function), and each entry P(c → b) of exp(hQ_i) is within
+// ν_b·e^−hγ/√(ν_c ν_b) of ν_b. Where a lower bound of γ makes that at most
+// 10⁻¹⁷ ν_b (hγ ≥ 39 + ½ log(1/(ν_c ν_min)): every row from h = 40 with
+// Sqrt, 50 with Ratio, on the experiments' categorical variables) the row
+// is ν_i itself. For shorter times the generator is uniformised and the
+// Taylor series of the current state's row summed, all its terms ≥ 0,
+// where Λh ≤ 4q (Λ the largest exit rate); beyond that S is diagonalised
+// by Jacobi rotations, its null vector √ν_i deflated, and the row kept
+// where a bound of its error is at most 10⁻¹² relative to each entry (the
+// errors measured against a 300-bit reference are a few units of
+// rounding), else the uniformised series is squared (scaling and
+// squaring, relative error about 7e-15·(1 + Λh)). A state that the
+// gradient marks impossible given the others (g[i, s] = −Inf) is never
+// proposed. For small h each variable moves with probability about
+// h·Σ_s f(e^δ_i(s)), to s in proportion to f(e^δ_i(s)) (with Sqrt,
+// Gibbs-with-Gradients' weights e^(δ/2), for every variable at once); for
+// long h each variable is drawn from ν_i whatever its state, like DMALA's
+// proposal as α → ∞.
 //
 // The proposal z' is accepted with probability
 //
@@ -71,13 +86,18 @@
 // of every variable at that state: a few exponentials and logarithms per
 // binary variable (BenchmarkStep: 1.4–1.7× a DMALA step on the
 // experiments' models with d = 100, measured in the same run), and for a
-// variable of q > 2 states O(q²) per term of a series of about
-// Λh + 9√Λh + 10 terms, Λ its largest exit rate, or O(q³·(20 + log₂ Λh))
-// where Λh > 4q (BenchmarkStepMultiState, 100 chains of 200 categorical
-// variables of 4 states: 22–27 ms per step at the default h, 100–115 ms at
-// h = 10, on a loaded machine where DMALA's BenchmarkStep took 1.1 ms on
-// the Ising grid). The forward proposal of the current state is kept
-// between steps, so a rejection costs nothing more.
+// variable of q > 2 states q − 1 exponentials and a logarithm where the
+// row is ν_i, O(q²) per term of a series of about Λh + 9√Λh + 10 terms
+// (Λ the largest exit rate) where Λh ≤ 4q, and beyond that O(q³) for the
+// eigendecomposition (for q = 4 about 3 sweeps of 3 rotations) or, where
+// its error bound refuses it, O(q³·(20 + log₂ Λh)) for the squarings. A
+// step of 100 chains on DISCS's categorical target, 2000 variables of 4
+// states (BenchmarkStepCategorical), took 42–55 ms of CPU time at
+// h = 10⁹, where the adaptation takes h on that target, 190–260 ms at
+// h = 10, 250–500 ms at h = 1 and 180–310 ms at the default h, the last
+// two mostly in the series, on a loaded 2-core machine where a DMALA step
+// on the same target took 35–43 ms. The forward proposal of the current
+// state is kept between steps, so a rejection costs nothing more.
 //
 // # Step size and its adaptation
 //
@@ -96,9 +116,9 @@
 // an h that makes about 3 jumps per chain expected, on the same target.
 // Where proposals are accepted more often than the target at every h
 // (long h draws each variable from ν_i, a good independence proposal on
-// weakly coupled models), h grows to its largest value, 10⁹; the kernel's
-// squaring stops as soon as the processes have forgotten their starts,
-// so such an h costs little more than a moderate one.
+// weakly coupled models), h grows to its largest value, 10⁹, where the
+// processes have forgotten their starts and each row is ν_i, the cheapest
+// of all (see Cost).
 //
 // With the adaptation DLMC estimates the state probabilities of 300
 // independent categorical variables of 4 states, and of the 3-state Potts
