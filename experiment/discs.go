@@ -32,11 +32,22 @@ func init() {
 	})
 }
 
-// discsChains is DISCS's batch size: the chains of every run.
-const discsChains = 100
+// discsChains is DISCS's batch size: the chains of every run, and
+// discsKeptSteps the steps of its runs that its ESS is computed over (the
+// second half of 100,000).
+const (
+	discsChains    = 100
+	discsKeptSteps = 50000
+)
+
+func meanOf(v []float64) float64 {
+	m, _ := meanSE(v)
+	return m
+}
 
 // discsTarget is one of DISCS's models as DISCS defines it.
 type discsTarget struct {
+	dim   int     // its variables
 	x     float64 // the table's setting
 	key   string  // the key of its published rows (discsPublished); "" none
 	title string
@@ -52,13 +63,13 @@ func discsTargets(mode Mode) []discsTarget {
 		side, cats, pside = 10, 200, 8
 	}
 	return []discsTarget{
-		{1, "ising-lambda0.5", fmt.Sprintf("Ising %d×%d, λ = 0.5, μ = 0.5, σ = 1.5", side, side), "binary",
+		{side * side, 1, "ising-lambda0.5", fmt.Sprintf("Ising %d×%d, λ = 0.5, μ = 0.5, σ = 1.5", side, side), "binary",
 			func(r *rand.Rand) (model.Model, error) { return discsIsing(r, side, 0.5, 0.5, 1.5) }},
-		{2, "ising-lambda1", fmt.Sprintf("Ising %d×%d, λ = 1, μ = 1, σ = 3", side, side), "binary",
+		{side * side, 2, "ising-lambda1", fmt.Sprintf("Ising %d×%d, λ = 1, μ = 1, σ = 3", side, side), "binary",
 			func(r *rand.Rand) (model.Model, error) { return discsIsing(r, side, 1, 1, 3) }},
-		{3, "categorical-q4", fmt.Sprintf("categorical %d × 4 states, σ = 1.5", cats), "categorical",
+		{cats, 3, "categorical-q4", fmt.Sprintf("categorical %d × 4 states, σ = 1.5", cats), "categorical",
 			func(r *rand.Rand) (model.Model, error) { return discsCategorical(r, cats, 4, 1.5) }},
-		{4, "", fmt.Sprintf("Potts %d×%d, q = 4, λ = 1, μ = 0.5, σ = 1.5 (today's DISCS)", pside, pside), "potts",
+		{pside * pside, 4, "", fmt.Sprintf("Potts %d×%d, q = 4, λ = 1, μ = 0.5, σ = 1.5 (today's DISCS)", pside, pside), "potts",
 			func(r *rand.Rand) (model.Model, error) { return discsPotts(r, pside, 4, 1, 0.5, 1.5) }},
 	}
 }
@@ -212,8 +223,14 @@ func discsIters(mode Mode, t discsTarget, m discsMethod) int {
 
 // discsRun is what one run measured.
 type discsRun struct {
-	ess      []float64 // per chain (tfp's estimator)
-	bulk     float64   // multi-chain bulk ESS
+	ess []float64 // per chain (tfp's estimator)
+	// short is the per-chain ESS over the first iterations that make
+	// DISCS's 50,000 kept steps (all kept ones when fewer): tfp's estimate
+	// of a chain much shorter than its mixing time is biased upward, so
+	// a sweep method compared at DISCS's length and at dstein's differs.
+	short    []float64
+	shortLen int
+	bulk     float64 // multi-chain bulk ESS
 	rhat     float64
 	kept     int     // iterations kept
 	seconds  float64 // their wall time
@@ -304,8 +321,11 @@ func runDISCSMethod(ctx context.Context, mod model.Model, m discsMethod, iters i
 		}
 	}
 	out.ess = make([]float64, discsChains)
+	out.short = make([]float64, discsChains)
+	out.shortLen = min(kept, max(4, int(math.Ceil(discsKeptSteps/m.perIter(d)))))
 	for c, ch := range chains {
 		out.ess[c] = diag.ChainESS(ch)
+		out.short[c] = diag.ChainESS(ch[:out.shortLen])
 	}
 	if out.bulk, err = diag.BulkESS(chains); err != nil {
 		return nil, err
@@ -396,16 +416,18 @@ func discsMetrics(run *discsRun, m discsMethod, d int) map[string]float64 {
 	mean, se := meanSE(run.ess)
 	steps := float64(run.kept) * m.perIter(d)
 	out := map[string]float64{
-		"ess":                  mean,
-		"ess_se":               se,
-		"ess_per_step":         mean / steps,
-		"ess_per_iteration":    mean / float64(run.kept),
-		"bulk_ess_per_chain":   run.bulk / discsChains,
-		"bulk_ess_per_step":    run.bulk / discsChains / steps,
-		"rhat":                 run.rhat,
-		"seconds":              run.seconds,
-		"ess_per_second_total": mean * discsChains / run.seconds,
-		"kept_iterations":      float64(run.kept),
+		"ess":                          mean,
+		"ess_se":                       se,
+		"ess_per_step":                 mean / steps,
+		"ess_per_iteration":            mean / float64(run.kept),
+		"bulk_ess_per_chain":           run.bulk / discsChains,
+		"bulk_ess_per_step":            run.bulk / discsChains / steps,
+		"rhat":                         run.rhat,
+		"seconds":                      run.seconds,
+		"ess_per_second_total":         mean * discsChains / run.seconds,
+		"kept_iterations":              float64(run.kept),
+		"ess_per_step_at_discs_length": meanOf(run.short) / (float64(run.shortLen) * m.perIter(d)),
+		"discs_length_iterations":      float64(run.shortLen),
 	}
 	// R̂ and the bulk ESS are not finite when every chain is constant
 	// (short runs of a stuck sampler): they are left out, and the table
@@ -447,13 +469,17 @@ func discsTable(rows []Row, targets []discsTarget) []string {
 	for _, t := range targets {
 		fmt.Fprintf(&b, "\n%g. %s\n", t.x, t.title)
 		tw := tabwriter.NewWriter(&b, 0, 0, 2, ' ', tabwriter.AlignRight)
-		fmt.Fprintln(tw, "method\tESS/step\tDISCS\tratio\tbulk ESS/step\tR̂\tESS/eval\tDISCS\tESS/s\tDISCS\tacc\t")
+		fmt.Fprintln(tw, "method\tESS/step\tDISCS\tratio\tat DISCS's length\tbulk ESS/step\tR̂\tESS/eval\tDISCS\tESS/s\tDISCS\tacc\t")
 		for _, m := range discsMethods(t.kind) {
 			ps, ok := discsValue(rows, m.name, t.x, "ess_per_step")
 			if !ok {
 				continue
 			}
 			bulk, _ := discsValue(rows, m.name, t.x, "bulk_ess_per_step")
+			short, ok := discsValue(rows, m.name, t.x, "ess_per_step_at_discs_length")
+			if kept, has := discsValue(rows, m.name, t.x, "kept_iterations"); !ok && has && kept*m.perIter(t.dim) <= discsKeptSteps {
+				short = ps // every kept step is within DISCS's length
+			}
 			rh, _ := discsValue(rows, m.name, t.x, "rhat")
 			pe, _ := discsValue(rows, m.name, t.x, "ess_per_evaluation")
 			psec, _ := discsValue(rows, m.name, t.x, "ess_per_second_total")
@@ -464,7 +490,7 @@ func discsTable(rows []Row, targets []discsTarget) []string {
 				dps, dee, dsec = sig(pub.essPerStep), sig(pub.essPerEval), sig(100*pub.essPerSecond)
 				ratio = fmt.Sprintf("%.2f", ps/pub.essPerStep)
 			}
-			fmt.Fprintf(tw, "%s\t%s\t%s\t%s\t%s\t%s\t%s\t%s\t%s\t%s\t%s\t\n", m.name, sig(ps), dps, ratio, sig(bulk), discsAcc(rh), sig(pe), dee, sig(psec), dsec, discsAcc(acc))
+			fmt.Fprintf(tw, "%s\t%s\t%s\t%s\t%s\t%s\t%s\t%s\t%s\t%s\t%s\t%s\t\n", m.name, sig(ps), dps, ratio, sig(short), sig(bulk), discsAcc(rh), sig(pe), dee, sig(psec), dsec, discsAcc(acc))
 		}
 		tw.Flush()
 		bestName, bestRate := "", 0.0
@@ -480,7 +506,8 @@ func discsTable(rows []Row, targets []discsTarget) []string {
 			fmt.Fprintf(&b, "DISCS's best published ESS/s on this target: %s (%s, %s)\n", sig(100*best.essPerSecond), best.sampler, best.balance)
 		}
 	}
-	fmt.Fprintf(&b, "\nWhat a row compares: %s\n", discsCaveats)
+	fmt.Fprintf(&b, "\n\"at DISCS's length\": the same ESS per step computed over the first iterations that make DISCS's 50,000 kept steps (40 Gibbs sweeps of the 50×50 lattice), as short a run as DISCS's own; tfp's per-chain estimate of a chain not much longer than its mixing time is biased upward.\n")
+	fmt.Fprintf(&b, "What a row compares: %s\n", discsCaveats)
 	fmt.Fprintf(&b, "DISCS's numbers: %s, commit %s, %s/<run>/results.csv (experiment/discsdata.go lists each run's folder).\n", discsRepo, discsCommit, "discs/common/discs-{ising,categorical}-sampler_sweep_*")
 	return strings.Split(strings.TrimRight(b.String(), "\n"), "\n")
 }
@@ -507,6 +534,7 @@ func discsFigure(r *runner, rows []Row, targets []discsTarget) (report.Figure, e
 		p := report.Panel{Title: fmt.Sprintf("%g. %s", t.x, t.title), XLabel: "method", YLabel: "ESS per DISCS step (log scale)", LogY: true}
 		ours := report.Series{Name: "dstein (this run)", Points: true, ColorIndex: 0}
 		pub := report.Series{Name: "DISCS, published", Points: true, ColorIndex: 1}
+		bulk := report.Series{Name: "dstein, multi-chain bulk ESS per chain", Points: true, ColorIndex: 2}
 		for _, m := range discsMethods(t.kind) {
 			v, ok := discsValue(rows, m.name, t.x, "ess_per_step")
 			if !ok || !(v > 0) {
@@ -515,11 +543,14 @@ func discsFigure(r *runner, rows []Row, targets []discsTarget) (report.Figure, e
 			p.XLabels = append(p.XLabels, m.name)
 			x := float64(len(p.XLabels))
 			ours.X, ours.Y = append(ours.X, x), append(ours.Y, v)
+			if b, ok := discsValue(rows, m.name, t.x, "bulk_ess_per_step"); ok && b > 0 {
+				bulk.X, bulk.Y = append(bulk.X, x), append(bulk.Y, b)
+			}
 			if d, has := discsLookup(t.key, m.discs); has {
 				pub.X, pub.Y = append(pub.X, x), append(pub.Y, d.essPerStep)
 			}
 		}
-		p.Series = append(p.Series, ours)
+		p.Series = append(p.Series, ours, bulk)
 		if len(pub.X) > 0 {
 			p.Series = append(p.Series, pub)
 		}

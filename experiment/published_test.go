@@ -68,6 +68,9 @@ var headlines = []published{
 	{"EXPERIMENTS.md", "suite-uai/suite.csv", "pt-4chains", "137293", "ratio_to_iid:mse", "| **%.3g ± 61%%** |", 1, ""},
 	{"EXPERIMENTS.md", "suite-uai/suite.csv", "hybrid", "568777", "ratio_to_iid:mse", "| 1.06 ± 11%% | %.3g ± 10%% |", 1, ""},
 	{"EXPERIMENTS.md", "suite/suite.csv", "hybrid", "9", "ratio_to_iid:mse", "on rbm-strong %.0f×, and its", 1, ""},
+	{"EXPERIMENTS.md", "discs/discs.csv", "dlmc-ratio", "1", "ess_per_step", "| | DLMC ratio | %.3g |", 1, ""},
+	{"EXPERIMENTS.md", "discs/discs.csv", "gibbs", "1", "ess_per_step_at_discs_length", "| 0.000187 | %.3g |", 1, ""},
+	{"EXPERIMENTS.md", "discs/discs.csv", "dlmc-sqrt", "3", "ess_per_second_total", "Gibbs 4477 and DLMC %.0f against", 1, ""},
 }
 
 // TestPublishedNumbers checks the headline numbers of the docs against

@@ -96,6 +96,8 @@ func Reproductions() []Reproduction {
 			Claim:   "(ours) the suite on the UAI networks of a directory (reproduce --uai DIR), without GWG (minutes a run on the larger networks) and Swendsen–Wang (Ising models only)"},
 		{ID: "suite-uai-herd", Name: "suite", Trials: 16, Needs: "uai", Options: freq(map[string]float64{}), Methods: []string{"pt-herd", "pt-4chains"}, FullTime: "about 13 min on 2 cores (11 min of sampling by the runs' own timings, and the ground truths)",
 			Claim: "(ours) representative points (the compact preset) on the UAI networks of a directory (reproduce --uai DIR)"},
+		{ID: "discs", Name: "discs", FullTime: "47 min on 2 cores, 118 MB peak (run in two parts)",
+			Claim: "(ours) dstein's samplers on DISCS's targets with DISCS's metric, beside DISCS's published numbers"},
 		{ID: "gof-level", Name: "gof-level", FullTime: "3.5 CPU-minutes (105 s as 4 Slurm tasks on 2 cores)",
 			Claim: "GF-KSD, DKSD and MMD hold their level"},
 		{ID: "gof-rbm-sigma", Name: "gof-rbm-sigma", Trials: 50, FullTime: "19 CPU-minutes (18 min on 2 cores)",
