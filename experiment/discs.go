@@ -158,7 +158,6 @@ type discsMethod struct {
 	// perIter is how many of DISCS's steps one iteration of the method is
 	// counted as (d/2 for a sweep against DISCS's blocks of 2 variables).
 	perIter func(d int) float64
-	note    string
 }
 
 func one(int) float64 { return 1 }
@@ -166,28 +165,27 @@ func one(int) float64 { return 1 }
 func discsMethods(kind string) []discsMethod {
 	sweep2 := func(d int) float64 { return float64(d) / 2 }
 	sweep := func(d int) float64 { return float64(d) }
-	gibbs := discsMethod{"gibbs", "gibbs", `{}`, "blockgibbs", sweep2,
-		"a sweep of single-site updates, counted as d/2 of DISCS's block steps (blocks of 2 variables, q² evaluations each)"}
+	gibbs := discsMethod{"gibbs", "gibbs", `{}`, "blockgibbs", sweep2}
 	ms := []discsMethod{gibbs}
 	switch kind {
 	case "binary", "potts":
-		ms = append(ms, discsMethod{"sw", "sw", `{}`, "", one, "Swendsen–Wang cluster update (dstein's own; DISCS has none)"})
+		ms = append(ms, discsMethod{"sw", "sw", `{}`, "", one})
 	}
 	if kind == "binary" {
 		ms = append(ms,
-			discsMethod{"gwg-multi-sqrt", "gwg-multi", `{"adapt":%d,"flips":1}`, "gwg/sqrt", one, "DISCS's binary GWG: K flips with replacement, K adapted"},
-			discsMethod{"gwg-multi-ratio", "gwg-multi", `{"adapt":%d,"flips":1,"balance":"ratio"}`, "gwg/ratio", one, ""})
+			discsMethod{"gwg-multi-sqrt", "gwg-multi", `{"adapt":%d,"flips":1}`, "gwg/sqrt", one},
+			discsMethod{"gwg-multi-ratio", "gwg-multi", `{"adapt":%d,"flips":1,"balance":"ratio"}`, "gwg/ratio", one})
 	} else {
 		ms = append(ms,
-			discsMethod{"gwg", "gwg", `{}`, "gwg/sqrt", sweep, "single-flip GWG, a sweep of d proposals counted as d steps (DISCS's categorical GWG flips one variable)"},
-			discsMethod{"gwg-multi-sqrt", "gwg-multi", `{"adapt":%d,"flips":1}`, "", one, "multi-flip GWG for more states (dstein's; DISCS's categorical GWG has one flip)"})
+			discsMethod{"gwg", "gwg", `{}`, "gwg/sqrt", sweep},
+			discsMethod{"gwg-multi-sqrt", "gwg-multi", `{"adapt":%d,"flips":1}`, "", one})
 	}
 	ms = append(ms,
-		discsMethod{"pas-sqrt", "pas", `{"adapt":%d,"path_length":1}`, "path_auxiliary/sqrt", one, "path length adapted during the warm-up, then fixed"},
-		discsMethod{"pas-ratio", "pas", `{"adapt":%d,"path_length":1,"balance":"ratio"}`, "path_auxiliary/ratio", one, ""},
-		discsMethod{"dmala", "dmala", `{"adapt":%d}`, "dmala/sqrt", one, "step size adapted during the warm-up, then fixed"},
-		discsMethod{"dlmc-sqrt", "dlmc", `{"adapt":%d}`, "dlmc/sqrt/interpolate", one, "h adapted during the warm-up, then fixed"},
-		discsMethod{"dlmc-ratio", "dlmc", `{"adapt":%d,"balance":"ratio"}`, "dlmc/ratio/interpolate", one, ""})
+		discsMethod{"pas-sqrt", "pas", `{"adapt":%d,"path_length":1}`, "path_auxiliary/sqrt", one},
+		discsMethod{"pas-ratio", "pas", `{"adapt":%d,"path_length":1,"balance":"ratio"}`, "path_auxiliary/ratio", one},
+		discsMethod{"dmala", "dmala", `{"adapt":%d}`, "dmala/sqrt", one},
+		discsMethod{"dlmc-sqrt", "dlmc", `{"adapt":%d}`, "dlmc/sqrt/interpolate", one},
+		discsMethod{"dlmc-ratio", "dlmc", `{"adapt":%d,"balance":"ratio"}`, "dlmc/ratio/interpolate", one})
 	return ms
 }
 
