@@ -264,18 +264,6 @@ func referenceSize(mode Mode) int {
 	return 20000
 }
 
-func isingGrid10(side int, sigma, field float64, seed uint64) (*ising.Ising, error) {
-	var fields []float64
-	if field > 0 {
-		g := rng.NewKey(seed).For(rng.Model).Rand()
-		fields = make([]float64, side*side)
-		for i := range fields {
-			fields[i] = -field + 2*field*g.Float64()
-		}
-	}
-	return ising.Grid(side, side, false, sigma, fields)
-}
-
 func init() {
 	register(&Experiment{
 		Name:        "ising-n",
@@ -323,7 +311,7 @@ func isingSize(mode Mode) (side, iters int) {
 
 func runIsingN(r *runner) (*Result, error) {
 	side, iters := isingSize(r.cfg.Mode)
-	m, err := isingGrid10(side, 0.1, r.cfg.Options["field"], r.cfg.Seed)
+	m, err := ising.RandomGrid(side, 0.1, r.cfg.Options["field"], r.cfg.Seed)
 	if err != nil {
 		return nil, err
 	}
@@ -375,7 +363,7 @@ func runIsingSigma(r *runner) (*Result, error) {
 	}
 	var pts []point
 	for _, s := range sigmas {
-		m, err := isingGrid10(side, s, r.cfg.Options["field"], r.cfg.Seed)
+		m, err := ising.RandomGrid(side, s, r.cfg.Options["field"], r.cfg.Seed)
 		if err != nil {
 			return nil, err
 		}

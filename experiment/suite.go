@@ -279,31 +279,17 @@ func uaiX(name string) float64 {
 }
 
 // isingGridOf returns a side×side open grid with coupling j and the
-// fields: constant h, or U(−spread, spread) from the model stream when
+// fields: constant h, or U(−spread, spread) (ising.UniformFields) when
 // spread > 0.
 func isingGridOf(side int, j, h, spread float64, seed uint64) (*ising.Ising, error) {
+	if spread > 0 {
+		return ising.RandomGrid(side, j, spread, seed)
+	}
 	f := make([]float64, side*side)
-	r := rng.NewKey(seed).For(rng.Model).Rand()
 	for i := range f {
 		f[i] = h
-		if spread > 0 {
-			f[i] = -spread + 2*spread*r.Float64()
-		}
 	}
 	return ising.Grid(side, side, false, j, f)
-}
-
-// spinGlass returns a side×side open grid with couplings ±j of random
-// signs (the ±J spin glass), no field.
-func spinGlass(side int, j float64, seed uint64) (*ising.Ising, error) {
-	r := rng.NewKey(seed).For(rng.Model).Rand()
-	edges := ising.GridEdges(side, side, false, j)
-	for k := range edges {
-		if r.IntN(2) == 0 {
-			edges[k].Coupling = -j
-		}
-	}
-	return ising.NewGrid(side, side, false, edges, make([]float64, side*side))
 }
 
 // suiteModels returns the suite's targets at the mode's size, then the
@@ -324,12 +310,12 @@ func suiteModels(ctx context.Context, mode Mode, seed uint64, dir string, budget
 		{"grid10-fields", fmt.Sprintf("%d×%d Ising grid, J = 0.1, fields U(−0.3, 0.3)", big, big), false, func() (model.Model, error) { return isingGridOf(big, 0.1, 0, 0.3, seed) }, 0},
 		{"rbm-weak", "Bernoulli RBM, d = 50, M = 10, W ~ N(0, 0.05)", false, func() (model.Model, error) { return rbm.Random(50, 10, math.Sqrt(0.05), 1, seed) }, 0},
 		{"categorical", "8 independent categorical variables of 5 states, probabilities drawn uniformly from the simplex", false, func() (model.Model, error) {
-			return randomCategorical(8, 5, seed)
+			return categorical.RandomSimplex(8, 5, seed)
 		}, 0},
 		{"grid10-critical", fmt.Sprintf("%d×%d Ising grid at the critical coupling J = 0.44, no field", big, big), true, func() (model.Model, error) { return isingGridOf(big, 0.44, 0, 0, seed) }, 0},
 		{"grid4-strong", "4×4 Ising grid, J = 0.8, fields 0.015 (two modes)", true, func() (model.Model, error) { return isingGridOf(4, 0.8, 0.015, 0, seed) }, 0},
 		{"grid10-strong", fmt.Sprintf("%d×%d Ising grid, J = 0.8, fields 0.003 (two modes)", big, big), true, func() (model.Model, error) { return isingGridOf(big, 0.8, 0.003, 0, seed) }, 0},
-		{"spin-glass", "8×8 ±J spin glass, J = ±1, no field", true, func() (model.Model, error) { return spinGlass(8, 1, seed) }, 0},
+		{"spin-glass", "8×8 ±J spin glass, J = ±1, no field", true, func() (model.Model, error) { return ising.SpinGlassGrid(8, 1, seed) }, 0},
 		{"rbm-strong", "Bernoulli RBM, d = 20, M = 6, W ~ N(0, 1.5²) (several modes)", true, func() (model.Model, error) { return rbm.Random(20, 6, 1.5, 1, seed) }, 0},
 		{"uai-grid7", "7×7 grid network in the style of UAI Grids (couplings U(−2, 2))", true, func() (model.Model, error) { return embeddedUAI("grid7.uai") }, 0},
 		{"uai-potts12", "12 variables of 5 states, random pairwise potentials (in the style of UAI ObjectDetection)", true, func() (model.Model, error) { return embeddedUAI("potts12.uai") }, 0},
@@ -365,28 +351,6 @@ func suiteModels(ctx context.Context, mode Mode, seed uint64, dir string, budget
 		return nil, err
 	}
 	return append(out, nets...), nil
-}
-
-// randomCategorical returns d independent variables of k states with
-// values 0…k−1 and probabilities drawn uniformly from the simplex (from
-// the model stream), so that no probability is a multiple of 1/n.
-func randomCategorical(d, k int, seed uint64) (model.Model, error) {
-	r := rng.NewKey(seed).For(rng.Model).Rand()
-	vs := make([]categorical.Variable, d)
-	for i := range vs {
-		st, p := make([]float64, k), make([]float64, k)
-		var tot float64
-		for s := range p {
-			st[s] = float64(s)
-			p[s] = r.ExpFloat64()
-			tot += p[s]
-		}
-		for s := range p {
-			p[s] /= tot
-		}
-		vs[i] = categorical.Variable{States: st, Probs: p}
-	}
-	return categorical.New(vs)
 }
 
 func embeddedUAI(name string) (model.Model, error) {

@@ -13,6 +13,7 @@ import (
 	"github.com/dstein/dstein/kernel"
 	"github.com/dstein/dstein/metrics"
 	"github.com/dstein/dstein/model"
+	"github.com/dstein/dstein/model/ising"
 	"github.com/dstein/dstein/report"
 	"github.com/dstein/dstein/rng"
 	"github.com/dstein/dstein/sampler"
@@ -182,7 +183,7 @@ func variantModel(name string, mode Mode, seed uint64) (model.Model, error) {
 		if mode == Tiny {
 			side = 4
 		}
-		return isingGrid10(side, 0.1, 0.2, seed)
+		return ising.RandomGrid(side, 0.1, 0.2, seed)
 	}
 	d, hidden := 100, 25
 	switch mode {

@@ -22,12 +22,7 @@ import (
 // demoModels are the built-in examples: small enough for exact answers by
 // enumeration.
 func demoModels(seed uint64) ([]string, []model.Model, error) {
-	r := rng.NewKey(seed).For(rng.Model).Rand()
-	fields := make([]float64, 16)
-	for i := range fields {
-		fields[i] = -0.3 + 0.6*r.Float64()
-	}
-	g, err := ising.Grid(4, 4, false, 0.3, fields)
+	g, err := ising.RandomGrid(4, 0.3, 0.3, seed)
 	if err != nil {
 		return nil, nil, err
 	}

@@ -5,6 +5,7 @@ import (
 	"math"
 
 	"github.com/dstein/dstein/model"
+	"github.com/dstein/dstein/rng"
 )
 
 // SumTolerance is how far the probabilities of one variable may sum from one
@@ -257,4 +258,31 @@ func (c *Categorical) logBlock(dst []float64, i, s int) {
 	} else {
 		clear(b)
 	}
+}
+
+// RandomSimplex returns d independent variables of k states with values
+// 0, …, k − 1 and probabilities drawn uniformly from the simplex
+// (normalised standard exponentials of the model stream of seed,
+// rng.NewKey(seed).For(rng.Model), variable by variable), so that no
+// probability is a simple fraction.
+func RandomSimplex(d, k int, seed uint64) (*Categorical, error) {
+	if d < 1 || k < 2 {
+		return nil, fmt.Errorf("categorical: %d variables of %d states; want d ≥ 1 and k ≥ 2", d, k)
+	}
+	r := rng.NewKey(seed).For(rng.Model).Rand()
+	vs := make([]Variable, d)
+	for i := range vs {
+		st, p := make([]float64, k), make([]float64, k)
+		var tot float64
+		for s := range p {
+			st[s] = float64(s)
+			p[s] = r.ExpFloat64()
+			tot += p[s]
+		}
+		for s := range p {
+			p[s] /= tot
+		}
+		vs[i] = Variable{States: st, Probs: p}
+	}
+	return New(vs)
 }

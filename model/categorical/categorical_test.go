@@ -73,3 +73,27 @@ func TestNewRejectsBadInput(t *testing.T) {
 		}
 	}
 }
+
+func TestRandomSimplex(t *testing.T) {
+	c, err := RandomSimplex(40, 5, 2)
+	if err != nil {
+		t.Fatal(err)
+	}
+	for i := range c.Dim() {
+		var tot float64
+		for _, p := range c.Probs(i) {
+			if !(p > 0) {
+				t.Fatalf("variable %d: probability %v", i, p)
+			}
+			tot += p
+		}
+		if math.Abs(tot-1) > 1e-12 {
+			t.Fatalf("variable %d: probabilities sum to %v", i, tot)
+		}
+	}
+	for _, dk := range [][2]int{{0, 3}, {3, 1}} {
+		if _, err := RandomSimplex(dk[0], dk[1], 1); err == nil {
+			t.Errorf("d = %d, k = %d accepted", dk[0], dk[1])
+		}
+	}
+}

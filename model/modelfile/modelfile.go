@@ -19,7 +19,6 @@ import (
 	"github.com/dstein/dstein/model/ising"
 	"github.com/dstein/dstein/model/potts"
 	"github.com/dstein/dstein/model/rbm"
-	"github.com/dstein/dstein/rng"
 )
 
 // MaxFileBytes is the size limit of a model file when no memory budget is
@@ -393,10 +392,11 @@ func (f *isingFile) build(o Options, size float64) (model.Model, Memory, error) 
 		if !(a >= 0) || math.IsInf(a, 0) {
 			return fail("random field_range is %v; want a finite number ≥ 0", a)
 		}
-		r := rng.NewKey(f.Random.Seed).For(rng.Model).Rand()
-		for i := range fields {
-			fields[i] = -a + 2*a*r.Float64()
+		r, err := ising.UniformFields(n, a, f.Random.Seed)
+		if err != nil {
+			return fail("%v", err)
 		}
+		copy(fields, r)
 	}
 	for k := range edges {
 		edges[k].Coupling /= temp
