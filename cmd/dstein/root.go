@@ -110,7 +110,7 @@ func run(ctx context.Context, args []string, stdout, stderr io.Writer) (code int
 	case errors.As(err, &ex), errors.As(err, &tl), errors.As(err, &tm):
 		fmt.Fprintf(stderr, "dstein: %s\n", msg)
 		return exitResource
-	case errors.As(err, &ue), isCobraUsage(err):
+	case errors.As(err, &ue):
 		fmt.Fprintf(stderr, "dstein: %s (see dstein --help)\n", msg)
 		return exitUsage
 	}
@@ -142,15 +142,23 @@ func oneLine(msg string) string {
 	return b.String()
 }
 
-// isCobraUsage recognises cobra's own command-line errors.
-func isCobraUsage(err error) bool {
-	m := err.Error()
-	for _, p := range []string{"unknown command", "unknown flag", "unknown shorthand", "invalid argument", "flag needs an argument", "required flag", "accepts ", "bad flag syntax"} {
-		if strings.Contains(m, p) {
-			return true
+// usageArgs makes the errors of every command's argument check usage
+// errors, as flagError does for the flags': cobra's own messages ("accepts
+// 1 arg(s)") are then classified by their type, never by their words.
+func usageArgs(c *cobra.Command) {
+	if check := c.Args; check != nil {
+		c.Args = func(cmd *cobra.Command, args []string) error {
+			err := check(cmd, args)
+			var ue usageError
+			if err != nil && !errors.As(err, &ue) {
+				err = usageError{err}
+			}
+			return err
 		}
 	}
-	return false
+	for _, sub := range c.Commands() {
+		usageArgs(sub)
+	}
 }
 
 // version is the module's build information: the VCS revision when built
@@ -239,6 +247,7 @@ Start with "dstein demo", then "dstein sample --model examples/ising-grid.json";
 		c.Args = unknownSubcommand
 		c.RunE = func(cmd *cobra.Command, _ []string) error { return cmd.Help() }
 	}
+	usageArgs(root)
 	return root
 }
 

@@ -145,6 +145,9 @@ func (f *sampleFlags) runSpec(fs *pflag.FlagSet, pipelineData []byte) (sampler.P
 	if math.IsNaN(f.initMean) || math.IsInf(f.initMean, 0) {
 		return p, "", usagef("--init-mean must be a finite number, got %v", f.initMean)
 	}
+	if f.settings.err != nil {
+		return p, "", f.settings.err
+	}
 	if err := f.settings.apply(fs, &p, what); err != nil {
 		return p, "", err
 	}

@@ -1,0 +1,64 @@
+package main
+
+import (
+	"strings"
+	"testing"
+
+	"github.com/dstein/dstein/sampler"
+)
+
+// Every registered method's settings become flags: one type per flag
+// name, every type one the command line reads. A method added with a
+// clashing flag fails here, not when users start dstein.
+func TestSettingFlagsOfTheRegistry(t *testing.T) {
+	sf := newSettingFlags(sampler.Methods())
+	if sf.err != nil {
+		t.Fatal(sf.err)
+	}
+	for _, m := range sampler.Methods() {
+		if _, ok := sf.paths[m.Name]; !ok {
+			t.Errorf("method %s has no entry in the setting flags", m.Name)
+		}
+	}
+}
+
+type clashA struct {
+	Steps int `flag:"steps" help:"a count"`
+}
+
+func (*clashA) Validate() error              { return nil }
+func (s *clashA) Resolved() sampler.Settings { c := *s; return &c }
+
+type clashB struct {
+	Steps float64 `flag:"steps" help:"a length"`
+	Fine  float64 `flag:"fine" help:"unrelated"`
+}
+
+func (*clashB) Validate() error              { return nil }
+func (s *clashB) Resolved() sampler.Settings { c := *s; return &c }
+
+type unreadable struct {
+	List []int `flag:"list" help:"a list"`
+}
+
+func (*unreadable) Validate() error              { return nil }
+func (s *unreadable) Resolved() sampler.Settings { c := *s; return &c }
+
+func TestSettingFlagsReportClashes(t *testing.T) {
+	a := &sampler.Method{Name: "a", NewSettings: func() sampler.Settings { return new(clashA) }}
+	b := &sampler.Method{Name: "b", NewSettings: func() sampler.Settings { return new(clashB) }}
+	sf := newSettingFlags([]*sampler.Method{a, b})
+	if sf.err == nil || !strings.Contains(sf.err.Error(), "--steps") || !strings.Contains(sf.err.Error(), "method b") {
+		t.Fatalf("clash between int and float64 --steps: error %v; want one naming the flag and method b", sf.err)
+	}
+	if _, ok := sf.paths["b"]["fine"]; !ok {
+		t.Error("method b's other flag was dropped with the clashing one")
+	}
+	if _, ok := sf.paths["b"]["steps"]; ok {
+		t.Error("method b keeps the clashing flag")
+	}
+	u := &sampler.Method{Name: "u", NewSettings: func() sampler.Settings { return new(unreadable) }}
+	if sf := newSettingFlags([]*sampler.Method{u}); sf.err == nil || !strings.Contains(sf.err.Error(), "--list") {
+		t.Fatalf("a []int setting: error %v; want one naming --list", sf.err)
+	}
+}
