@@ -14,14 +14,19 @@
 # 3. times one iteration's direction (each peer first checks its direction
 #    against dstein's on the timed problem too, with the same tolerance) for (n, d) = (100, 100), (1000, 100),
 #    (1000, 1000) with each implementation on the same cores (taskset -c
-#    0,1 when available), THREADS threads each (default 2), in ROUNDS rounds
+#    0-(THREADS−1) when available and THREADS < CPUs), THREADS threads each (default 2), in ROUNDS rounds
 #    (default 2; the order of the implementations is reversed every other
 #    round so that a drift in the machine's load does not favour one of
 #    them), and reports the median over all repetitions.
 #
 # Environment: THREADS, ROUNDS, TOL, NOTE (a sentence put in results.md),
 # SIZES (default "100x100x30 1000x100x10 1000x1000x5": n x d x repetitions),
-# PYTHON (default /usr/bin/python3, where install.sh puts numpy and torch).
+# PYTHON (default /usr/bin/python3, where install.sh puts numpy and torch),
+# DSTEINPEER (a dsteinpeer binary built elsewhere, for a machine without Go:
+# see scripts/device-cores.sh; its provenance is read from provenance.txt
+# beside it), PEERS_OUT (the directory of results.md and results.csv,
+# default benchmarks/peers). Fewer THREADS than CPUs pins every
+# implementation to CPUs 0 … THREADS−1 (taskset); as many runs unpinned.
 # About 2–3 minutes on 2 cores.
 set -eu
 
@@ -34,6 +39,8 @@ ROUNDS=${ROUNDS:-2}
 TOL=${TOL:-1e-10}
 NOTE=${NOTE:-}
 SIZES=${SIZES:-100x100x30 1000x100x10 1000x1000x5}
+PEERS_OUT=${PEERS_OUT:-$peers}
+DSTEINPEER=${DSTEINPEER:-}
 export GOFLAGS=-buildvcs=false
 export GOMAXPROCS="$THREADS" OPENBLAS_NUM_THREADS="$THREADS" OMP_NUM_THREADS="$THREADS" MKL_NUM_THREADS="$THREADS"
 
@@ -49,11 +56,22 @@ fi
 work=$(mktemp -d)
 trap 'rm -rf "$work"' EXIT INT TERM
 
-echo "run.sh: building dsteinpeer"
-go build -o "$work/dsteinpeer" ./$peers/dsteinpeer
+if [ -n "$DSTEINPEER" ]; then
+	cp "$DSTEINPEER" "$work/dsteinpeer"
+	prov=$(dirname "$DSTEINPEER")/provenance.txt
+	provenance="a binary built elsewhere ($(head -1 "$prov" 2>/dev/null || echo "no provenance.txt"))"
+	goversion=$(sed -n 's/^\(go[0-9.]*\) GOAMD64=.*/\1/p' "$prov" 2>/dev/null || true)
+	goamd64=$(sed -n 's/.*GOAMD64=//p' "$prov" 2>/dev/null || true)
+else
+	echo "run.sh: building dsteinpeer"
+	go build -o "$work/dsteinpeer" ./$peers/dsteinpeer
+	goversion=$(go env GOVERSION)
+	goamd64=$(go env GOAMD64)
+fi
 
 # Which dstein was timed: the commit, and the uncommitted changes (tests
 # excluded) in the packages the program is built from. Read-only git calls.
+if [ -z "$DSTEINPEER" ]; then
 commit=$(git rev-parse --short HEAD 2>/dev/null || echo unknown)
 specs=""
 for dir in $(go list -deps -f '{{if .Module}}{{if eq .Module.Path "github.com/dstein/dstein"}}{{.Dir}}{{end}}{{end}}' ./$peers/dsteinpeer |
@@ -68,13 +86,15 @@ if [ -n "$dirty" ]; then
 else
 	provenance="commit $commit (no uncommitted changes in the packages it uses)"
 fi
+fi
 echo "run.sh: dstein: $provenance"
 
 pin=""
 cpus="all $(nproc) CPUs (no taskset)"
-if command -v taskset >/dev/null 2>&1 && taskset -c 0,1 true 2>/dev/null; then
-	pin="taskset -c 0,1"
-	cpus="CPUs 0,1 (taskset -c 0,1)"
+mask="0-$((THREADS - 1))"
+if [ "$THREADS" -lt "$(nproc)" ] && command -v taskset >/dev/null 2>&1 && taskset -c "$mask" true 2>/dev/null; then
+	pin="taskset -c $mask"
+	cpus="CPUs $mask (taskset -c $mask)"
 fi
 
 load_start=$(cut -d' ' -f1-3 /proc/loadavg)
@@ -130,8 +150,8 @@ cpu=$(grep -m1 '^model name' /proc/cpuinfo | cut -d: -f2- | sed 's/^ *//')
 flags=$(grep -m1 '^flags' /proc/cpuinfo | grep -o -w -E 'avx2|fma|avx512f' | tr '\n' ' ' || true)
 
 # --- table ---------------------------------------------------------------
-PROVENANCE="$provenance" GOAMD64="$(go env GOAMD64)" THREADS="$THREADS" TOL="$TOL" NOTE="$NOTE" CPU="$cpu" FLAGS="$flags" NCPU="$(nproc)" CPUS="$cpus" DATE="$date_start" LOAD_START="$load_start" BUSY_START="$busy_start" \
-	LOAD_END="$load_end" ELAPSED="$elapsed" GOVERSION="$(go env GOVERSION)" WORK="$work" PEERS="$peers" \
+PROVENANCE="$provenance" GOAMD64="${goamd64:-?}" THREADS="$THREADS" TOL="$TOL" NOTE="$NOTE" CPU="$cpu" FLAGS="$flags" NCPU="$(nproc)" CPUS="$cpus" DATE="$date_start" LOAD_START="$load_start" BUSY_START="$busy_start" \
+	LOAD_END="$load_end" ELAPSED="$elapsed" GOVERSION="${goversion:-?}" WORK="$work" PEERS="$peers" \
 	"$PYTHON" - <<'EOF'
 import csv, glob, json, os, statistics
 
@@ -231,9 +251,10 @@ L.append("Repetitions per median: %s (after 2 warm-up calls per process). The CS
 open(os.path.join(work, "results.md"), "w").write("\n".join(L) + "\n")
 EOF
 
+mkdir -p "$PEERS_OUT"
 for f in results.csv results.md; do
-	cp "$work/$f" "$peers/.$f.tmp"
-	mv "$peers/.$f.tmp" "$peers/$f"
+	cp "$work/$f" "$PEERS_OUT/.$f.tmp"
+	mv "$PEERS_OUT/.$f.tmp" "$PEERS_OUT/$f"
 done
-echo "run.sh: wrote $peers/results.md and $peers/results.csv ($elapsed s)"
-cat "$peers/results.md"
+echo "run.sh: wrote $PEERS_OUT/results.md and $PEERS_OUT/results.csv ($elapsed s)"
+cat "$PEERS_OUT/results.md"

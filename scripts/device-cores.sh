@@ -1,0 +1,171 @@
+#!/usr/bin/env bash
+# Measures dstein on a many-core machine that has no Go (the GPU machine's
+# 16-core host): the hot-path benchmarks at several GOMAXPROCS, the default
+# and parallel tempering as users run them, the peers (numpy, PyTorch) and
+# the bit-identity of results across core counts and CPU feature paths.
+#
+#   scripts/device-cores.sh build [DIR]   # here, with Go: test binaries,
+#                                         # dstein and dsteinpeer in DIR
+#                                         # (default .device/cores, gzipped)
+#   scripts/device-cores.sh run [DIR]     # there: writes $OUT/cores/
+#                                         # (default OUT=/tmp/out)
+#
+# "run" needs only bash, coreutils, taskset and /usr/bin/time; the peers
+# run when $PYTHON (default python3) imports numpy and torch. It is sized
+# to end within 8 minutes on 16 cores (BUDGET seconds, default 450: phases
+# that would start after it are skipped and say so in $OUT/cores/log.txt).
+# QUICK=1 runs every benchmark once (a check of the script, not a measure).
+# The numbers go into BENCHMARKS.md ("Many cores") by hand, with the CPU
+# model the run records.
+set -euo pipefail
+root=$(cd "$(dirname "$0")/.." && pwd)
+cmd=${1:-}
+dir=${2:-$root/.device/cores}
+
+# The packages whose benchmarks are the hot paths, and what each runs.
+pkgs=(sampler/gfsvgd svgd sampler/pt sampler/gibbs sampler/gwg sampler/dmala sampler/dlmc sampler/pas internal/gemm internal/vexp internal/parallel kernel)
+
+build() {
+	command -v go >/dev/null || { echo "device-cores.sh build: needs Go" >&2; exit 1; }
+	mkdir -p "$dir"
+	cd "$root"
+	for p in "${pkgs[@]}"; do
+		name=$(echo "$p" | tr / -)
+		go test -c -ldflags='-s -w' -o "$dir/$name.test" "./$p"
+	done
+	go build -ldflags='-s -w' -o "$dir/dstein" ./cmd/dstein
+	go build -ldflags='-s -w' -o "$dir/dsteinpeer" ./benchmarks/peers/dsteinpeer
+	{
+		echo "commit $(git rev-parse --short HEAD 2>/dev/null || echo unknown)"
+		git --no-optional-locks status --porcelain 2>/dev/null | sed 's/^/changed: /' | head -20
+		echo "$(go env GOVERSION) GOAMD64=$(go env GOAMD64)"
+	} >"$dir/provenance.txt"
+	# Compressed: the device tool carries 64 MiB at most.
+	gzip -f -9 "$dir"/*.test "$dir/dstein" "$dir/dsteinpeer"
+	du -sh "$dir"
+}
+
+run() {
+	local out=${OUT:-/tmp/out}/cores budget=${BUDGET:-450} start
+	start=$(date +%s)
+	mkdir -p "$out"
+	exec > >(tee -a "$out/log.txt") 2>&1
+	ncpu=$(nproc)
+	echo "device-cores.sh run: $(date -u '+%Y-%m-%d %H:%M UTC'), $ncpu CPUs"
+	grep -m1 '^model name' /proc/cpuinfo | cut -d: -f2- | sed 's/^ */CPU: /'
+	echo "flags: $(grep -m1 '^flags' /proc/cpuinfo | grep -o -w -E 'avx2|fma|avx512f|avx512dq|avx512vl' | tr '\n' ' ')"
+	cat "$dir/provenance.txt"
+	bin=$(mktemp -d)
+	for f in "$dir"/*.gz; do
+		gunzip -c "$f" >"$bin/$(basename "$f" .gz)"
+		chmod +x "$bin/$(basename "$f" .gz)"
+	done
+	cp "$dir/provenance.txt" "$bin/"
+	dir=$bin
+	left() { echo $((budget - ($(date +%s) - start))); }
+	phase() { # phase NAME MIN_SECONDS: false (and a line) when too little time is left
+		if [ "$(left)" -lt "$2" ]; then
+			echo "SKIPPED $1: $(left) s of the budget left, it needs about $2"
+			return 1
+		fi
+		echo "== $1 ($(left) s left)"
+	}
+	procs=(1 2 "$ncpu")
+	bench() { # bench PKG PATTERN BENCHTIME COUNT: at each GOMAXPROCS, from the package's directory (testdata)
+		local p=$1 pat=$2 bt=$3 count=$4 name
+		[ -z "${QUICK:-}" ] || bt=1x count=1
+		name=$(echo "$p" | tr / -)
+		for g in "${procs[@]}"; do
+			(cd "$root/$p" && GOMAXPROCS=$g "$dir/$name.test" -test.run '^$' -test.bench "$pat" \
+				-test.benchtime "$bt" -test.count "$count" -test.benchmem) |
+				grep -E '^Benchmark' | sed "s/^/gomaxprocs=$g /" >>"$out/bench.txt" || true
+		done
+	}
+	# GOMAXPROCS 2 on a 2-CPU mask: the machine's cores as the
+	# development machine has them.
+	pinned() {
+		local p=$1 pat=$2 bt=$3 count=$4 name
+		[ -z "${QUICK:-}" ] || bt=1x count=1
+		name=$(echo "$p" | tr / -)
+		command -v taskset >/dev/null || return 0
+		(cd "$root/$p" && GOMAXPROCS=2 taskset -c 0,1 "$dir/$name.test" -test.run '^$' -test.bench "$pat" \
+			-test.benchtime "$bt" -test.count "$count") |
+			grep -E '^Benchmark' | sed "s/^/pinned2 /" >>"$out/bench.txt" || true
+	}
+	: >"$out/bench.txt"
+	if phase "GF-SVGD and its direction" 120; then
+		bench sampler/gfsvgd 'StepRBM' 20x 5
+		pinned sampler/gfsvgd 'StepRBM' 20x 5
+		bench svgd 'Direction/float64' 20x 5
+	fi
+	if phase "parallel tempering, Gibbs, the gradient samplers" 120; then
+		bench sampler/pt 'Iteration$' 100x 5
+		pinned sampler/pt 'Iteration$' 100x 5
+		bench sampler/gibbs '.' 50x 5
+		bench sampler/gwg 'Sweep$|MultiStep$' 50x 5
+		bench sampler/dmala '.' 50x 5
+		bench sampler/dlmc 'Step$' 50x 5
+		bench sampler/pas '.' 50x 5
+	fi
+	if phase "kernels (gemm, vexp, RBF, the pool)" 60; then
+		bench internal/gemm 'ABt' 20x 3
+		bench internal/vexp '.' 1000x 3
+		bench kernel '.' 20x 3
+		bench internal/parallel '.' 1000x 3
+	fi
+	if phase "dstein sample as users run it" 90; then
+		ex=$root/examples
+		for g in "${procs[@]}"; do
+			for args in "--model $ex/rbm-random.json" "--model $ex/ising-grid.json" \
+				"--model $ex/rbm-random.json --method pt --chains 4 --draws 1000"; do
+				# shellcheck disable=SC2086
+				/usr/bin/time -f "%e s wall, %U s user, %M KB peak" env GOMAXPROCS="$g" "$dir/dstein" sample $args \
+					--seed 1 --out "$out/s.csv" >/dev/null 2>"$out/time.txt" || { cat "$out/time.txt"; continue; }
+				echo "gomaxprocs=$g dstein sample $args: $(tail -1 "$out/time.txt")" | sed "s|$ex/||" >>"$out/sample.txt"
+				sha256sum "$out/s.csv" | sed "s|  .*| gomaxprocs=$g $args|; s|$ex/||" >>"$out/sample-sha256.txt"
+				rm -f "$out/s.csv"
+			done
+		done
+		rm -f "$out/s.csv" "$out/time.txt"
+		cat "$out/sample.txt"
+		echo "identical outputs across GOMAXPROCS: $(awk '{k=$0; sub(/^[^ ]+ gomaxprocs=[0-9]+ /, "", k); h[k]=h[k] " " $1} END{ok=1; for (k in h) {split(h[k], a, " "); for (i in a) if (a[i] != a[1]) ok=0}; print ok ? "yes" : "NO"}' "$out/sample-sha256.txt")"
+	fi
+	if phase "bit-identity: the determinism tests at each CPU feature path" 60; then
+		# Tests that compare results across core counts and against the
+		# pure-Go kernels; each GODEBUG switches a CPU feature path off.
+		for gd in "" "cpu.avx512f=off" "cpu.avx2=off,cpu.fma=off"; do
+			for p in internal/gemm internal/vexp svgd sampler/gfsvgd; do
+				name=$(echo "$p" | tr / -)
+				if (cd "$root/$p" && GODEBUG=$gd GOMAXPROCS=$ncpu "$dir/$name.test" -test.short -test.count 1 >"$out/test.txt" 2>&1); then
+					echo "tests $p GODEBUG=${gd:-none} GOMAXPROCS=$ncpu: ok"
+				else
+					echo "tests $p GODEBUG=${gd:-none} GOMAXPROCS=$ncpu: FAILED"
+					tail -20 "$out/test.txt"
+				fi
+			done
+		done | tee "$out/identity.txt"
+		rm -f "$out/test.txt"
+	fi
+	if phase "peers (numpy, PyTorch) at 2 pinned and all cores" 150; then
+		local py=${PYTHON:-python3}
+		if "$py" -c 'import numpy, torch' 2>/dev/null; then
+			for th in 2 "$ncpu"; do
+				PYTHON=$py DSTEINPEER=$dir/dsteinpeer THREADS=$th ROUNDS=1 PEERS_OUT="$out/peers-$th" \
+					NOTE="device-cores.sh, $th threads" "$root/benchmarks/peers/run.sh" >"$out/peers-$th.log" 2>&1 ||
+					{ echo "peers at $th threads failed:"; tail -5 "$out/peers-$th.log"; }
+			done
+		else
+			echo "SKIPPED peers: $py does not import numpy and torch"
+		fi
+	fi
+	echo "done in $(($(date +%s) - start)) s"
+}
+
+case $cmd in
+build) build ;;
+run) run ;;
+*)
+	sed -n '2,18p' "$0" >&2
+	exit 2
+	;;
+esac
