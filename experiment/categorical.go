@@ -40,6 +40,18 @@ func categoricalVariants() []gfVariant {
 	}
 }
 
+// categoricalSize returns the particles of the categorical experiment in
+// a mode and the iterations of its snapshots.
+func categoricalSize(mode Mode) (int, []int) {
+	switch mode {
+	case Quick:
+		return 500, []int{0, 25, 50, 100, 500}
+	case Tiny:
+		return 100, []int{0, 5, 10}
+	}
+	return 1000, []int{0, 25, 50, 100, 500}
+}
+
 var appendixStates = categorical.Variable{States: []float64{-1, -0.5, 0, 0.5, 1}, Probs: []float64{0.1, 0.2, 0.3, 0.1, 0.3}}
 
 // describeVariants records each variant's preset and full settings in the
@@ -99,13 +111,7 @@ func runCategorical(r *runner) (*Result, error) {
 	if err != nil {
 		return nil, err
 	}
-	n, at := 1000, []int{0, 25, 50, 100, 500}
-	switch r.cfg.Mode {
-	case Quick:
-		n = 500
-	case Tiny:
-		n, at = 100, []int{0, 5, 10}
-	}
+	n, at := categoricalSize(r.cfg.Mode)
 	variants := categoricalVariants()
 	labels := map[string]string{}
 	for _, v := range variants {

@@ -182,8 +182,7 @@ func TestJournalMethodSettings(t *testing.T) {
 		t.Fatal(err)
 	}
 	j.close(true)
-	Version = "another-version"
-	defer func() { Version = "devel" }()
+	cfg.Version = "another-version"
 	j, err = openJournal("x", cfg)
 	if err != nil {
 		t.Fatalf("a new dstein version invalidated the journal: %v", err)

@@ -101,8 +101,13 @@ type journalSettings struct {
 	MergedFrom []string `json:"merged_from,omitempty"`
 }
 
-// Version is recorded in new journals; the command line sets it.
-var Version = "devel"
+// version is what a journal records of cfg's dstein build.
+func (cfg Config) version() string {
+	if cfg.Version == "" {
+		return "devel"
+	}
+	return cfg.Version
+}
 
 type key struct {
 	method string
@@ -226,7 +231,7 @@ func lockJournal(dir, name string) (*safeio.Lock, error) {
 func openLockedJournal(name string, cfg Config) (*journal, error) {
 	path := filepath.Join(cfg.dir(), name+".trials.csv")
 	side := filepath.Join(cfg.dir(), name+".trials.json")
-	want := journalSettings{Format: journalFormat, Experiment: name, Seed: cfg.Seed, Mode: cfg.Mode.String(), Options: cfg.Options, Version: Version, Inputs: cfg.inputs, Trials: cfg.trials, Shard: cfg.Shard.String(), Selected: cfg.Methods}
+	want := journalSettings{Format: journalFormat, Experiment: name, Seed: cfg.Seed, Mode: cfg.Mode.String(), Options: cfg.Options, Version: cfg.version(), Inputs: cfg.inputs, Trials: cfg.trials, Shard: cfg.Shard.String(), Selected: cfg.Methods}
 	j := &journal{path: path, side: side, done: map[key]map[string]float64{}, settings: want, checksums: true, log: cfg.Log}
 	exists, err := noLink(path)
 	if err != nil {

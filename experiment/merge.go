@@ -37,8 +37,8 @@ type shardJournal struct {
 // as one unsharded run (the seconds columns and time-based panels aside).
 // It refuses shards made with different settings that change results, a
 // trial held by two shards, and an incomplete set: the trials that no
-// shard holds are named. Only cfg.Out, cfg.Log, cfg.Progress, cfg.Budget
-// and cfg.UAIDir (the suite's networks, which the shards record by digest)
+// shard holds are named. Only cfg.Out, cfg.Log, cfg.Progress, cfg.Budget,
+// cfg.Version and cfg.UAIDir (the suite's networks, which the shards record by digest)
 // are read from cfg; the rest comes from the shards' settings.
 func (e *Experiment) Merge(ctx context.Context, cfg Config, dirs []string) (res *Result, err error) {
 	if e.Unsharded {
@@ -138,7 +138,7 @@ func (e *Experiment) Merge(ctx context.Context, cfg Config, dirs []string) (res 
 		return nil, fmt.Errorf("incomplete set of shards: no shard holds trial %s of %d (trial t is shard t mod N + 1's, counting trials from 0; rerun or resubmit those shards, which resume their journals)", strings.Join(missing, ", "), trials)
 	}
 	merged := journalSettings{Format: journalFormat, Experiment: e.Name, Seed: first.Seed, Mode: first.Mode, Options: first.Options,
-		Version: Version, Inputs: first.Inputs, Trials: trials, Selected: first.Selected, Methods: map[string]json.RawMessage{}}
+		Version: cfg.version(), Inputs: first.Inputs, Trials: trials, Selected: first.Selected, Methods: map[string]json.RawMessage{}}
 	for m, raw := range methods {
 		merged.Methods[m] = raw
 	}

@@ -2,6 +2,7 @@ package experiment
 
 import (
 	"encoding/csv"
+	"encoding/json"
 	"fmt"
 	"os"
 	"path/filepath"
@@ -218,6 +219,57 @@ func TestCommittedPage(t *testing.T) {
 		}
 		if p.Needs == "" && !strings.Contains(string(b), p.ID+"/"+p.Name+".png") {
 			t.Errorf("the page shows no figure of %s", p.ID)
+		}
+	}
+}
+
+// TestPublishedVerdicts computes every result's verdict from its committed
+// summary CSV and checks that EXPERIMENTS.md's table of computed verdicts
+// says the same: a rerun that changes a verdict, or an edit of the table,
+// cannot leave them apart. The page's reproduce.json must agree too.
+func TestPublishedVerdicts(t *testing.T) {
+	b, err := os.ReadFile(filepath.Join("..", "EXPERIMENTS.md"))
+	if err != nil {
+		t.Fatal(err)
+	}
+	doc := string(b)
+	var page struct {
+		Results []struct {
+			ID      string   `json:"id"`
+			Verdict *Verdict `json:"verdict"`
+		} `json:"results"`
+	}
+	pb, err := os.ReadFile(filepath.Join("..", "docs", "results", "reproduce.json"))
+	if err != nil {
+		t.Fatal(err)
+	}
+	if err := json.Unmarshal(pb, &page); err != nil {
+		t.Fatal(err)
+	}
+	onPage := map[string]*Verdict{}
+	for _, r := range page.Results {
+		onPage[r.ID] = r.Verdict
+	}
+	for _, p := range Reproductions() {
+		ex, err := Get(p.Name)
+		if err != nil {
+			t.Fatal(err)
+		}
+		path := filepath.Join("..", "docs", "results", p.ID, ex.Name+".csv")
+		rows, err := ReadRows(path)
+		if err != nil {
+			if p.Needs != "" && os.IsNotExist(err) {
+				continue
+			}
+			t.Errorf("%s: %v", p.ID, err)
+			continue
+		}
+		v := p.Judge(rows, Full)
+		if want := fmt.Sprintf("| %s | %s |", p.ID, v.Status); !strings.Contains(doc, want) {
+			t.Errorf("EXPERIMENTS.md lacks the row %q; computed: %s", want, v)
+		}
+		if pv, ok := onPage[p.ID]; ok && pv != nil && (pv.Status != v.Status || pv.Because != v.Because) {
+			t.Errorf("%s: reproduce.json says %q; computed from the CSV: %q", p.ID, pv, v)
 		}
 	}
 }

@@ -2,6 +2,8 @@ package experiment
 
 import (
 	"fmt"
+	"maps"
+	"slices"
 	"sort"
 	"strconv"
 	"strings"
@@ -40,6 +42,9 @@ type Reproduction struct {
 	// project's 2-core machine, for the --quick runs to say what a full
 	// run costs.
 	FullTime string
+	// judge computes the verdict on Claim from the result's rows; nil
+	// for the questions that EXPERIMENTS.md answers in prose.
+	judge judge
 }
 
 // Reproductions lists every published result, in the order of
@@ -60,19 +65,19 @@ func Reproductions() []Reproduction {
 		"sweeps10-only", "ssweeps10-only", "ssweeps30-only", "sweeps30-only"}
 	return []Reproduction{
 		{ID: "ising-n", Name: "ising-n", Trials: 20, FullTime: "20 CPU-minutes (27 min on 2 cores shared with other runs)",
-			Claim: "GF-SVGD has lower MSE than Gibbs and exact MC on the 10×10 Ising grid, with MSE falling as O(1/n)"},
+			Claim: "GF-SVGD has lower MSE than Gibbs and exact MC on the 10×10 Ising grid, with MSE falling as O(1/n)", judge: judgeLower("mse", true, "gibbs", "exact")},
 		{ID: "ising-sigma", Name: "ising-sigma", FullTime: "16 CPU-minutes (20 min on 2 cores shared with other runs)",
-			Claim: "as the coupling σ_p → 0, GF-SVGD outperforms MC and Gibbs most"},
+			Claim: "as the coupling σ_p → 0, GF-SVGD outperforms MC and Gibbs most", judge: judgeSigma},
 		{ID: "rbm-n", Name: "rbm-n", Trials: 20, FullTime: "about 75 CPU-minutes (65 min on 2 cores shared with other runs)",
-			Claim: "GF-SVGD has lower MMD than Gibbs and DHMC on the d = 100 RBM"},
+			Claim: "GF-SVGD has lower MMD than Gibbs and DHMC on the d = 100 RBM", judge: judgeLower("mmd2", false, "gibbs", "dhmc")},
 		{ID: "rbm-d", Name: "rbm-d", Trials: 20, FullTime: "32 CPU-minutes (23 min on 2 cores shared with other runs)",
-			Claim: "GF-SVGD is the least sensitive to the dimension d"},
+			Claim: "GF-SVGD is the least sensitive to the dimension d", judge: judgeDimension},
 		{ID: "transform", Name: "transform", FullTime: "31 CPU-minutes",
-			Claim: "a Gaussian base gives an easier p_c than mixture bases"},
+			Claim: "a Gaussian base gives an easier p_c than mixture bases", judge: judgeBase},
 		{ID: "categorical", Name: "categorical", FullTime: "8 CPU-minutes (11 min on 2 cores shared with other runs)",
-			Claim: "GF-SVGD recovers the appendix's 1-D categorical distribution"},
+			Claim: "GF-SVGD recovers the appendix's 1-D categorical distribution", judge: judgeCategorical},
 		{ID: "ising-n-field", Name: "ising-n", Trials: 20, Options: map[string]float64{"field": 0.2}, FullTime: "22 CPU-minutes (14 min on 2 cores)",
-			Claim: "(ours) the Ising result with fields, whose means are not all zero; a particle method that beats i.i.d. sampling at equal n"},
+			Claim: "(ours) the Ising result with fields, whose means are not all zero; a particle method that beats i.i.d. sampling at equal n", judge: judgeBeatsIID("mse", particleMethods)},
 		{ID: "variants-ising-screen", Name: "variants-ising", Trials: 5, Variants: screenVariants, FullTime: "1.9 CPU-minutes (80 s on 2 cores)",
 			Claim: "(ours) GF-SVGD variants on the Ising grid with fields, screened against i.i.d. sampling (5 trials)"},
 		{ID: "variants-rbm-screen", Name: "variants-rbm", Trials: 5, Variants: screenVariants, FullTime: "2.7 CPU-minutes (2 min on 2 cores)",
@@ -82,9 +87,9 @@ func Reproductions() []Reproduction {
 		{ID: "variants-rbm-coord", Name: "variants-rbm", Trials: 5, Variants: []string{"coord-200"}, FullTime: "3.0 CPU-minutes (3.2 min on 2 cores shared with another run)",
 			Claim: "(ours) GF-SVGD with the coordinatewise kernel on the d = 100 RBM (5 trials)"},
 		{ID: "variants-ising", Name: "variants-ising", Variants: finalVariants, FullTime: "1.8 CPU-minutes (65 s on 2 cores)",
-			Claim: "(ours) which GF-SVGD variant beats i.i.d. sampling on the Ising grid with fields: the finalists, the hybrid preset and the ablations (20 trials)"},
+			Claim: "(ours) which GF-SVGD variant beats i.i.d. sampling on the Ising grid with fields: the finalists, the hybrid preset and the ablations (20 trials)", judge: judgeBeatsIID("mse", gfOnly)},
 		{ID: "variants-rbm", Name: "variants-rbm", Variants: finalVariants, FullTime: "4.0 CPU-minutes (2.5 min on 2 cores)",
-			Claim: "(ours) which GF-SVGD variant beats i.i.d. sampling on the d = 100 RBM: the finalists, the hybrid preset and the ablations (20 trials)"},
+			Claim: "(ours) which GF-SVGD variant beats i.i.d. sampling on the d = 100 RBM: the finalists, the hybrid preset and the ablations (20 trials)", judge: judgeBeatsIID("mse", gfOnly)},
 		{ID: "suite", Name: "suite", FullTime: "135 CPU-minutes (86 min on 2 cores, shared with other work for part of it)",
 			Claim: "(ours) which sampler should be the default, judged on easy and hard targets at equal cost"},
 		{ID: "suite-n20", Name: "suite", Options: freq(map[string]float64{"n": 20}), Methods: herdMethods, FullTime: "6 CPU-minutes (4.6 min on 2 cores)",
@@ -97,19 +102,19 @@ func Reproductions() []Reproduction {
 		{ID: "suite-uai-herd", Name: "suite", Trials: 16, Needs: "uai", Options: freq(map[string]float64{}), Methods: []string{"pt-herd", "pt-4chains"}, FullTime: "about 13 min on 2 cores (11 min of sampling by the runs' own timings, and the ground truths)",
 			Claim: "(ours) representative points (the compact preset) on the UAI networks of a directory (reproduce --uai DIR)"},
 		{ID: "discs", Name: "discs", FullTime: "47 min on 2 cores, 118 MB peak (run in two parts)",
-			Claim: "(ours) dstein's samplers on DISCS's targets with DISCS's metric, beside DISCS's published numbers"},
+			Claim: "(ours) dstein's samplers on DISCS's targets with DISCS's metric, beside DISCS's published numbers", judge: judgeDISCS},
 		{ID: "gof-level", Name: "gof-level", FullTime: "3.5 CPU-minutes (105 s as 4 Slurm tasks on 2 cores)",
-			Claim: "GF-KSD, DKSD and MMD hold their level"},
+			Claim: "GF-KSD, DKSD and MMD hold their level", judge: judgeLevel([]string{"gfksd", "dksd", "mmd"})},
 		{ID: "gof-rbm-sigma", Name: "gof-rbm-sigma", Trials: 50, FullTime: "19 CPU-minutes (18 min on 2 cores)",
-			Claim: "GF-KSD is more powerful than DKSD and MMD against RBM weight noise"},
+			Claim: "GF-KSD is more powerful than DKSD and MMD against RBM weight noise", judge: judgePower(0, true)},
 		{ID: "gof-rbm-n", Name: "gof-rbm-n", Trials: 50, FullTime: "4.3 min on 2 cores",
-			Claim: "GF-KSD is more powerful than DKSD and MMD, especially at small n"},
+			Claim: "GF-KSD is more powerful than DKSD and MMD, especially at small n", judge: judgePower(0, false)},
 		{ID: "gof-ising-temp", Name: "gof-ising-temp", Trials: 20, FullTime: "3.2 min on 2 cores",
-			Claim: "GF-KSD detects a change of the Ising model's temperature"},
+			Claim: "GF-KSD detects a change of the Ising model's temperature", judge: judgeDetects},
 		{ID: "gof-ising-n", Name: "gof-ising-n", FullTime: "6.9 min on 2 cores",
-			Claim: "GF-KSD's power against n on the Ising grid (T = 20 against T' = 15)"},
+			Claim: "GF-KSD's power against n on the Ising grid (T = 20 against T' = 15)", judge: judgePowerGrows},
 		{ID: "bnn", Name: "bnn", FullOptions: map[string]float64{"epochs": 1, "train": 20000}, FullTime: "12 CPU-minutes (9 min on 2 cores)",
-			Claim: "GF-SVGD ensembles of binarized networks beat bagging and boosting, and ensembles beat single networks"},
+			Claim: "GF-SVGD ensembles of binarized networks beat bagging and boosting, and ensembles beat single networks", judge: judgeEnsembles},
 	}
 }
 
@@ -187,4 +192,20 @@ func (p Reproduction) Command(out string, mode Mode) string {
 		args = append(args, "--uai", "UAI_DIR")
 	}
 	return shellquote.Join(append(args, "--out-dir", out))
+}
+
+// Match returns the published result that a run of experiment name with
+// cfg reproduces (the same options, methods and variants; any number of
+// trials), if there is one, for its claim and verdict.
+func Match(name string, cfg Config) (Reproduction, bool) {
+	for _, p := range Reproductions() {
+		if p.Name != name {
+			continue
+		}
+		want := p.Config(cfg.Out, cfg.Mode)
+		if maps.Equal(want.Options, cfg.Options) && slices.Equal(want.Methods, cfg.Methods) && slices.Equal(want.Variants, cfg.Variants) {
+			return p, true
+		}
+	}
+	return Reproduction{}, false
 }

@@ -82,6 +82,9 @@ type Config struct {
 	// UAIDir, for the suite, is a directory of UAI networks (NAME.uai and
 	// optional NAME.uai.evid) to add to its targets.
 	UAIDir string
+	// Version is the dstein build recorded in new journals (informative;
+	// a journal of another version resumes). Empty: "devel".
+	Version string
 	// Budget bounds the memory that grows with the run's inputs: the
 	// trial journal read on a resume (and the shards' journals of a
 	// merge), the suite's UAI networks and their exact answers. Over it,

@@ -174,7 +174,7 @@ Experiments: ` + strings.Join(experiment.Names(), ", ") + `.`,
 			if err := e.makeOutDir(out); err != nil {
 				return err
 			}
-			experiment.Version = version()
+			cfg.Version = version()
 			pr := newExpProgress(e, ex.Name)
 			if pr != nil {
 				cfg.Progress, cfg.Log = pr, pr
@@ -189,6 +189,9 @@ Experiments: ` + strings.Join(experiment.Names(), ", ") + `.`,
 			}
 			fmt.Fprintf(e.stdout, "%s: %s\n\n", ex.Name, ex.Title)
 			experiment.PrintTable(e.stdout, res)
+			if p, ok := experiment.Match(ex.Name, cfg); ok {
+				fmt.Fprintf(e.stdout, "\nclaim (%s): %s\nverdict: %s\n", p.ID, p.Claim, p.Judge(res.Rows, cfg.Mode).Sentence())
+			}
 			fmt.Fprintf(e.stdout, "\nwrote %s\n", strings.Join(res.Files, ", "))
 			if cfg.Mode == experiment.Quick {
 				for _, p := range experiment.Reproductions() {

@@ -31,6 +31,10 @@ type reproduced struct {
 	// Loaded counts the trials found complete in the journal (not
 	// computed again).
 	Loaded int `json:"loaded_trials"`
+	// Claim is what the result tests, Verdict what its rows say about
+	// it (computed by the result's judge; absent when it did not run).
+	Claim   string              `json:"claim"`
+	Verdict *experiment.Verdict `json:"verdict,omitempty"`
 }
 
 func newReproduceCmd(e *env) *cobra.Command {
@@ -140,7 +144,6 @@ Results: ` + strings.Join(reproductionIDs(), ", ") + `.`,
 				}
 				runs = append(runs, p)
 			}
-			experiment.Version = version()
 			start := time.Now()
 			var done []reproduced
 			page := report.Page{
@@ -158,7 +161,7 @@ Results: ` + strings.Join(reproductionIDs(), ", ") + `.`,
 					continue
 				}
 				dir := filepath.Join(out, p.ID)
-				rec := reproduced{ID: p.ID, Command: p.Command(dir, mode)}
+				rec := reproduced{ID: p.ID, Command: p.Command(dir, mode), Claim: p.Claim}
 				if !slices.ContainsFunc(runs, func(r experiment.Reproduction) bool { return r.ID == p.ID }) {
 					rec.Status = "not run"
 					rec.Error = "needs --uai DIR (a directory of UAI networks)"
@@ -183,6 +186,12 @@ Results: ` + strings.Join(reproductionIDs(), ", ") + `.`,
 					} else {
 						rec.Status = "ran"
 						fmt.Fprintf(e.stdout, "%s: done in %s → %s\n", p.ID, roundLeft(time.Since(t0)), dir)
+						if v, err := judgeReproduction(p, run.files, mode); err != nil {
+							fmt.Fprintf(e.stderr, "reproduce: %s: no verdict: %s\n", p.ID, oneLine(err.Error()))
+						} else {
+							rec.Verdict = &v
+							fmt.Fprintf(e.stdout, "%s: %s\n", p.ID, v.Sentence())
+						}
 					}
 				}
 				done = append(done, rec)
@@ -260,7 +269,7 @@ func reproductionConfig(p experiment.Reproduction, dir string, mode experiment.M
 	if p.Needs == "uai" {
 		cfg.UAIDir = uaiDir
 	}
-	cfg.Budget, cfg.Text = budget, true
+	cfg.Budget, cfg.Text, cfg.Version = budget, true, version()
 	return ex, cfg, nil
 }
 
@@ -287,12 +296,30 @@ func runReproduction(e *env, p experiment.Reproduction, dir string, mode experim
 	return &reproducedRun{files: res.Files, loaded: res.Loaded}, nil
 }
 
+// judgeReproduction computes a result's verdict from its summary CSV
+// (NAME.csv among the files its run wrote).
+func judgeReproduction(p experiment.Reproduction, files []string, mode experiment.Mode) (experiment.Verdict, error) {
+	for _, f := range files {
+		if filepath.Base(f) == p.Name+".csv" {
+			rows, err := experiment.ReadRows(f)
+			if err != nil {
+				return experiment.Verdict{}, err
+			}
+			return p.Judge(rows, mode), nil
+		}
+	}
+	return experiment.Verdict{}, fmt.Errorf("the run wrote no %s.csv", p.Name)
+}
+
 // reproductionSection is the page's section of one result: its figures,
 // its printed table and notes, and links to its files, all relative to
 // the page's directory.
 func reproductionSection(out string, p experiment.Reproduction, rec reproduced, mode experiment.Mode) report.Section {
 	ex, _ := experiment.Get(p.Name)
 	s := report.Section{ID: p.ID, Title: p.ID + ": " + ex.Title, Commands: []string{rec.Command}, Summary: "Tests: " + p.Claim + "."}
+	if v := rec.Verdict; v != nil {
+		s.Verdict = "Verdict, computed from this run's table. " + v.Sentence()
+	}
 	switch rec.Status {
 	case "ran":
 		s.Status = fmt.Sprintf("ran in %s on this machine", roundLeft(time.Duration(rec.Seconds*float64(time.Second))))

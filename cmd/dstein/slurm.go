@@ -271,8 +271,7 @@ computed. The suite on UAI networks needs --uai DIR again.`,
 			if err != nil {
 				return err
 			}
-			experiment.Version = version()
-			cfg := experiment.Config{Out: out, UAIDir: uaiDir, Log: e.stderr, Budget: budget}
+			cfg := experiment.Config{Out: out, UAIDir: uaiDir, Log: e.stderr, Budget: budget, Version: version()}
 			res, err := ex.Merge(e.ctx, cfg, args[1:])
 			if err != nil {
 				if e.ctx.Err() != nil {

@@ -1,0 +1,234 @@
+package experiment
+
+import (
+	"encoding/csv"
+	"fmt"
+	"io"
+	"math"
+	"os"
+	"sort"
+	"strconv"
+	"strings"
+)
+
+// Status is how a result answers its claim.
+type Status int
+
+const (
+	// NotJudged results have no verdict function: dstein's own questions
+	// whose answer EXPERIMENTS.md gives in prose, and results too small
+	// to decide.
+	NotJudged Status = iota
+	Holds
+	Partly
+	Fails
+)
+
+func (s Status) String() string {
+	switch s {
+	case Holds:
+		return "holds"
+	case Partly:
+		return "partly holds"
+	case Fails:
+		return "fails"
+	}
+	return "not judged"
+}
+
+// MarshalText writes the status as its String.
+func (s Status) MarshalText() ([]byte, error) { return []byte(s.String()), nil }
+
+// UnmarshalText reads a status that MarshalText wrote.
+func (s *Status) UnmarshalText(b []byte) error {
+	for _, c := range []Status{NotJudged, Holds, Partly, Fails} {
+		if string(b) == c.String() {
+			*s = c
+			return nil
+		}
+	}
+	return fmt.Errorf("verdict status %q; want holds, partly holds, fails or not judged", b)
+}
+
+// Verdict is what a result's rows say about its claim, with the numbers
+// that decide it.
+type Verdict struct {
+	Status  Status `json:"status"`
+	Because string `json:"because"`
+}
+
+func (v Verdict) String() string {
+	if v.Because == "" {
+		return v.Status.String()
+	}
+	return v.Status.String() + ": " + v.Because
+}
+
+// Sentence says the verdict as a sentence about the claim.
+func (v Verdict) Sentence() string {
+	if v.Status == NotJudged {
+		return "Not judged: " + v.Because + "."
+	}
+	return "The claim " + v.Status.String() + ": " + v.Because + "."
+}
+
+// A judge computes a result's verdict from its summary rows (NAME.csv) in
+// the mode of the run.
+type judge func(rows []Row, mode Mode) Verdict
+
+// Judge returns the verdict of the result whose rows are rows.
+func (p Reproduction) Judge(rows []Row, mode Mode) Verdict {
+	if p.judge == nil {
+		return Verdict{Because: "dstein's own question, answered in EXPERIMENTS.md's prose and the printed table"}
+	}
+	return p.judge(rows, mode)
+}
+
+// ReadRows reads an experiment's summary CSV (NAME.csv: experiment,
+// method, preset, setting, x, metric, mean, se, trials).
+func ReadRows(path string) ([]Row, error) {
+	f, err := os.Open(path)
+	if err != nil {
+		return nil, err
+	}
+	defer f.Close()
+	return readRows(f, path)
+}
+
+func readRows(r io.Reader, path string) ([]Row, error) {
+	cr := csv.NewReader(r)
+	head, err := cr.Read()
+	if err != nil {
+		return nil, fmt.Errorf("%s: %w", path, err)
+	}
+	want := []string{"experiment", "method", "preset", "setting", "x", "metric", "mean", "se", "trials"}
+	if strings.Join(head, ",") != strings.Join(want, ",") {
+		return nil, fmt.Errorf("%s: header %q; want %q", path, strings.Join(head, ","), strings.Join(want, ","))
+	}
+	var rows []Row
+	for line := 2; ; line++ {
+		rec, err := cr.Read()
+		if err == io.EOF {
+			return rows, nil
+		}
+		if err != nil {
+			return nil, fmt.Errorf("%s: %w", path, err)
+		}
+		num := func(i int) float64 {
+			if err != nil {
+				return 0
+			}
+			var v float64
+			if v, err = strconv.ParseFloat(rec[i], 64); err != nil {
+				err = fmt.Errorf("%s line %d: %s %q is not a number", path, line, want[i], rec[i])
+			}
+			return v
+		}
+		row := Row{Method: rec[1], Preset: rec[2], Setting: rec[3], X: num(4), Metric: rec[5], Mean: num(6), SE: num(7), Trials: int(num(8))}
+		if err != nil {
+			return nil, err
+		}
+		rows = append(rows, row)
+	}
+}
+
+// byX is one method's metric by x.
+type byX map[float64]Row
+
+func pick(rows []Row, method, metric string) byX {
+	s := byX{}
+	for _, r := range rows {
+		if r.Method == method && r.Metric == metric {
+			s[r.X] = r
+		}
+	}
+	return s
+}
+
+func (s byX) xs() []float64 {
+	out := make([]float64, 0, len(s))
+	for x := range s {
+		out = append(out, x)
+	}
+	sort.Float64s(out)
+	return out
+}
+
+// below reports whether a's mean is below b's beyond their noise: by more
+// than two standard errors of the difference, as if the two means were
+// independent (the methods of one trial share its seed, which makes the
+// difference less noisy: the rule is conservative).
+func below(a, b Row) bool {
+	return b.Mean-a.Mean > 2*math.Hypot(a.SE, b.SE)
+}
+
+// logSlope is the least-squares slope of log mean against log x over the
+// byX' positive points (NaN with fewer than two).
+func logSlope(s byX) float64 {
+	var xs, ys []float64
+	for _, x := range s.xs() {
+		if x > 0 && s[x].Mean > 0 {
+			xs, ys = append(xs, math.Log(x)), append(ys, math.Log(s[x].Mean))
+		}
+	}
+	if len(xs) < 2 {
+		return math.NaN()
+	}
+	var mx, my float64
+	for i := range xs {
+		mx += xs[i]
+		my += ys[i]
+	}
+	mx /= float64(len(xs))
+	my /= float64(len(xs))
+	var sxy, sxx float64
+	for i := range xs {
+		sxy += (xs[i] - mx) * (ys[i] - my)
+		sxx += (xs[i] - mx) * (xs[i] - mx)
+	}
+	return sxy / sxx
+}
+
+// missing is the verdict of rows that lack what a judge needs (a run of
+// another experiment's output, or of a mode without those methods).
+func missing(what string) Verdict {
+	return Verdict{Because: "the results lack " + what}
+}
+
+// gfVariants are the GF-SVGD presets of the sampling experiments: the
+// paper's settings first.
+var gfVariants = []string{"gfsvgd-paper", "gfsvgd-transport"}
+
+// beatsAll counts the x where method's metric is below every baseline's,
+// of the x where all have it.
+func beatsAll(rows []Row, method, metric string, baselines ...string) (wins, of int) {
+	s := pick(rows, method, metric)
+	for _, x := range s.xs() {
+		all := true
+		win := true
+		for _, b := range baselines {
+			r, ok := pick(rows, b, metric)[x]
+			if !ok {
+				all = false
+				break
+			}
+			win = win && below(s[x], r)
+		}
+		if !all {
+			continue
+		}
+		of++
+		if win {
+			wins++
+		}
+	}
+	return wins, of
+}
+
+// plural writes n and the noun, with an s unless n is 1.
+func plural(n int, noun string) string {
+	if n == 1 {
+		return "1 " + noun
+	}
+	return fmt.Sprintf("%d %ss", n, noun)
+}
