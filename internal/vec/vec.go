@@ -1,9 +1,3 @@
-// Package vec holds small vector loops in AVX2 assembly that give the same
-// bits as their Go forms: each lane runs the same multiplications and
-// additions, in the same order, with no fused multiply-add. Other CPUs,
-// other architectures and purego builds run the Go forms, which round each
-// product explicitly (float64(a*b)) so that no compiler setting (GOAMD64=v3
-// fuses a*b + c otherwise) changes their bits.
 package vec
 
 // AddMul4 sets u[i] = (((u[i] + t[0]·w0[i]) + t[1]·w1[i]) + t[2]·w2[i]) +
