@@ -140,11 +140,13 @@ type quantityFunc struct {
 // quantities lists the monitored quantities of m.
 func quantities(m model.Model) []quantityFunc {
 	var out []quantityFunc
-	out = append(out, quantityFunc{"log_p", -1, -1, func(dst []float64, s *sampler.Samples) {
-		for r := range s.N {
-			dst[r] = m.LogProb(s.Row(r))
-		}
-	}})
+	if _, none := m.(model.NoDensity); !none {
+		out = append(out, quantityFunc{"log_p", -1, -1, func(dst []float64, s *sampler.Samples) {
+			for r := range s.N {
+				dst[r] = m.LogProb(s.Row(r))
+			}
+		}})
+	}
 	if o, ok := m.(model.Observables); ok {
 		names := o.ObservableNames()
 		for k, name := range names {
@@ -160,7 +162,7 @@ func quantities(m model.Model) []quantityFunc {
 	for i := range m.Dim() {
 		st := m.States(i)
 		if len(st) == 2 {
-			out = append(out, quantityFunc{"z" + strconv.Itoa(i), i, -1, func(dst []float64, s *sampler.Samples) {
+			out = append(out, quantityFunc{model.VariableName(m, i), i, -1, func(dst []float64, s *sampler.Samples) {
 				for r := range s.N {
 					dst[r] = st[s.Z[r*s.D+i]]
 				}
@@ -176,7 +178,7 @@ func quantities(m model.Model) []quantityFunc {
 			if len(names) == len(st) {
 				label = names[k]
 			}
-			out = append(out, quantityFunc{fmt.Sprintf("z%d=%s", i, label), i, k, func(dst []float64, s *sampler.Samples) {
+			out = append(out, quantityFunc{model.VariableName(m, i) + "=" + label, i, k, func(dst []float64, s *sampler.Samples) {
 				for r := range s.N {
 					dst[r] = 0
 					if s.Z[r*s.D+i] == k {
@@ -398,10 +400,11 @@ func Diagnose(ctx context.Context, m model.Model, out *Output) (*Diagnostics, er
 		}
 		return vals, groups
 	}
-	// log p* first: the rare states' intervals use its ESS.
+	// log p* first: the rare states' intervals use its ESS (a model
+	// without a density has none: its first variable goes first).
 	vals, groups := newBuffers()
 	do(0, vals, groups)
-	if errs[0] == nil && !skip[0] && results[0].SD > 0 {
+	if qs[0].v < 0 && qs[0].name == "log_p" && errs[0] == nil && !skip[0] && results[0].SD > 0 {
 		logpESS = results[0].BulkESS
 	}
 	// Rare states move the other variables' intervals (rareWidening).

@@ -12,7 +12,7 @@ import (
 // SummaryVersion is the version of the summary's schema
 // (docs/summary-schema.md); it changes when a key is added, changes meaning
 // or goes away.
-const SummaryVersion = 7
+const SummaryVersion = 8
 
 // Summary is the JSON summary of a run. Every key is always present, with
 // zeros kept; docs/summary-schema.md lists every key, its type and when it
@@ -35,9 +35,17 @@ type Summary struct {
 	Stages   []StageSummary  `json:"stages"`
 	// States lists each variable's state values; Mean is E[z_i] per
 	// variable; Marginals the probability of each state in that order.
+	// Variables names them: the model file's numbering ("z4" is the
+	// file's variable 4, also when evidence fixed others) or the model's
+	// own names.
+	Variables []string    `json:"variables"`
 	States    [][]float64 `json:"states"`
 	Mean      []float64   `json:"mean"`
 	Marginals [][]float64 `json:"marginals"`
+	// Evidence is the state index that the evidence fixed for each
+	// observed variable, by name (empty without evidence); those
+	// variables are not among Variables.
+	Evidence map[string]int `json:"evidence"`
 	// Evaluations counts model evaluations over all stages.
 	Evaluations int64 `json:"model_evaluations"`
 	// Impossible counts final samples in states of probability zero.
@@ -87,13 +95,15 @@ type StageSummary struct {
 // NewSummary builds the summary of a run of the named method or preset.
 func NewSummary(method, modelName string, m model.Model, out *Output) *Summary {
 	st := make([][]float64, m.Dim())
+	names := make([]string, m.Dim())
 	for i := range st {
 		st[i] = m.States(i)
+		names[i] = model.VariableName(m, i)
 	}
 	s := &Summary{Version: SummaryVersion, Method: method, Model: modelName, N: out.N, Dim: out.Dim, Iters: out.Iters, Seed: out.Key.Seed,
 		Status: out.Status.String(), Seconds: round(out.Seconds, 4), Stages: []StageSummary{},
-		Pipeline: SummaryPipeline{Name: out.Pipeline.Name, Description: out.Pipeline.Description, Init: out.Pipeline.Init, Stages: out.Pipeline.Stages},
-		States:   st, Mean: out.Means, Marginals: out.Marginals, Evaluations: out.Evaluations, Impossible: out.Impossible,
+		Pipeline:  SummaryPipeline{Name: out.Pipeline.Name, Description: out.Pipeline.Description, Init: out.Pipeline.Init, Stages: out.Pipeline.Stages},
+		Variables: names, Evidence: map[string]int{}, States: st, Mean: out.Means, Marginals: out.Marginals, Evaluations: out.Evaluations, Impossible: out.Impossible,
 		Samples: out.Samples.N, Replicates: 1, ErrorBars: out.Diagnostics, Compressed: out.Compressed}
 	switch out.Layout.Kind {
 	case LayoutChains:

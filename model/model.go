@@ -3,6 +3,7 @@ package model
 import (
 	"fmt"
 	"math"
+	"strconv"
 )
 
 // Model is an unnormalised discrete distribution p*(z).
@@ -267,6 +268,34 @@ type StateNamer interface {
 	// in the order of States, or nil when its states are unnamed. The
 	// caller must not modify the slice.
 	StateNames(i int) []string
+}
+
+// VariableNamer is a model whose variables have names of their own: a
+// network clamped by evidence names its free variables by their index in
+// the file ("z4" is the file's variable 4 whatever its place among the
+// free ones), so that every output numbers variables as the file does.
+type VariableNamer interface {
+	Model
+	// VariableName returns variable i's name, never empty.
+	VariableName(i int) string
+}
+
+// VariableName returns the name of m's variable i in every output: m's
+// own (VariableNamer), else "z" followed by i.
+func VariableName(m Model, i int) string {
+	if vn, ok := m.(VariableNamer); ok {
+		return vn.VariableName(i)
+	}
+	return "z" + strconv.Itoa(i)
+}
+
+// NoDensity is a model that only names variables and states: draws
+// summarised without a model (dstein summary DRAWS) get one whose states
+// are the values seen. Its LogProb is constant and means nothing, so
+// summaries monitor no log p*.
+type NoDensity interface {
+	Model
+	NoDensity()
 }
 
 // SpinShape is what memory estimates of a pairwise ±1 model's spin kernels

@@ -4,7 +4,6 @@ import (
 	"bufio"
 	"encoding/json"
 	"fmt"
-	"strconv"
 
 	"github.com/dstein/dstein/internal/npy"
 	"github.com/dstein/dstein/model"
@@ -96,7 +95,7 @@ func SamplesSidecar(m model.Model, s *sampler.Samples, g Groups, points bool, ar
 		Shape: shape, Dims: dims, Content: content, Model: modelPath,
 		Variables: make([]string, s.D), States: make([][]float64, s.D)}
 	for i := range s.D {
-		sc.Variables[i] = "z" + strconv.Itoa(i)
+		sc.Variables[i] = model.VariableName(m, i)
 		sc.States[i] = m.States(i)
 	}
 	return sc

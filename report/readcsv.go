@@ -166,7 +166,7 @@ func readSamples(r io.Reader, m model.Model, maxRows, rows int) (*sampler.Sample
 		return nil, fmt.Errorf("line %d: the header has %d columns, the model has %d %s", line, len(head), d, vars)
 	}
 	for i, c := range head {
-		if want := "z" + strconv.Itoa(i); strings.TrimSpace(c) != want {
+		if want := model.VariableName(m, i); strings.TrimSpace(c) != want {
 			return nil, fmt.Errorf("line %d, column %d: header %q, want %s (the header z0,z1,… that dstein sample writes)", line, skip+i+1, c, want)
 		}
 	}

@@ -45,8 +45,7 @@ func WriteGroupedSamplesCSV(w *bufio.Writer, m model.Model, s *sampler.Samples, 
 		if i > 0 {
 			w.WriteByte(',')
 		}
-		w.WriteString("z")
-		w.WriteString(strconv.Itoa(i))
+		w.WriteString(model.VariableName(m, i))
 	}
 	w.WriteByte('\n')
 	buf := make([]byte, 0, 32)

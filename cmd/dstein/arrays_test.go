@@ -190,7 +190,7 @@ func TestOutputsLoadInNumpyAndPandas(t *testing.T) {
 	}
 	p := func(name string) string { return filepath.Join(dir, name) }
 	run("sample", "--model", model, "--method", "gibbs", "--n", "20", "--iters", "10", "--out", p("final.csv"), "--trace", p("trace.csv"))
-	run("sample", "--model", model, "--method", "gibbs", "--chains", "3", "--draws", "30", "--out", p("draws.csv"), "--json", p("summary.json"))
+	run("sample", "--model", model, "--method", "gibbs", "--chains", "3", "--draws", "30", "--estimates", "frequencies", "--out", p("draws.csv"), "--json", p("summary.json"))
 	run("sample", "--model", model, "--method", "gibbs", "--chains", "3", "--draws", "30", "--format", "npy", "--out", p("draws.npy"))
 	run("compress", "--model", model, "--samples", p("draws.csv"), "--n", "8", "--out", p("points.csv"))
 	run("compress", "--model", model, "--samples", p("draws.csv"), "--n", "8", "--format", "npy", "--out", p("points.npy"))

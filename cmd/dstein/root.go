@@ -239,7 +239,7 @@ Start with "dstein demo", then "dstein sample --model examples/ising-grid.json";
 	root.SetFlagErrorFunc(flagError)
 	root.CompletionOptions.DisableDefaultCmd = true
 	root.SuggestionsMinimumDistance = 2
-	root.AddCommand(newSampleCmd(e), newMethodsCmd(e), newGofCmd(e), newCompressCmd(e), newExactCmd(e), newCompareMARCmd(e), newDemoCmd(e), newExperimentCmd(e), newMergeCmd(e), newReproduceCmd(e), newBNNCmd(e))
+	root.AddCommand(newSampleCmd(e), newMethodsCmd(e), newGofCmd(e), newCompressCmd(e), newExactCmd(e), newCompareMARCmd(e), newSummaryCmd(e), newDemoCmd(e), newExperimentCmd(e), newMergeCmd(e), newReproduceCmd(e), newBNNCmd(e))
 	for _, c := range append([]*cobra.Command{root}, root.Commands()...) {
 		if !c.HasSubCommands() {
 			continue

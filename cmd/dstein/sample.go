@@ -237,7 +237,7 @@ func runSample(e *env, cmd *cobra.Command, f *sampleFlags) error {
 	if err != nil {
 		return err
 	}
-	printSummary(say, f, name, m, out)
+	printSummary(say, f, name, lm, out)
 	fmt.Fprintf(say, "memory     about %s estimated (limit %s, --max-memory)\n", memlimit.Format(int64(need)), memlimit.Format(budget.Limit))
 	if f.out != "" {
 		samples := &sampler.Samples{N: out.Samples.N, D: lm.File.Dim(), Z: lm.ExpandStates(out.Samples.Z, out.Samples.N)}
@@ -253,7 +253,9 @@ func runSample(e *env, cmd *cobra.Command, f *sampleFlags) error {
 		}
 	}
 	if err := outs.write("--json", func(w *bufio.Writer) error {
-		return report.WriteJSON(w, infer.NewSummary(name, f.model, m, out))
+		s := infer.NewSummary(name, f.model, m, out)
+		s.Evidence = lm.EvidenceByName()
+		return report.WriteJSON(w, s)
 	}); err != nil {
 		return err
 	}
@@ -553,8 +555,17 @@ func iters(o *infer.Output) int {
 	return o.Iters
 }
 
-func printSummary(w io.Writer, f *sampleFlags, name string, m model.Model, out *infer.Output) {
-	fmt.Fprintf(w, "model      %s (%d variables)\n", f.model, m.Dim())
+func printSummary(w io.Writer, f *sampleFlags, name string, lm *modelfile.Loaded, out *infer.Output) {
+	m := lm.Model
+	if ev := lm.EvidenceByName(); len(ev) > 0 {
+		var parts []string
+		for _, k := range sortedKeys(ev) {
+			parts = append(parts, fmt.Sprintf("%s = %d", k, ev[k]))
+		}
+		fmt.Fprintf(w, "model      %s (%d variables; %d free, evidence %s)\n", f.model, lm.File.Dim(), m.Dim(), strings.Join(parts, ", "))
+	} else {
+		fmt.Fprintf(w, "model      %s (%d variables)\n", f.model, m.Dim())
+	}
 	label := name
 	if f.pipeline != "" {
 		label = "pipeline " + f.pipeline
@@ -692,9 +703,9 @@ func printMeans(w io.Writer, m model.Model, mean []float64, marg [][]float64, ex
 			parts = append(parts, fmt.Sprintf("%s: %.3f", report.FormatValue(v), marg[i][s]))
 		}
 		if exactMean != nil {
-			fmt.Fprintf(w, "z%-7d %9.4f %9.4f  %s\n", i, mean[i], exactMean[i], strings.Join(parts, "  "))
+			fmt.Fprintf(w, "%-8s %9.4f %9.4f  %s\n", model.VariableName(m, i), mean[i], exactMean[i], strings.Join(parts, "  "))
 		} else {
-			fmt.Fprintf(w, "z%-7d %9.4f  %s\n", i, mean[i], strings.Join(parts, "  "))
+			fmt.Fprintf(w, "%-8s %9.4f  %s\n", model.VariableName(m, i), mean[i], strings.Join(parts, "  "))
 		}
 	}
 	if show < d {

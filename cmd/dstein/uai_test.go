@@ -210,3 +210,68 @@ func TestExactNamesStates(t *testing.T) {
 		t.Errorf("z0's marginal %v; want red's the largest", p)
 	}
 }
+
+// With evidence every output numbers variables as the file does: the
+// printed tables, the summary's variables and error-bar quantities, the
+// samples CSV, the .npy sidecar and the MAR file; the summary records
+// the evidence.
+func TestEvidenceKeepsTheFilesNumbering(t *testing.T) {
+	dir := t.TempDir()
+	net := writeTestFile(t, dir, "tiny.uai", tinyUAI)
+	ev := writeTestFile(t, dir, "tiny.uai.evid", "1\n1 1 2\n")
+	js, csvPath, npyPath := filepath.Join(dir, "summary.json"), filepath.Join(dir, "s.csv"), filepath.Join(dir, "arr.npy")
+	code, out, errs := dstein(t, "sample", "--model", net, "--evidence", ev, "--method", "gibbs", "--chains", "2", "--draws", "100", "--out", csvPath, "--json", js)
+	if code != 0 {
+		t.Fatalf("exit %d: %s", code, errs)
+	}
+	if code, _, errs := dstein(t, "sample", "--model", net, "--evidence", ev, "--method", "gibbs", "--chains", "2", "--draws", "100", "--out", npyPath, "--format", "npy"); code != 0 {
+		t.Fatalf("npy: exit %d: %s", code, errs)
+	}
+	var s struct {
+		Variables []string       `json:"variables"`
+		Evidence  map[string]int `json:"evidence"`
+		ErrorBars struct {
+			Quantities []struct {
+				Name string `json:"name"`
+			} `json:"quantities"`
+		} `json:"error_bars"`
+	}
+	b, err := os.ReadFile(js)
+	if err != nil {
+		t.Fatal(err)
+	}
+	if err := json.Unmarshal(b, &s); err != nil {
+		t.Fatal(err)
+	}
+	if strings.Join(s.Variables, ",") != "z0,z2" || len(s.Evidence) != 1 || s.Evidence["z1"] != 2 {
+		t.Fatalf("summary variables %v, evidence %v; want z0,z2 and z1 = 2", s.Variables, s.Evidence)
+	}
+	var names []string
+	for _, q := range s.ErrorBars.Quantities {
+		names = append(names, strings.SplitN(q.Name, "=", 2)[0])
+	}
+	if strings.Contains(strings.Join(names, ","), "z1") || !strings.Contains(strings.Join(names, ","), "z2") {
+		t.Errorf("error-bar quantities %v: the free variables are z0 and z2", names)
+	}
+	for _, line := range []string{"evidence z1 = 2", "\nz2 "} {
+		if !strings.Contains(out, line) {
+			t.Errorf("the printed summary lacks %q:\n%s", line, out)
+		}
+	}
+	if strings.Contains(out, "\nz1 ") {
+		t.Errorf("the printed summary shows the evidence variable z1 as a free one:\n%s", out)
+	}
+	f, _ := os.Open(csvPath)
+	rows, err := csv.NewReader(f).ReadAll()
+	f.Close()
+	if err != nil || strings.Join(rows[0], ",") != "chain,draw,z0,z1,z2" {
+		t.Fatalf("samples CSV header %v (%v); want chain,draw,z0,z1,z2", rows[0], err)
+	}
+	side, err := os.ReadFile(strings.TrimSuffix(npyPath, ".npy") + ".json")
+	if err != nil {
+		t.Fatal(err)
+	}
+	if !strings.Contains(string(side), `"z2"`) || !strings.Contains(string(side), `"z1"`) {
+		t.Errorf("the sidecar does not name the file's variables: %s", side)
+	}
+}

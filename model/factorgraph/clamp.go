@@ -5,6 +5,7 @@ import (
 	"fmt"
 	"math"
 	"slices"
+	"strconv"
 )
 
 // Clamp conditions the graph on evidence, a map from variable to observed
@@ -131,5 +132,18 @@ func (g *Graph) Clamp(evidence map[int]int) (*Graph, []int, error) {
 		}
 		return nil, nil, err // cannot happen: the restricted factors are valid
 	}
+	c.names = make([]string, len(free))
+	for i, v := range free {
+		c.names[i] = g.VariableName(v)
+	}
 	return c, free, nil
+}
+
+// VariableName returns variable i's name: "z" followed by its index in
+// the graph a clamped graph came from (its own index otherwise).
+func (g *Graph) VariableName(i int) string {
+	if g.names != nil {
+		return g.names[i]
+	}
+	return "z" + strconv.Itoa(i)
 }

@@ -65,6 +65,10 @@ type Graph struct {
 	possible               []bool // per state, laid out by off
 	maxTable, maxScope     int
 	pool                   sync.Pool // *scratch for RelaxedLogProb
+	// names are the variables' names when they differ from "z" + index
+	// (a clamped graph's: its free variables' names in the graph it was
+	// clamped from); nil otherwise.
+	names []string
 }
 
 var (

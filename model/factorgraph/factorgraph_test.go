@@ -3,6 +3,7 @@ package factorgraph
 import (
 	"math"
 	"math/rand/v2"
+	"strconv"
 	"strings"
 	"testing"
 
@@ -500,5 +501,31 @@ func TestNewCopiesItsInput(t *testing.T) {
 	card[0], fs[0].Scope[0], fs[0].LogTable[1] = 5, 3, 7
 	if g.Cards()[0] != 2 || g.Factors()[0].Scope[0] != 0 || g.LogProb([]int{1}) != 1 {
 		t.Errorf("New kept a reference to its arguments")
+	}
+}
+
+// A clamped graph names its free variables by their index in the graph it
+// came from, and a graph clamped twice keeps the first graph's names.
+func TestClampNamesFreeVariables(t *testing.T) {
+	rnd := rand.New(rand.NewPCG(3, 4))
+	g, _ := randomGraph(t, rnd, []int{2, 2, 2, 2, 2}, 4, 0)
+	if model.VariableName(g, 3) != "z3" {
+		t.Fatalf("unclamped name %q", model.VariableName(g, 3))
+	}
+	c, free, err := g.Clamp(map[int]int{1: 0, 3: 1})
+	if err != nil {
+		t.Fatal(err)
+	}
+	for i, v := range free {
+		if got, want := model.VariableName(c, i), "z"+strconv.Itoa(v); got != want {
+			t.Errorf("free variable %d: name %q, want %q", i, got, want)
+		}
+	}
+	cc, _, err := c.Clamp(map[int]int{0: 1})
+	if err != nil {
+		t.Fatal(err)
+	}
+	if got := model.VariableName(cc, 0); got != "z2" {
+		t.Errorf("clamped twice: first free variable %q, want z2", got)
 	}
 }

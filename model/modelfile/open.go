@@ -268,3 +268,14 @@ func (l *Loaded) ExpandMarginals(marg [][]float64) [][]float64 {
 	}
 	return out
 }
+
+// EvidenceByName returns the observed state index of each evidence
+// variable by its name in the file (model.VariableName of File: "z3"),
+// empty without evidence.
+func (l *Loaded) EvidenceByName() map[string]int {
+	out := make(map[string]int, len(l.Evidence))
+	for v, s := range l.Evidence {
+		out[model.VariableName(l.File, v)] = s
+	}
+	return out
+}

@@ -1,0 +1,208 @@
+package main
+
+import (
+	"bufio"
+	"fmt"
+	"strings"
+
+	"github.com/spf13/cobra"
+
+	"github.com/dstein/dstein/infer"
+	"github.com/dstein/dstein/model"
+	"github.com/dstein/dstein/model/modelfile"
+	"github.com/dstein/dstein/model/observed"
+	"github.com/dstein/dstein/report"
+	"github.com/dstein/dstein/sampler"
+)
+
+type summaryFlags struct {
+	model, json, estimates string
+	show                   int
+	mem                    memoryFlag
+}
+
+func newSummaryCmd(e *env) *cobra.Command {
+	var f summaryFlags
+	cmd := &cobra.Command{
+		Use:   "summary DRAWS [--model FILE] [--json FILE]",
+		Short: "Diagnose chains of draws made by any tool: R̂, ESS, MCSE, error bars and warnings",
+		Long: `Print the table and the warnings that dstein sample prints for its own
+chains (split R̂, bulk and tail ESS, MCSE, 90% intervals, stuck chains,
+rare states) for draws made by any tool:
+
+  a CSV file  with columns chain and draw (whole numbers) and one column per
+              variable, rows in any order (columns ending in "__", such as
+              Stan's lp__, are left out); dstein sample --draws --out writes it
+  an .npy array  of shape (chain, draw, variable) in C order, of floats,
+              integers or booleans; dstein's sidecar FILE.json, when there
+              is one, names the variables
+
+Every chain must have as many draws; all of them count (remove the warm-up
+first). Without --model each variable's states are the values seen in its
+column and the estimates are the draws' frequencies; with --model (a JSON
+model file or a UAI network whose variables the columns name: z0, z1, …)
+the values must be the model's states, log p* is monitored and the
+variables' estimates are Rao–Blackwellised as in dstein sample.`,
+		Args: func(cmd *cobra.Command, args []string) error {
+			if len(args) != 1 {
+				return usagef("summary needs one DRAWS file (a CSV with chain and draw columns, or an .npy array of shape (chain, draw, variable))")
+			}
+			return nil
+		},
+		RunE: func(cmd *cobra.Command, args []string) error {
+			return runSummary(e, &f, args[0])
+		},
+	}
+	fs := cmd.Flags()
+	fs.StringVar(&f.model, "model", "", "the model the draws are of (JSON model file or UAI network): adds log p* and Rao–Blackwellised estimates")
+	fs.StringVar(&f.json, "json", "", "write the summary (the variables, their states, means and marginals, and error_bars as in dstein sample's summary) to this file")
+	fs.StringVar(&f.estimates, "estimates", infer.RaoBlackwell.String(), "with --model: rao-blackwell or frequencies (without a model: frequencies)")
+	fs.IntVar(&f.show, "show", 10, "number of variables to print (the JSON has all)")
+	f.mem.register(fs)
+	return cmd
+}
+
+// drawsSummary is what dstein summary --json writes.
+type drawsSummary struct {
+	Version   int                `json:"schema_version"`
+	Draws     string             `json:"draws"`
+	Model     string             `json:"model"`
+	Chains    int                `json:"chains"`
+	Length    int                `json:"draws_per_chain"`
+	Variables []string           `json:"variables"`
+	States    [][]float64        `json:"states"`
+	Mean      []float64          `json:"mean"`
+	Marginals [][]float64        `json:"marginals"`
+	ErrorBars *infer.Diagnostics `json:"error_bars"`
+}
+
+// drawsSummaryVersion is the version of dstein summary's JSON.
+const drawsSummaryVersion = 1
+
+func runSummary(e *env, f *summaryFlags, path string) error {
+	est, err := infer.ParseEstimates(f.estimates)
+	if err != nil {
+		return usagef("--estimates: %v", err)
+	}
+	budget, err := f.mem.budget()
+	if err != nil {
+		return err
+	}
+	inputs := []string{path}
+	if f.model != "" {
+		inputs = append(inputs, f.model)
+	}
+	outs, err := startOutputs(e, inputs, "--json", f.json)
+	if err != nil {
+		return err
+	}
+	defer outs.plan.Abort()
+	draws, err := cancelable(e, func() (*report.Draws, error) { return report.ReadDraws(e.ctx, path, budget) })
+	if err != nil {
+		return err
+	}
+	var m model.Model
+	s := &sampler.Samples{N: draws.Chains * draws.Length, D: draws.D, Z: make([]int, draws.Chains*draws.Length*draws.D)}
+	if f.model != "" {
+		lm, err := cancelable(e, func() (*modelfile.Loaded, error) { return modelfile.OpenLimit(e.ctx, f.model, "", budget) })
+		if err != nil {
+			return err
+		}
+		m = lm.Model
+		if err := statesOf(m, draws, s, path); err != nil {
+			return err
+		}
+	} else {
+		om, err := observed.New(draws.Names, s.N, draws.Value)
+		if err != nil {
+			return fmt.Errorf("%s: %w", path, err)
+		}
+		for r := range s.N {
+			for i := range draws.D {
+				s.Z[r*s.D+i], _ = om.State(i, draws.Value(i, r))
+			}
+		}
+		m, est = om, infer.Frequencies
+	}
+	out, err := cancelable(e, func() (*infer.Output, error) { return infer.SummarizeDraws(e.ctx, m, s, draws.Chains, est) })
+	if err != nil {
+		return err
+	}
+	w := outs.say
+	src := "no model: states are the values seen"
+	if f.model != "" {
+		src = "model " + f.model
+	}
+	fmt.Fprintf(w, "draws      %s: %d chains × %d draws of %d variables (%s)\n", path, draws.Chains, draws.Length, draws.D, src)
+	dg := out.Diagnostics
+	fmt.Fprintf(w, "error bars %s\n", dg.Note)
+	if len(dg.Quantities) > 0 {
+		printDiagnostics(w, dg, f.show)
+	}
+	for _, warn := range dg.Warnings {
+		fmt.Fprintf(w, "warning    %s\n", warn)
+	}
+	if len(dg.Warnings) == 0 && dg.Source == infer.SourceChains {
+		fmt.Fprintf(w, "warnings   none: every quantity passes R̂ and ESS\n")
+	}
+	if err := outs.write("--json", func(bw *bufio.Writer) error {
+		js := drawsSummary{Version: drawsSummaryVersion, Draws: path, Model: f.model, Chains: draws.Chains, Length: draws.Length,
+			Variables: make([]string, m.Dim()), States: make([][]float64, m.Dim()), Mean: out.Means, Marginals: out.Marginals, ErrorBars: dg}
+		for i := range m.Dim() {
+			js.Variables[i], js.States[i] = model.VariableName(m, i), m.States(i)
+		}
+		return report.WriteJSON(bw, js)
+	}); err != nil {
+		return err
+	}
+	return outs.commit(e)
+}
+
+// statesOf maps the draws' columns onto m's variables by name and their
+// values onto m's states.
+func statesOf(m model.Model, d *report.Draws, s *sampler.Samples, path string) error {
+	col := map[string]int{}
+	for k, n := range d.Names {
+		col[n] = k
+	}
+	var missing []string
+	cols := make([]int, m.Dim())
+	for i := range m.Dim() {
+		k, ok := col[model.VariableName(m, i)]
+		if !ok {
+			missing = append(missing, model.VariableName(m, i))
+		}
+		cols[i] = k
+	}
+	if len(missing) > 0 {
+		return fmt.Errorf("%s: no column for the model's variable %s (the draws have %s)", path, strings.Join(firstOf(missing, 3), ", "), strings.Join(firstOf(d.Names, 6), ", "))
+	}
+	if d.D != m.Dim() {
+		return fmt.Errorf("%s: %d variable columns; the model has %d variables", path, d.D, m.Dim())
+	}
+	for r := range s.N {
+		for i := range m.Dim() {
+			v := d.Value(cols[i], r)
+			k := -1
+			for j, st := range m.States(i) {
+				if st == v {
+					k = j
+					break
+				}
+			}
+			if k < 0 {
+				return fmt.Errorf("%s: chain %d, draw %d: %s = %v is not one of its states %v", path, r/d.Length+1, r%d.Length+1, model.VariableName(m, i), v, m.States(i))
+			}
+			s.Z[r*s.D+i] = k
+		}
+	}
+	return nil
+}
+
+// firstOf returns at most k items, with "…" when there were more.
+func firstOf(items []string, k int) []string {
+	if len(items) <= k {
+		return items
+	}
+	return append(append([]string(nil), items[:k]...), "…")
+}

@@ -1,0 +1,161 @@
+package main
+
+import (
+	"encoding/csv"
+	"encoding/json"
+	"fmt"
+	"os"
+	"path/filepath"
+	"strconv"
+	"strings"
+	"testing"
+
+	"github.com/dstein/dstein/internal/npy"
+	"github.com/dstein/dstein/rng"
+)
+
+type summaryQuantities struct {
+	ErrorBars struct {
+		Quantities []struct {
+			Name    string  `json:"name"`
+			Mean    float64 `json:"mean"`
+			MCSE    float64 `json:"mcse"`
+			BulkESS float64 `json:"ess_bulk"`
+			TailESS float64 `json:"ess_tail"`
+			Rhat    any     `json:"rhat"`
+		} `json:"quantities"`
+		Warnings []string `json:"warnings"`
+	} `json:"error_bars"`
+}
+
+func readSummary(t *testing.T, path string) summaryQuantities {
+	t.Helper()
+	b, err := os.ReadFile(path)
+	if err != nil {
+		t.Fatal(err)
+	}
+	var s summaryQuantities
+	if err := json.Unmarshal(b, &s); err != nil {
+		t.Fatal(err)
+	}
+	return s
+}
+
+// dstein summary on the draws of a dstein run gives that run's table, to
+// the bit, with the model; and the same R̂ and ESS from the CSV and from
+// an .npy array of the same draws without it.
+func TestSummaryMatchesTheRun(t *testing.T) {
+	dir := t.TempDir()
+	model := "../../examples/ising-grid.json"
+	draws, run, sum := filepath.Join(dir, "d.csv"), filepath.Join(dir, "run.json"), filepath.Join(dir, "sum.json")
+	if code, _, errs := dstein(t, "sample", "--model", model, "--method", "gibbs", "--chains", "3", "--draws", "200", "--out", draws, "--json", run); code != 0 {
+		t.Fatalf("sample: exit %d: %s", code, errs)
+	}
+	if code, _, errs := dstein(t, "summary", draws, "--model", model, "--json", sum); code != 0 {
+		t.Fatalf("summary: exit %d: %s", code, errs)
+	}
+	a, b := readSummary(t, run), readSummary(t, sum)
+	if len(a.ErrorBars.Quantities) == 0 || len(a.ErrorBars.Quantities) != len(b.ErrorBars.Quantities) {
+		t.Fatalf("%d quantities in the run, %d in the summary", len(a.ErrorBars.Quantities), len(b.ErrorBars.Quantities))
+	}
+	for k, q := range a.ErrorBars.Quantities {
+		if fmt.Sprint(q) != fmt.Sprint(b.ErrorBars.Quantities[k]) {
+			t.Errorf("run %+v, summary %+v", q, b.ErrorBars.Quantities[k])
+		}
+	}
+	// The same draws as a (chain, draw, variable) array, without a model.
+	f, _ := os.Open(draws)
+	rows, err := csv.NewReader(f).ReadAll()
+	f.Close()
+	if err != nil {
+		t.Fatal(err)
+	}
+	var vals []float64
+	for _, r := range rows[1:] {
+		for _, c := range r[2:] {
+			v, _ := strconv.ParseFloat(c, 64)
+			vals = append(vals, v)
+		}
+	}
+	arr := filepath.Join(dir, "d.npy")
+	af, err := os.Create(arr)
+	if err != nil {
+		t.Fatal(err)
+	}
+	if err := npy.Write(af, []int{3, 200, len(rows[0]) - 2}, vals); err != nil {
+		t.Fatal(err)
+	}
+	af.Close()
+	fromCSV, fromNPY := filepath.Join(dir, "c.json"), filepath.Join(dir, "n.json")
+	for _, c := range [][2]string{{draws, fromCSV}, {arr, fromNPY}} {
+		if code, _, errs := dstein(t, "summary", c[0], "--json", c[1]); code != 0 {
+			t.Fatalf("summary %s: exit %d: %s", c[0], code, errs)
+		}
+	}
+	x, y := readSummary(t, fromCSV), readSummary(t, fromNPY)
+	if len(x.ErrorBars.Quantities) != len(y.ErrorBars.Quantities) || len(x.ErrorBars.Quantities) == 0 {
+		t.Fatalf("%d and %d quantities", len(x.ErrorBars.Quantities), len(y.ErrorBars.Quantities))
+	}
+	for k, q := range x.ErrorBars.Quantities {
+		if fmt.Sprint(q) != fmt.Sprint(y.ErrorBars.Quantities[k]) {
+			t.Errorf("CSV %+v, npy %+v", q, y.ErrorBars.Quantities[k])
+		}
+	}
+	// Without a model the variables are the draws' ±1 values: their R̂
+	// and ESS are the run's (the frequencies, not the Rao–Blackwellised
+	// means, which the run reports).
+	if x.ErrorBars.Quantities[0].Name != "z0" {
+		t.Errorf("first quantity without a model: %q", x.ErrorBars.Quantities[0].Name)
+	}
+}
+
+// A chain stuck in one state among mixing ones gets R̂'s warning.
+func TestSummaryFlagsAStuckChain(t *testing.T) {
+	dir := t.TempDir()
+	var b strings.Builder
+	b.WriteString("chain,draw,lp__,a,b\n")
+	r := rng.NewKey(5).Rand()
+	for c := 1; c <= 4; c++ {
+		for d := 1; d <= 300; d++ {
+			a, bb := r.IntN(2), r.IntN(3)
+			if c == 4 {
+				a, bb = 1, 2
+			}
+			fmt.Fprintf(&b, "%d,%d,-1.5,%d,%d\n", c, d, a, bb)
+		}
+	}
+	path := writeTestFile(t, dir, "stuck.csv", b.String())
+	code, out, errs := dstein(t, "summary", path)
+	if code != 0 {
+		t.Fatalf("exit %d: %s", code, errs)
+	}
+	if !strings.Contains(out, "R̂ >") || strings.Contains(out, "lp__") {
+		t.Fatalf("no R̂ warning for a stuck chain, or lp__ summarised:\n%s", out)
+	}
+	if !strings.Contains(out, "b=2") {
+		t.Errorf("the three-valued column has no indicator b=2:\n%s", out)
+	}
+}
+
+func TestSummaryBadInput(t *testing.T) {
+	dir := t.TempDir()
+	for _, c := range []struct {
+		body, want string
+		args       []string
+	}{
+		{"chain,draw,a\n1,1,0\n1,2,1\n2,1,0\n", "chain 1 has 2 draws and chain 2 has 1", nil},
+		{"a,b\n0,1\n", "lacks a chain or a draw column", nil},
+		{"chain,draw,a\n1,1,x\n", "variable a is \"x\"", nil},
+		{"chain,draw,a\n1,1,0\n1,1,1\n", "draw 1 twice", nil},
+		{"chain,draw,z0\n1,1,0\n1,2,1\n", "no column for the model's variable", []string{"--model", "../../examples/ising-grid.json"}},
+	} {
+		path := writeTestFile(t, dir, "bad.csv", c.body)
+		code, _, errs := dstein(t, append([]string{"summary", path}, c.args...)...)
+		if code == 0 || !strings.Contains(errs, c.want) || strings.Contains(errs, "goroutine") {
+			t.Errorf("%q: exit %d, %q; want an error with %q", c.body, code, errs, c.want)
+		}
+	}
+	if code, _, errs := dstein(t, "summary"); code != 2 || !strings.Contains(errs, "one DRAWS file") {
+		t.Errorf("no argument: exit %d, %q", code, errs)
+	}
+}

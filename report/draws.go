@@ -1,0 +1,262 @@
+package report
+
+import (
+	"bufio"
+	"context"
+	"encoding/binary"
+	"encoding/csv"
+	"encoding/json"
+	"errors"
+	"fmt"
+	"io"
+	"math"
+	"os"
+	"sort"
+	"strconv"
+	"strings"
+
+	"github.com/dstein/dstein/internal/memlimit"
+	"github.com/dstein/dstein/internal/npy"
+	"github.com/dstein/dstein/internal/safeio"
+)
+
+// Draws are chains of draws made by any tool: Values[(c·Length + t)·D + i]
+// is variable i in draw t of chain c.
+type Draws struct {
+	Names          []string
+	Chains, Length int
+	D              int
+	Values         []float64
+}
+
+// Value returns variable i of row r (chain by chain).
+func (d *Draws) Value(i, r int) float64 { return d.Values[r*d.D+i] }
+
+// drawsBytes is what reading draws of n values holds at its peak: the
+// values, the parsed rows' keys and the samples and diagnostics that
+// follow (about four times the values).
+func drawsBytes(n float64) float64 { return 32 * n }
+
+// ReadDraws reads draws from path: a CSV file with columns "chain" and
+// "draw" (integers) and one column per variable (columns whose names end
+// in "__", such as Stan's lp__, are left out), rows in any order; or an
+// .npy array of shape (chain, draw, variable) of numbers or booleans, whose
+// variables are named by the sidecar PATH.json that dstein writes beside
+// its arrays when there is one (else z0, z1, …). Every chain must have the
+// same number of draws. Reading stops with ctx's error when ctx is
+// canceled, and is refused before it allocates when b's limit would not
+// hold the draws.
+func ReadDraws(ctx context.Context, path string, b memlimit.Budget) (*Draws, error) {
+	if strings.HasSuffix(strings.ToLower(path), ".npy") {
+		return readDrawsNPY(path, b)
+	}
+	if path != "-" {
+		if info, err := os.Stat(path); err == nil && info.Mode().IsRegular() {
+			// A value takes at least two bytes (a digit and a comma).
+			if err := b.Check("the draws of "+path, drawsBytes(float64(info.Size())/2)); err != nil {
+				return nil, err
+			}
+		}
+	}
+	f, err := safeio.Open(path, "draws file", 0)
+	if err != nil {
+		return nil, err
+	}
+	defer f.Close()
+	d, err := readDrawsCSV(safeio.WithContext(ctx, f))
+	if err != nil {
+		if ctx.Err() != nil {
+			return nil, ctx.Err()
+		}
+		return nil, fmt.Errorf("%s: %w", path, err)
+	}
+	return d, nil
+}
+
+func readDrawsCSV(r io.Reader) (*Draws, error) {
+	cr := csv.NewReader(bufio.NewReader(r))
+	cr.ReuseRecord = true
+	head, err := cr.Read()
+	if err == io.EOF {
+		return nil, errors.New("empty file; want a header with chain, draw and the variables' columns")
+	}
+	if err != nil {
+		return nil, csvError(err)
+	}
+	chainCol, drawCol := -1, -1
+	var cols []int
+	var names []string
+	for k, h := range head {
+		h = strings.TrimSpace(h)
+		switch {
+		case h == "chain":
+			chainCol = k
+		case h == "draw":
+			drawCol = k
+		case strings.HasSuffix(h, "__"):
+		default:
+			cols = append(cols, k)
+			names = append(names, h)
+		}
+	}
+	if chainCol < 0 || drawCol < 0 {
+		return nil, fmt.Errorf("the header %q lacks a chain or a draw column; want chain,draw,<variables> (dstein sample --draws writes that layout)", strings.Join(head, ","))
+	}
+	if len(cols) == 0 {
+		return nil, errors.New("no variable columns beside chain and draw")
+	}
+	type key struct{ chain, draw int64 }
+	var keys []key
+	var vals []float64
+	line := 1
+	for {
+		rec, err := cr.Read()
+		line++
+		if err == io.EOF {
+			break
+		}
+		if err != nil {
+			return nil, csvError(err)
+		}
+		var k key
+		for _, c := range []struct {
+			col int
+			dst *int64
+		}{{chainCol, &k.chain}, {drawCol, &k.draw}} {
+			v, err := strconv.ParseInt(strings.TrimSpace(rec[c.col]), 10, 64)
+			if err != nil {
+				return nil, fmt.Errorf("line %d: %s %q is not a whole number", line, head[c.col], rec[c.col])
+			}
+			*c.dst = v
+		}
+		keys = append(keys, k)
+		for j, c := range cols {
+			v, err := strconv.ParseFloat(strings.TrimSpace(rec[c]), 64)
+			if err != nil || math.IsNaN(v) || math.IsInf(v, 0) {
+				return nil, fmt.Errorf("line %d: variable %s is %q; want a finite number", line, names[j], rec[c])
+			}
+			vals = append(vals, v)
+		}
+	}
+	if len(keys) == 0 {
+		return nil, errors.New("no draws below the header")
+	}
+	// Rows chain by chain (chains in increasing order), draws in order.
+	order := make([]int, len(keys))
+	for i := range order {
+		order[i] = i
+	}
+	sort.SliceStable(order, func(a, b int) bool {
+		ka, kb := keys[order[a]], keys[order[b]]
+		if ka.chain != kb.chain {
+			return ka.chain < kb.chain
+		}
+		return ka.draw < kb.draw
+	})
+	counts := map[int64]int{}
+	var chains []int64
+	for k, o := range order {
+		if k > 0 && keys[o] == keys[order[k-1]] {
+			return nil, fmt.Errorf("chain %d has draw %d twice", keys[o].chain, keys[o].draw)
+		}
+		if counts[keys[o].chain] == 0 {
+			chains = append(chains, keys[o].chain)
+		}
+		counts[keys[o].chain]++
+	}
+	length := counts[chains[0]]
+	for _, c := range chains {
+		if counts[c] != length {
+			return nil, fmt.Errorf("chain %d has %d draws and chain %d has %d; every chain must have as many", chains[0], length, c, counts[c])
+		}
+	}
+	d := &Draws{Names: names, Chains: len(chains), Length: length, D: len(names), Values: make([]float64, len(vals))}
+	for r, o := range order {
+		copy(d.Values[r*d.D:(r+1)*d.D], vals[o*d.D:(o+1)*d.D])
+	}
+	return d, nil
+}
+
+// readDrawsNPY reads an .npy array of shape (chain, draw, variable).
+func readDrawsNPY(path string, b memlimit.Budget) (*Draws, error) {
+	f, err := safeio.Open(path, "draws file", 0)
+	if err != nil {
+		return nil, err
+	}
+	defer f.Close()
+	br := bufio.NewReader(f)
+	info, err := npy.ReadHeader(br)
+	if err != nil {
+		return nil, fmt.Errorf("%s: %w", path, err)
+	}
+	if len(info.Shape) != 3 || info.Shape[0] < 1 || info.Shape[1] < 1 || info.Shape[2] < 1 {
+		return nil, fmt.Errorf("%s: an array of shape %v; want (chain, draw, variable), each at least 1", path, info.Shape)
+	}
+	if info.FortranOrder {
+		return nil, fmt.Errorf("%s: a Fortran-ordered array; write it in C order (numpy's default, np.ascontiguousarray)", path)
+	}
+	n := float64(info.Shape[0]) * float64(info.Shape[1]) * float64(info.Shape[2])
+	if err := b.Check("the draws of "+path, drawsBytes(n)); err != nil {
+		return nil, err
+	}
+	read, size, err := npyReader(info.Descr)
+	if err != nil {
+		return nil, fmt.Errorf("%s: %w", path, err)
+	}
+	d := &Draws{Chains: info.Shape[0], Length: info.Shape[1], D: info.Shape[2], Values: make([]float64, int(n))}
+	buf := make([]byte, size)
+	for k := range d.Values {
+		if _, err := io.ReadFull(br, buf); err != nil {
+			return nil, fmt.Errorf("%s: the data end after %d of %d values", path, k, len(d.Values))
+		}
+		v := read(buf)
+		if math.IsNaN(v) || math.IsInf(v, 0) {
+			return nil, fmt.Errorf("%s: value %d (chain %d, draw %d, variable %d) is %v; want a finite number", path, k, k/(d.Length*d.D)+1, k/d.D%d.Length+1, k%d.D+1, v)
+		}
+		d.Values[k] = v
+	}
+	d.Names = make([]string, d.D)
+	for i := range d.Names {
+		d.Names[i] = "z" + strconv.Itoa(i)
+	}
+	// dstein's sidecar names the variables (only when it describes this
+	// array's layout).
+	if raw, err := os.ReadFile(strings.TrimSuffix(path, ".npy") + ".json"); err == nil {
+		var sc struct {
+			Format    string   `json:"format"`
+			Dims      []string `json:"dims"`
+			Variables []string `json:"variables"`
+		}
+		if json.Unmarshal(raw, &sc) == nil && sc.Format == SidecarFormat && len(sc.Variables) == d.D && strings.Join(sc.Dims, ",") == "chain,draw,variable" {
+			copy(d.Names, sc.Variables)
+		}
+	}
+	return d, nil
+}
+
+// npyReader returns the decoder of one value of a little-endian or
+// one-byte NumPy type, and its size.
+func npyReader(descr string) (func([]byte) float64, int, error) {
+	le := binary.LittleEndian
+	switch descr {
+	case "<f8":
+		return func(b []byte) float64 { return math.Float64frombits(le.Uint64(b)) }, 8, nil
+	case "<f4":
+		return func(b []byte) float64 { return float64(math.Float32frombits(le.Uint32(b))) }, 4, nil
+	case "<i8":
+		return func(b []byte) float64 { return float64(int64(le.Uint64(b))) }, 8, nil
+	case "<i4":
+		return func(b []byte) float64 { return float64(int32(le.Uint32(b))) }, 4, nil
+	case "<i2":
+		return func(b []byte) float64 { return float64(int16(le.Uint16(b))) }, 2, nil
+	case "|i1":
+		return func(b []byte) float64 { return float64(int8(b[0])) }, 1, nil
+	case "|u1", "|b1":
+		return func(b []byte) float64 { return float64(b[0]) }, 1, nil
+	case "<u2":
+		return func(b []byte) float64 { return float64(le.Uint16(b)) }, 2, nil
+	case "<u4":
+		return func(b []byte) float64 { return float64(le.Uint32(b)) }, 4, nil
+	}
+	return nil, 0, fmt.Errorf("values of NumPy type %q; want float64, float32, a signed or unsigned integer or bool (little-endian)", descr)
+}
