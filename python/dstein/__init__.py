@@ -1,0 +1,353 @@
+"""Python interface to dstein.
+
+dstein samples discrete models (Ising, Potts, RBMs, categorical models,
+graphical models from UAI files), tests whether samples fit a model whose
+normaliser is unknown, and diagnoses chains of draws. This package drives
+the dstein binary the way CmdStanPy drives CmdStan: every call writes its
+inputs to a temporary directory, runs one dstein command, and reads its
+outputs back as numpy arrays, dictionaries, pandas DataFrames and xarray
+Datasets.
+
+    import dstein
+    fit = dstein.sample("examples/ising-grid.json", method="gibbs", chains=4, draws=1000, seed=1)
+    fit.draws          # numpy array (chain, draw, variable) of state values
+    fit.summary()      # pandas DataFrame: mean, sd, mcse_mean, ess_bulk, ess_tail, r_hat, 5%, 95%
+    fit.to_xarray()    # xarray Dataset in ArviZ's layout
+
+A failed command raises DsteinError with dstein's one-line message; Ctrl-C
+(KeyboardInterrupt) stops the binary cleanly (it writes nothing) and is
+raised again.
+"""
+
+import json
+import os
+import shutil
+import signal
+import subprocess
+import tempfile
+
+import numpy as np
+
+__all__ = [
+    "DsteinError", "Fit", "sample", "summary", "exact", "gof", "compress",
+    "ising_model", "rbm_model", "categorical_model", "binary_path",
+]
+
+__version__ = "0.1.0"
+
+
+class DsteinError(Exception):
+    """A dstein command failed: the message is dstein's one line, and
+    exit_code its exit status (1 error, 2 usage, 3 resources, 130
+    interrupted)."""
+
+    def __init__(self, message, exit_code):
+        super().__init__(message)
+        self.exit_code = exit_code
+
+
+def binary_path():
+    """The dstein binary this package runs: $DSTEIN_BIN, else the one
+    built into the package at install time, else dstein on the PATH."""
+    env = os.environ.get("DSTEIN_BIN")
+    if env:
+        return env
+    here = os.path.join(os.path.dirname(os.path.abspath(__file__)), "bin", "dstein")
+    if os.path.exists(here):
+        return here
+    found = shutil.which("dstein")
+    if found:
+        return found
+    raise DsteinError("no dstein binary: install this package from the repository (pip install "
+                      "--no-build-isolation ./python builds it), or set DSTEIN_BIN", 1)
+
+
+def _run(args):
+    """Runs dstein with args and returns its standard output; raises
+    DsteinError on failure and KeyboardInterrupt after stopping it."""
+    proc = subprocess.Popen([binary_path()] + [str(a) for a in args],
+                            stdout=subprocess.PIPE, stderr=subprocess.PIPE, text=True)
+    try:
+        out, err = proc.communicate()
+    except KeyboardInterrupt:
+        # dstein stops at its next check and writes nothing (exit 130).
+        proc.send_signal(signal.SIGINT)
+        try:
+            proc.communicate(timeout=30)
+        except subprocess.TimeoutExpired:
+            proc.kill()
+            proc.communicate()
+        raise
+    if proc.returncode != 0:
+        lines = [l for l in err.splitlines() if l.startswith("dstein: ")]
+        msg = lines[-1][len("dstein: "):] if lines else (err.strip() or "exit status %d" % proc.returncode)
+        raise DsteinError(msg, proc.returncode)
+    return out
+
+
+def _model_file(model, tmp):
+    """A model argument as a file path: a path as it is, a dictionary (a
+    dstein JSON model) written to tmp."""
+    if isinstance(model, (str, os.PathLike)):
+        return os.fspath(model)
+    if isinstance(model, dict):
+        path = os.path.join(tmp, "model.json")
+        with open(path, "w") as f:
+            json.dump(model, f, default=_jsonable)
+        return path
+    raise TypeError("model must be a path (JSON model file or .uai network) or a dict; got %s" % type(model).__name__)
+
+
+def _jsonable(x):
+    if isinstance(x, np.ndarray):
+        return x.tolist()
+    if isinstance(x, np.generic):
+        return x.item()
+    raise TypeError("%s is not JSON serialisable" % type(x).__name__)
+
+
+def ising_model(couplings, fields=None, temperature=None):
+    """A dstein Ising model (a dict) from a symmetric d×d coupling matrix J
+    (log p*(z) = Σ_{i<j} J_ij z_i z_j + Σ_i h_i z_i, z in {−1, +1}) and
+    the fields h (default 0)."""
+    J = np.asarray(couplings, dtype=float)
+    if J.ndim != 2 or J.shape[0] != J.shape[1]:
+        raise ValueError("couplings must be a square matrix; got shape %s" % (J.shape,))
+    if not np.allclose(J, J.T):
+        raise ValueError("couplings must be symmetric")
+    d = J.shape[0]
+    edges = [[i, j, float(J[i, j])] for i in range(d) for j in range(i + 1, d) if J[i, j] != 0]
+    m = {"type": "ising", "n": d, "edges": edges}
+    if fields is not None:
+        h = np.asarray(fields, dtype=float)
+        if h.shape != (d,):
+            raise ValueError("fields must have %d entries; got shape %s" % (d, h.shape))
+        m["fields"] = h.tolist()
+    if temperature is not None:
+        m["temperature"] = float(temperature)
+    return m
+
+
+def rbm_model(W, b, c, units="spin"):
+    """A dstein RBM (a dict): W visible × hidden, visible biases b, hidden
+    biases c; units "spin" (±1) or "binary" (0/1)."""
+    W = np.asarray(W, dtype=float)
+    if W.ndim != 2:
+        raise ValueError("W must be a visible × hidden matrix")
+    return {"type": "rbm", "units": units, "W": W.tolist(),
+            "b": np.asarray(b, dtype=float).tolist(), "c": np.asarray(c, dtype=float).tolist()}
+
+
+def categorical_model(probs, states=None):
+    """Independent categorical variables (a dict): probs[i] the
+    probabilities of variable i's states, states[i] their values (default
+    0, 1, …)."""
+    vs = []
+    for i, p in enumerate(probs):
+        p = [float(x) for x in p]
+        st = list(range(len(p))) if states is None else [float(x) for x in states[i]]
+        vs.append({"states": st, "probs": p})
+    return {"type": "categorical", "variables": vs}
+
+
+class Fit:
+    """The result of dstein.sample: the draws and dstein's summary."""
+
+    def __init__(self, draws, variables, states, summary_json, stdout):
+        #: numpy array (chain, draw, variable) of the variables' state values
+        self.draws = draws
+        #: the variables' names, in the model file's numbering ("z4")
+        self.variables = variables
+        #: each variable's state values
+        self.states = states
+        #: the run's summary JSON (docs/summary-schema.md) as a dict
+        self.json = summary_json
+        #: what dstein printed
+        self.stdout = stdout
+
+    @property
+    def warnings(self):
+        """dstein's convergence warnings, one line each."""
+        eb = self.json.get("error_bars") or {}
+        return list(eb.get("warnings") or [])
+
+    @property
+    def mean(self):
+        """E[z_i] per variable (Rao–Blackwellised by default)."""
+        return np.asarray(self.json["mean"])
+
+    def summary(self):
+        """The quantities with their error bars, as a pandas DataFrame."""
+        return _quantities_frame(self.json.get("error_bars") or {})
+
+    def to_xarray(self):
+        """The draws as an xarray Dataset in ArviZ's layout: data variable
+        "z" with dims (chain, draw, variable), coordinates chain, draw and
+        variable (names)."""
+        return _to_xarray(self.draws, self.variables)
+
+    def __repr__(self):
+        c, d, v = self.draws.shape
+        return "<dstein.Fit: %d chains × %d draws of %d variables, %d warnings>" % (c, d, v, len(self.warnings))
+
+
+def _to_xarray(draws, variables):
+    import xarray as xr
+    c, d, _ = draws.shape
+    return xr.Dataset({"z": (("chain", "draw", "variable"), draws)},
+                      coords={"chain": np.arange(c), "draw": np.arange(d), "variable": list(variables)})
+
+
+def _quantities_frame(error_bars):
+    import pandas as pd
+    rows = []
+    for q in error_bars.get("quantities") or []:
+        rhat = q.get("rhat")
+        if isinstance(rhat, str):
+            rhat = float(rhat)
+        lo, hi = (q.get("ci90") or [np.nan, np.nan])
+        rows.append({"quantity": q["name"], "mean": q["mean"], "sd": q["sd"], "mcse_mean": q["mcse"],
+                     "ess_bulk": q["ess_bulk"], "ess_tail": q["ess_tail"], "r_hat": rhat,
+                     "ci90_low": lo, "ci90_high": hi, "rare": q.get("rare", False)})
+    cols = ["mean", "sd", "mcse_mean", "ess_bulk", "ess_tail", "r_hat", "ci90_low", "ci90_high", "rare"]
+    if not rows:
+        return pd.DataFrame(columns=cols)
+    return pd.DataFrame(rows).set_index("quantity")[cols]
+
+
+def _read_npy_draws(path):
+    arr = np.load(path)
+    with open(path[:-len(".npy")] + ".json") as f:
+        side = json.load(f)
+    return arr, side.get("variables"), side.get("states")
+
+
+def sample(model, method=None, chains=4, draws=1000, seed=1, warmup=None, thin=None, evidence=None,
+           settings=None, args=()):
+    """Samples a model with dstein and returns a Fit.
+
+    model: a path (JSON model file or .uai network) or a dict (dstein's
+    JSON model format; see ising_model, rbm_model, categorical_model).
+    method: a dstein method or preset (None: dstein's default). chains,
+    draws, warmup, thin: the chains kept (warmup default: as many as the
+    draws take). evidence: a .evid file for a .uai network. settings: the
+    method's settings as {flag name: value} ({"step_size": 0.2} →
+    --step-size 0.2). args: more command-line arguments.
+    """
+    with tempfile.TemporaryDirectory(prefix="dstein-") as tmp:
+        cmd = ["sample", "--model", _model_file(model, tmp), "--seed", int(seed), "--format", "npy",
+               "--out", os.path.join(tmp, "draws.npy"), "--json", os.path.join(tmp, "summary.json")]
+        if method == "exact":
+            # Independent exact draws in one step: chains × draws of them,
+            # laid out as chains of independent draws.
+            cmd += ["--n", int(chains) * int(draws)]
+        else:
+            cmd += ["--chains", int(chains), "--draws", int(draws)]
+        if method is not None:
+            cmd += ["--method", method]
+        if warmup is not None:
+            cmd += ["--warmup", int(warmup)]
+        if thin is not None:
+            cmd += ["--thin", int(thin)]
+        if evidence is not None:
+            cmd += ["--evidence", os.fspath(evidence)]
+        for k, v in (settings or {}).items():
+            cmd += ["--" + k.replace("_", "-"), _flag_value(v)]
+        cmd += list(args)
+        out = _run(cmd)
+        arr, variables, states = _read_npy_draws(os.path.join(tmp, "draws.npy"))
+        if arr.ndim == 2:
+            arr = arr.reshape(int(chains), int(draws), arr.shape[1])
+        with open(os.path.join(tmp, "summary.json")) as f:
+            js = json.load(f)
+    return Fit(arr, variables, states, js, out)
+
+
+def _flag_value(v):
+    if isinstance(v, bool):
+        return "true" if v else "false"
+    return str(v)
+
+
+def summary(draws, model=None, variables=None, estimates=None):
+    """Diagnoses chains of draws made by any tool (dstein summary):
+    draws is a numpy array (chain, draw, variable) or a path (a CSV with
+    chain and draw columns, or an .npy array). Returns (DataFrame of the
+    quantities, list of warnings, the JSON as a dict)."""
+    with tempfile.TemporaryDirectory(prefix="dstein-") as tmp:
+        if isinstance(draws, (str, os.PathLike)):
+            path = os.fspath(draws)
+        else:
+            arr = np.asarray(draws)
+            if arr.ndim != 3:
+                raise ValueError("draws must have shape (chain, draw, variable); got %s" % (arr.shape,))
+            path = os.path.join(tmp, "draws.npy")
+            np.save(path, np.ascontiguousarray(arr))
+            if variables is not None:
+                with open(os.path.join(tmp, "draws.json"), "w") as f:
+                    json.dump({"format": "dstein.npy-sidecar", "dims": ["chain", "draw", "variable"],
+                               "variables": list(variables)}, f)
+        cmd = ["summary", path, "--json", os.path.join(tmp, "s.json")]
+        if model is not None:
+            cmd += ["--model", _model_file(model, tmp)]
+        if estimates is not None:
+            cmd += ["--estimates", estimates]
+        _run(cmd)
+        with open(os.path.join(tmp, "s.json")) as f:
+            js = json.load(f)
+    eb = js.get("error_bars") or {}
+    return _quantities_frame(eb), list(eb.get("warnings") or []), js
+
+
+def exact(model, evidence=None):
+    """Exact log Z and marginals (dstein exact) as a dict."""
+    with tempfile.TemporaryDirectory(prefix="dstein-") as tmp:
+        cmd = ["exact", "--model", _model_file(model, tmp), "--json", os.path.join(tmp, "e.json")]
+        if evidence is not None:
+            cmd += ["--evidence", os.fspath(evidence)]
+        _run(cmd)
+        with open(os.path.join(tmp, "e.json")) as f:
+            return json.load(f)
+
+
+def _samples_file(samples, tmp, model_path):
+    """Samples as a CSV path: a path as it is, or an (n, variable) array of
+    state values written with dstein's header z0, z1, …"""
+    if isinstance(samples, (str, os.PathLike)):
+        return os.fspath(samples)
+    arr = np.asarray(samples)
+    if arr.ndim == 3:
+        arr = arr.reshape(-1, arr.shape[-1])
+    if arr.ndim != 2:
+        raise ValueError("samples must have shape (n, variable) or (chain, draw, variable)")
+    path = os.path.join(tmp, "samples.csv")
+    header = ",".join("z%d" % i for i in range(arr.shape[1]))
+    np.savetxt(path, arr, delimiter=",", header=header, comments="", fmt="%.17g")
+    return path
+
+
+def gof(model, samples, test="gfksd", bootstrap=None, seed=1, args=()):
+    """Tests whether samples come from model (dstein gof); samples is a
+    samples CSV path or an array of state values. Returns the result
+    JSON as a dict (statistic, p_value, reject, …)."""
+    with tempfile.TemporaryDirectory(prefix="dstein-") as tmp:
+        m = _model_file(model, tmp)
+        cmd = ["gof", "--model", m, "--samples", _samples_file(samples, tmp, m), "--test", test,
+               "--seed", int(seed), "--json", os.path.join(tmp, "g.json")]
+        if bootstrap is not None:
+            cmd += ["--bootstrap", int(bootstrap)]
+        cmd += list(args)
+        _run(cmd)
+        with open(os.path.join(tmp, "g.json")) as f:
+            return json.load(f)
+
+
+def compress(model, samples, n, rule="herding"):
+    """Picks n representative points from samples (dstein compress):
+    returns them as a numpy array (n, variable) of state values."""
+    with tempfile.TemporaryDirectory(prefix="dstein-") as tmp:
+        m = _model_file(model, tmp)
+        out = os.path.join(tmp, "points.npy")
+        _run(["compress", "--model", m, "--samples", _samples_file(samples, tmp, m), "--n", int(n),
+              "--rule", rule, "--format", "npy", "--out", out])
+        return np.load(out)

@@ -1,0 +1,147 @@
+"""Tests of the Python package against the dstein binary it drives.
+
+Run from the repository root: python -m unittest discover -s python/tests
+"""
+
+import json
+import os
+import signal
+import subprocess
+import sys
+import tempfile
+import time
+import unittest
+
+import numpy as np
+
+import dstein
+
+ROOT = os.path.dirname(os.path.dirname(os.path.dirname(os.path.abspath(__file__))))
+GRID = os.path.join(ROOT, "examples", "ising-grid.json")
+SPRINKLER = os.path.join(ROOT, "examples", "sprinkler.uai")
+
+
+class TestSample(unittest.TestCase):
+    def test_draws_summary_and_xarray(self):
+        fit = dstein.sample(GRID, method="gibbs", chains=3, draws=200, seed=2)
+        self.assertEqual(fit.draws.shape, (3, 200, 100))
+        self.assertEqual(set(np.unique(fit.draws)), {-1.0, 1.0})
+        self.assertEqual(fit.variables[:2], ["z0", "z1"])
+        s = fit.summary()
+        for col in ["mean", "sd", "mcse_mean", "ess_bulk", "ess_tail", "r_hat", "ci90_low", "ci90_high"]:
+            self.assertIn(col, s.columns)
+        self.assertIn("log_p", s.index)
+        # The summary's mean of z0 is Rao–Blackwellised: within a few MCSE
+        # of the draws' own frequency mean, not equal to it.
+        raw = fit.draws[:, :, 0].mean()
+        self.assertLess(abs(s.loc["z0", "mean"] - raw), 6 * max(s.loc["z0", "mcse_mean"], 0.01) + 0.1)
+        ds = fit.to_xarray()
+        self.assertEqual(ds["z"].dims, ("chain", "draw", "variable"))
+        self.assertEqual(list(ds["variable"].values[:2]), ["z0", "z1"])
+        np.testing.assert_array_equal(ds["z"].values, fit.draws)
+
+    def test_same_seed_same_draws(self):
+        a = dstein.sample(GRID, method="gibbs", chains=2, draws=50, seed=7)
+        b = dstein.sample(GRID, method="gibbs", chains=2, draws=50, seed=7)
+        np.testing.assert_array_equal(a.draws, b.draws)
+
+    def test_models_from_arrays(self):
+        J = np.zeros((4, 4))
+        J[0, 1] = J[1, 0] = 0.5
+        fit = dstein.sample(dstein.ising_model(J, fields=[0.1, 0, 0, -0.2]), method="exact", chains=1, draws=4000)
+        ex = dstein.exact(dstein.ising_model(J, fields=[0.1, 0, 0, -0.2]))
+        # 4000 independent exact draws: the frequency mean of z3 is within
+        # 5 standard errors (≤ 1/√4000 each) of the exact mean.
+        self.assertLess(abs(fit.draws[0, :, 3].mean() - ex["means"][3]), 5 / np.sqrt(4000))
+        rbm = dstein.rbm_model(np.full((3, 2), 0.3), [0, 0.1, -0.1], [0.2, -0.2])
+        self.assertEqual(dstein.sample(rbm, method="gibbs", chains=2, draws=20).draws.shape, (2, 20, 3))
+        cat = dstein.categorical_model([[0.2, 0.8], [0.1, 0.3, 0.6]])
+        self.assertEqual(dstein.exact(cat)["means"][0], 0.8)
+
+    def test_evidence_keeps_the_files_numbering(self):
+        fit = dstein.sample(SPRINKLER, method="gibbs", chains=2, draws=100, evidence=SPRINKLER + ".evid")
+        self.assertEqual(fit.json["variables"], ["z0", "z1", "z2", "z4"])
+        self.assertEqual(fit.json["evidence"], {"z3": 1})
+        # The draws array has every variable of the file, the evidence one fixed.
+        self.assertEqual(fit.draws.shape[2], 5)
+        self.assertTrue((fit.draws[:, :, 3] == 1).all())
+
+    def test_errors_are_exceptions(self):
+        with self.assertRaises(dstein.DsteinError) as cm:
+            dstein.sample(GRID, method="no-such-method", chains=2, draws=10)
+        self.assertIn("no-such-method", str(cm.exception))
+        self.assertEqual(cm.exception.exit_code, 2)
+        with self.assertRaises(dstein.DsteinError):
+            dstein.sample({"type": "ising", "n": 2, "edges": [[0, 5, 1.0]]}, chains=2, draws=10)
+
+
+class TestSummary(unittest.TestCase):
+    def test_numpy_draws_and_a_stuck_chain(self):
+        rng = np.random.default_rng(3)
+        draws = rng.integers(0, 2, size=(4, 400, 2)).astype(float)
+        table, warnings, js = dstein.summary(draws, variables=["a", "b"])
+        self.assertEqual(list(table.index), ["a", "b"])
+        self.assertEqual(warnings, [])
+        self.assertLess(abs(table.loc["a", "r_hat"] - 1), 0.02)
+        draws[3] = 1.0
+        table, warnings, js = dstein.summary(draws)
+        self.assertTrue(any("R̂" in w for w in warnings), warnings)
+
+    def test_same_numbers_as_the_run(self):
+        with tempfile.TemporaryDirectory() as tmp:
+            csv, js = os.path.join(tmp, "d.csv"), os.path.join(tmp, "r.json")
+            subprocess.check_call([dstein.binary_path(), "sample", "--model", GRID, "--method", "gibbs", "--chains", "3",
+                                   "--draws", "200", "--out", csv, "--json", js], stdout=subprocess.DEVNULL)
+            table, _, _ = dstein.summary(csv, model=GRID)
+            with open(js) as f:
+                run = json.load(f)
+        for q in run["error_bars"]["quantities"]:
+            self.assertEqual(table.loc[q["name"], "ess_bulk"], q["ess_bulk"])
+            self.assertEqual(table.loc[q["name"], "mean"], q["mean"])
+
+
+class TestTestsAndCompression(unittest.TestCase):
+    def test_gof_and_compress(self):
+        fit = dstein.sample(GRID, method="exact", chains=1, draws=300, seed=4)
+        res = dstein.gof(GRID, fit.draws, test="mmd", bootstrap=200)
+        self.assertIn("p_value", res)
+        self.assertGreater(res["p_value"], 0.0)
+        pts = dstein.compress(GRID, fit.draws, 20)
+        self.assertEqual(pts.shape, (20, 100))
+
+
+class TestInterrupt(unittest.TestCase):
+    def test_ctrl_c_stops_the_binary_and_writes_nothing(self):
+        # A child Python process runs a long sample and gets SIGINT: the
+        # KeyboardInterrupt stops dstein (exit 130, nothing written) and is
+        # raised again.
+        code = ("import dstein, sys\n"
+                "try:\n"
+                "    dstein.sample(%r, method='gibbs', chains=4, draws=100000, thin=100)\n"
+                "except KeyboardInterrupt:\n"
+                "    sys.exit(42)\n") % GRID
+        p = subprocess.Popen([sys.executable, "-c", code], env=dict(os.environ))
+        time.sleep(3)
+        p.send_signal(signal.SIGINT)
+        self.assertEqual(p.wait(timeout=60), 42)
+
+
+if __name__ == "__main__":
+    unittest.main()
+
+
+class TestReadme(unittest.TestCase):
+    def test_the_readmes_python_example_runs(self):
+        with open(os.path.join(ROOT, "README.md")) as f:
+            text = f.read()
+        section = text.split("\n## Python\n", 1)[1].split("\n## ", 1)[0]
+        code = section.split("```python\n", 1)[1].split("```", 1)[0]
+        cwd = os.getcwd()
+        os.chdir(ROOT)
+        try:
+            env = {}
+            exec(compile(code, "README.md (Python)", "exec"), env)
+        finally:
+            os.chdir(cwd)
+        self.assertEqual(env["fit"].draws.shape, (4, 500, 100))
+        self.assertEqual(env["warnings"], [])
