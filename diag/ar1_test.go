@@ -150,3 +150,29 @@ func TestMCSECoverage(t *testing.T) {
 		t.Errorf("coverage %.3f, want 0.900 ± %.3f", cov, 4*se)
 	}
 }
+
+// The same runs for SD: the AR(1) chains have unit stationary variance,
+// so SD ± 1.645·MCSESD must cover 1 in 90% of runs (tolerance 4 binomial
+// SE, as above). The delta method's interval is symmetric where SD's
+// sampling distribution is slightly skewed; at 2000 draws that is far
+// below the tolerance.
+func TestMCSESDCoverage(t *testing.T) {
+	r := rng.NewKey(34).For(rng.Test).Rand()
+	var w Workspace
+	const runs = 1000
+	covered := 0
+	for range runs {
+		s, err := w.Summarize(ar1(r, 4, 500, 0.5))
+		if err != nil {
+			t.Fatal(err)
+		}
+		if math.Abs(s.SD-1) <= 1.645*s.MCSESD {
+			covered++
+		}
+	}
+	cov := float64(covered) / runs
+	t.Logf("coverage %.3f", cov)
+	if se := math.Sqrt(0.9 * 0.1 / runs); math.Abs(cov-0.9) > 4*se {
+		t.Errorf("coverage of SD %.3f, want 0.900 ± %.3f", cov, 4*se)
+	}
+}

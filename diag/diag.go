@@ -44,6 +44,12 @@ type Summary struct {
 	// Rhat is the larger of the rank-normalised split-R̂ and the
 	// rank-normalised split-R̂ of the draws folded about their median.
 	Rhat float64
+	// MCSESD is the Monte Carlo standard error of SD by the delta method:
+	// SD² is the mean of the squared deviations (x − Mean)², whose
+	// standard error is their spread over the square root of their ESS
+	// (on the split chains); SD's is that over 2·SD. 0 when every draw is
+	// the same.
+	MCSESD float64
 }
 
 // pool holds the workspaces of the package-level functions, so that they
@@ -121,7 +127,34 @@ func (w *Workspace) Summarize(chains [][]float64) (Summary, error) {
 	s.BulkESS = w.ess(w.z)
 	s.Rhat = max(bulk, w.rankFolded())
 	s.TailESS = w.tail(s.BulkESS)
+	s.MCSESD = w.mcseSD(s.Mean, s.SD)
 	return s, nil
+}
+
+// mcseSD returns Summary.MCSESD from the split chains (w.z is free once
+// the rank diagnostics are done).
+func (w *Workspace) mcseSD(mean, sd float64) float64 {
+	if sd == 0 {
+		return 0
+	}
+	w.z = grow(w.z, len(w.split))
+	m := mean * w.scale
+	var s1, s2 float64
+	for k, v := range w.split {
+		d := (v - m) * (v - m)
+		w.z[k] = d
+		s1 += d
+	}
+	n := float64(len(w.split))
+	s1 /= n
+	for _, d := range w.z {
+		s2 += (d - s1) * (d - s1)
+	}
+	if s2 == 0 {
+		return 0 // every deviation squared is the same (two values, equally often)
+	}
+	sdD := math.Sqrt(s2/(n-1)) / (w.scale * w.scale)
+	return sdD / math.Sqrt(w.ess(w.z)) / (2 * sd)
 }
 
 // Rhat is the package-level Rhat on the workspace's buffers.

@@ -72,6 +72,20 @@ type Quantity struct {
 	// Rare marks a variable's quantity whose less frequent state was seen
 	// fewer than RareVisits times in the kept samples.
 	Rare bool `json:"rare"`
+	// ArviZ's names: MCSEMean is MCSE, RHat is Rhat (the old names stay
+	// for one schema version), MCSESD the Monte Carlo standard error of
+	// SD (diag.Summary.MCSESD; for replicates, the spread of their SDs
+	// over √R).
+	MCSEMean float64 `json:"mcse_mean"`
+	MCSESD   float64 `json:"mcse_sd"`
+	RHat     Float   `json:"r_hat"`
+	// Q5, Q50 and Q95 are the 5%, 50% and 95% quantiles of the quantity
+	// over the kept samples (numpy's default, linear interpolation) for
+	// log p* and the observables; nil (JSON null) for the variables,
+	// whose quantities are means of indicators or conditionals.
+	Q5  *float64 `json:"q5"`
+	Q50 *float64 `json:"q50"`
+	Q95 *float64 `json:"q95"`
 }
 
 // Float is a number whose JSON form writes ±Inf as "inf" and "-inf".
@@ -305,7 +319,7 @@ func Diagnose(ctx context.Context, m model.Model, out *Output) (*Diagnostics, er
 			return replicateQuantity(groups)
 		}
 		sm, err := diag.Summarize(groups) // pooled workspaces
-		return Quantity{Mean: sm.Mean, SD: sm.SD, MCSE: sm.MCSE, BulkESS: sm.BulkESS, TailESS: sm.TailESS, Rhat: Float(sm.Rhat)}, err
+		return Quantity{Mean: sm.Mean, SD: sm.SD, MCSE: sm.MCSE, BulkESS: sm.BulkESS, TailESS: sm.TailESS, Rhat: Float(sm.Rhat), MCSESD: sm.MCSESD}, err
 	}
 	// The visits of each variable quantity's state, and whether some state
 	// is rare.
@@ -389,6 +403,13 @@ func Diagnose(ctx context.Context, m model.Model, out *Output) (*Diagnostics, er
 				}
 			}
 			qt.CI90 = [2]float64{min(qt.CI90[0], lo), max(qt.CI90[1], hi)}
+		}
+		qt.MCSEMean, qt.RHat = qt.MCSE, qt.Rhat
+		if q.v < 0 {
+			sorted := slices.Clone(vals)
+			slices.Sort(sorted)
+			q5, q50, q95 := quantile(sorted, 0.05), quantile(sorted, 0.5), quantile(sorted, 0.95)
+			qt.Q5, qt.Q50, qt.Q95 = &q5, &q50, &q95
 		}
 		results[k] = qt
 	}
@@ -525,6 +546,12 @@ func replicateQuantity(groups [][]float64) (Quantity, error) {
 		e := impliedESS(math.Sqrt(frac*(1-frac)), replicateSE(groups, ind), S)
 		q.TailESS = min(q.TailESS, e)
 	}
+	sds := make([]float64, R)
+	for g, x := range groups {
+		_, sds[g] = meanSD(x)
+	}
+	_, spread := meanSD(sds)
+	q.MCSESD = spread / math.Sqrt(float64(R))
 	if sd == 0 {
 		q.Rhat = 1
 		return q, nil

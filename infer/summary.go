@@ -12,7 +12,7 @@ import (
 // SummaryVersion is the version of the summary's schema
 // (docs/summary-schema.md); it changes when a key is added, changes meaning
 // or goes away.
-const SummaryVersion = 8
+const SummaryVersion = 9
 
 // Summary is the JSON summary of a run. Every key is always present, with
 // zeros kept; docs/summary-schema.md lists every key, its type and when it

@@ -11,7 +11,7 @@ Datasets.
     import dstein
     fit = dstein.sample("examples/ising-grid.json", method="gibbs", chains=4, draws=1000, seed=1)
     fit.draws          # numpy array (chain, draw, variable) of state values
-    fit.summary()      # pandas DataFrame: mean, sd, mcse_mean, ess_bulk, ess_tail, r_hat, 5%, 95%
+    fit.summary()      # pandas DataFrame: mean, sd, mcse_mean, mcse_sd, ess_bulk, ess_tail, r_hat, 5%, 50%, 95%
     fit.to_xarray()    # xarray Dataset in ArviZ's layout
 
 A failed command raises DsteinError with dstein's one-line message; Ctrl-C
@@ -206,13 +206,19 @@ def _quantities_frame(error_bars):
         if isinstance(rhat, str):
             rhat = float(rhat)
         lo, hi = (q.get("ci90") or [np.nan, np.nan])
-        rows.append({"quantity": q["name"], "mean": q["mean"], "sd": q["sd"], "mcse_mean": q["mcse"],
-                     "ess_bulk": q["ess_bulk"], "ess_tail": q["ess_tail"], "r_hat": rhat,
+        rows.append({"quantity": q["name"], "mean": q["mean"], "sd": q["sd"], "mcse_mean": q["mcse_mean"],
+                     "mcse_sd": q["mcse_sd"], "ess_bulk": q["ess_bulk"], "ess_tail": q["ess_tail"], "r_hat": rhat,
+                     "5%": _num(q.get("q5")), "50%": _num(q.get("q50")), "95%": _num(q.get("q95")),
                      "ci90_low": lo, "ci90_high": hi, "rare": q.get("rare", False)})
-    cols = ["mean", "sd", "mcse_mean", "ess_bulk", "ess_tail", "r_hat", "ci90_low", "ci90_high", "rare"]
+    cols = ["mean", "sd", "mcse_mean", "mcse_sd", "ess_bulk", "ess_tail", "r_hat", "5%", "50%", "95%",
+            "ci90_low", "ci90_high", "rare"]
     if not rows:
         return pd.DataFrame(columns=cols)
     return pd.DataFrame(rows).set_index("quantity")[cols]
+
+
+def _num(v):
+    return float("nan") if v is None else float(v)
 
 
 def _read_npy_draws(path):

@@ -28,9 +28,12 @@ class TestSample(unittest.TestCase):
         self.assertEqual(set(np.unique(fit.draws)), {-1.0, 1.0})
         self.assertEqual(fit.variables[:2], ["z0", "z1"])
         s = fit.summary()
-        for col in ["mean", "sd", "mcse_mean", "ess_bulk", "ess_tail", "r_hat", "ci90_low", "ci90_high"]:
+        for col in ["mean", "sd", "mcse_mean", "mcse_sd", "ess_bulk", "ess_tail", "r_hat", "5%", "50%", "95%", "ci90_low", "ci90_high"]:
             self.assertIn(col, s.columns)
         self.assertIn("log_p", s.index)
+        # Quantiles for log p* (nan for the variables), ordered.
+        self.assertTrue(s.loc["log_p", "5%"] <= s.loc["log_p", "50%"] <= s.loc["log_p", "95%"])
+        self.assertTrue(np.isnan(s.loc["z0", "5%"]))
         # The summary's mean of z0 is Rao–Blackwellised: within a few MCSE
         # of the draws' own frequency mean, not equal to it.
         raw = fit.draws[:, :, 0].mean()
