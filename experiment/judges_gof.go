@@ -86,15 +86,10 @@ func judgePower(null float64, hasNull bool) judge {
 			}
 		}
 		because := fmt.Sprintf("GF-KSD (dstein's default surrogate) rejects more often than both DKSD and MMD at %d of %d alternatives and less often than one of them at %d", above, of, belowAny)
-		switch {
-		case of == 0:
+		if of == 0 {
 			return missing("alternatives")
-		case above > 0 && belowAny == 0:
-			return Verdict{Holds, because}
-		case above > 0:
-			return Verdict{Partly, because}
 		}
-		return Verdict{Fails, because}
+		return grade(above > 0 && belowAny == 0, above > 0, because)
 	}
 }
 
@@ -123,13 +118,7 @@ func judgeDetects(rows []Row, _ Mode) Verdict {
 	if len(missed) > 0 {
 		because += " (missed: " + firstFew(missed) + ")"
 	}
-	switch {
-	case of > 0 && det == of:
-		return Verdict{Holds, because}
-	case det > 0:
-		return Verdict{Partly, because}
-	}
-	return Verdict{Fails, because}
+	return grade(of > 0 && det == of, det > 0, because)
 }
 
 // judgePowerGrows is the verdict of "GF-KSD's power against n": power of

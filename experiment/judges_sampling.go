@@ -246,13 +246,7 @@ func judgeEnsembles(rows []Row, _ Mode) Verdict {
 	ens := below(single, big)
 	because := fmt.Sprintf("GF-SVGD above bagging and BENN at %d of %d ensemble sizes; its %g-network ensemble %.4g against its single network's %.4g (%s)",
 		wins, of, big.X, big.Mean, single.Mean, plural(big.Trials, "trial"))
-	switch {
-	case of > 0 && wins == of && ens:
-		return Verdict{Holds, because}
-	case wins > 0 || ens:
-		return Verdict{Partly, because}
-	}
-	return Verdict{Fails, because}
+	return grade(of > 0 && wins == of && ens, wins > 0 || ens, because)
 }
 
 // judgeBeatsIID is the verdict of "a particle method beats i.i.d.
@@ -291,13 +285,7 @@ func judgeBeatsIID(metric string, keep func(method string) bool) judge {
 		if len(some) > 0 {
 			because += "; at some points: " + firstFew(some)
 		}
-		switch {
-		case len(all) > 0:
-			return Verdict{Holds, because}
-		case len(some) > 0:
-			return Verdict{Partly, because}
-		}
-		return Verdict{Fails, because}
+		return grade(len(all) > 0, len(some) > 0, because)
 	}
 }
 

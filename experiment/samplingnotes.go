@@ -84,19 +84,7 @@ func slopes(rows []Row, metric string, methods []sampleMethod) string {
 		if len(xs) < 2 {
 			continue
 		}
-		var mx, my float64
-		for k := range xs {
-			mx += xs[k]
-			my += ys[k]
-		}
-		mx /= float64(len(xs))
-		my /= float64(len(xs))
-		var sxy, sxx float64
-		for k := range xs {
-			sxy += (xs[k] - mx) * (ys[k] - my)
-			sxx += (xs[k] - mx) * (xs[k] - mx)
-		}
-		s += fmt.Sprintf(" %s %.2f;", mt.name, sxy/sxx)
+		s += fmt.Sprintf(" %s %.2f;", mt.name, lsSlope(xs, ys))
 	}
 	return s
 }

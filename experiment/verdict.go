@@ -174,19 +174,37 @@ func logSlope(s byX) float64 {
 	if len(xs) < 2 {
 		return math.NaN()
 	}
+	return lsSlope(xs, ys)
+}
+
+// lsSlope is the least-squares slope of ys against xs (at least two
+// points).
+func lsSlope(xs, ys []float64) float64 {
 	var mx, my float64
-	for i := range xs {
-		mx += xs[i]
-		my += ys[i]
+	for k := range xs {
+		mx += xs[k]
+		my += ys[k]
 	}
 	mx /= float64(len(xs))
 	my /= float64(len(xs))
 	var sxy, sxx float64
-	for i := range xs {
-		sxy += (xs[i] - mx) * (ys[i] - my)
-		sxx += (xs[i] - mx) * (xs[i] - mx)
+	for k := range xs {
+		sxy += (xs[k] - mx) * (ys[k] - my)
+		sxx += (xs[k] - mx) * (xs[k] - mx)
 	}
 	return sxy / sxx
+}
+
+// grade is the verdict of a claim met everywhere it was tested (all),
+// somewhere (some) or nowhere.
+func grade(all, some bool, because string) Verdict {
+	switch {
+	case all:
+		return Verdict{Holds, because}
+	case some:
+		return Verdict{Partly, because}
+	}
+	return Verdict{Fails, because}
 }
 
 // missing is the verdict of rows that lack what a judge needs (a run of
