@@ -70,13 +70,19 @@ def _run(args):
     try:
         out, err = proc.communicate()
     except KeyboardInterrupt:
-        # dstein stops at its next check and writes nothing (exit 130).
-        proc.send_signal(signal.SIGINT)
+        # dstein stops at its next check and writes nothing (exit 130). A
+        # Ctrl-C at a terminal reached it too; a second SIGINT would make
+        # it exit at once, so it gets one only if it is still running a
+        # moment later (the interrupt reached Python alone).
         try:
-            proc.communicate(timeout=30)
+            proc.communicate(timeout=1)  # drains the pipes, so it cannot block on them
         except subprocess.TimeoutExpired:
-            proc.kill()
-            proc.communicate()
+            proc.send_signal(signal.SIGINT)
+            try:
+                proc.communicate(timeout=30)
+            except subprocess.TimeoutExpired:
+                proc.kill()
+                proc.communicate()
         raise
     if proc.returncode != 0:
         lines = [l for l in err.splitlines() if l.startswith("dstein: ")]

@@ -123,10 +123,16 @@ class TestInterrupt(unittest.TestCase):
                 "    dstein.sample(%r, method='gibbs', chains=4, draws=100000, thin=100)\n"
                 "except KeyboardInterrupt:\n"
                 "    sys.exit(42)\n") % GRID
-        p = subprocess.Popen([sys.executable, "-c", code], env=dict(os.environ))
-        time.sleep(3)
-        p.send_signal(signal.SIGINT)
-        self.assertEqual(p.wait(timeout=60), 42)
+        # SIGINT to Python alone, then to the whole process group (a
+        # terminal's Ctrl-C, which reaches dstein too).
+        for group in (False, True):
+            p = subprocess.Popen([sys.executable, "-c", code], env=dict(os.environ), start_new_session=True)
+            time.sleep(3)
+            if group:
+                os.killpg(p.pid, signal.SIGINT)
+            else:
+                p.send_signal(signal.SIGINT)
+            self.assertEqual(p.wait(timeout=60), 42, "group signal" if group else "signal to Python")
 
 
 if __name__ == "__main__":
