@@ -290,6 +290,9 @@ func Run(ctx context.Context, m model.Model, spec Spec) (*Output, error) {
 	if budget != nil && budget.tuningDraws() {
 		out.Diagnostics.Warnings = append(out.Diagnostics.Warnings, fmt.Sprintf("the evaluation budget (%d) ended while the sampler was still tuning or too soon after (its last tuning iteration %d, the draws from iteration %d): the draws include tuning iterations; give it a larger budget", spec.Keep.Budget, budget.tuned, budget.warmup+budget.thin))
 	}
+	if z, ok := m.(interface{ ZeroEntries() int }); ok && z.ZeroEntries() > 0 && out.Diagnostics != nil && !out.lastOneShot() {
+		out.Diagnostics.Warnings = append(out.Diagnostics.Warnings, fmt.Sprintf("the network has %d zero entries in tables over several variables (deterministic or logical relations): single-site moves may not reach every configuration of positive probability, and chains that all miss the same ones agree, so R̂ cannot see it; compare with dstein exact, or sample with --method exact", z.ZeroEntries()))
+	}
 	if spec.Compress.On() {
 		t0 := time.Now()
 		if err := compressOutput(ctx, m, out, spec.Compress); err != nil {

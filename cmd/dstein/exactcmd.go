@@ -24,15 +24,19 @@ import (
 
 // exactSummary is what dstein exact --json writes.
 type exactSummary struct {
-	Model     string      `json:"model"`
-	Evidence  string      `json:"evidence,omitempty"`
-	Variables int         `json:"variables"`
-	Free      int         `json:"free_variables"`
-	Method    string      `json:"method"`
-	Width     int         `json:"elimination_width,omitempty"`
-	LogZ      float64     `json:"log_z"`
-	Log10Z    float64     `json:"log10_z"`
-	Seconds   float64     `json:"seconds"`
+	Model     string  `json:"model"`
+	Evidence  string  `json:"evidence,omitempty"`
+	Given     string  `json:"given,omitempty"`
+	Variables int     `json:"variables"`
+	Free      int     `json:"free_variables"`
+	Method    string  `json:"method"`
+	Width     int     `json:"elimination_width,omitempty"`
+	LogZ      float64 `json:"log_z"`
+	Log10Z    float64 `json:"log10_z"`
+	Seconds   float64 `json:"seconds"`
+	// Names names every variable of the file, in the order of the
+	// marginals (z0, z1, … or a BIF network's names).
+	Names     []string    `json:"names"`
 	Marginals [][]float64 `json:"marginals"`
 	Means     []float64   `json:"means"`
 	// States names each variable's states, in the order of its
@@ -42,7 +46,7 @@ type exactSummary struct {
 }
 
 func newExactCmd(e *env) *cobra.Command {
-	var model, evidence, mar, jsonOut string
+	var model, evidence, given, mar, jsonOut string
 	var maxWidth int
 	var mem memoryFlag
 	cmd := &cobra.Command{
@@ -76,12 +80,12 @@ the competitions' PR files give it), the marginals and the means.`,
 			// The means, the marginals with evidence and --json's text
 			// grow with the variables: counted with the model before it
 			// is read, and with the exact route.
-			outputs := func(m mdl.Model) float64 { return exactOutputBytes(m, evidence != "", jsonOut != "") }
+			outputs := func(m mdl.Model) float64 { return exactOutputBytes(m, evidence != "" || given != "", jsonOut != "") }
 			lm, err := cancelable(e, func() (*modelfile.Loaded, error) {
-				return modelfile.OpenOptions(e.ctx, model, evidence, modelfile.Options{Budget: budget, What: "exact inference",
+				return modelfile.OpenOptions(e.ctx, model, evidence, modelfile.Options{Budget: budget, What: "exact inference", Given: given,
 					Extra: func(s modelfile.Shape) float64 {
 						need := outputs(s.Model)
-						if modelfile.IsUAI(model) {
+						if modelfile.IsNetwork(model) {
 							// Variable elimination's structures, at least.
 							states := sampler.States(s.Model)
 							need += exact.VEMemory(s.Model.Dim(), states, s.Factors, s.ScopeEntries, 0, float64(states))
@@ -127,16 +131,18 @@ the competitions' PR files give it), the marginals and the means.`,
 				method = fmt.Sprintf("%T", truth)
 			}
 			res := truth.Result()
-			sum := exactSummary{Model: model, Evidence: evidence, Variables: lm.File.Dim(), Free: lm.Model.Dim(),
+			sum := exactSummary{Model: model, Evidence: evidence, Given: given, Variables: lm.File.Dim(), Free: lm.Model.Dim(),
 				Method: method, Width: width, LogZ: res.LogZ, Log10Z: res.LogZ / math.Ln10,
 				Seconds: time.Since(start).Seconds(), Marginals: lm.ExpandMarginals(res.Marginals)}
 			sum.Means = make([]float64, len(sum.Marginals))
+			sum.Names = make([]string, len(sum.Marginals))
 			for i, p := range sum.Marginals {
+				sum.Names[i] = mdl.VariableName(lm.File, i)
 				for s, v := range lm.File.States(i) {
 					sum.Means[i] += p[s] * v
 				}
 			}
-			if sn, ok := lm.File.(mdl.StateNamer); ok {
+			if sn, ok := lm.File.(mdl.StateNamer); ok && sn.StateNames(0) != nil {
 				sum.States = make([][]string, lm.File.Dim())
 				for i := range sum.States {
 					sum.States[i] = sn.StateNames(i)
@@ -153,8 +159,9 @@ the competitions' PR files give it), the marginals and the means.`,
 		},
 	}
 	fs := cmd.Flags()
-	fs.StringVar(&model, "model", "", "JSON model file or UAI network (.uai) (required)")
+	fs.StringVar(&model, "model", "", "JSON model file, UAI network (.uai) or BIF network (.bif) (required)")
 	fs.StringVar(&evidence, "evidence", "", "UAI evidence file for a .uai network")
+	fs.StringVar(&given, "given", "", "evidence by name for a network (.bif or .uai): rain=yes,sprinkler=off")
 	fs.StringVar(&mar, "mar", "", "write every variable's marginal in the MAR format")
 	fs.StringVar(&jsonOut, "json", "", "write log Z, the marginals and the means as JSON")
 	fs.IntVar(&maxWidth, "max-width", exact.DefaultMaxWidth, "largest elimination width (variables in one intermediate table) to accept")
@@ -197,10 +204,10 @@ func printExact(w io.Writer, s *exactSummary) {
 	show := min(len(s.Marginals), 10)
 	for i := range show {
 		if s.States != nil && len(s.States[i]) == len(s.Marginals[i]) {
-			fmt.Fprintf(w, "z%-4d  %s\n", i, formatNamedProbs(s.States[i], s.Marginals[i]))
+			fmt.Fprintf(w, "%-6s %s\n", s.Names[i], formatNamedProbs(s.States[i], s.Marginals[i]))
 			continue
 		}
-		fmt.Fprintf(w, "z%-4d  P = %s\n", i, formatProbs(s.Marginals[i]))
+		fmt.Fprintf(w, "%-6s P = %s\n", s.Names[i], formatProbs(s.Marginals[i]))
 	}
 	if show < len(s.Marginals) {
 		fmt.Fprintf(w, "(showing %d of %d variables; --mar or --json for all)\n", show, len(s.Marginals))

@@ -27,22 +27,22 @@ import (
 )
 
 type sampleFlags struct {
-	model, evidence, method, pipeline string
-	out, json, mar, trace             string
-	n, iters, show                    int
-	chains, warmup, draws, thin, reps int
-	ess                               float64
-	maxIters                          int
-	maxTime                           time.Duration
-	seed                              uint64
-	initMean, initStd                 float64
-	mem                               memoryFlag
-	format                            formatFlag
-	settings                          *settingFlags
-	compress, reweight                string
-	estimates                         string
-	points                            int
-	ell                               float64
+	model, evidence, given, method, pipeline string
+	out, json, mar, trace                    string
+	n, iters, show                           int
+	chains, warmup, draws, thin, reps        int
+	ess                                      float64
+	maxIters                                 int
+	maxTime                                  time.Duration
+	seed                                     uint64
+	initMean, initStd                        float64
+	mem                                      memoryFlag
+	format                                   formatFlag
+	settings                                 *settingFlags
+	compress, reweight                       string
+	estimates                                string
+	points                                   int
+	ell                                      float64
 }
 
 func newSampleCmd(e *env) *cobra.Command {
@@ -71,6 +71,7 @@ and written only when it completes.`,
 	fs := cmd.Flags()
 	fs.StringVar(&f.model, "model", "", "JSON model file or UAI network (.uai) (required)")
 	fs.StringVar(&f.evidence, "evidence", "", "UAI evidence file (.evid) for a .uai network: sample the free variables given it")
+	fs.StringVar(&f.given, "given", "", "evidence by name for a network (.bif or .uai): rain=yes,sprinkler=off (a UAI network's variables are z0, z1, … and its states their indices)")
 	fs.StringVar(&f.method, "method", infer.DefaultMethod, "sampling method or preset: "+strings.Join(append(sampler.MethodNames(), infer.PresetNames()...), ", "))
 	fs.StringVar(&f.pipeline, "pipeline", "", "run the pipeline in this JSON file instead of --method")
 	fs.IntVar(&f.n, "n", 100, "number of samples: particles or chains (the default preset: draws, 1000 when not given)")
@@ -222,7 +223,7 @@ func runSample(e *env, cmd *cobra.Command, f *sampleFlags) error {
 	}
 	what := fmt.Sprintf("sampling %d particles or chains with %s", n, infer.Describe(pl))
 	lm, err := cancelable(e, func() (*modelfile.Loaded, error) {
-		return modelfile.OpenOptions(e.ctx, f.model, f.evidence, modelfile.Options{Budget: budget, What: what,
+		return modelfile.OpenOptions(e.ctx, f.model, f.evidence, modelfile.Options{Budget: budget, What: what, Given: f.given,
 			Extra: func(s modelfile.Shape) float64 { return work(s.Model, s.Model) }})
 	})
 	if err != nil {
@@ -282,7 +283,7 @@ func runSample(e *env, cmd *cobra.Command, f *sampleFlags) error {
 func (f *sampleFlags) outputBytes(file model.Model, spec infer.Spec) float64 {
 	var need float64
 	d, k := float64(file.Dim()), float64(sampler.States(file))
-	if f.evidence != "" {
+	if f.evidence != "" || f.given != "" {
 		rows := float64(spec.N) * float64(max(1, spec.Replicates))
 		if spec.Keep.Draws > 0 {
 			rows = float64(spec.N) * float64(spec.Keep.Draws)
@@ -557,12 +558,8 @@ func iters(o *infer.Output) int {
 
 func printSummary(w io.Writer, f *sampleFlags, name string, lm *modelfile.Loaded, out *infer.Output) {
 	m := lm.Model
-	if ev := lm.EvidenceByName(); len(ev) > 0 {
-		var parts []string
-		for _, k := range sortedKeys(ev) {
-			parts = append(parts, fmt.Sprintf("%s = %d", k, ev[k]))
-		}
-		fmt.Fprintf(w, "model      %s (%d variables; %d free, evidence %s)\n", f.model, lm.File.Dim(), m.Dim(), strings.Join(parts, ", "))
+	if ev := lm.EvidenceText(); ev != "" {
+		fmt.Fprintf(w, "model      %s (%d variables; %d free, evidence %s)\n", f.model, lm.File.Dim(), m.Dim(), ev)
 	} else {
 		fmt.Fprintf(w, "model      %s (%d variables)\n", f.model, m.Dim())
 	}

@@ -133,8 +133,14 @@ func (g *Graph) Clamp(evidence map[int]int) (*Graph, []int, error) {
 		return nil, nil, err // cannot happen: the restricted factors are valid
 	}
 	c.names = make([]string, len(free))
+	if g.stateNames != nil {
+		c.stateNames = make([][]string, len(free))
+	}
 	for i, v := range free {
 		c.names[i] = g.VariableName(v)
+		if g.stateNames != nil {
+			c.stateNames[i] = g.stateNames[v]
+		}
 	}
 	return c, free, nil
 }

@@ -67,8 +67,64 @@ type Graph struct {
 	pool                   sync.Pool // *scratch for RelaxedLogProb
 	// names are the variables' names when they differ from "z" + index
 	// (a clamped graph's: its free variables' names in the graph it was
-	// clamped from); nil otherwise.
-	names []string
+	// clamped from; a Bayesian network's own); nil otherwise. stateNames
+	// are each variable's states' names (nil: unnamed).
+	names      []string
+	stateNames [][]string
+	// zeros counts the zero entries of factors over two or more
+	// variables (deterministic or logical tables).
+	zeros int
+}
+
+// ZeroEntries returns the number of zero entries in the tables of factors
+// over two or more variables: the deterministic or logical relations
+// (either = lung OR tub) that can leave single-site samplers unable to
+// reach every configuration of positive probability.
+func (g *Graph) ZeroEntries() int { return g.zeros }
+
+// Named returns a graph like g whose variables and states have names (a
+// Bayesian network read from a BIF file): names[i] names variable i (never
+// empty, all distinct), states[i] its states (nil: unnamed), distinct
+// within a variable. The tables are shared with g.
+func (g *Graph) Named(names []string, states [][]string) (*Graph, error) {
+	if len(names) != len(g.card) || (states != nil && len(states) != len(g.card)) {
+		return nil, fmt.Errorf("%d names for %d variables", len(names), len(g.card))
+	}
+	seen := map[string]bool{}
+	for i, n := range names {
+		if n == "" || seen[n] {
+			return nil, fmt.Errorf("variable %d: name %q is empty or given twice", i, n)
+		}
+		seen[n] = true
+		if states == nil || states[i] == nil {
+			continue
+		}
+		if len(states[i]) != g.card[i] {
+			return nil, fmt.Errorf("variable %s: %d state names for %d states", n, len(states[i]), g.card[i])
+		}
+		st := map[string]bool{}
+		for _, s := range states[i] {
+			if s == "" || st[s] {
+				return nil, fmt.Errorf("variable %s: state name %q is empty or given twice", n, s)
+			}
+			st[s] = true
+		}
+	}
+	c := &Graph{card: g.card, off: g.off, states: g.states, factors: g.factors, fac: g.fac,
+		adjStart: g.adjStart, adjF: g.adjF, adjPos: g.adjPos, possible: g.possible,
+		maxTable: g.maxTable, maxScope: g.maxScope, zeros: g.zeros,
+		names: append([]string(nil), names...), stateNames: states}
+	c.pool.New = func() any { return c.newScratch() }
+	return c, nil
+}
+
+// StateNames returns variable i's state names, or nil when they have
+// none (model.StateNamer).
+func (g *Graph) StateNames(i int) []string {
+	if g.stateNames == nil {
+		return nil
+	}
+	return g.stateNames[i]
 }
 
 var (
@@ -174,6 +230,8 @@ func build(card []int, factors []Factor, copyArgs bool) (*Graph, error) {
 			if !math.IsInf(x, -1) {
 				someNonZero = true
 				largest = max(largest, math.Abs(x))
+			} else if r > 1 {
+				g.zeros++
 			}
 		}
 		bound += largest

@@ -3,9 +3,14 @@ package modelfile
 import (
 	"context"
 	"fmt"
+	"slices"
+	"strconv"
 	"strings"
 
 	"github.com/dstein/dstein/internal/memlimit"
+	"github.com/dstein/dstein/internal/safeio"
+	"github.com/dstein/dstein/internal/suggest"
+	"github.com/dstein/dstein/model/bif"
 
 	"github.com/dstein/dstein/model"
 	"github.com/dstein/dstein/model/factorgraph"
@@ -66,6 +71,11 @@ type Options struct {
 	// What says what the command does with the model, for a refusal
 	// ("exact inference"); empty: reading the model.
 	What string
+	// Given is evidence by name, "rain=yes,sprinkler=off" (--given): a
+	// variable's name (a BIF network's, or z3 in a UAI network) and a
+	// state's name (a BIF network's, or the state index in a UAI
+	// network), joined with any evidence file's.
+	Given string
 }
 
 // extra returns o.Extra(s), or 0.
@@ -91,6 +101,14 @@ func (o Options) check(what string, mem Memory, s Shape) error {
 // IsUAI reports whether path names a UAI network (by its .uai suffix).
 func IsUAI(path string) bool { return strings.HasSuffix(strings.ToLower(path), ".uai") }
 
+// IsBIF reports whether path names a Bayesian network in the BIF format
+// (by its .bif suffix).
+func IsBIF(path string) bool { return strings.HasSuffix(strings.ToLower(path), ".bif") }
+
+// IsNetwork reports whether path names a network file (UAI or BIF), the
+// files that evidence goes with.
+func IsNetwork(path string) bool { return IsUAI(path) || IsBIF(path) }
+
 // Open reads a JSON model file or a UAI network (by its .uai suffix) and,
 // for a UAI network, clamps the evidence file when one is given.
 func Open(path, evidence string) (*Loaded, error) {
@@ -106,9 +124,21 @@ func OpenLimit(ctx context.Context, path, evidence string, b memlimit.Budget) (*
 // OpenOptions is Open within the limits of o (see Options); it stops with
 // ctx's error when ctx is canceled.
 func OpenOptions(ctx context.Context, path, evidence string, o Options) (*Loaded, error) {
-	if !IsUAI(path) {
+	if IsBIF(path) {
 		if evidence != "" {
-			return nil, fmt.Errorf("evidence goes with a UAI network (.uai); %s is a JSON model file", path)
+			return nil, fmt.Errorf("an evidence file (.evid) goes with a UAI network; give a BIF network's evidence by name with --given (rain=yes,sprinkler=off)")
+		}
+		g, err := readBIF(path, o)
+		if err != nil {
+			return nil, err
+		}
+		gs := g.Shape()
+		l := &Loaded{Model: g, File: g, Memory: Memory{Peak: uai.ReadBytes(gs), Held: gs.Bytes()}}
+		return l.clamp(path, "--given", nil, o)
+	}
+	if !IsUAI(path) {
+		if evidence != "" || o.Given != "" {
+			return nil, fmt.Errorf("evidence goes with a network (a UAI network .uai or a BIF network .bif); %s is a JSON model file", path)
 		}
 		m, mem, err := loadJSON(ctx, path, o)
 		if err != nil {
@@ -130,29 +160,125 @@ func OpenOptions(ctx context.Context, path, evidence string, o Options) (*Loaded
 	}
 	gs := g.Shape()
 	l := &Loaded{Model: g, File: g, Memory: Memory{Peak: uai.ReadBytes(gs), Held: gs.Bytes()}}
-	if evidence == "" {
-		return l, nil
+	var ev map[int]int
+	if evidence != "" {
+		if ev, err = uai.ReadEvidenceFileLimit(evidence, fileLimit(o.Budget)); err != nil {
+			return nil, err
+		}
 	}
-	ev, err := uai.ReadEvidenceFileLimit(evidence, fileLimit(o.Budget))
+	what := evidence
+	if what == "" {
+		what = "--given"
+	}
+	return l.clamp(path, what, ev, o)
+}
+
+// clamp clamps the network l holds to the evidence of an evidence file
+// (ev) and of o.Given, and checks the memory first.
+func (l *Loaded) clamp(path, what string, ev map[int]int, o Options) (*Loaded, error) {
+	g := l.File.(*factorgraph.Graph)
+	given, err := ParseGiven(g, o.Given)
 	if err != nil {
 		return nil, err
+	}
+	for v, s := range given {
+		if old, ok := ev[v]; ok && old != s {
+			return nil, fmt.Errorf("--given sets %s to state %d and the evidence file to %d", model.VariableName(g, v), s, old)
+		}
+		if ev == nil {
+			ev = map[int]int{}
+		}
+		ev[v] = s
 	}
 	if len(ev) == 0 {
 		return l, nil
 	}
+	gs := g.Shape()
 	// The clamped graph is at most the file's: check the two before
 	// clamping.
 	shape := Shape{Model: g, Factors: gs.Factors, ScopeEntries: gs.ScopeEntries}
-	if err := o.check(fmt.Sprintf("%s with the evidence of %s", path, evidence), clampMemory(gs, gs), shape); err != nil {
+	if err := o.check(fmt.Sprintf("%s with the evidence of %s", path, what), clampMemory(gs, gs), shape); err != nil {
 		return nil, err
 	}
 	free, idx, err := g.Clamp(ev)
 	if err != nil {
-		return nil, fmt.Errorf("%s: %w", evidence, err)
+		return nil, fmt.Errorf("%s: %w", what, err)
 	}
 	l.Model, l.Free, l.Evidence = free, idx, ev
 	l.Memory = clampMemory(gs, free.Shape())
 	return l, nil
+}
+
+// ParseGiven reads evidence by name, "rain=yes,sprinkler=off", against a
+// network: each variable by its name (model.VariableName: a BIF network's
+// own, z3 in a UAI network) and each state by its name, or by its index
+// when the states are unnamed. It returns the state index of each variable
+// named; an empty spec gives none.
+func ParseGiven(g *factorgraph.Graph, spec string) (map[int]int, error) {
+	out := map[int]int{}
+	if strings.TrimSpace(spec) == "" {
+		return out, nil
+	}
+	byName := map[string]int{}
+	var names []string
+	for i := range g.Dim() {
+		n := model.VariableName(g, i)
+		byName[n] = i
+		names = append(names, n)
+	}
+	for _, part := range strings.Split(spec, ",") {
+		name, state, ok := strings.Cut(strings.TrimSpace(part), "=")
+		name, state = strings.TrimSpace(name), strings.TrimSpace(state)
+		if !ok || name == "" || state == "" {
+			return nil, fmt.Errorf("--given %q: want NAME=STATE pairs separated by commas (rain=yes,sprinkler=off)", part)
+		}
+		v, ok := byName[name]
+		if !ok {
+			return nil, fmt.Errorf("--given: the network has no variable %q%s", name, suggest.Hint(name, names))
+		}
+		if _, dup := out[v]; dup {
+			return nil, fmt.Errorf("--given names %s twice", name)
+		}
+		s := -1
+		if sn := g.StateNames(v); sn != nil {
+			for k, n := range sn {
+				if n == state {
+					s = k
+				}
+			}
+			if s < 0 {
+				return nil, fmt.Errorf("--given: %q is not a state of %s; its states are %s", state, name, strings.Join(sn, ", "))
+			}
+		} else {
+			k, err := strconv.Atoi(state)
+			if err != nil || k < 0 || k >= len(g.States(v)) {
+				return nil, fmt.Errorf("--given: %s has states 0 to %d (by index); got %q", name, len(g.States(v))-1, state)
+			}
+			s = k
+		}
+		out[v] = s
+	}
+	return out, nil
+}
+
+// readBIF reads a Bayesian network in the BIF format, refusing a file
+// over the budget's file limit before it reads it.
+func readBIF(path string, o Options) (*factorgraph.Graph, error) {
+	f, err := safeio.Open(path, "network file", fileLimit(o.Budget))
+	if err != nil {
+		return nil, err
+	}
+	defer f.Close()
+	g, _, err := bif.Read(f)
+	if err != nil {
+		return nil, fmt.Errorf("%s: %w", path, err)
+	}
+	gs := g.Shape()
+	s := Shape{Model: g, Factors: gs.Factors, ScopeEntries: gs.ScopeEntries}
+	if err := o.check(fmt.Sprintf("%s: the network of %d variables and %d factors", path, gs.Variables, gs.Factors), Memory{Peak: uai.ReadBytes(gs), Held: gs.Bytes()}, s); err != nil {
+		return nil, err
+	}
+	return g, nil
 }
 
 // clampMemory estimates the memory of a network of shape file and its graph
@@ -278,4 +404,26 @@ func (l *Loaded) EvidenceByName() map[string]int {
 		out[model.VariableName(l.File, v)] = s
 	}
 	return out
+}
+
+// EvidenceText says the evidence as "rain = yes, z3 = 1" (state names
+// where the network has them, indices otherwise), in variable order; ""
+// without evidence.
+func (l *Loaded) EvidenceText() string {
+	vars := make([]int, 0, len(l.Evidence))
+	for v := range l.Evidence {
+		vars = append(vars, v)
+	}
+	slices.Sort(vars)
+	parts := make([]string, len(vars))
+	for k, v := range vars {
+		st := strconv.Itoa(l.Evidence[v])
+		if sn, ok := l.File.(model.StateNamer); ok {
+			if names := sn.StateNames(v); names != nil {
+				st = names[l.Evidence[v]]
+			}
+		}
+		parts[k] = model.VariableName(l.File, v) + " = " + st
+	}
+	return strings.Join(parts, ", ")
 }

@@ -235,14 +235,15 @@ def _read_npy_draws(path):
 
 
 def sample(model, method=None, chains=4, draws=1000, seed=1, warmup=None, thin=None, evidence=None,
-           settings=None, args=()):
+           given=None, settings=None, args=()):
     """Samples a model with dstein and returns a Fit.
 
-    model: a path (JSON model file or .uai network) or a dict (dstein's
+    model: a path (JSON model file, .uai or .bif network) or a dict (dstein's
     JSON model format; see ising_model, rbm_model, categorical_model).
     method: a dstein method or preset (None: dstein's default). chains,
     draws, warmup, thin: the chains kept (warmup default: as many as the
-    draws take). evidence: a .evid file for a .uai network. settings: the
+    draws take). evidence: a .evid file for a .uai network; given:
+    evidence by name, {"smoke": "yes"} or "smoke=yes". settings: the
     method's settings as {flag name: value} ({"step_size": 0.2} →
     --step-size 0.2). args: more command-line arguments.
     """
@@ -263,6 +264,8 @@ def sample(model, method=None, chains=4, draws=1000, seed=1, warmup=None, thin=N
             cmd += ["--thin", int(thin)]
         if evidence is not None:
             cmd += ["--evidence", os.fspath(evidence)]
+        if given:
+            cmd += ["--given", _given(given)]
         for k, v in (settings or {}).items():
             cmd += ["--" + k.replace("_", "-"), _flag_value(v)]
         cmd += list(args)
@@ -311,12 +314,21 @@ def summary(draws, model=None, variables=None, estimates=None):
     return _quantities_frame(eb), list(eb.get("warnings") or []), js
 
 
-def exact(model, evidence=None):
-    """Exact log Z and marginals (dstein exact) as a dict."""
+def _given(given):
+    if isinstance(given, dict):
+        return ",".join("%s=%s" % (k, v) for k, v in given.items())
+    return str(given)
+
+
+def exact(model, evidence=None, given=None):
+    """Exact log Z and marginals (dstein exact) as a dict: names,
+    marginals, means, log_z, ..."""
     with tempfile.TemporaryDirectory(prefix="dstein-") as tmp:
         cmd = ["exact", "--model", _model_file(model, tmp), "--json", os.path.join(tmp, "e.json")]
         if evidence is not None:
             cmd += ["--evidence", os.fspath(evidence)]
+        if given:
+            cmd += ["--given", _given(given)]
         _run(cmd)
         with open(os.path.join(tmp, "e.json")) as f:
             return json.load(f)

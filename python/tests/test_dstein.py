@@ -69,6 +69,17 @@ class TestSample(unittest.TestCase):
         self.assertEqual(fit.draws.shape[2], 5)
         self.assertTrue((fit.draws[:, :, 3] == 1).all())
 
+    def test_bayesian_network_by_name(self):
+        asia = os.path.join(ROOT, "model", "bif", "testdata", "asia.bif")
+        ex = dstein.exact(asia, given={"smoke": "yes", "xray": "yes"})
+        self.assertEqual(ex["names"][3], "lung")
+        self.assertAlmostEqual(ex["marginals"][3][0], 0.645991, places=6)
+        fit = dstein.sample(asia, method="exact", chains=1, draws=4000, given="smoke=yes,xray=yes")
+        self.assertEqual(fit.json["evidence"], {"smoke": 0, "xray": 0})
+        # 4000 exact draws: lung's "yes" frequency within 5 SE of the exact value.
+        lung = fit.variables.index("lung")
+        self.assertLess(abs((fit.draws[0, :, lung] == 0).mean() - 0.645991), 5 * np.sqrt(0.25 / 4000))
+
     def test_errors_are_exceptions(self):
         with self.assertRaises(dstein.DsteinError) as cm:
             dstein.sample(GRID, method="no-such-method", chains=2, draws=10)
