@@ -221,11 +221,12 @@ func newRoot(e *env) *cobra.Command {
 	root := &cobra.Command{
 		Use:   "dstein",
 		Short: "Stein's method for discrete distributions: sampling, goodness-of-fit tests, binarized-network ensembles",
-		Long: `dstein samples discrete models (categorical, Ising, RBM, UAI networks) with
-gradient-free SVGD and with the baselines that make comparisons honest (Gibbs,
-Gibbs-with-Gradients, DMALA, discontinuous HMC, exact sampling), tests whether
-samples come from a model (dstein gof), and trains ensembles of binarized
-networks (dstein bnn train).
+		Long: `dstein samples discrete models (categorical, Ising, Potts, RBM, UAI and BIF
+networks) with gradient-free SVGD and with the baselines that make comparisons
+honest (Gibbs, Gibbs-with-Gradients, DMALA, DLMC, discontinuous HMC, exact
+sampling), tests whether samples come from a model (dstein gof), diagnoses
+anyone's chains (dstein summary), and trains ensembles of binarized networks
+(dstein bnn train).
 
 Start with "dstein demo", then "dstein sample --model examples/ising-grid.json";
 "dstein methods" lists the sampling methods and presets.`,
