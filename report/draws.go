@@ -58,7 +58,13 @@ func ReadDraws(ctx context.Context, path string, b memlimit.Budget) (*Draws, err
 			}
 		}
 	}
-	f, err := safeio.Open(path, "draws file", 0)
+	// Standard input has no size to check first: it is read up to the
+	// size whose draws the budget holds (*safeio.TooLarge beyond).
+	var max int64
+	if b.Limit > 0 {
+		max = int64(float64(b.Limit) / drawsBytes(0.5))
+	}
+	f, err := safeio.Open(path, "draws file", max)
 	if err != nil {
 		return nil, err
 	}
