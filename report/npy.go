@@ -4,6 +4,8 @@ import (
 	"bufio"
 	"encoding/json"
 	"fmt"
+	"math"
+	"strconv"
 
 	"github.com/dstein/dstein/internal/npy"
 	"github.com/dstein/dstein/model"
@@ -20,7 +22,8 @@ const SidecarFormat = "dstein.npy-sidecar"
 const SidecarPrefix = "{\n  \"format\": \"" + SidecarFormat + "\","
 
 // SidecarVersion is the version of the sidecar's keys.
-const SidecarVersion = 1
+// Version 2 added lp__.
+const SidecarVersion = 2
 
 // Sidecar describes an .npy array of samples: what its axes are and what
 // its values mean. Every key is always present.
@@ -46,6 +49,11 @@ type Sidecar struct {
 	// States are each variable's state values; the array holds values
 	// from them.
 	States [][]float64 `json:"states"`
+	// LogP is each sample's log p* (Stan's and ArviZ's lp__), shaped as
+	// the array without its variable axis ([chain][draw] for draws), null
+	// for a value that is not finite; null when not written (compressed
+	// points).
+	LogP any `json:"lp__"`
 }
 
 // samplesShape returns the shape, axis names and content of a samples
@@ -88,12 +96,24 @@ func WriteSamplesNPY(w *bufio.Writer, m model.Model, s *sampler.Samples, g Group
 }
 
 // SamplesSidecar describes the array that WriteSamplesNPY writes with the
-// same arguments, in the file named array, from the model file modelPath.
-func SamplesSidecar(m model.Model, s *sampler.Samples, g Groups, points bool, array, modelPath string) *Sidecar {
+// same arguments, in the file named array, from the model file modelPath;
+// lp, when not nil, holds each row's log p* (LogProbs).
+func SamplesSidecar(m model.Model, s *sampler.Samples, g Groups, points bool, array, modelPath string, lp []float64) *Sidecar {
 	shape, dims, content := samplesShape(s, g, points)
 	sc := &Sidecar{Format: SidecarFormat, Version: SidecarVersion, Array: array, Dtype: npy.Descr[float64](),
 		Shape: shape, Dims: dims, Content: content, Model: modelPath,
 		Variables: make([]string, s.D), States: make([][]float64, s.D)}
+	if lp != nil && len(lp) == s.N {
+		if len(shape) == 3 {
+			rows := make([]jsonFloats, shape[0])
+			for c := range rows {
+				rows[c] = lp[c*shape[1] : (c+1)*shape[1]]
+			}
+			sc.LogP = rows
+		} else {
+			sc.LogP = jsonFloats(lp)
+		}
+	}
 	for i := range s.D {
 		sc.Variables[i] = model.VariableName(m, i)
 		sc.States[i] = m.States(i)
@@ -108,4 +128,25 @@ func WriteSidecar(w *bufio.Writer, v any) error {
 	enc.SetEscapeHTML(false)
 	enc.SetIndent("", "  ")
 	return enc.Encode(v)
+}
+
+// jsonFloats marshals as a JSON array of numbers in the shortest form that
+// reads back exactly, with null for a value that is not finite (JSON has
+// no infinities).
+type jsonFloats []float64
+
+func (f jsonFloats) MarshalJSON() ([]byte, error) {
+	b := make([]byte, 0, 2+20*len(f))
+	b = append(b, '[')
+	for k, v := range f {
+		if k > 0 {
+			b = append(b, ',')
+		}
+		if math.IsInf(v, 0) || math.IsNaN(v) {
+			b = append(b, "null"...)
+			continue
+		}
+		b = strconv.AppendFloat(b, v, 'g', -1, 64)
+	}
+	return append(b, ']'), nil
 }

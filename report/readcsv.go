@@ -126,8 +126,10 @@ func countRows(ctx context.Context, path string) (int, int64, error) {
 // z0,z1,…,z(d−1) for the model's d variables, then one row per sample with
 // each variable's state value. A cell matches a state when it is the
 // state's value as WriteSamplesCSV formats it or when it parses as the same
-// number ("1.0" for 1). Blank lines are skipped. Errors name the line and
-// the column (1-based) of the problem.
+// number ("1.0" for 1). Leading columns that number groups (chain, draw,
+// replicate, particle) or hold per-sample statistics (lp__) are skipped,
+// as are blank lines. Errors name the line and the column (1-based) of the
+// problem.
 func ReadSamplesCSV(r io.Reader, m model.Model) (*sampler.Samples, error) {
 	return readSamples(r, m, 0, 0)
 }
@@ -151,10 +153,11 @@ func readSamples(r io.Reader, m model.Model, maxRows, rows int) (*sampler.Sample
 	if len(head) > 0 {
 		head[0] = strings.TrimPrefix(head[0], "\ufeff") // a byte-order mark
 	}
-	// Leading group columns (chain,draw or replicate,particle) are
+	// Leading group columns (chain,draw or replicate,particle) and
+	// columns of per-sample statistics (lp__: names ending in "__") are
 	// skipped.
 	skip := 0
-	for skip < len(head) && slices.Contains(IDColumns, strings.TrimSpace(head[skip])) {
+	for skip < len(head) && (slices.Contains(IDColumns, strings.TrimSpace(head[skip])) || strings.HasSuffix(strings.TrimSpace(head[skip]), "__")) {
 		skip++
 	}
 	head = head[skip:]

@@ -79,11 +79,11 @@ func TestSampleAndCompressNPY(t *testing.T) {
 		args  []string
 		shape []int
 		dims  []string
-		ids   int // leading id columns of the CSV
+		ids   int // leading id columns of the CSV (with lp__)
 	}{
-		{"draws", []string{"--method", "gibbs", "--chains", "3", "--draws", "40"}, []int{3, 40, 1}, []string{"chain", "draw", "variable"}, 2},
-		{"replicates", []string{"--method", "gibbs", "--n", "7", "--iters", "5", "--replicates", "2"}, []int{2, 7, 1}, []string{"replicate", "particle", "variable"}, 2},
-		{"final", []string{"--method", "gibbs", "--n", "9", "--iters", "5"}, []int{9, 1}, []string{"sample", "variable"}, 0},
+		{"draws", []string{"--method", "gibbs", "--chains", "3", "--draws", "40"}, []int{3, 40, 1}, []string{"chain", "draw", "variable"}, 3},
+		{"replicates", []string{"--method", "gibbs", "--n", "7", "--iters", "5", "--replicates", "2"}, []int{2, 7, 1}, []string{"replicate", "particle", "variable"}, 3},
+		{"final", []string{"--method", "gibbs", "--n", "9", "--iters", "5"}, []int{9, 1}, []string{"sample", "variable"}, 1},
 		{"points", []string{"--method", "gibbs", "--chains", "2", "--draws", "50", "--compress", "herding", "--points", "6"}, []int{6, 1}, []string{"point", "variable"}, 0},
 	}
 	for _, c := range cases {
@@ -111,9 +111,28 @@ func TestSampleAndCompressNPY(t *testing.T) {
 		if len(rows) != len(vals) {
 			t.Fatalf("%s: %d CSV rows, %d array values", c.name, len(rows), len(vals))
 		}
+		var lp []float64 // the sidecar's lp__, in row order
+		switch v := sc.LogP.(type) {
+		case []any:
+			for _, x := range v {
+				if row, ok := x.([]any); ok {
+					for _, y := range row {
+						lp = append(lp, y.(float64))
+					}
+				} else {
+					lp = append(lp, x.(float64))
+				}
+			}
+		}
+		if c.name == "points" && lp != nil || c.name != "points" && len(lp) != len(rows) {
+			t.Fatalf("%s: sidecar lp__ %v for %d rows", c.name, sc.LogP, len(rows))
+		}
 		for r, row := range rows {
 			if v, _ := strconv.ParseFloat(row[c.ids], 64); v != vals[r] {
 				t.Fatalf("%s: row %d: CSV %v, array %v", c.name, r, row, vals[r])
+			}
+			if lp != nil && row[c.ids-1] != report.FormatValue(lp[r]) {
+				t.Fatalf("%s: row %d: CSV lp__ %s, sidecar %v", c.name, r, row[c.ids-1], lp[r])
 			}
 		}
 	}
@@ -205,10 +224,11 @@ def csv(name, columns):
     df = pd.read_csv(d + "/" + name)
     assert list(df.columns[:len(columns)]) == columns, (name, list(df.columns[:5]))
     return df
-final = csv("final.csv", ["z0", "z1"])
-assert final.shape == (20, 100) and set(np.unique(final.to_numpy())) <= {-1, 1}
-draws = csv("draws.csv", ["chain", "draw", "z0"])
-assert draws.shape == (90, 102) and list(draws.chain.unique()) == [1, 2, 3]
+final = csv("final.csv", ["lp__", "z0", "z1"])
+assert final.shape == (20, 101) and set(np.unique(final.to_numpy()[:, 1:])) <= {-1, 1}
+assert final.lp__.dtype.kind == "f" and np.isfinite(final.lp__).all()
+draws = csv("draws.csv", ["chain", "draw", "lp__", "z0"])
+assert draws.shape == (90, 103) and list(draws.chain.unique()) == [1, 2, 3]
 points = csv("points.csv", ["z0"])
 assert points.shape == (8, 100)
 trace = csv("trace.csv", ["stage", "method", "iter", "statistic", "value"])
@@ -224,6 +244,9 @@ pts = np.load(d + "/points.npy")
 assert np.array_equal(pts, points.to_numpy())
 summary = json.load(open(d + "/summary.json"))
 assert np.allclose(summary["mean"], zs.mean(axis=0))
+logp = [q for q in summary["error_bars"]["quantities"] if q["name"] == "log_p"][0]
+assert np.isclose(draws.lp__.mean(), logp["mean"], rtol=1e-12), (draws.lp__.mean(), logp["mean"])
+assert np.array(side["lp__"]).shape == (3, 30)
 print("numpy", np.__version__, "pandas", pd.__version__, "ok")
 `
 	out, err := exec.Command(py, "-c", script, dir).CombinedOutput()

@@ -206,7 +206,7 @@ func runCompress(e *env, f *compressFlags, ellSet bool) error {
 		func(w *bufio.Writer) error { return report.WriteSamplesCSV(w, m, res.Points) },
 		func(w *bufio.Writer) error { return report.WriteSamplesNPY(w, m, res.Points, report.Groups{}, true) },
 		func(array string) any {
-			return report.SamplesSidecar(m, res.Points, report.Groups{}, true, array, f.model)
+			return report.SamplesSidecar(m, res.Points, report.Groups{}, true, array, f.model, nil)
 		}); err != nil {
 		return err
 	}

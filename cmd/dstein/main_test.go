@@ -54,13 +54,13 @@ func TestSampleWritesOutputs(t *testing.T) {
 	if err != nil {
 		t.Fatal(err)
 	}
-	if len(rows) != 51 || len(rows[0]) != 1 || rows[0][0] != "z0" {
-		t.Fatalf("CSV has %d rows, header %v; want 51 rows with header z0", len(rows), rows[0])
+	if len(rows) != 51 || len(rows[0]) != 2 || rows[0][0] != "lp__" || rows[0][1] != "z0" {
+		t.Fatalf("CSV has %d rows, header %v; want 51 rows with header lp__,z0", len(rows), rows[0])
 	}
 	allowed := map[string]bool{"-1": true, "-0.5": true, "0": true, "0.5": true, "1": true}
 	for _, r := range rows[1:] {
-		if !allowed[r[0]] {
-			t.Fatalf("CSV value %q is not a state of the model", r[0])
+		if !allowed[r[1]] {
+			t.Fatalf("CSV value %q is not a state of the model", r[1])
 		}
 	}
 	var sum map[string]any

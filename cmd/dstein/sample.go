@@ -246,10 +246,18 @@ func runSample(e *env, cmd *cobra.Command, f *sampleFlags) error {
 		if points {
 			groups = report.Groups{} // the points, not the draws
 		}
+		// log p* of each draw or particle under the model sampled (the
+		// summary's log_p), not of the compressed points.
+		var lp []float64
+		if !points {
+			lp = report.LogProbs(m, out.Samples)
+		}
 		if err := outs.writeSamplesArray(&f.format, "--out",
-			func(w *bufio.Writer) error { return report.WriteGroupedSamplesCSV(w, lm.File, samples, groups) },
+			func(w *bufio.Writer) error { return report.WriteGroupedSamplesCSV(w, lm.File, samples, groups, lp) },
 			func(w *bufio.Writer) error { return report.WriteSamplesNPY(w, lm.File, samples, groups, points) },
-			func(array string) any { return report.SamplesSidecar(lm.File, samples, groups, points, array, f.model) }); err != nil {
+			func(array string) any {
+				return report.SamplesSidecar(lm.File, samples, groups, points, array, f.model, lp)
+			}); err != nil {
 			return err
 		}
 	}

@@ -72,7 +72,7 @@ func TestSummaryMatchesTheRun(t *testing.T) {
 	}
 	var vals []float64
 	for _, r := range rows[1:] {
-		for _, c := range r[2:] {
+		for _, c := range r[3:] { // after chain, draw and lp__
 			v, _ := strconv.ParseFloat(c, 64)
 			vals = append(vals, v)
 		}
@@ -82,7 +82,7 @@ func TestSummaryMatchesTheRun(t *testing.T) {
 	if err != nil {
 		t.Fatal(err)
 	}
-	if err := npy.Write(af, []int{3, 200, len(rows[0]) - 2}, vals); err != nil {
+	if err := npy.Write(af, []int{3, 200, len(rows[0]) - 3}, vals); err != nil {
 		t.Fatal(err)
 	}
 	af.Close()

@@ -7,6 +7,7 @@ import (
 	"os"
 	"path/filepath"
 	"slices"
+	"strconv"
 	"strings"
 	"testing"
 
@@ -118,12 +119,12 @@ func TestEvidenceClampsAndExpands(t *testing.T) {
 	if err != nil {
 		t.Fatal(err)
 	}
-	if len(rows) != 31 || strings.Join(rows[0], ",") != "z0,z1,z2" {
+	if len(rows) != 31 || strings.Join(rows[0], ",") != "lp__,z0,z1,z2" {
 		t.Fatalf("samples CSV: %d rows, header %v", len(rows), rows[0])
 	}
 	for _, r := range rows[1:] {
-		if r[1] != "2" {
-			t.Fatalf("evidence variable z1 is %q in a sample, want 2", r[1])
+		if r[2] != "2" {
+			t.Fatalf("evidence variable z1 is %q in a sample, want 2", r[2])
 		}
 	}
 }
@@ -232,7 +233,8 @@ func TestEvidenceKeepsTheFilesNumbering(t *testing.T) {
 		Evidence  map[string]int `json:"evidence"`
 		ErrorBars struct {
 			Quantities []struct {
-				Name string `json:"name"`
+				Name string  `json:"name"`
+				Mean float64 `json:"mean"`
 			} `json:"quantities"`
 		} `json:"error_bars"`
 	}
@@ -264,12 +266,31 @@ func TestEvidenceKeepsTheFilesNumbering(t *testing.T) {
 	f, _ := os.Open(csvPath)
 	rows, err := csv.NewReader(f).ReadAll()
 	f.Close()
-	if err != nil || strings.Join(rows[0], ",") != "chain,draw,z0,z1,z2" {
-		t.Fatalf("samples CSV header %v (%v); want chain,draw,z0,z1,z2", rows[0], err)
+	if err != nil || strings.Join(rows[0], ",") != "chain,draw,lp__,z0,z1,z2" {
+		t.Fatalf("samples CSV header %v (%v); want chain,draw,lp__,z0,z1,z2", rows[0], err)
+	}
+	// lp__ is the log p* whose average the summary's log_p row reports
+	// (the same draws: the same seed and settings).
+	var lpSum float64
+	for _, r := range rows[1:] {
+		v, err := strconv.ParseFloat(r[2], 64)
+		if err != nil {
+			t.Fatalf("lp__ %q: %v", r[2], err)
+		}
+		lpSum += v
+	}
+	if q := s.ErrorBars.Quantities[0]; q.Name != "log_p" || math.Abs(lpSum/float64(len(rows)-1)-q.Mean) > 1e-9*math.Abs(q.Mean) {
+		t.Errorf("lp__ averages %v; the summary's %s row says %v", lpSum/float64(len(rows)-1), q.Name, q.Mean)
 	}
 	side, err := os.ReadFile(strings.TrimSuffix(npyPath, ".npy") + ".json")
 	if err != nil {
 		t.Fatal(err)
+	}
+	var sc struct {
+		LogP [][]float64 `json:"lp__"`
+	}
+	if err := json.Unmarshal(side, &sc); err != nil || len(sc.LogP) != 2 || len(sc.LogP[0]) != 100 {
+		t.Errorf("the sidecar's lp__ is not 2 chains of 100 values (%v): %.200s", err, side)
 	}
 	if !strings.Contains(string(side), `"z2"`) || !strings.Contains(string(side), `"z1"`) {
 		t.Errorf("the sidecar does not name the file's variables: %s", side)

@@ -159,9 +159,12 @@ def categorical_model(probs, states=None):
 class Fit:
     """The result of dstein.sample: the draws and dstein's summary."""
 
-    def __init__(self, draws, variables, states, summary_json, stdout):
+    def __init__(self, draws, variables, states, summary_json, stdout, lp=None):
         #: numpy array (chain, draw, variable) of the variables' state values
         self.draws = draws
+        #: numpy array (chain, draw) of each draw's log p* (Stan's lp__;
+        #: NaN where it is not finite), or None
+        self.lp__ = lp
         #: the variables' names, in the model file's numbering ("z4")
         self.variables = variables
         #: each variable's state values
@@ -189,19 +192,22 @@ class Fit:
     def to_xarray(self):
         """The draws as an xarray Dataset in ArviZ's layout: data variable
         "z" with dims (chain, draw, variable), coordinates chain, draw and
-        variable (names)."""
-        return _to_xarray(self.draws, self.variables)
+        variable (names), and "lp__" with dims (chain, draw): each draw's
+        log p*."""
+        return _to_xarray(self.draws, self.variables, self.lp__)
 
     def __repr__(self):
         c, d, v = self.draws.shape
         return "<dstein.Fit: %d chains × %d draws of %d variables, %d warnings>" % (c, d, v, len(self.warnings))
 
 
-def _to_xarray(draws, variables):
+def _to_xarray(draws, variables, lp=None):
     import xarray as xr
     c, d, _ = draws.shape
-    return xr.Dataset({"z": (("chain", "draw", "variable"), draws)},
-                      coords={"chain": np.arange(c), "draw": np.arange(d), "variable": list(variables)})
+    data = {"z": (("chain", "draw", "variable"), draws)}
+    if lp is not None:
+        data["lp__"] = (("chain", "draw"), lp)
+    return xr.Dataset(data, coords={"chain": np.arange(c), "draw": np.arange(d), "variable": list(variables)})
 
 
 def _quantities_frame(error_bars):
@@ -231,7 +237,11 @@ def _read_npy_draws(path):
     arr = np.load(path)
     with open(path[:-len(".npy")] + ".json") as f:
         side = json.load(f)
-    return arr, side.get("variables"), side.get("states")
+    lp = side.get("lp__")
+    if lp is not None:
+        # null (a value that is not finite) becomes NaN
+        lp = np.array(lp, dtype=float).reshape(arr.shape[:-1])
+    return arr, side.get("variables"), side.get("states"), lp
 
 
 def sample(model, method=None, chains=4, draws=1000, seed=1, warmup=None, thin=None, evidence=None,
@@ -270,12 +280,14 @@ def sample(model, method=None, chains=4, draws=1000, seed=1, warmup=None, thin=N
             cmd += ["--" + k.replace("_", "-"), _flag_value(v)]
         cmd += list(args)
         out = _run(cmd)
-        arr, variables, states = _read_npy_draws(os.path.join(tmp, "draws.npy"))
+        arr, variables, states, lp = _read_npy_draws(os.path.join(tmp, "draws.npy"))
         if arr.ndim == 2:
             arr = arr.reshape(int(chains), int(draws), arr.shape[1])
+            if lp is not None:
+                lp = lp.reshape(int(chains), int(draws))
         with open(os.path.join(tmp, "summary.json")) as f:
             js = json.load(f)
-    return Fit(arr, variables, states, js, out)
+    return Fit(arr, variables, states, js, out, lp)
 
 
 def _flag_value(v):

@@ -46,6 +46,10 @@ class TestSample(unittest.TestCase):
         self.assertEqual(ds["z"].dims, ("chain", "draw", "variable"))
         self.assertEqual(list(ds["variable"].values[:2]), ["z0", "z1"])
         np.testing.assert_array_equal(ds["z"].values, fit.draws)
+        # lp__ per draw, whose average is the summary's log_p row.
+        self.assertEqual(ds["lp__"].dims, ("chain", "draw"))
+        self.assertEqual(fit.lp__.shape, (3, 200))
+        self.assertAlmostEqual(fit.lp__.mean(), s.loc["log_p", "mean"], places=9)
 
     def test_same_seed_same_draws(self):
         a = dstein.sample(GRID, method="gibbs", chains=2, draws=50, seed=7)
@@ -60,6 +64,10 @@ class TestSample(unittest.TestCase):
         # 4000 independent exact draws: the frequency mean of z3 is within
         # 5 standard errors (≤ 1/√4000 each) of the exact mean.
         self.assertLess(abs(fit.draws[0, :, 3].mean() - ex["means"][3]), 5 / np.sqrt(4000))
+        # lp__ is log p*(z) = Σ_{i<j} J_ij z_i z_j + h·z of each draw.
+        z = fit.draws[0]
+        h = np.array([0.1, 0, 0, -0.2])
+        np.testing.assert_allclose(fit.lp__[0], 0.5 * np.einsum("ri,ij,rj->r", z, J, z) + z @ h, rtol=0, atol=1e-12)
         rbm = dstein.rbm_model(np.full((3, 2), 0.3), [0, 0.1, -0.1], [0.2, -0.2])
         self.assertEqual(dstein.sample(rbm, method="gibbs", chains=2, draws=20).draws.shape, (2, 20, 3))
         cat = dstein.categorical_model([[0.2, 0.8], [0.1, 0.3, 0.6]])
