@@ -56,7 +56,7 @@ Points may repeat a draw. The output is a samples CSV of the n points
 		},
 	}
 	fs := cmd.Flags()
-	fs.StringVar(&f.model, "model", "", "JSON model file or UAI network (.uai) the draws are of (required)")
+	fs.StringVar(&f.model, "model", "", "JSON model file, UAI network (.uai) or Bayesian network (.bif, .xml) the draws are of (required)")
 	fs.StringVar(&f.samples, "samples", "", "draws to compress: a samples CSV file (required)")
 	fs.IntVar(&f.n, "n", 100, "number of points to pick (more than the draws repeats them; the points count in the memory estimate)")
 	fs.StringVar(&f.rule, "rule", "herding", "rule: "+strings.Join(infer.CompressionRules, ", "))

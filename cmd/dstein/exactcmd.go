@@ -159,9 +159,9 @@ the competitions' PR files give it), the marginals and the means.`,
 		},
 	}
 	fs := cmd.Flags()
-	fs.StringVar(&model, "model", "", "JSON model file, UAI network (.uai) or BIF network (.bif) (required)")
+	fs.StringVar(&model, "model", "", "JSON model file, UAI network (.uai) or Bayesian network (.bif, or XMLBIF .xml) (required)")
 	fs.StringVar(&evidence, "evidence", "", "UAI evidence file for a .uai network")
-	fs.StringVar(&given, "given", "", "evidence by name for a network (.bif or .uai): rain=yes,sprinkler=off")
+	fs.StringVar(&given, "given", "", "evidence by name for a network (.bif, .xml or .uai): rain=yes,sprinkler=off")
 	fs.StringVar(&mar, "mar", "", "write every variable's marginal in the MAR format")
 	fs.StringVar(&jsonOut, "json", "", "write log Z, the marginals and the means as JSON")
 	fs.IntVar(&maxWidth, "max-width", exact.DefaultMaxWidth, "largest elimination width (variables in one intermediate table) to accept")

@@ -58,7 +58,7 @@ and 0.05 (EXPERIMENTS.md); other settings print a warning.`,
 		RunE: func(cmd *cobra.Command, _ []string) error { return runGof(e, cmd, &f) },
 	}
 	fs := cmd.Flags()
-	fs.StringVar(&f.model, "model", "", "JSON model file or UAI network (.uai) (required)")
+	fs.StringVar(&f.model, "model", "", "JSON model file, UAI network (.uai) or Bayesian network (.bif, or XMLBIF .xml) (required)")
 	fs.StringVar(&f.samples, "samples", "", "samples CSV file, as dstein sample --out writes it (required)")
 	fs.StringVar(&f.test, "test", "gfksd", "test: "+strings.Join(gofTests, ", "))
 	fs.Float64Var(&f.level, "level", gof.DefaultAlpha, "level α of the test, in (0, 1)")

@@ -69,9 +69,9 @@ and written only when it completes.`,
 		RunE: func(cmd *cobra.Command, _ []string) error { return runSample(e, cmd, &f) },
 	}
 	fs := cmd.Flags()
-	fs.StringVar(&f.model, "model", "", "JSON model file or UAI network (.uai) (required)")
+	fs.StringVar(&f.model, "model", "", "JSON model file, UAI network (.uai) or Bayesian network (.bif, or XMLBIF .xml) (required)")
 	fs.StringVar(&f.evidence, "evidence", "", "UAI evidence file (.evid) for a .uai network: sample the free variables given it")
-	fs.StringVar(&f.given, "given", "", "evidence by name for a network (.bif or .uai): rain=yes,sprinkler=off (a UAI network's variables are z0, z1, … and its states their indices)")
+	fs.StringVar(&f.given, "given", "", "evidence by name for a network (.bif, .xml or .uai): rain=yes,sprinkler=off (a UAI network's variables are z0, z1, … and its states their indices)")
 	fs.StringVar(&f.method, "method", infer.DefaultMethod, "sampling method or preset: "+strings.Join(append(sampler.MethodNames(), infer.PresetNames()...), ", "))
 	fs.StringVar(&f.pipeline, "pipeline", "", "run the pipeline in this JSON file instead of --method")
 	fs.IntVar(&f.n, "n", 100, "number of samples: particles or chains (the default preset: draws, 1000 when not given)")

@@ -54,7 +54,7 @@ variables' estimates are Rao–Blackwellised as in dstein sample.`,
 		},
 	}
 	fs := cmd.Flags()
-	fs.StringVar(&f.model, "model", "", "the model the draws are of (JSON model file or UAI network): adds log p* and Rao–Blackwellised estimates")
+	fs.StringVar(&f.model, "model", "", "the model the draws are of (JSON model file, UAI, BIF or XMLBIF network): adds log p* and Rao–Blackwellised estimates")
 	fs.StringVar(&f.json, "json", "", "write the summary (the variables, their states, means and marginals, and error_bars as in dstein sample's summary) to this file")
 	fs.StringVar(&f.estimates, "estimates", infer.RaoBlackwell.String(), "with --model: rao-blackwell or frequencies (without a model: frequencies)")
 	fs.IntVar(&f.show, "show", 10, "number of variables to print (the JSON has all)")

@@ -365,4 +365,36 @@ func TestBIFNetwork(t *testing.T) {
 			t.Errorf("--given %s: exit %d, %q; want %q", c.given, code, errs, c.want)
 		}
 	}
+	// The same network in XMLBIF (.xml) gives the same answer given the
+	// same evidence by name; a malformed one exits 1 with the line.
+	xa, xb := filepath.Join(dir, "xml.json"), filepath.Join(dir, "bif.json")
+	for _, c := range [][2]string{{"../../model/bif/testdata/sachs.xml", xa}, {"../../model/bif/testdata/sachs.bif", xb}} {
+		if code, _, errs := dstein(t, "exact", "--model", c[0], "--given", "PKA=HIGH,Erk=LOW", "--json", c[1]); code != 0 {
+			t.Fatalf("exact %s: exit %d: %s", c[0], code, errs)
+		}
+	}
+	xd, _ := os.ReadFile(xa)
+	bd, _ := os.ReadFile(xb)
+	var xs, bs struct {
+		Names     []string    `json:"names"`
+		Marginals [][]float64 `json:"marginals"`
+	}
+	if json.Unmarshal(xd, &xs) != nil || json.Unmarshal(bd, &bs) != nil || len(xs.Names) != 11 {
+		t.Fatalf("exact JSON of sachs: %.200s", xd)
+	}
+	for i, name := range bs.Names {
+		j := slices.Index(xs.Names, name)
+		if j < 0 || len(xs.Marginals[j]) != len(bs.Marginals[i]) {
+			t.Fatalf("%s is not in the XMLBIF's answer %v", name, xs.Names)
+		}
+		for s := range bs.Marginals[i] {
+			if d := math.Abs(xs.Marginals[j][s] - bs.Marginals[i][s]); d > 1e-12 {
+				t.Errorf("P(%s = state %d | PKA=HIGH, Erk=LOW): %v from XMLBIF, %v from BIF", name, s, xs.Marginals[j][s], bs.Marginals[i][s])
+			}
+		}
+	}
+	bad := writeTestFile(t, dir, "bad.xml", "<BIF><NETWORK>\n<VARIABLE><NAME>a</NAME><OUTCOME>x</OUTCOME></VARIABLE>\n<DEFINITION><FOR>a</FOR><TABLE>0.5</TABLE></DEFINITION></NETWORK></BIF>")
+	if code, _, errs := dstein(t, "exact", "--model", bad); code != 1 || !strings.Contains(errs, "bad.xml: line 3: a row of \"a\" sums to 0.5") || strings.Contains(errs, "goroutine") {
+		t.Errorf("a bad XMLBIF file: exit %d, %q", code, errs)
+	}
 }

@@ -62,8 +62,13 @@ func Read(r io.Reader) (*factorgraph.Graph, *Network, error) {
 	return g, net, nil
 }
 
-// Graph returns the network as a factor graph with names.
+// Graph returns the network as a factor graph with names. It refuses a
+// variable among its own parents, a parent named twice, and a cycle of
+// parents: the product of the tables is then not a distribution.
 func (n *Network) Graph() (*factorgraph.Graph, error) {
+	if err := n.acyclic(); err != nil {
+		return nil, err
+	}
 	card := make([]int, len(n.Variables))
 	for i, st := range n.States {
 		card[i] = len(st)
@@ -82,6 +87,62 @@ func (n *Network) Graph() (*factorgraph.Graph, error) {
 		return nil, err
 	}
 	return g.Named(n.Variables, n.States)
+}
+
+// acyclic checks that the parents make a directed acyclic graph.
+func (n *Network) acyclic() error {
+	for c, ps := range n.Parents {
+		for j, p := range ps {
+			if p == c {
+				return fmt.Errorf("%q is among its own parents", n.Variables[c])
+			}
+			for _, q := range ps[:j] {
+				if q == p {
+					return fmt.Errorf("%q names parent %q twice", n.Variables[c], n.Variables[p])
+				}
+			}
+		}
+	}
+	// Depth-first search from each variable along its parents: 1 marks a
+	// variable on the current path, 2 one whose ancestors are done.
+	mark := make([]byte, len(n.Variables))
+	var path []int
+	var visit func(v int) error
+	visit = func(v int) error {
+		mark[v] = 1
+		path = append(path, v)
+		for _, p := range n.Parents[v] {
+			switch mark[p] {
+			case 1:
+				// path[k+1] is a parent of path[k]; v's parent p is on it.
+				k := len(path) - 1
+				for path[k] != p {
+					k--
+				}
+				var names []string
+				for _, u := range path[k:] {
+					names = append(names, n.Variables[u])
+				}
+				names = append(names, n.Variables[p])
+				return fmt.Errorf("the parents form a cycle, %s (each variable has the next as a parent): a Bayesian network's graph must be acyclic", strings.Join(names, " ← "))
+			case 0:
+				if err := visit(p); err != nil {
+					return err
+				}
+			}
+		}
+		path = path[:len(path)-1]
+		mark[v] = 2
+		return nil
+	}
+	for v := range n.Variables {
+		if mark[v] == 0 {
+			if err := visit(v); err != nil {
+				return err
+			}
+		}
+	}
+	return nil
 }
 
 // token is a word, a number, a quoted name or one punctuation character,

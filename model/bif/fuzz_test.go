@@ -30,3 +30,26 @@ func FuzzRead(f *testing.F) {
 		}
 	})
 }
+
+// FuzzReadXML: any input gives a network or an error, never a panic, and a
+// network read is a valid factor graph whose tables match its states.
+func FuzzReadXML(f *testing.F) {
+	if data, err := os.ReadFile("testdata/sachs.xml"); err == nil {
+		f.Add(string(data))
+	}
+	f.Add(`<BIF><NETWORK><VARIABLE><NAME>a</NAME><OUTCOME>x</OUTCOME><OUTCOME>y</OUTCOME></VARIABLE><DEFINITION><FOR>a</FOR><TABLE>0.5 0.5</TABLE></DEFINITION></NETWORK></BIF>`)
+	f.Fuzz(func(t *testing.T, src string) {
+		g, net, err := ReadXML(strings.NewReader(src))
+		if err != nil {
+			return
+		}
+		if g.Dim() != len(net.Variables) {
+			t.Fatalf("%d variables in the graph, %d in the network", g.Dim(), len(net.Variables))
+		}
+		for i, st := range net.States {
+			if len(g.States(i)) != len(st) || len(g.StateNames(i)) != len(st) {
+				t.Fatalf("variable %d: %d states, %d names", i, len(g.States(i)), len(st))
+			}
+		}
+	})
+}

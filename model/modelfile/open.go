@@ -102,8 +102,17 @@ func (o Options) check(what string, mem Memory, s Shape) error {
 func IsUAI(path string) bool { return strings.HasSuffix(strings.ToLower(path), ".uai") }
 
 // IsBIF reports whether path names a Bayesian network in the BIF format
-// (by its .bif suffix).
-func IsBIF(path string) bool { return strings.HasSuffix(strings.ToLower(path), ".bif") }
+// (by its .bif suffix) or in XMLBIF (IsXMLBIF).
+func IsBIF(path string) bool {
+	return strings.HasSuffix(strings.ToLower(path), ".bif") || IsXMLBIF(path)
+}
+
+// IsXMLBIF reports whether path names a Bayesian network in XMLBIF (by
+// its .xml or .xmlbif suffix).
+func IsXMLBIF(path string) bool {
+	p := strings.ToLower(path)
+	return strings.HasSuffix(p, ".xml") || strings.HasSuffix(p, ".xmlbif")
+}
 
 // IsNetwork reports whether path names a network file (UAI or BIF), the
 // files that evidence goes with.
@@ -261,7 +270,7 @@ func ParseGiven(g *factorgraph.Graph, spec string) (map[int]int, error) {
 	return out, nil
 }
 
-// readBIF reads a Bayesian network in the BIF format, refusing a file
+// readBIF reads a Bayesian network in the BIF or XMLBIF format, refusing a file
 // over the budget's file limit before it reads it.
 func readBIF(path string, o Options) (*factorgraph.Graph, error) {
 	f, err := safeio.Open(path, "network file", fileLimit(o.Budget))
@@ -269,7 +278,11 @@ func readBIF(path string, o Options) (*factorgraph.Graph, error) {
 		return nil, err
 	}
 	defer f.Close()
-	g, _, err := bif.Read(f)
+	read := bif.Read
+	if IsXMLBIF(path) {
+		read = bif.ReadXML
+	}
+	g, _, err := read(f)
 	if err != nil {
 		return nil, fmt.Errorf("%s: %w", path, err)
 	}

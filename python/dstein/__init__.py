@@ -248,7 +248,7 @@ def sample(model, method=None, chains=4, draws=1000, seed=1, warmup=None, thin=N
            given=None, settings=None, args=()):
     """Samples a model with dstein and returns a Fit.
 
-    model: a path (JSON model file, .uai or .bif network) or a dict (dstein's
+    model: a path (JSON model file, .uai, .bif or XMLBIF .xml network) or a dict (dstein's
     JSON model format; see ising_model, rbm_model, categorical_model).
     method: a dstein method or preset (None: dstein's default). chains,
     draws, warmup, thin: the chains kept (warmup default: as many as the
