@@ -103,7 +103,7 @@ func (e *Experiment) Run(ctx context.Context, cfg Config) (res *Result, err erro
 	res.Name, res.Loaded = e.Name, r.loaded
 	// Every output in one batch, with the journal's deferred writes: a
 	// signal stops it before its first rename, or lets it finish.
-	files := e.Outputs(cfg.Out)
+	files := e.OutputsFor(cfg.Out, !cfg.NoSVG)
 	var b safeio.Batch
 	defer b.Abort()
 	if err := j.finish(&b); err != nil {
@@ -113,7 +113,11 @@ func (e *Experiment) Run(ctx context.Context, cfg Config) (res *Result, err erro
 		return nil, err
 	}
 	if r.fig != nil {
-		if err := r.fig.AddTo(&b, filepath.Join(cfg.Out, e.Name)); err != nil {
+		add := r.fig.AddTo
+		if cfg.NoSVG {
+			add = r.fig.AddPNG
+		}
+		if err := add(&b, filepath.Join(cfg.Out, e.Name)); err != nil {
 			return nil, err
 		}
 	}
@@ -136,14 +140,25 @@ func (e *Experiment) Run(ctx context.Context, cfg Config) (res *Result, err erro
 	if err := b.Commit(ctx); err != nil {
 		return nil, err
 	}
+	if err := j.packNow(); err != nil {
+		return nil, err
+	}
 	res.Files = append(files, res.Files...)
 	return res, nil
 }
 
 // Outputs returns the files that Run writes in dir: NAME.csv, NAME.png
 // and NAME.svg (the trial journal aside; NAME.txt too with Config.Text).
-func (e *Experiment) Outputs(dir string) []string {
-	return []string{filepath.Join(dir, e.Name+".csv"), filepath.Join(dir, e.Name+".png"), filepath.Join(dir, e.Name+".svg")}
+func (e *Experiment) Outputs(dir string) []string { return e.OutputsFor(dir, true) }
+
+// OutputsFor is Outputs, without NAME.svg when svg is false
+// (Config.NoSVG).
+func (e *Experiment) OutputsFor(dir string, svg bool) []string {
+	out := []string{filepath.Join(dir, e.Name+".csv"), filepath.Join(dir, e.Name+".png")}
+	if svg {
+		out = append(out, filepath.Join(dir, e.Name+".svg"))
+	}
+	return out
 }
 
 // Check does what Run does before its work, and nothing else: it checks
@@ -223,7 +238,7 @@ func (e *Experiment) prepare(cfg Config) (Config, *journal, error) {
 		}
 		return cfg, nil, fmt.Errorf("output directory %s: %w", cfg.Out, err)
 	}
-	outputs := e.Outputs(cfg.Out)
+	outputs := e.OutputsFor(cfg.Out, !cfg.NoSVG)
 	if cfg.Text {
 		outputs = append(outputs, filepath.Join(cfg.Out, e.Name+".txt"))
 	}

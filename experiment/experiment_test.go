@@ -429,3 +429,69 @@ func rechecksum(t *testing.T, data []byte) []byte {
 	w.Flush()
 	return []byte(out.String())
 }
+
+// A packing run (Config.Pack) leaves the journal as NAME.trials.csv.gz,
+// the same bytes gzipped; a resume reads it and, computing nothing, leaves
+// it as it was; a run with more trials unpacks it, appends and packs it
+// again; a damaged packed journal is refused with its name; --restart sets
+// it aside with the settings.
+func TestPackedJournal(t *testing.T) {
+	dir := t.TempDir()
+	e, _ := Get("ising-n")
+	cfg := Config{Out: dir, Seed: 5, Mode: Tiny, Pack: true, NoSVG: true}
+	if _, err := e.Run(context.Background(), cfg); err != nil {
+		t.Fatal(err)
+	}
+	plain, gz := filepath.Join(dir, "ising-n.trials.csv"), filepath.Join(dir, "ising-n.trials.csv.gz")
+	if _, err := os.Stat(plain); err == nil {
+		t.Fatal("the plain journal is left beside the packed one")
+	}
+	if _, err := os.Stat(filepath.Join(dir, "ising-n.svg")); err == nil {
+		t.Error("NoSVG wrote the SVG")
+	}
+	packed, err := os.ReadFile(gz)
+	if err != nil {
+		t.Fatal(err)
+	}
+	first, _ := os.ReadFile(filepath.Join(dir, "ising-n.csv"))
+	var log bytes.Buffer
+	cfg.Log = &log
+	res, err := e.Run(context.Background(), cfg)
+	if err != nil {
+		t.Fatal(err)
+	}
+	again, _ := os.ReadFile(gz)
+	second, _ := os.ReadFile(filepath.Join(dir, "ising-n.csv"))
+	if res.Loaded != 2 || string(again) != string(packed) || string(first) != string(second) {
+		t.Errorf("a resume from the packed journal loaded %d trials (want 2), changed it: %v, changed the CSV: %v", res.Loaded, string(again) != string(packed), string(first) != string(second))
+	}
+	if _, err := os.Stat(plain); err == nil {
+		t.Error("a resume that computed nothing unpacked the journal")
+	}
+	// One more trial: read packed, appended, packed again.
+	cfg.Trials = 3
+	if res, err = e.Run(context.Background(), cfg); err != nil || res.Loaded != 2 {
+		t.Fatalf("3 trials after 2: loaded %v, %v", res, err)
+	}
+	data, err := readJournalFile(plain)
+	if err != nil {
+		t.Fatal(err)
+	}
+	if _, err := os.Stat(plain); err == nil || !strings.Contains(string(data), ",2,_done,") {
+		t.Errorf("the third trial is not in the packed journal, or the plain one is left:\n%s", data)
+	}
+	// A damaged packed journal is refused, naming it.
+	bad := append([]byte(nil), again...)
+	bad[len(bad)/2] ^= 0xff
+	os.WriteFile(gz, bad, 0o644)
+	if _, err := e.Run(context.Background(), cfg); err == nil || !strings.Contains(err.Error(), "ising-n.trials.csv.gz") {
+		t.Errorf("a damaged packed journal: %v", err)
+	}
+	cfg.Restart = true
+	if _, err := e.Run(context.Background(), cfg); err != nil {
+		t.Fatal(err)
+	}
+	if _, err := os.Stat(gz + ".old"); err != nil {
+		t.Errorf("--restart did not set the packed journal aside: %v", err)
+	}
+}

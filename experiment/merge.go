@@ -166,7 +166,7 @@ func (e *Experiment) Merge(ctx context.Context, cfg Config, dirs []string) (res 
 	if err := refuseForeignJournal(e.Name, cfg.Out); err != nil {
 		return nil, err
 	}
-	for _, f := range e.Outputs(cfg.Out) {
+	for _, f := range e.OutputsFor(cfg.Out, !cfg.NoSVG) {
 		if err := safeio.Owned(f); err != nil {
 			return nil, err
 		}
@@ -243,6 +243,12 @@ func readShard(name, dir string) (shardJournal, error) {
 		if err != nil {
 			return shardJournal{}, err
 		}
+		if !exists && p == path {
+			// or packed (NAME.trials.csv.gz)
+			if exists, err = noLink(p + packedSuffix); err != nil {
+				return shardJournal{}, err
+			}
+		}
 		if !exists {
 			return shardJournal{}, fmt.Errorf("%s: no %s there; is it a shard's --out-dir of experiment %s?", dir, filepath.Base(p), name)
 		}
@@ -261,7 +267,7 @@ func readShard(name, dir string) (shardJournal, error) {
 	if s.Options == nil {
 		s.Options = map[string]float64{}
 	}
-	data, err := safeio.ReadFile(path, "trial journal", 0)
+	data, err := readJournalFile(path)
 	if err != nil {
 		return shardJournal{}, err
 	}

@@ -1,11 +1,14 @@
 package experiment
 
 import (
+	"context"
 	"encoding/csv"
 	"encoding/json"
+	"flag"
 	"fmt"
 	"os"
 	"path/filepath"
+	"slices"
 	"strconv"
 	"strings"
 	"testing"
@@ -129,12 +132,16 @@ func resultMean(path, method, x, metric string) (float64, error) {
 // committed journal that a resume or a merge would refuse fails here.
 func TestCommittedJournalsRead(t *testing.T) {
 	paths, _ := filepath.Glob(filepath.Join("..", "docs", "results", "*", "*.trials.csv"))
+	packed, _ := filepath.Glob(filepath.Join("..", "docs", "results", "*", "*.trials.csv.gz"))
+	for _, p := range packed {
+		paths = append(paths, strings.TrimSuffix(p, packedSuffix))
+	}
 	n := 0
 	for _, p := range paths {
 		if _, err := os.Stat(strings.TrimSuffix(p, ".csv") + ".json"); err != nil {
 			continue // a first-round journal, to be regenerated
 		}
-		data, err := os.ReadFile(p)
+		data, err := readJournalFile(p)
 		if err != nil {
 			t.Fatal(err)
 		}
@@ -174,7 +181,7 @@ func TestCommittedOutputsOwned(t *testing.T) {
 			t.Fatal(err)
 		}
 		dir := filepath.Join(root, p.ID)
-		for _, f := range append(ex.Outputs(dir), filepath.Join(dir, p.Name+".txt")) {
+		for _, f := range append(ex.OutputsFor(dir, false), filepath.Join(dir, p.Name+".txt")) {
 			if _, err := os.Stat(f); err != nil {
 				t.Errorf("result %s: %v", p.ID, err)
 				continue
@@ -187,12 +194,12 @@ func TestCommittedOutputsOwned(t *testing.T) {
 }
 
 // TestReproductionsCommitted checks that every result dstein reproduce
-// makes is committed under docs/results/ID with its summary CSV, journal
-// and settings, so that each published number has its file (and the page
-// under docs/ can be rebuilt from the journals).
+// makes is committed under docs/results/ID with its summary CSV, packed
+// journal and settings, so that each published number has its file (and
+// the page under docs/ can be rebuilt from the journals).
 func TestReproductionsCommitted(t *testing.T) {
 	for _, p := range Reproductions() {
-		for _, ext := range []string{".csv", ".trials.csv", ".trials.json"} {
+		for _, ext := range []string{".csv", ".trials.csv.gz", ".trials.json"} {
 			path := filepath.Join("..", "docs", "results", p.ID, p.Name+ext)
 			if _, err := os.Stat(path); err != nil {
 				t.Errorf("result %s: %v", p.ID, err)
@@ -271,5 +278,72 @@ func TestPublishedVerdicts(t *testing.T) {
 		if pv, ok := onPage[p.ID]; ok && pv != nil && (pv.Status != v.Status || pv.Because != v.Because) {
 			t.Errorf("%s: reproduce.json says %q; computed from the CSV: %q", p.ID, pv, v)
 		}
+	}
+}
+
+var driftAll = flag.Bool("drift.all", false, "TestCommittedResultsFollowTheirJournals: rebuild every result, the slow ones too (about 15 minutes; the suites on UAI networks need -drift.uai)")
+var driftUAI = flag.String("drift.uai", "", "TestCommittedResultsFollowTheirJournals: a directory of the UAI networks that suite-uai was run on")
+
+// driftFast are the results whose tables rebuild from their journals in a
+// few seconds (reproduce.json's times); -drift.all adds the others.
+var driftFast = []string{"ising-n", "ising-sigma", "transform", "categorical", "ising-n-field", "variants-ising-screen", "variants-ising-coord", "variants-ising", "discs", "gof-level", "gof-ising-temp", "gof-ising-n", "bnn"}
+
+// TestCommittedResultsFollowTheirJournals rebuilds committed results from
+// their committed journals alone (an offline run: a trial the journal lacks
+// is an error, nothing is computed) and requires the summary CSV, from
+// which EXPERIMENTS.md's numbers and the verdicts come, to be the
+// committed one byte for byte: a result edited by hand, or a journal
+// changed without rebuilding its result, fails here.
+func TestCommittedResultsFollowTheirJournals(t *testing.T) {
+	for _, p := range Reproductions() {
+		if !*driftAll && !slices.Contains(driftFast, p.ID) {
+			continue
+		}
+		if p.Needs == "uai" && *driftUAI == "" {
+			continue
+		}
+		t.Run(p.ID, func(t *testing.T) {
+			t.Parallel()
+			ex, err := Get(p.Name)
+			if err != nil {
+				t.Fatal(err)
+			}
+			src := filepath.Join("..", "docs", "results", p.ID)
+			dir := t.TempDir()
+			for _, f := range []string{p.Name + ".trials.csv.gz", p.Name + ".trials.json"} {
+				data, err := os.ReadFile(filepath.Join(src, f))
+				if err != nil {
+					t.Fatal(err)
+				}
+				if err := os.WriteFile(filepath.Join(dir, f), data, 0o644); err != nil {
+					t.Fatal(err)
+				}
+			}
+			cfg := p.Config(dir, Full)
+			cfg.NoSVG, cfg.offline = true, true
+			if p.Needs == "uai" {
+				cfg.UAIDir = *driftUAI
+			}
+			if _, err := ex.Run(context.Background(), cfg); err != nil {
+				t.Fatalf("rebuilding from the committed journal: %v", err)
+			}
+			got, err := os.ReadFile(filepath.Join(dir, p.Name+".csv"))
+			if err != nil {
+				t.Fatal(err)
+			}
+			want, err := os.ReadFile(filepath.Join(src, p.Name+".csv"))
+			if err != nil {
+				t.Fatal(err)
+			}
+			if string(got) != string(want) {
+				gl, wl := strings.Split(string(got), "\n"), strings.Split(string(want), "\n")
+				for k := range min(len(gl), len(wl)) {
+					if gl[k] != wl[k] {
+						t.Fatalf("%s/%s.csv drifted from its journal: line %d is %q, the journal gives %q (%d and %d lines)", p.ID, p.Name, k+1, wl[k], gl[k], len(wl), len(gl))
+					}
+				}
+				t.Fatalf("%s/%s.csv drifted from its journal: %d lines, the journal gives %d", p.ID, p.Name, len(wl), len(gl))
+			}
+		})
 	}
 }

@@ -75,6 +75,12 @@ type Config struct {
 	// Text also writes DIR/NAME.txt, the printed table and notes, with
 	// the other outputs (dstein reproduce's).
 	Text bool
+	// NoSVG writes the figure as PNG only, without NAME.svg (dstein
+	// reproduce's, unless --svg).
+	NoSVG bool
+	// Pack leaves the journal packed (NAME.trials.csv.gz) when the run
+	// ends well (dstein reproduce's; see the journal's doc).
+	Pack bool
 	// Shard, when Shard.N > 0, runs only the trials of shard K of N
 	// (trial t belongs to shard t mod N + 1), for runs spread over the
 	// tasks of a job array; dstein merge joins the shards' journals.

@@ -158,11 +158,43 @@ func suiteResult(r *runner, rows []Row, targets []*suiteTarget, methods []suiteM
 	res.Notes = append(res.Notes, wallLines(t, targets, methods)...)
 	res.Notes = append(res.Notes, widthLines(t, targets, methods)...)
 	verdicts := suiteVerdicts(t, targets, methods)
+	res.Rows = append(res.Rows, verdictRows(r, verdicts)...)
 	res.Notes = append(res.Notes, verdictLines(verdicts)...)
 	if r.trials < minVerdictTrials {
 		res.Notes = append(res.Notes, fmt.Sprintf("  (%d trials: too few for the intervals the verdict relies on; the default was chosen from the full run of %d trials, EXPERIMENTS.md)", r.trials, suiteTrials))
 	}
 	return res, suiteFigure(r, rows, t, targets, methods, budget, n)
+}
+
+// Rows of the verdict on the default, at x = 0 (the whole suite), one set
+// per candidate: whether it meets both conditions (1 or 0), its worst
+// ratio to the best method (SE from the 95% interval), and, for the one
+// the rule chooses, a row of value 1. The computed verdict of the result
+// (judgeDefault) reads them.
+const (
+	metricConditions = "default_conditions"
+	metricWorst      = "default_worst_ratio"
+	metricChoice     = "default_choice"
+)
+
+func verdictRows(r *runner, vs []verdict) []Row {
+	var out, meets []Row
+	var ok []verdict
+	for _, v := range vs {
+		met := 0.0
+		if len(v.gibbsFailures) == 0 && len(v.modeFailures) == 0 {
+			met = 1
+			ok = append(ok, v)
+		}
+		out = append(out,
+			Row{Method: v.method, Setting: r.setting, Metric: metricConditions, Mean: met, Trials: r.trials},
+			Row{Method: v.method, Setting: r.setting, Metric: metricWorst, Mean: v.worst.v, SE: (v.worst.hi - v.worst.lo) / (2 * 1.96), Trials: r.trials})
+	}
+	if len(ok) > 0 {
+		choice, _ := chooseVerdict(ok)
+		meets = append(meets, Row{Method: choice.method, Setting: r.setting, Metric: metricChoice, Mean: 1, Trials: r.trials})
+	}
+	return append(out, meets...)
 }
 
 // matrix writes a model × method table under a title: one cell per

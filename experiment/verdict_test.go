@@ -120,3 +120,63 @@ func TestJudgesWithoutRows(t *testing.T) {
 		t.Errorf("DISCS in tiny mode: %s", v)
 	}
 }
+
+// The suite's verdict on the default, from its verdict rows: holds when
+// the rule chooses the default, partly when it chooses another candidate
+// that meets the conditions, fails when no candidate meets them; without
+// the rows it is not judged.
+func TestJudgeDefault(t *testing.T) {
+	rows := func(choice string, meets ...string) []Row {
+		var out []Row
+		for _, m := range []string{"a", "b", suiteDefault} {
+			v := 0.0
+			if containsString(meets, m) {
+				v = 1
+			}
+			out = append(out, Row{Method: m, Metric: metricConditions, Mean: v}, Row{Method: m, Metric: metricWorst, Mean: 2, SE: 0.1})
+		}
+		if choice != "" {
+			out = append(out, Row{Method: choice, Metric: metricChoice, Mean: 1})
+		}
+		return out
+	}
+	for _, c := range []struct {
+		rows []Row
+		def  string
+		want Status
+		text string
+	}{
+		{rows(suiteDefault, "a", suiteDefault), suiteDefault, Holds, "chooses pt-auto"},
+		{rows("a", "a", suiteDefault), suiteDefault, Partly, "meets both conditions but is not chosen"},
+		{rows("a", "a"), suiteDefault, Partly, "fails a condition"},
+		{rows(""), suiteDefault, Fails, "0 of 3 candidates"},
+		{rows("b", "b"), "", Holds, "chooses b"},
+		{nil, suiteDefault, NotJudged, "verdict rows"},
+	} {
+		v := judgeDefault(c.def)(c.rows, Full)
+		if v.Status != c.want || !strings.Contains(v.Because, c.text) {
+			t.Errorf("%s; want %s with %q", v, c.want, c.text)
+		}
+	}
+}
+
+// Points better than i.i.d. by more than 2 SE at every pair hold, at some
+// partly hold, at none fail.
+func TestJudgePoints(t *testing.T) {
+	cell := func(m string, x, mean float64) Row {
+		return Row{Method: m, X: x, Metric: "ratio_to_iid:mse", Mean: mean, SE: 0.1}
+	}
+	for _, c := range []struct {
+		rows []Row
+		want Status
+	}{
+		{[]Row{cell("h", 1, 0.5), cell("h", 2, 0.7), cell("g", 1, 1.1), cell("exact", 1, 1)}, Holds},
+		{[]Row{cell("h", 1, 0.5), cell("h", 2, 0.9), cell("g", 1, 1.1)}, Partly},
+		{[]Row{cell("h", 1, 0.9), cell("g", 1, 1.5)}, Fails},
+		{[]Row{{Method: "h", Metric: "mse"}}, NotJudged},
+	} {
+		if v := judgePoints(c.rows, Full); v.Status != c.want {
+			t.Errorf("%v: %s; want %s", c.rows, v, c.want)
+		}
+	}
+}

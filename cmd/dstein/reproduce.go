@@ -39,7 +39,7 @@ type reproduced struct {
 
 func newReproduceCmd(e *env) *cobra.Command {
 	var out, only, uaiDir string
-	var quick, tiny bool
+	var quick, tiny, svg bool
 	var mem memoryFlag
 	cmd := &cobra.Command{
 		Use:   "reproduce --out-dir DIR [--quick]",
@@ -57,7 +57,8 @@ them); every result is checked before the first one runs.
 cores). The suite on UAI networks runs only with --uai DIR. Running
 "dstein reproduce --out-dir docs/results" on a checkout resumes the
 committed journals: it computes nothing and rebuilds the tables, figures
-and page.
+and page. Each finished result's journal is left packed, NAME.trials.csv.gz
+(gzip; zcat reads it), and figures are PNG only unless --svg.
 
 Results: ` + strings.Join(reproductionIDs(), ", ") + `.`,
 		Args: cobra.NoArgs,
@@ -135,7 +136,7 @@ Results: ` + strings.Join(reproductionIDs(), ", ") + `.`,
 				if len(want) > 0 && !slices.Contains(want, p.ID) || p.Needs == "uai" && uaiDir == "" {
 					continue
 				}
-				ex, cfg, err := reproductionConfig(p, filepath.Join(out, p.ID), mode, uaiDir, budget)
+				ex, cfg, err := reproductionConfig(p, filepath.Join(out, p.ID), mode, uaiDir, budget, svg)
 				if err != nil {
 					return err
 				}
@@ -168,7 +169,7 @@ Results: ` + strings.Join(reproductionIDs(), ", ") + `.`,
 				} else {
 					fmt.Fprintf(e.stderr, "reproduce: %s (%d of %d): %s\n", p.ID, k+1, len(all), rec.Command)
 					t0 := time.Now()
-					run, err := runReproduction(e, p, dir, mode, uaiDir, budget)
+					run, err := runReproduction(e, p, dir, mode, uaiDir, budget, svg)
 					rec.Seconds = time.Since(t0).Seconds()
 					if e.ctx.Err() != nil {
 						// Stop here: the results finished before the
@@ -234,6 +235,7 @@ Results: ` + strings.Join(reproductionIDs(), ", ") + `.`,
 	}
 	fs := cmd.Flags()
 	fs.StringVar(&out, "out-dir", "", "output directory: one folder per result and index.html (created if missing)")
+	fs.BoolVar(&svg, "svg", false, "also write each figure as SVG (vector, about 200 KB each; the PNGs are always written)")
 	fs.BoolVar(&quick, "quick", false, "every experiment's quick mode (under 20 minutes in all on 2 cores)")
 	fs.BoolVar(&tiny, "tiny", false, "every experiment's tiny mode, for testing the pipeline")
 	fs.MarkHidden("tiny")
@@ -260,7 +262,7 @@ type reproducedRun struct {
 
 // reproductionConfig returns the experiment of a result and the
 // configuration of its run into dir.
-func reproductionConfig(p experiment.Reproduction, dir string, mode experiment.Mode, uaiDir string, budget memlimit.Budget) (*experiment.Experiment, experiment.Config, error) {
+func reproductionConfig(p experiment.Reproduction, dir string, mode experiment.Mode, uaiDir string, budget memlimit.Budget, svg bool) (*experiment.Experiment, experiment.Config, error) {
 	ex, err := experiment.Get(p.Name)
 	if err != nil {
 		return nil, experiment.Config{}, err
@@ -269,14 +271,14 @@ func reproductionConfig(p experiment.Reproduction, dir string, mode experiment.M
 	if p.Needs == "uai" {
 		cfg.UAIDir = uaiDir
 	}
-	cfg.Budget, cfg.Text, cfg.Version = budget, true, version()
+	cfg.Budget, cfg.Text, cfg.Version, cfg.Pack, cfg.NoSVG = budget, true, version(), true, !svg
 	return ex, cfg, nil
 }
 
 // runReproduction runs one result into dir and writes dir/NAME.txt (the
 // printed table and notes).
-func runReproduction(e *env, p experiment.Reproduction, dir string, mode experiment.Mode, uaiDir string, budget memlimit.Budget) (*reproducedRun, error) {
-	ex, cfg, err := reproductionConfig(p, dir, mode, uaiDir, budget)
+func runReproduction(e *env, p experiment.Reproduction, dir string, mode experiment.Mode, uaiDir string, budget memlimit.Budget, svg bool) (*reproducedRun, error) {
+	ex, cfg, err := reproductionConfig(p, dir, mode, uaiDir, budget, svg)
 	if err != nil {
 		return nil, err
 	}
@@ -361,7 +363,7 @@ func reproductionSection(out string, p experiment.Reproduction, rec reproduced, 
 			s.Files = append(s.Files, rel(f))
 		}
 	}
-	for _, j := range []string{ex.Name + ".trials.csv", ex.Name + ".trials.json"} {
+	for _, j := range []string{ex.Name + ".trials.csv", ex.Name + ".trials.csv.gz", ex.Name + ".trials.json"} {
 		if _, err := os.Stat(filepath.Join(out, p.ID, j)); err == nil {
 			s.Files = append(s.Files, p.ID+"/"+j)
 		}
