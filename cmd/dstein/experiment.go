@@ -180,7 +180,7 @@ Experiments: ` + strings.Join(experiment.Names(), ", ") + `.`,
 				cfg.Progress, cfg.Log = pr, pr
 			}
 			res, err := ex.Run(e.ctx, cfg)
-			pr.finish()
+			pr.Finish()
 			if err != nil {
 				if e.ctx.Err() != nil {
 					return interruptedRun(out, ex.Name)

@@ -10,6 +10,7 @@ import (
 	"strings"
 	"testing"
 
+	"github.com/dstein/dstein/experiment"
 	"github.com/dstein/dstein/internal/safeio"
 )
 
@@ -255,7 +256,7 @@ func harmlessCases() []abuseCase {
 			}
 			var rep struct {
 				Command string
-				Results []reproduced
+				Results []experiment.Reproduced
 			}
 			json.Unmarshal(raw, &rep)
 			want := "'" + filepath.Join(dir, "my results") + "'"

@@ -116,7 +116,8 @@ func (p *expProgress) Write(b []byte) (int, error) {
 	return n, err
 }
 
-func (p *expProgress) finish() {
+// Finish ends the bar (experiment.ResultProgress).
+func (p *expProgress) Finish() {
 	if p != nil && p.pb != nil {
 		p.pb.Finish()
 	}

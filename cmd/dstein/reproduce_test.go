@@ -7,6 +7,7 @@ import (
 	"strings"
 	"testing"
 
+	"github.com/dstein/dstein/experiment"
 	"github.com/dstein/dstein/report"
 )
 
@@ -38,7 +39,7 @@ func TestReproduce(t *testing.T) {
 		}
 	}
 	var rep struct {
-		Results []reproduced `json:"results"`
+		Results []experiment.Reproduced `json:"results"`
 	}
 	raw, err := os.ReadFile(filepath.Join(dir, "reproduce.json"))
 	if err != nil {
