@@ -73,7 +73,7 @@ func judgeDefault(def string) judge {
 // method is better at some, and fails when none is better anywhere.
 func judgePoints(rows []Row, _ Mode) Verdict {
 	type score struct {
-		method              string
+		method               string
 		better, worse, cells int
 	}
 	by := map[string]*score{}
