@@ -51,7 +51,11 @@ func Read(r io.Reader) (*factorgraph.Graph, *Network, error) {
 		return nil, nil, err
 	}
 	p := &parser{toks: tokenize(string(data))}
-	net, err := p.network()
+	return withGraph(p.network())
+}
+
+// withGraph returns a network read without error with its factor graph.
+func withGraph(net *Network, err error) (*factorgraph.Graph, *Network, error) {
 	if err != nil {
 		return nil, nil, err
 	}

@@ -4,6 +4,8 @@ import (
 	"os"
 	"strings"
 	"testing"
+
+	"github.com/dstein/dstein/model/factorgraph"
 )
 
 // FuzzRead: any input gives a network or an error, never a panic, and a
@@ -17,17 +19,7 @@ func FuzzRead(f *testing.F) {
 	f.Add("/* */ network n { } variable \"a b\" { type discrete [ 2 ] { \"x\", y }; } probability ( \"a b\" ) { table 1, 0; }")
 	f.Fuzz(func(t *testing.T, src string) {
 		g, net, err := Read(strings.NewReader(src))
-		if err != nil {
-			return
-		}
-		if g.Dim() != len(net.Variables) {
-			t.Fatalf("%d variables in the graph, %d in the network", g.Dim(), len(net.Variables))
-		}
-		for i, st := range net.States {
-			if len(g.States(i)) != len(st) || len(g.StateNames(i)) != len(st) {
-				t.Fatalf("variable %d: %d states, %d names", i, len(g.States(i)), len(st))
-			}
-		}
+		checkRead(t, g, net, err)
 	})
 }
 
@@ -40,16 +32,22 @@ func FuzzReadXML(f *testing.F) {
 	f.Add(`<BIF><NETWORK><VARIABLE><NAME>a</NAME><OUTCOME>x</OUTCOME><OUTCOME>y</OUTCOME></VARIABLE><DEFINITION><FOR>a</FOR><TABLE>0.5 0.5</TABLE></DEFINITION></NETWORK></BIF>`)
 	f.Fuzz(func(t *testing.T, src string) {
 		g, net, err := ReadXML(strings.NewReader(src))
-		if err != nil {
-			return
-		}
-		if g.Dim() != len(net.Variables) {
-			t.Fatalf("%d variables in the graph, %d in the network", g.Dim(), len(net.Variables))
-		}
-		for i, st := range net.States {
-			if len(g.States(i)) != len(st) || len(g.StateNames(i)) != len(st) {
-				t.Fatalf("variable %d: %d states, %d names", i, len(g.States(i)), len(st))
-			}
-		}
+		checkRead(t, g, net, err)
 	})
+}
+
+// checkRead checks a reader's answer: an error, or a graph whose
+// variables and states are the network's.
+func checkRead(t *testing.T, g *factorgraph.Graph, net *Network, err error) {
+	if err != nil {
+		return
+	}
+	if g.Dim() != len(net.Variables) {
+		t.Fatalf("%d variables in the graph, %d in the network", g.Dim(), len(net.Variables))
+	}
+	for i, st := range net.States {
+		if len(g.States(i)) != len(st) || len(g.StateNames(i)) != len(st) {
+			t.Fatalf("variable %d: %d states, %d names", i, len(g.States(i)), len(st))
+		}
+	}
 }

@@ -30,15 +30,7 @@ import (
 // decision or utility node belongs to an influence diagram. Rows are
 // checked as in Read. Errors name the line of the element at fault.
 func ReadXML(r io.Reader) (*factorgraph.Graph, *Network, error) {
-	net, err := parseXML(bufio.NewReader(r))
-	if err != nil {
-		return nil, nil, err
-	}
-	g, err := net.Graph()
-	if err != nil {
-		return nil, nil, err
-	}
-	return g, net, nil
+	return withGraph(parseXML(bufio.NewReader(r)))
 }
 
 // xmlVariable and xmlDefinition are the two elements of a NETWORK that
