@@ -21,6 +21,10 @@ import (
 	"github.com/dstein/dstein/internal/safeio"
 )
 
+// Why one file of about 560 lines: the image set type and its readers (MNIST's IDX and
+// CIFAR's binary batches, found on disk or in the module cache, with size limits before
+// reading) share the layout of one image.
+
 // Set is a labelled image set.
 type Set struct {
 	Name    string

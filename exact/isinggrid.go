@@ -10,6 +10,9 @@ import (
 	"github.com/dstein/dstein/model/ising"
 )
 
+// Why one file of about 510 lines: the transfer-matrix pass over a grid (forward, backward,
+// sampling) shares one plan and its buffers.
+
 // MaxGridSide is the largest shorter side of a grid that IsingGrid accepts:
 // its transfer keeps 2^side numbers per site.
 const MaxGridSide = 14

@@ -14,6 +14,10 @@ import (
 	"github.com/dstein/dstein/model/ising"
 )
 
+// Why one file of about 910 lines: the torus transfer (a plan per wrap, forward and
+// backward passes, sampling in chunks, the mode mass) shares one plan, its buffers and its
+// parallel tasks.
+
 // MaxTorusSide is the largest shorter side of a periodic grid that
 // IsingTorus accepts: it runs one transfer of 2^side numbers per site for
 // each of the 2^side configurations of one line, about 2·(d − side)·4^side

@@ -18,6 +18,9 @@ import (
 	"github.com/dstein/dstein/sampler/gibbs"
 )
 
+// Why one file of about 530 lines: the sampling experiments (ising-n, ising-sigma, rbm-n,
+// rbm-d, ising-n-field) share one trial body and its metrics; a file each would repeat it.
+
 // sampleMethod is one method of the sampling experiments: a pipeline
 // built for the experiment's iteration count.
 type sampleMethod struct {

@@ -34,6 +34,9 @@ import (
 	"github.com/dstein/dstein/transform"
 )
 
+// Why one file of about 560 lines: the suite's targets and its methods are two registries
+// read together (every method runs on every target at one budget).
+
 // The suite's two shipped UAI networks, made by a generator in the style
 // of two families of the UAI inference competitions (EXPERIMENTS.md,
 // "The benchmark suite").

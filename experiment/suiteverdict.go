@@ -9,6 +9,9 @@ import (
 	"github.com/dstein/dstein/report"
 )
 
+// Why one file of about 500 lines: the suite's tables, verdict rule and figure read the
+// same ratio table; the rule's two conditions and tie-break are documented once, here.
+
 // suiteStats are the suite's scores, each lower-is-better, with the words
 // the table uses.
 var suiteStats = []struct{ metric, label string }{

@@ -15,6 +15,10 @@ import (
 	"github.com/dstein/dstein/transform"
 )
 
+// Why one file of about 510 lines: Spec, its validation and the run loop (stages, keeping,
+// replicates, cancellation) are one contract; splitting it would scatter the invariants Run
+// checks.
+
 // Spec describes one run.
 type Spec struct {
 	// Pipeline is what runs: a preset, a single method (sampler.Single)

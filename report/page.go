@@ -21,6 +21,9 @@ import (
 	"github.com/dstein/dstein/internal/safeio"
 )
 
+// Why one file of about 630 lines: most of it is the page's HTML template and CSS
+// (pageHTML), which is one text; the view types that fill it sit beside it.
+
 // Page is a report page: one self-contained HTML file (index.html in an
 // output directory) that shows the results of several experiments, each in
 // a section, with the figures, tables and files that lie beside it. The page

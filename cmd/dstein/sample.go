@@ -23,6 +23,10 @@ import (
 	"github.com/dstein/dstein/sampler"
 )
 
+// Why one file of about 560 lines: dstein sample's flags interact (draws, thinning,
+// compression, replicates, formats) and are checked together before the run; the printing
+// lives in sampleprint.go.
+
 type sampleFlags struct {
 	model, evidence, given, method, pipeline string
 	out, json, mar, trace                    string

@@ -21,6 +21,9 @@ import (
 	"github.com/dstein/dstein/internal/strictjson"
 )
 
+// Why one file of about 500 lines: ownership records of an output directory
+// (.dstein-files.json) and the checks that use them are one protocol.
+
 // ManifestName is the file in which an output directory records the files
 // that dstein wrote there: for each, the SHA-256 digest of its content.
 const ManifestName = ".dstein-files.json"

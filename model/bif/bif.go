@@ -32,6 +32,9 @@ import (
 	"github.com/dstein/dstein/model/factorgraph"
 )
 
+// Why one file of about 620 lines: the BIF tokenizer, parser and table assembly are one
+// grammar; the network's graph and cycle check sit with the type they belong to.
+
 // Network is a Bayesian network read from a BIF file.
 type Network struct {
 	Name      string

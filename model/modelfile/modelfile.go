@@ -21,6 +21,10 @@ import (
 	"github.com/dstein/dstein/model/rbm"
 )
 
+// Why one file of about 670 lines: one parser per model kind of the JSON format
+// (categorical, Ising, Potts, RBM), each with its checks and messages; they share the
+// position-naming and limits above them.
+
 // MaxFileBytes is the size limit of a model file when no memory budget is
 // given (Load, Parse).
 const MaxFileBytes = 256 << 20

@@ -8,6 +8,9 @@ import (
 	"github.com/dstein/dstein/model"
 )
 
+// Why one file of about 560 lines: the conformance suite every model passes: one check per
+// contract of model.Model and its optional interfaces, which read best in one place.
+
 // Options tune Check. The zero value is valid.
 type Options struct {
 	// Reference, when not nil, returns the unnormalised log-probability of

@@ -13,6 +13,9 @@ import (
 	"github.com/dstein/dstein/model/ising"
 )
 
+// Why one file of about 540 lines: the Potts model's density, conditionals, relaxation and
+// gradients share its edge lists and per-site layout.
+
 // Edge is an undirected edge between variables I and J with coupling J_ij:
 // the edge adds J_ij to log p* when the two variables are in the same state.
 type Edge struct {

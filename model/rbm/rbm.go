@@ -15,6 +15,9 @@ import (
 	"github.com/dstein/dstein/rng"
 )
 
+// Why one file of about 680 lines: the RBM's density, free energy, conditionals, exact
+// hidden-unit enumeration and generators share its weight layout and scratch buffers.
+
 // RBM is a Bernoulli RBM with ±1 units. It is immutable and safe for
 // concurrent use.
 type RBM struct {

@@ -7,6 +7,10 @@ import (
 	"github.com/dstein/dstein/sampler/balance"
 )
 
+// Why one file of about 510 lines: the continuous-time jump process of DLMC: its balancing
+// functions, the exact per-variable transition probabilities and their numerically stable
+// forms are one derivation.
+
 // Balance is the locally balanced function g that turns the estimated
 // ratio t = p*(z with z_i = s) / p*(z) of a move into its rate g(t) (see
 // package balance).

@@ -12,6 +12,9 @@ import (
 	"github.com/dstein/dstein/sampler/mh"
 )
 
+// Why one file of about 600 lines: the sampler's settings, their measured defaults and the
+// proposal with its Metropolis–Hastings test form one algorithm.
+
 func init() {
 	sampler.Register(sampler.Method{
 		Name:        "dlmc",

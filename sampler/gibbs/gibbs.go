@@ -14,6 +14,9 @@ import (
 	"github.com/dstein/dstein/sampler"
 )
 
+// Why one file of about 610 lines: the scans (systematic, block, auto), stratified chains
+// and the conditionals' buffers share one chain state.
+
 func init() {
 	sampler.Register(sampler.Method{
 		Name:        "gibbs",

@@ -13,6 +13,9 @@ import (
 	"github.com/dstein/dstein/sampler/mh"
 )
 
+// Why one file of about 500 lines: Gibbs-with-Gradients' proposal, its reverse probability
+// and the gradient bookkeeping are one algorithm; the multi-flip variant is multiflip.go.
+
 func init() {
 	sampler.Register(sampler.Method{
 		Name:        "gwg",

@@ -14,6 +14,9 @@ import (
 	"github.com/dstein/dstein/sampler/mh"
 )
 
+// Why one file of about 670 lines: the multi-flip proposal (K flips without replacement),
+// its exact reverse probability and the measured default K are one derivation.
+
 func init() {
 	sampler.Register(sampler.Method{
 		Name:        "gwg-multi",

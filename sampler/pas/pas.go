@@ -14,6 +14,9 @@ import (
 	"github.com/dstein/dstein/sampler/mh"
 )
 
+// Why one file of about 640 lines: the path auxiliary sampler's settings, their measured
+// defaults, the path proposal and its reverse probability are one algorithm.
+
 func init() {
 	sampler.Register(sampler.Method{
 		Name:        "pas",

@@ -11,6 +11,9 @@ import (
 	"gonum.org/v1/gonum/stat/distuv"
 )
 
+// Why one file of about 650 lines: the pilot that sizes the ladder (the barrier Λ, the
+// kernel per model, escalation) is one procedure with its documented limits.
+
 // Limits of the ladder that Settings.Auto sizes.
 const (
 	// MaxLadder is the largest number of temperatures the sizing chooses:

@@ -18,6 +18,10 @@ import (
 	"github.com/dstein/dstein/sampler/sw"
 )
 
+// Why one file of about 760 lines: the ladder, the chains, the swaps (non-reversible) and
+// the adaptation of parallel tempering share the replica state; auto.go holds the ladder's
+// sizing.
+
 // Defaults of the settings.
 const (
 	// DefaultLadder is K when Settings.Ladder is 0. With the
