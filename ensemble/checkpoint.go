@@ -151,7 +151,7 @@ func (t *trainer) load() (bool, error) {
 			copy(a.V, cp.Adam[k][i].V)
 		}
 	}
-	if t.cfg.Method == "benn" && len(cp.SampleWeights) != t.nTrain {
+	if t.cfg.Spec().Boosted && len(cp.SampleWeights) != t.nTrain {
 		return false, fmt.Errorf("%s: %d boosting weights, want %d", path, len(cp.SampleWeights), t.nTrain)
 	}
 	if cp.Units < 0 || cp.Units > t.totalUnits() {

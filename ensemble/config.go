@@ -3,7 +3,6 @@ package ensemble
 import (
 	"fmt"
 	"math"
-	"slices"
 	"strings"
 
 	"github.com/dstein/dstein/kernel"
@@ -19,8 +18,67 @@ const (
 	DefaultLearningRate   float64 = 0.01
 )
 
-// Methods lists the training methods.
-var Methods = []string{"gfsvgd", "ste", "bnnplus", "bagging", "benn"}
+// Method is a training method: its name (Config.Method, the CLI's
+// --method, the checkpoint's) and the properties that the trainer, the
+// checkpoint, the memory estimate and the export read, so that no code
+// outside this registry switches on a method's name.
+type Method struct {
+	Name string
+	// Joint trains every member at once as interacting particles
+	// (GF-SVGD); otherwise the members are trained one after another.
+	Joint bool
+	// Boosted members train on resamples by sample weights that each
+	// member updates, and vote with weights α_k (BENN's boosting).
+	Boosted bool
+	// Bootstrap members each train on a bootstrap resample (bagging).
+	Bootstrap bool
+	// SignSwish trains through the SignSwish derivative with BNN+'s
+	// regulariser instead of the straight-through estimator.
+	SignSwish bool
+}
+
+// methods is the registry, in the order the CLI lists them.
+var methods = []Method{
+	{Name: "gfsvgd", Joint: true},
+	{Name: "ste"},
+	{Name: "bnnplus", SignSwish: true},
+	{Name: "bagging", Bootstrap: true},
+	{Name: "benn", Boosted: true},
+}
+
+// Methods lists the training methods' names.
+var Methods = func() []string {
+	out := make([]string, len(methods))
+	for k, m := range methods {
+		out[k] = m.Name
+	}
+	return out
+}()
+
+// DefaultMethod is the method of a Config without one.
+const DefaultMethod = "gfsvgd"
+
+// MethodNamed returns the registered method of that name.
+func MethodNamed(name string) (Method, bool) {
+	for _, m := range methods {
+		if m.Name == name {
+			return m, true
+		}
+	}
+	return Method{}, false
+}
+
+// Spec returns the configuration's method (the default's when none is
+// set; the zero Method when the name is not registered, which Validate
+// refuses).
+func (c Config) Spec() Method {
+	name := c.Method
+	if name == "" {
+		name = DefaultMethod
+	}
+	m, _ := MethodNamed(name)
+	return m
+}
 
 // Config describes a training run. Zero fields take the documented defaults
 // (see WithDefaults).
@@ -75,7 +133,7 @@ func (c Config) WithDefaults() Config {
 		c.Arch = "cnn"
 	}
 	if c.Method == "" {
-		c.Method = "gfsvgd"
+		c.Method = DefaultMethod
 	}
 	if c.Ensemble == 0 {
 		c.Ensemble = 5
@@ -118,7 +176,7 @@ func (c Config) Validate() error {
 	c = c.WithDefaults()
 	bad := func(x float64) bool { return math.IsNaN(x) || math.IsInf(x, 0) }
 	switch {
-	case !slices.Contains(Methods, c.Method):
+	case c.Spec().Name == "":
 		return fmt.Errorf("unknown method %q; want one of %s", c.Method, strings.Join(Methods, ", "))
 	case c.Ensemble < 1 || c.Ensemble > 64:
 		return fmt.Errorf("ensemble size %d; want 1 to 64", c.Ensemble)
@@ -171,4 +229,4 @@ func (c Config) weighting() svgd.Weighting {
 }
 
 // sequential reports whether the members are trained one after another.
-func (c Config) sequential() bool { return c.Method != "gfsvgd" }
+func (c Config) sequential() bool { return !c.Spec().Joint }

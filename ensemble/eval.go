@@ -97,7 +97,7 @@ func (t *trainer) result() *Result {
 		res.MemberAccuracy = append(res.MemberAccuracy, accuracy(t.testProbs[k], labels, t.test.Classes))
 	}
 	var alphas []float64
-	if cfg.Method == "benn" {
+	if cfg.Spec().Boosted {
 		alphas = t.cp.Alphas
 		res.Alphas = alphas
 	}

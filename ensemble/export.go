@@ -245,7 +245,7 @@ func LoadTrainedWithin(path string, b memlimit.Budget, verb string, extra float6
 			return nil, fmt.Errorf("%s: network %d: %w", path, k+1, err)
 		}
 	}
-	if cfg.Method == "benn" {
+	if cfg.Spec().Boosted {
 		t.Alphas = append([]float64{}, body.Alphas...)
 	}
 	t.WeightsSHA256 = digest(t.Nets)

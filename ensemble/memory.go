@@ -108,7 +108,7 @@ func CheckpointBytes(cfg Config, f bnn.Footprint, nTrain, units int) int64 {
 	// end; per network a few more.
 	perNet := 3*checkpointFloat32*int64(f.Params) + 2*checkpointFloat64*int64(f.Channels) + 4*checkpointFloat64*int64(f.Arrays) + 64
 	var boost int64
-	if cfg.Method == "benn" {
+	if cfg.Spec().Boosted {
 		boost = checkpointFloat64 * (int64(nTrain) + n)
 	}
 	// An epoch's log is 12 numbers, each at most 9 bytes and a field
@@ -154,7 +154,7 @@ func TrainMemory(cfg Config, data dataset.Info, resume bool) (Memory, error) {
 	// The evaluation passes run on batches of evalBatch (fewer when the
 	// set is smaller); boosting's pass over the training set too.
 	eval := min(evalBatch, nTest)
-	if cfg.Method == "benn" {
+	if cfg.Spec().Boosted {
 		eval = max(eval, min(evalBatch, nTrain))
 	}
 	m.Passes = n * f.PassBytes(max(cfg.Batch, eval))
@@ -169,7 +169,7 @@ func TrainMemory(cfg Config, data dataset.Info, resume bool) (Memory, error) {
 	// Example orders of 8-byte indices, a new one per unit while the last
 	// is still held: every particle's for GF-SVGD, one member's otherwise.
 	orders := int64(1)
-	if cfg.Method == "gfsvgd" {
+	if cfg.Spec().Joint {
 		orders = n
 		d := int64(f.Binary)
 		// The particles, their scores and the direction (n×d float32
@@ -179,7 +179,7 @@ func TrainMemory(cfg Config, data dataset.Info, resume bool) (Memory, error) {
 		m.Method += 3*4*n*d + 8*blocks*(n*(n-1)/2+2*n) + 3*8*n*n
 	}
 	m.Method += 2 * 8 * orders * int64(nTrain)
-	if cfg.Method == "benn" {
+	if cfg.Spec().Boosted {
 		// The sample weights, their cumulative sums and the misses.
 		m.Method += (8 + 8 + 1) * int64(nTrain)
 	}

@@ -33,7 +33,7 @@ type sequential struct {
 
 func newSequential(t *trainer) *sequential {
 	q := &sequential{t: t, mode: bnn.STE, scale: float64(t.nTrain) / float64(t.cfg.Batch)}
-	if t.cfg.Method == "bnnplus" {
+	if t.cfg.Spec().SignSwish {
 		q.mode = bnn.SignSwish
 	}
 	return q
@@ -42,14 +42,14 @@ func newSequential(t *trainer) *sequential {
 func (q *sequential) begin(u int) error {
 	t := q.t
 	q.k, q.ep = t.position(u)
-	if q.ep == 0 && t.cfg.Method == "benn" && q.k > 0 && len(t.cp.Alphas) < q.k {
+	if q.ep == 0 && t.cfg.Spec().Boosted && q.k > 0 && len(t.cp.Alphas) < q.k {
 		return fmt.Errorf("internal: boosting weights of member %d missing", q.k)
 	}
 	q.net = t.nets[q.k]
 	q.dirs = paramGrads(q.net)
 	q.drop = t.key.ForIndex(rng.Dropout, q.k<<12|q.ep).Rand()
 	q.ord, q.resample = nil, nil
-	if t.cfg.Method == "benn" {
+	if t.cfg.Spec().Boosted {
 		q.resample = newResampler(t.cp.SampleWeights, t.key.ForIndex(rng.Bootstrap, 1<<24|q.k<<12|q.ep).Rand())
 	} else {
 		q.ord = t.order(q.k, q.ep)
@@ -72,7 +72,7 @@ func (q *sequential) step(s int) (loss, acc float64, err error) {
 	ll := bnn.LogLik(logits, t.y, classes, q.scale, t.dl)
 	loss, acc = batchStats(logits, t.y, classes, ll)
 	q.net.Backward(t.dl)
-	if cfg.Method == "bnnplus" {
+	if cfg.Spec().SignSwish {
 		// The regulariser −N·λ·Σ(1 − |w|)² of the objective.
 		c := float32(2 * float64(t.nTrain) * cfg.Regularizer)
 		for _, p := range q.net.Params() {
@@ -100,7 +100,7 @@ func (q *sequential) step(s int) (loss, acc float64, err error) {
 func (q *sequential) end(log *EpochLog) error {
 	t := q.t
 	log.TestAccuracy = accuracy(t.memberTestProbs(q.k), t.testLabels(), t.test.Classes)
-	if q.ep == t.cfg.Epochs-1 && t.cfg.Method == "benn" {
+	if q.ep == t.cfg.Epochs-1 && t.cfg.Spec().Boosted {
 		return t.boost(q.k)
 	}
 	return nil
@@ -117,7 +117,7 @@ func (q *sequential) describe(log EpochLog) string {
 // resample for bagging.
 func (t *trainer) order(k, ep int) []int {
 	base := make([]int, t.nTrain)
-	if t.cfg.Method == "bagging" {
+	if t.cfg.Spec().Bootstrap {
 		br := t.key.ForIndex(rng.Bootstrap, k).Rand()
 		for i := range base {
 			base[i] = br.IntN(t.nTrain)

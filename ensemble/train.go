@@ -211,7 +211,7 @@ func newTrainer(cfg Config, train, test *dataset.Set, opt Options) (*trainer, er
 		t.adams = append(t.adams, a)
 	}
 	t.cp = checkpoint{Version: checkpointVersion, Config: cfg}
-	if cfg.Method == "benn" {
+	if cfg.Spec().Boosted {
 		t.cp.SampleWeights = make([]float64, t.nTrain)
 		for i := range t.cp.SampleWeights {
 			t.cp.SampleWeights[i] = 1 / float64(t.nTrain)
@@ -221,7 +221,7 @@ func newTrainer(cfg Config, train, test *dataset.Set, opt Options) (*trainer, er
 	t.y = make([]uint8, cfg.Batch)
 	t.idx = make([]int, cfg.Batch)
 	t.dl = make([]float32, cfg.Batch*train.Classes)
-	if cfg.Method == "gfsvgd" {
+	if cfg.Spec().Joint {
 		t.m = newGFSVGD(t)
 	} else {
 		t.m = newSequential(t)

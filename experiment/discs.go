@@ -161,6 +161,13 @@ type discsMethod struct {
 	// perIter is how many of DISCS's steps one iteration of the method is
 	// counted as (d/2 for a sweep against DISCS's blocks of 2 variables).
 	perIter func(d int) float64
+	// sweeps: an iteration visits every variable (Gibbs, GWG's sweeps,
+	// Swendsen–Wang), so a run takes fewer iterations (discsIters).
+	sweeps bool
+	// pottsSweeps, when > 0, is the full run's length on the Potts
+	// targets instead of discsIters' (GWG's sweeps there cost q − 1
+	// proposals per site).
+	pottsSweeps int
 }
 
 func one(int) float64 { return 1 }
@@ -168,27 +175,27 @@ func one(int) float64 { return 1 }
 func discsMethods(kind string) []discsMethod {
 	sweep2 := func(d int) float64 { return float64(d) / 2 }
 	sweep := func(d int) float64 { return float64(d) }
-	gibbs := discsMethod{"gibbs", "gibbs", `{}`, "blockgibbs", sweep2}
+	gibbs := discsMethod{"gibbs", "gibbs", `{}`, "blockgibbs", sweep2, true, 0}
 	ms := []discsMethod{gibbs}
 	switch kind {
 	case "binary", "potts":
-		ms = append(ms, discsMethod{"sw", "sw", `{}`, "", one})
+		ms = append(ms, discsMethod{"sw", "sw", `{}`, "", one, true, 0})
 	}
 	if kind == "binary" {
 		ms = append(ms,
-			discsMethod{"gwg-multi-sqrt", "gwg-multi", `{"adapt":%d,"flips":1}`, "gwg/sqrt", one},
-			discsMethod{"gwg-multi-ratio", "gwg-multi", `{"adapt":%d,"flips":1,"balance":"ratio"}`, "gwg/ratio", one})
+			discsMethod{"gwg-multi-sqrt", "gwg-multi", `{"adapt":%d,"flips":1}`, "gwg/sqrt", one, false, 0},
+			discsMethod{"gwg-multi-ratio", "gwg-multi", `{"adapt":%d,"flips":1,"balance":"ratio"}`, "gwg/ratio", one, false, 0})
 	} else {
 		ms = append(ms,
-			discsMethod{"gwg", "gwg", `{}`, "gwg/sqrt", sweep},
-			discsMethod{"gwg-multi-sqrt", "gwg-multi", `{"adapt":%d,"flips":1}`, "", one})
+			discsMethod{"gwg", "gwg", `{}`, "gwg/sqrt", sweep, true, 400},
+			discsMethod{"gwg-multi-sqrt", "gwg-multi", `{"adapt":%d,"flips":1}`, "", one, false, 0})
 	}
 	ms = append(ms,
-		discsMethod{"pas-sqrt", "pas", `{"adapt":%d,"path_length":1}`, "path_auxiliary/sqrt", one},
-		discsMethod{"pas-ratio", "pas", `{"adapt":%d,"path_length":1,"balance":"ratio"}`, "path_auxiliary/ratio", one},
-		discsMethod{"dmala", "dmala", `{"adapt":%d}`, "dmala/sqrt", one},
-		discsMethod{"dlmc-sqrt", "dlmc", `{"adapt":%d}`, "dlmc/sqrt/interpolate", one},
-		discsMethod{"dlmc-ratio", "dlmc", `{"adapt":%d,"balance":"ratio"}`, "dlmc/ratio/interpolate", one})
+		discsMethod{"pas-sqrt", "pas", `{"adapt":%d,"path_length":1}`, "path_auxiliary/sqrt", one, false, 0},
+		discsMethod{"pas-ratio", "pas", `{"adapt":%d,"path_length":1,"balance":"ratio"}`, "path_auxiliary/ratio", one, false, 0},
+		discsMethod{"dmala", "dmala", `{"adapt":%d}`, "dmala/sqrt", one, false, 0},
+		discsMethod{"dlmc-sqrt", "dlmc", `{"adapt":%d}`, "dlmc/sqrt/interpolate", one, false, 0},
+		discsMethod{"dlmc-ratio", "dlmc", `{"adapt":%d,"balance":"ratio"}`, "dlmc/ratio/interpolate", one, false, 0})
 	return ms
 }
 
@@ -199,7 +206,7 @@ func discsMethods(kind string) []discsMethod {
 // experiment near an hour on 2 cores (R̂ of the same statistic says where
 // they are too short).
 func discsIters(mode Mode, t discsTarget, m discsMethod) int {
-	sweeps := m.method == "gibbs" || m.method == "gwg" || m.method == "sw"
+	sweeps := m.sweeps
 	var it [2]int // sweeps, steps
 	switch {
 	case mode == Tiny:
@@ -212,8 +219,8 @@ func discsIters(mode Mode, t discsTarget, m discsMethod) int {
 		it = [2]int{20, 20}
 	case t.kind == "categorical":
 		it = [2]int{200, 2000}
-	case t.kind == "potts" && m.method == "gwg":
-		it = [2]int{400, 0}
+	case t.kind == "potts" && m.pottsSweeps > 0:
+		it = [2]int{m.pottsSweeps, 0}
 	case t.kind == "potts":
 		it = [2]int{1000, 2000}
 	default:

@@ -78,7 +78,7 @@ func judgePoints(rows []Row, _ Mode) Verdict {
 	}
 	by := map[string]*score{}
 	for _, r := range rows {
-		if r.Method == "exact" || !strings.HasPrefix(r.Metric, "ratio_to_iid:") {
+		if r.Method == suiteReference || !strings.HasPrefix(r.Metric, "ratio_to_iid:") {
 			continue
 		}
 		s := by[r.Method]

@@ -148,8 +148,8 @@ const ptStratSweeps = 40
 func suiteMethods() []suiteMethod {
 	ptIters := func(b int) int { return max(1, b/pt.DefaultLadder) }
 	return []suiteMethod{
-		{"exact", "exact i.i.d.", false, func(int) sampler.Pipeline { return single("exact", nil, 1) }, 0, 0, 0, 0, false},
-		{"gibbs", "Gibbs", true, func(b int) sampler.Pipeline { return single("gibbs", nil, b) }, 0, 0, 0, 0, false},
+		{suiteReference, "exact i.i.d.", false, func(int) sampler.Pipeline { return single("exact", nil, 1) }, 0, 0, 0, 0, false},
+		{suiteBaseline, "Gibbs", true, func(b int) sampler.Pipeline { return single("gibbs", nil, b) }, 0, 0, 0, 0, false},
 		{"pt", "parallel tempering", true, func(b int) sampler.Pipeline {
 			return single("pt", &pt.Settings{Tune: max(1, ptIters(b)/4)}, ptIters(b))
 		}, 0, 0, 0, 0, false},
@@ -208,6 +208,14 @@ func suiteMethods() []suiteMethod {
 		}, chains: 4, sweepsPerIter: pt.DefaultLadder, herdThin: infer.CompactChains.Thin},
 	}
 }
+
+// The suite's reference and baseline: every method's ratios are taken to
+// exact i.i.d. sampling's ("ratio_to_iid") and to Gibbs's
+// ("ratio_to_gibbs"), and a default must never be much worse than Gibbs.
+const (
+	suiteReference = "exact"
+	suiteBaseline  = "gibbs"
+)
 
 // SuiteMethodNames lists the suite's methods and candidates.
 func SuiteMethodNames() []string {

@@ -76,7 +76,7 @@ func (t suiteTable) get(method string, x float64, metric string) (cell, bool) {
 func (t suiteTable) best(methods []suiteMethod, x float64, metric string) (string, bool) {
 	name, v := "", math.Inf(1)
 	for _, m := range methods {
-		if m.name == "exact" {
+		if m.name == suiteReference {
 			continue
 		}
 		if c, ok := t.get(m.name, x, metric); ok && c.mean < v {
@@ -136,8 +136,8 @@ func suiteResult(r *runner, rows []Row, targets []*suiteTarget, methods []suiteM
 			}
 			for _, m := range methods {
 				add(m.name, tg.x, "ratio_to_best:"+st.metric, t.ratio(m.name, best, tg.x, st.metric))
-				add(m.name, tg.x, "ratio_to_iid:"+st.metric, t.ratio(m.name, "exact", tg.x, st.metric))
-				add(m.name, tg.x, "ratio_to_gibbs:"+st.metric, t.ratio(m.name, "gibbs", tg.x, st.metric))
+				add(m.name, tg.x, "ratio_to_iid:"+st.metric, t.ratio(m.name, suiteReference, tg.x, st.metric))
+				add(m.name, tg.x, "ratio_to_gibbs:"+st.metric, t.ratio(m.name, suiteBaseline, tg.x, st.metric))
 			}
 		}
 		for _, m := range methods {
@@ -238,7 +238,7 @@ func ratioMatrix(t suiteTable, targets []*suiteTarget, methods []suiteMethod, me
 		if !ran {
 			return "", false
 		}
-		rt := t.ratio(m.name, "exact", tg.x, metric)
+		rt := t.ratio(m.name, suiteReference, tg.x, metric)
 		if !rt.ok {
 			return report.FormatValue(c.mean), true
 		}
@@ -279,10 +279,10 @@ func widthLines(t suiteTable, targets []*suiteTarget, methods []suiteMethod) []s
 		in, tot := 0, 0
 		for _, tg := range targets {
 			for _, m := range methods {
-				if m.name == "exact" {
+				if m.name == suiteReference {
 					continue
 				}
-				if rt := t.ratio(m.name, "exact", tg.x, st.metric); rt.ok {
+				if rt := t.ratio(m.name, suiteReference, tg.x, st.metric); rt.ok {
 					tot++
 					if rt.hi/rt.v <= 1.2 && rt.v/rt.lo <= 1.2 {
 						in++
@@ -324,7 +324,7 @@ func suiteVerdicts(t suiteTable, targets []*suiteTarget, methods []suiteMethod) 
 						v.worst, v.worstAt = rt, tg.name+" / "+st.metric
 					}
 				}
-				if rg := t.ratio(m.name, "gibbs", tg.x, st.metric); rg.ok {
+				if rg := t.ratio(m.name, suiteBaseline, tg.x, st.metric); rg.ok {
 					if !v.vsGibbs.ok || rg.v > v.vsGibbs.v {
 						v.vsGibbs, v.vsGibbsAt = rg, tg.name+" / "+st.metric
 					}
@@ -456,13 +456,13 @@ func suiteFigure(r *runner, rows []Row, t suiteTable, targets []*suiteTarget, me
 		p := report.Panel{Title: st.label + ": ratio to exact i.i.d. sampling (95% interval)", YLabel: "ratio to exact i.i.d. (log scale)", XLabels: labels, LogY: true}
 		shown, exactMeans := 0, false
 		for k, m := range methods {
-			if m.name == "exact" {
+			if m.name == suiteReference {
 				continue
 			}
 			s := report.Series{Name: m.label, Points: true, ColorIndex: k}
 			off := -0.35 + 0.7*float64(shown)/float64(len(methods)-2)
 			for i, tg := range targets {
-				rt := t.ratio(m.name, "exact", tg.x, st.metric)
+				rt := t.ratio(m.name, suiteReference, tg.x, st.metric)
 				if !rt.ok {
 					continue
 				}
@@ -499,7 +499,7 @@ func suiteFigure(r *runner, rows []Row, t suiteTable, targets []*suiteTarget, me
 // methods), which the ratio-1 line takes; 0 when it is not there.
 func exactIndex(methods []suiteMethod) int {
 	for k, m := range methods {
-		if m.name == "exact" {
+		if m.name == suiteReference {
 			return k
 		}
 	}

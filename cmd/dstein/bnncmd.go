@@ -77,7 +77,7 @@ evaluation's arrays and the checkpoint being written; a run over
 	fs.StringVar(&cfg.Data, "data", "mnist", "data set: "+strings.Join(dataset.Names, ", "))
 	fs.StringVar(&dataDir, "data-dir", "", "folder with the data files (default: the GoMNIST module for mnist, "+dataset.FashionDir+" for fashion; required for cifar10)")
 	fs.StringVar(&cfg.Arch, "arch", "cnn", "architecture: "+strings.Join(bnn.Archs, ", "))
-	fs.StringVar(&cfg.Method, "method", "gfsvgd", "training method: "+strings.Join(ensemble.Methods, ", "))
+	fs.StringVar(&cfg.Method, "method", ensemble.DefaultMethod, "training method: "+strings.Join(ensemble.Methods, ", "))
 	fs.IntVar(&cfg.Ensemble, "ensemble", 5, "number of networks")
 	fs.IntVar(&cfg.Epochs, "epochs", 2, "passes over the training data per network")
 	fs.IntVar(&cfg.Batch, "batch", 64, "minibatch size")
@@ -235,7 +235,7 @@ func runBNNTrain(e *env, cfg ensemble.Config, out, jsonPath, dataDir string, res
 	if res.Alphas != nil {
 		fmt.Fprintf(w, "boosting α %s\n", fmtAcc(res.Alphas))
 	}
-	if cfg.Method == "gfsvgd" && len(res.History) > 0 {
+	if cfg.Spec().Joint && len(res.History) > 0 {
 		fmt.Fprintf(w, "GF-SVGD    per epoch: repulsive/driving term, mean off-diagonal kernel, ESS of ρ/p_c (of %d)\n", cfg.Ensemble)
 		for _, h := range res.History {
 			fmt.Fprintf(w, "           epoch %d: %.3g, %.3g, %.2f\n", h.Epoch, h.Repulsion, h.KernelOffDiagonal, h.ImportanceESS)

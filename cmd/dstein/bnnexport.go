@@ -287,7 +287,7 @@ func bnnExport(tr *ensemble.Trained) (*bnnIndex, []bnnArray) {
 		Sign:       "sign(x) = +1 for x ≥ 0, −1 otherwise; every sign layer and every binary weight uses it",
 		BNEpsilon:  bnn.BNEpsilon, Config: cfg, Layers: []bnnLayer{}, Files: []bnnFile{}}
 	idx.Alphas = nil
-	if cfg.Method == "benn" {
+	if cfg.Spec().Boosted {
 		idx.Alphas = tr.Alphas
 		idx.Prediction = "the average of the members' softmax(logits) weighted by benn_alphas"
 	}
