@@ -495,3 +495,24 @@ func TestPackedJournal(t *testing.T) {
 		t.Errorf("--restart did not set the packed journal aside: %v", err)
 	}
 }
+
+// A packing run never replaces a file in the place of the packed journal
+// that is not one: a resume with the plain journal beside a foreign
+// NAME.trials.csv.gz is refused before any work, the file kept.
+func TestPackRefusesAForeignFile(t *testing.T) {
+	dir := t.TempDir()
+	e, _ := Get("ising-n")
+	cfg := Config{Out: dir, Seed: 5, Mode: Tiny, NoSVG: true}
+	if _, err := e.Run(context.Background(), cfg); err != nil {
+		t.Fatal(err)
+	}
+	gz := filepath.Join(dir, "ising-n.trials.csv.gz")
+	os.WriteFile(gz, []byte("my own notes"), 0o644)
+	cfg.Pack = true
+	if _, err := e.Run(context.Background(), cfg); err == nil || !strings.Contains(err.Error(), "is not a packed trial journal") {
+		t.Errorf("a foreign file in the packed journal's place: %v", err)
+	}
+	if b, _ := os.ReadFile(gz); string(b) != "my own notes" {
+		t.Errorf("the foreign file was changed: %q", b)
+	}
+}

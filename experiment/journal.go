@@ -178,6 +178,13 @@ func openLockedJournal(name string, cfg Config) (*journal, error) {
 		j.create, j.restart, j.sideDirty = true, true, true
 		return j, nil
 	}
+	if exists && packedExists && cfg.Pack {
+		// The run will replace the packed journal with the plain one:
+		// only when it is a journal (a file the user put there is kept).
+		if err := checkPacked(path + packedSuffix); err != nil {
+			return nil, err
+		}
+	}
 	j.packed = !exists && packedExists
 	exists = exists || packedExists
 	if !exists {

@@ -7,6 +7,7 @@ import (
 	"fmt"
 	"io"
 	"os"
+	"strings"
 	"syscall"
 
 	"github.com/dstein/dstein/internal/safeio"
@@ -112,4 +113,24 @@ func (j *journal) packNow() error {
 		return err
 	}
 	return packJournal(j.path)
+}
+
+// checkPacked refuses a file in the place of a packed journal that is not
+// one: it must unpack to a journal's header (today's, or the first
+// round's comment line).
+func checkPacked(path string) error {
+	f, err := safeio.Open(path, "packed trial journal", 0)
+	if err != nil {
+		return err
+	}
+	defer f.Close()
+	head := make([]byte, len(journalColumns))
+	zr, err := gzip.NewReader(bufio.NewReader(f))
+	if err == nil {
+		_, err = io.ReadFull(zr, head)
+	}
+	if err != nil || !strings.HasPrefix(string(head), journalColumns) && !strings.HasPrefix(string(head), "# dstein") {
+		return fmt.Errorf("%s is not a packed trial journal, and this run would replace it (move it, or use another --out-dir)", path)
+	}
+	return nil
 }
