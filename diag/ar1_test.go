@@ -127,52 +127,38 @@ func TestIIDRhatESS(t *testing.T) {
 }
 
 // Over many AR(1) runs (φ = 0.5, 4 chains of 500, ESS ≈ 667), the
-// interval mean ± 1.645·MCSE must cover the true mean 0 in 90% of them.
-// With 1000 runs the binomial SE of the coverage is √(0.9·0.1/1000) ≈
-// 0.0095; the tolerance is 4 SE = 0.038.
+// interval mean ± 1.645·MCSE must cover the true mean 0 in 90% of them,
+// and SD ± 1.645·MCSESD the true SD 1 (the chains have unit stationary
+// variance). With 1000 runs the binomial SE of a coverage is
+// √(0.9·0.1/1000) ≈ 0.0095; the tolerance is 4 SE = 0.038. The delta
+// method's interval for SD is symmetric where SD's sampling distribution
+// is slightly skewed; at 2000 draws that is far below the tolerance.
 func TestMCSECoverage(t *testing.T) {
 	r := rng.NewKey(33).For(rng.Test).Rand()
 	var w Workspace
 	const runs = 1000
-	covered := 0
+	var mean, sd int
 	for range runs {
 		s, err := w.Summarize(ar1(r, 4, 500, 0.5))
 		if err != nil {
 			t.Fatal(err)
 		}
 		if math.Abs(s.Mean) <= 1.645*s.MCSE {
-			covered++
-		}
-	}
-	cov := float64(covered) / runs
-	t.Logf("coverage %.3f", cov)
-	if se := math.Sqrt(0.9 * 0.1 / runs); math.Abs(cov-0.9) > 4*se {
-		t.Errorf("coverage %.3f, want 0.900 ± %.3f", cov, 4*se)
-	}
-}
-
-// The same runs for SD: the AR(1) chains have unit stationary variance,
-// so SD ± 1.645·MCSESD must cover 1 in 90% of runs (tolerance 4 binomial
-// SE, as above). The delta method's interval is symmetric where SD's
-// sampling distribution is slightly skewed; at 2000 draws that is far
-// below the tolerance.
-func TestMCSESDCoverage(t *testing.T) {
-	r := rng.NewKey(34).For(rng.Test).Rand()
-	var w Workspace
-	const runs = 1000
-	covered := 0
-	for range runs {
-		s, err := w.Summarize(ar1(r, 4, 500, 0.5))
-		if err != nil {
-			t.Fatal(err)
+			mean++
 		}
 		if math.Abs(s.SD-1) <= 1.645*s.MCSESD {
-			covered++
+			sd++
 		}
 	}
-	cov := float64(covered) / runs
-	t.Logf("coverage %.3f", cov)
-	if se := math.Sqrt(0.9 * 0.1 / runs); math.Abs(cov-0.9) > 4*se {
-		t.Errorf("coverage of SD %.3f, want 0.900 ± %.3f", cov, 4*se)
+	se := math.Sqrt(0.9 * 0.1 / runs)
+	for _, c := range []struct {
+		what    string
+		covered int
+	}{{"the mean", mean}, {"SD", sd}} {
+		cov := float64(c.covered) / runs
+		t.Logf("coverage of %s %.3f", c.what, cov)
+		if math.Abs(cov-0.9) > 4*se {
+			t.Errorf("coverage of %s %.3f, want 0.900 ± %.3f", c.what, cov, 4*se)
+		}
 	}
 }

@@ -66,25 +66,9 @@ func judgePower(null float64, hasNull bool) judge {
 		if len(g) == 0 || len(d) == 0 || len(m) == 0 {
 			return missing("gfksd, dksd and mmd rejection rates")
 		}
-		above, belowAny, of := 0, 0, 0
-		for _, x := range g.xs() {
-			if hasNull && x == null {
-				continue
-			}
-			dr, ok1 := d[x]
-			mr, ok2 := m[x]
-			if !ok1 || !ok2 {
-				continue
-			}
-			of++
-			// Above means a higher rejection rate beyond noise.
-			if below(dr, g[x]) && below(mr, g[x]) {
-				above++
-			}
-			if below(g[x], dr) || below(g[x], mr) {
-				belowAny++
-			}
-		}
+		// Above means a higher rejection rate beyond noise.
+		t := against(g, func(x float64) bool { return hasNull && x == null }, d, m)
+		above, belowAny, of := t.allAbove, t.anyBelow, t.of
 		because := fmt.Sprintf("GF-KSD (dstein's default surrogate) rejects more often than both DKSD and MMD at %d of %d alternatives and less often than one of them at %d", above, of, belowAny)
 		if of == 0 {
 			return missing("alternatives")

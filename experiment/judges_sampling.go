@@ -229,21 +229,8 @@ func judgeEnsembles(rows []Row, _ Mode) Verdict {
 	if len(xs) < 2 {
 		return missing("GF-SVGD ensembles of two sizes")
 	}
-	wins, of := 0, 0
-	for _, x := range xs {
-		if x <= 1 {
-			continue
-		}
-		b, ok1 := bag[x]
-		e, ok2 := benn[x]
-		if !ok1 || !ok2 {
-			continue
-		}
-		of++
-		if below(b, g[x]) && below(e, g[x]) {
-			wins++
-		}
-	}
+	t := against(g, func(x float64) bool { return x <= 1 }, bag, benn)
+	wins, of := t.allAbove, t.of
 	single, big := g[xs[0]], g[xs[len(xs)-1]]
 	ens := below(single, big)
 	because := fmt.Sprintf("GF-SVGD above bagging and BENN at %d of %d ensemble sizes; its %g-network ensemble %.4g against its single network's %.4g (%s)",

@@ -220,27 +220,59 @@ var gfVariants = []string{"gfsvgd-paper", "gfsvgd-transport"}
 // beatsAll counts the x where method's metric is below every baseline's,
 // of the x where all have it.
 func beatsAll(rows []Row, method, metric string, baselines ...string) (wins, of int) {
-	s := pick(rows, method, metric)
+	others := make([]byX, len(baselines))
+	for k, b := range baselines {
+		others[k] = pick(rows, b, metric)
+	}
+	t := against(pick(rows, method, metric), nil, others...)
+	return t.allBelow, t.of
+}
+
+// tally is how one series compares with others, x by x, beyond noise
+// (below: by more than 2 SE of the difference).
+type tally struct {
+	of       int // the x where every series has a row
+	allAbove int // s above every other
+	allBelow int // s below every other
+	anyBelow int // s below at least one other
+}
+
+// against compares s with others at each x of s where all of them have a
+// row and skip (when not nil) does not leave x out.
+func against(s byX, skip func(x float64) bool, others ...byX) tally {
+	var t tally
 	for _, x := range s.xs() {
-		all := true
-		win := true
-		for _, b := range baselines {
-			r, ok := pick(rows, b, metric)[x]
-			if !ok {
-				all = false
-				break
-			}
-			win = win && below(s[x], r)
-		}
-		if !all {
+		if skip != nil && skip(x) {
 			continue
 		}
-		of++
-		if win {
-			wins++
+		rs := make([]Row, 0, len(others))
+		for _, o := range others {
+			if r, ok := o[x]; ok {
+				rs = append(rs, r)
+			}
+		}
+		if len(rs) < len(others) {
+			continue
+		}
+		t.of++
+		above, allBelow, anyBelow := true, true, false
+		for _, r := range rs {
+			above = above && below(r, s[x])
+			b := below(s[x], r)
+			allBelow = allBelow && b
+			anyBelow = anyBelow || b
+		}
+		if above {
+			t.allAbove++
+		}
+		if allBelow {
+			t.allBelow++
+		}
+		if anyBelow {
+			t.anyBelow++
 		}
 	}
-	return wins, of
+	return t
 }
 
 // plural writes n and the noun, with an s unless n is 1.

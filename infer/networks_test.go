@@ -2,6 +2,7 @@ package infer
 
 import (
 	"context"
+	"flag"
 	"fmt"
 	"math"
 	"os"
@@ -12,6 +13,8 @@ import (
 	"github.com/dstein/dstein/model/bif"
 	"github.com/dstein/dstein/rng"
 )
+
+var networksLong = flag.Bool("networks.long", false, "TestBayesianNetworksAgreeOrWarn: add parallel tempering on insurance with 4 × 20,000 draws (about 10 s), required to agree within 4.5 MCSE")
 
 // On public Bayesian networks (bnlearn's, shipped with the BIF reader's
 // tests) a chain run either agrees with the exact marginals within its
@@ -28,22 +31,33 @@ import (
 // warns, rightly (alarm: HR = LOW 0.0078 ± 0.0017 against 0.0140;
 // insurance: MakeModel = SuperLuxury, P = 0.002, never visited); parallel
 // tempering agrees on alarm silently (largest |z| 2.0) and warns on
-// insurance at this length (SuperLuxury 0.00033 ± 0.00017; at 20,000
-// draws it agrees, largest |z| 1.9). The runs expected silent are required to be
-// silent, so that the check of their error bars cannot pass vacuously.
+// insurance at this length (SuperLuxury 0.00033 ± 0.00017); at 20,000
+// draws (-networks.long) it agrees, largest |z| 2.7, and notes only a
+// rare state. The runs expected
+// silent are required to be silent, so that the check of their error bars
+// cannot pass vacuously.
 func TestBayesianNetworksAgreeOrWarn(t *testing.T) {
 	if testing.Short() {
 		t.Skip("6 runs of 20,000 draws")
 	}
-	for _, c := range []struct {
+	type run struct {
 		net, method string
 		silent      bool // required to pass every check
-	}{
-		{"sachs", "gibbs", true}, {"child", "gibbs", true},
-		{"alarm", "gibbs", false}, {"insurance", "gibbs", false},
-		{"alarm", "pt", true}, {"insurance", "pt", false},
-	} {
-		t.Run(c.net+"/"+c.method, func(t *testing.T) {
+		agree       bool // required within 4.5 MCSE, warnings or not
+		draws       int
+	}
+	runs := []run{
+		{"sachs", "gibbs", true, true, 5000}, {"child", "gibbs", true, true, 5000},
+		{"alarm", "gibbs", false, false, 5000}, {"insurance", "gibbs", false, false, 5000},
+		{"alarm", "pt", true, true, 5000}, {"insurance", "pt", false, false, 5000},
+	}
+	if *networksLong {
+		// It notes a rare state (OtherCarCost = Million, P = 1.1e-5,
+		// seen fewer than 10 times), rightly, and must agree.
+		runs = append(runs, run{"insurance", "pt", false, true, 20000})
+	}
+	for _, c := range runs {
+		t.Run(fmt.Sprintf("%s/%s/%d", c.net, c.method, c.draws), func(t *testing.T) {
 			t.Parallel()
 			f, err := os.Open("../model/bif/testdata/" + c.net + ".bif")
 			if err != nil {
@@ -77,7 +91,7 @@ func TestBayesianNetworksAgreeOrWarn(t *testing.T) {
 			if err != nil {
 				t.Fatal(err)
 			}
-			spec := chains(5000, 5000)(p)
+			spec := chains(c.draws, c.draws)(p)
 			spec.Key = rng.NewKey(3)
 			out, err := Run(context.Background(), g, spec)
 			if err != nil {
@@ -110,8 +124,8 @@ func TestBayesianNetworksAgreeOrWarn(t *testing.T) {
 			}
 			t.Logf("%d quantities, largest |z| %.1f (%s); %d warnings", n, worstZ, worst, len(flags))
 			switch {
-			case len(flags) == 0 && worstZ > 4.5:
-				t.Errorf("a silent run is %.1f MCSE off: %s", worstZ, worst)
+			case (len(flags) == 0 || c.agree) && worstZ > 4.5:
+				t.Errorf("a run that is silent or must agree is %.1f MCSE off: %s", worstZ, worst)
 			case c.silent && len(flags) > 0:
 				t.Errorf("expected no warning; got %s", strings.Join(flags, "\n"))
 			}

@@ -17,10 +17,19 @@ import (
 // same figure gives the same bytes.
 func writePalettedPNG(w io.Writer, img image.Image) error {
 	b := img.Bounds()
+	// at reads a pixel; vgimg's canvas is an *image.RGBA, read in place
+	// (At would box every pixel in an interface).
+	at := func(x, y int) color.RGBA { return rgba(img.At(x, y)) }
+	if m, ok := img.(*image.RGBA); ok {
+		at = func(x, y int) color.RGBA {
+			p := m.Pix[m.PixOffset(x, y):]
+			return color.RGBA{p[0], p[1], p[2], p[3]}
+		}
+	}
 	counts := map[color.RGBA]int{}
 	for y := b.Min.Y; y < b.Max.Y; y++ {
 		for x := b.Min.X; x < b.Max.X; x++ {
-			counts[rgba(img.At(x, y))]++
+			counts[at(x, y)]++
 		}
 	}
 	type entry struct {
@@ -48,7 +57,7 @@ func writePalettedPNG(w io.Writer, img image.Image) error {
 	out := image.NewPaletted(b, pal)
 	for y := b.Min.Y; y < b.Max.Y; y++ {
 		for x := b.Min.X; x < b.Max.X; x++ {
-			c := rgba(img.At(x, y))
+			c := at(x, y)
 			k, ok := index[c]
 			if !ok {
 				k = nearest(pal, c)
