@@ -20,9 +20,18 @@ func init() {
 		QuickTrials: 1,
 		Unsharded:   true,
 		Setting:     "ensemble size",
-		Options:     map[string]float64{"fashion": 0, "epochs": 0, "train": 0},
+		Settings:    BNNSettings{},
 		body:        runBNN,
 	})
+}
+
+// BNNSettings are the options of bnn.
+type BNNSettings struct {
+	Fashion bool `opt:"fashion" flag:"fashion" help:"Fashion-MNIST instead of MNIST"`
+	// Epochs per network and the number of training examples (0: the
+	// mode's).
+	Epochs int `opt:"epochs" flag:"epochs,positive" help:"epochs per network (default: the mode's)"`
+	Train  int `opt:"train" flag:"train-limit,positive" help:"train on the first N training examples only (default: the mode's; all in full runs)"`
 }
 
 // bnnPlan is the budget of one mode of the bnn experiment.
@@ -57,14 +66,15 @@ var bnnLabels = map[string]string{
 // STE and one BNN+ network. Every network sees epochs × N examples.
 func runBNN(r *runner) (*Result, error) {
 	plan := bnnPlanFor(r.cfg.Mode)
-	if e := r.cfg.Options["epochs"]; e > 0 {
-		plan.epochs = int(e)
+	set := settingsOf[BNNSettings](r)
+	if set.Epochs > 0 {
+		plan.epochs = set.Epochs
 	}
-	if n := r.cfg.Options["train"]; n > 0 {
-		plan.trainLimit = int(n)
+	if set.Train > 0 {
+		plan.trainLimit = set.Train
 	}
 	data := "mnist"
-	if r.cfg.Options["fashion"] != 0 {
+	if set.Fashion {
 		data = "fashion"
 	}
 	train, test, err := dataset.Load(data, "")

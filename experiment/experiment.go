@@ -24,9 +24,10 @@ type Experiment struct {
 	// runs use fewer.
 	Trials      int
 	QuickTrials int
-	// Options lists the experiment-specific options it understands, with
-	// their defaults.
-	Options map[string]float64
+	// Settings, when the experiment has options of its own, is a struct
+	// of them holding their defaults (see OptionValue for its tags); a
+	// run's Config.Settings is a value of the same type.
+	Settings any
 	// Legacy gives, for an option added after journals were published,
 	// the value it had in journals that do not record it when that is not
 	// its default (the suite's estimates: frequencies before round three,
@@ -35,8 +36,11 @@ type Experiment struct {
 	// Setting names the swept quantity (the x of the table).
 	Setting string
 	// UsesUAI experiments accept a directory of UAI networks
-	// (Config.UAIDir).
+	// (Config.UAIDir) and a selection of their methods (Config.Methods).
 	UsesUAI bool
+	// UsesVariants experiments compare the GF-SVGD variants that
+	// Config.Variants names.
+	UsesVariants bool
 	// Unsharded experiments (one long trial) refuse Config.Shard.
 	Unsharded bool
 	body      func(r *runner) (*Result, error)
@@ -53,6 +57,17 @@ func Names() []string {
 		out = append(out, k)
 	}
 	sort.Strings(out)
+	return out
+}
+
+// experimentsWith lists the experiments for which has is true.
+func experimentsWith(has func(*Experiment) bool) []string {
+	var out []string
+	for _, n := range Names() {
+		if has(registry[n]) {
+			out = append(out, n)
+		}
+	}
 	return out
 }
 
@@ -181,28 +196,23 @@ func (e *Experiment) Check(cfg Config) error {
 
 // prepare completes cfg and opens the journal (see Run).
 func (e *Experiment) prepare(cfg Config) (Config, *journal, error) {
-	for k, v := range cfg.Options {
-		if math.IsNaN(v) || math.IsInf(v, 0) {
-			return cfg, nil, fmt.Errorf("experiment option %s is %v; want a finite number", k, v)
-		}
+	opts, err := e.encode(cfg.Settings)
+	if err != nil {
+		return cfg, nil, err
 	}
-	opts := map[string]float64{}
-	for k, v := range e.Options {
-		opts[k] = v
+	if cfg.settings, err = e.decode(opts); err != nil {
+		return cfg, nil, err
 	}
-	for k, v := range cfg.Options {
-		if _, ok := e.Options[k]; !ok {
-			return cfg, nil, fmt.Errorf("experiment %s has no option %q", e.Name, k)
-		}
-		opts[k] = v
+	cfg.options = opts
+	cfg.defaults = e.defaultOptions()
+	for k, old := range e.Legacy {
+		cfg.defaults[k] = old
 	}
-	cfg.Options = opts
-	cfg.defaults = map[string]float64{}
-	for k, v := range e.Options {
-		cfg.defaults[k] = v
-		if old, ok := e.Legacy[k]; ok {
-			cfg.defaults[k] = old
-		}
+	if len(cfg.Variants) > 0 && !e.UsesVariants {
+		return cfg, nil, fmt.Errorf("experiment %s compares no GF-SVGD variants (--variants applies to %s)", e.Name, strings.Join(experimentsWith(func(e *Experiment) bool { return e.UsesVariants }), ", "))
+	}
+	if len(cfg.Methods) > 0 && !e.UsesUAI {
+		return cfg, nil, fmt.Errorf("experiment %s takes no selection of methods (--methods applies to %s)", e.Name, strings.Join(experimentsWith(func(e *Experiment) bool { return e.UsesUAI }), ", "))
 	}
 	if cfg.UAIDir != "" {
 		if !e.UsesUAI {

@@ -167,7 +167,7 @@ func TestResume(t *testing.T) {
 // changed settings do when it has trials, and methods may be added.
 func TestJournalMethodSettings(t *testing.T) {
 	dir := t.TempDir()
-	cfg := Config{Out: dir, Seed: 1, Mode: Tiny, Options: map[string]float64{}}
+	cfg := Config{Out: dir, Seed: 1, Mode: Tiny}
 	j, err := openJournal("x", cfg)
 	if err != nil {
 		t.Fatal(err)
@@ -219,8 +219,11 @@ func TestUnknownExperimentAndOption(t *testing.T) {
 		t.Error("unknown experiment accepted")
 	}
 	e, _ := Get("rbm-n")
-	if _, err := e.Run(context.Background(), Config{Out: t.TempDir(), Mode: Tiny, Options: map[string]float64{"field": 1}}); err == nil {
-		t.Error("an option rbm-n does not have was accepted")
+	if _, err := e.Run(context.Background(), Config{Out: t.TempDir(), Mode: Tiny, Settings: IsingNSettings{Field: 1}}); err == nil || !strings.Contains(err.Error(), "RBMNSettings") {
+		t.Errorf("ising-n's settings given to rbm-n: %v; want an error naming the type it takes", err)
+	}
+	if _, err := e.ParseSettings(map[string]string{"field": "1"}); err == nil || !strings.Contains(err.Error(), "--nmax") {
+		t.Errorf("--field given to rbm-n: %v; want an error listing its options", err)
 	}
 }
 
@@ -384,7 +387,7 @@ func TestJournalNewOption(t *testing.T) {
 		t.Errorf("the resume computed trials again:\n%s", log.String())
 	}
 	os.WriteFile(side, []byte(old), 0o644)
-	cfg.Options = map[string]float64{"field": 0.2}
+	cfg.Settings = IsingNSettings{Field: 0.2}
 	if _, err := e.Run(context.Background(), cfg); err == nil || !strings.Contains(err.Error(), "other settings") {
 		t.Errorf("a journal without the option was reused with a non-default value: %v", err)
 	}

@@ -232,7 +232,7 @@ func init() {
 		Trials:      200,
 		QuickTrials: 20,
 		Setting:     "n",
-		Options:     map[string]float64{"sigma": 0.05},
+		Settings:    GOFRBMNSettings{Sigma: 0.05},
 		body:        runGOFRBMN,
 	})
 }

@@ -103,12 +103,19 @@ func runGOFRBMSigma(r *runner) (*Result, error) {
 		fmt.Sprintf("RBM d = %d, M = %d, model W, exact samples from W + ε, ε ~ N(0, σ'²) fresh in each trial; n = %d", null.Dim(), null.Hidden(), n), "weight noise σ'", false)
 }
 
+// GOFRBMNSettings are the options of gof-rbm-n.
+type GOFRBMNSettings struct {
+	// Sigma is the standard deviation σ' of the noise on the alternative's
+	// weights.
+	Sigma float64 `opt:"sigma" flag:"sigma,nonnegative" help:"standard deviation σ' of the noise added to the RBM's weights"`
+}
+
 func runGOFRBMN(r *runner) (*Result, error) {
 	null, truth, _, err := gofRBMNull(r)
 	if err != nil {
 		return nil, err
 	}
-	sigma := r.cfg.Options["sigma"]
+	sigma := settingsOf[GOFRBMNSettings](r).Sigma
 	ns := []int{50, 100, 200, 500, 1000}
 	switch r.cfg.Mode {
 	case Quick:

@@ -160,7 +160,7 @@ func lockJournal(dir, name string) (*safeio.Lock, error) {
 func openLockedJournal(name string, cfg Config) (*journal, error) {
 	path := filepath.Join(cfg.dir(), name+".trials.csv")
 	side := filepath.Join(cfg.dir(), name+".trials.json")
-	want := journalSettings{Format: journalFormat, Experiment: name, Seed: cfg.Seed, Mode: cfg.Mode.String(), Options: cfg.Options, Version: cfg.version(), Inputs: cfg.inputs, Trials: cfg.trials, Shard: cfg.Shard.String(), Selected: cfg.Methods}
+	want := journalSettings{Format: journalFormat, Experiment: name, Seed: cfg.Seed, Mode: cfg.Mode.String(), Options: cfg.options, Version: cfg.version(), Inputs: cfg.inputs, Trials: cfg.trials, Shard: cfg.Shard.String(), Selected: cfg.Methods}
 	j := &journal{path: path, side: side, done: map[key]map[string]float64{}, settings: want, checksums: true, log: cfg.Log, pack: cfg.Pack}
 	exists, err := noLink(path)
 	if err != nil {

@@ -75,7 +75,7 @@ func (e *Experiment) Merge(ctx context.Context, cfg Config, dirs []string) (res 
 		shards = append(shards, sj)
 	}
 	first := shards[0].settings
-	for k, v := range e.Options {
+	for k, v := range e.defaultOptions() {
 		if _, ok := first.Options[k]; !ok {
 			first.Options[k] = v
 		}
@@ -84,7 +84,7 @@ func (e *Experiment) Merge(ctx context.Context, cfg Config, dirs []string) (res 
 	trials := first.Trials
 	methods := map[string][]byte{}
 	for _, s := range shards {
-		for k, v := range e.Options {
+		for k, v := range e.defaultOptions() {
 			if _, ok := s.settings.Options[k]; !ok {
 				s.settings.Options[k] = v
 			}
@@ -149,7 +149,11 @@ func (e *Experiment) Merge(ctx context.Context, cfg Config, dirs []string) (res 
 	if err != nil {
 		return nil, err
 	}
-	run := Config{Seed: first.Seed, Mode: mode, Trials: trials, Options: first.Options, Methods: first.Selected,
+	settings, err := e.decode(first.Options)
+	if err != nil {
+		return nil, fmt.Errorf("%s: %w", shards[0].dir, err)
+	}
+	run := Config{Seed: first.Seed, Mode: mode, Trials: trials, Settings: settings, Methods: first.Selected,
 		UAIDir: cfg.UAIDir, Log: cfg.Log, Progress: cfg.Progress, Budget: cfg.Budget}
 	if cfg.UAIDir == "" && len(first.Inputs) > 0 {
 		return nil, fmt.Errorf("the shards scored UAI networks (%d files): give their directory with --uai", len(first.Inputs))

@@ -131,7 +131,7 @@ func TestMergeRefuses(t *testing.T) {
 // with the first run.
 func TestJournalLock(t *testing.T) {
 	dir := t.TempDir()
-	cfg := Config{Out: dir, Seed: 1, Mode: Tiny, Options: map[string]float64{}}
+	cfg := Config{Out: dir, Seed: 1, Mode: Tiny}
 	j, err := openJournal("x", cfg)
 	if err != nil {
 		t.Fatal(err)

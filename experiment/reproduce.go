@@ -4,10 +4,10 @@ import (
 	"fmt"
 	"maps"
 	"slices"
-	"sort"
 	"strconv"
 	"strings"
 
+	"github.com/dstein/dstein/infer"
 	"github.com/dstein/dstein/internal/shellquote"
 )
 
@@ -24,12 +24,13 @@ type Reproduction struct {
 	// full run (0: the default); quick runs use the experiment's quick
 	// trials.
 	Trials int
-	// Options are the experiment options of the run (--field, --n, …).
-	Options map[string]float64
-	// FullOptions are options of the full run only, which set its budget
-	// (the BNN experiment's epochs and training examples); quick and tiny
-	// runs keep their mode's.
-	FullOptions map[string]float64
+	// Settings are the experiment's options of the run (--field, --n,
+	// …): a value of its settings type, nil for its defaults.
+	Settings any
+	// FullSettings, when set, replace Settings in the full run: they set
+	// its budget (the BNN experiment's epochs and training examples);
+	// quick and tiny runs keep their mode's.
+	FullSettings any
 	// Methods, for the suite, selects methods (nil: all).
 	Methods []string
 	// Variants, for variants-ising and variants-rbm, names the GF-SVGD
@@ -54,7 +55,9 @@ func Reproductions() []Reproduction {
 	// The suite's runs of round two, scored by the draws' frequencies:
 	// only the main suite was rerun (round three) with the means as users
 	// see them.
-	freq := func(o map[string]float64) map[string]float64 { o["estimates"] = 0; return o }
+	freq := func(n int) SuiteSettings {
+		return SuiteSettings{N: n, Estimates: SuiteEstimates{infer.Frequencies}}
+	}
 	// The variant study of EXPERIMENTS.md: every variant screened on 5
 	// trials, the finalists (with the hybrid preset and the sweeps-alone
 	// ablations) on 20.
@@ -76,7 +79,7 @@ func Reproductions() []Reproduction {
 			Claim: "a Gaussian base gives an easier p_c than mixture bases", judge: judgeBase},
 		{ID: "categorical", Name: "categorical", FullTime: "8 CPU-minutes (11 min on 2 cores shared with other runs)",
 			Claim: "GF-SVGD recovers the appendix's 1-D categorical distribution", judge: judgeCategorical},
-		{ID: "ising-n-field", Name: "ising-n", Trials: 20, Options: map[string]float64{"field": 0.2}, FullTime: "22 CPU-minutes (14 min on 2 cores)",
+		{ID: "ising-n-field", Name: "ising-n", Trials: 20, Settings: IsingNSettings{Field: 0.2}, FullTime: "22 CPU-minutes (14 min on 2 cores)",
 			Claim: "(ours) the Ising result with fields, whose means are not all zero; a particle method that beats i.i.d. sampling at equal n", judge: judgeBeatsIID("mse", particleMethods)},
 		{ID: "variants-ising-screen", Name: "variants-ising", Trials: 5, Variants: screenVariants, FullTime: "1.9 CPU-minutes (80 s on 2 cores)",
 			Claim: "(ours) a screen of GF-SVGD variants on the Ising grid with fields: some variant beats i.i.d. sampling (5 trials)", judge: judgeBeatsIID("mse", gfOnly)},
@@ -92,14 +95,14 @@ func Reproductions() []Reproduction {
 			Claim: "(ours) which GF-SVGD variant beats i.i.d. sampling on the d = 100 RBM: the finalists, the hybrid preset and the ablations (20 trials)", judge: judgeBeatsIID("mse", gfOnly)},
 		{ID: "suite", Name: "suite", FullTime: "135 CPU-minutes (86 min on 2 cores, shared with other work for part of it)",
 			Claim: "(ours) dstein's default is the sampler the suite's rule chooses on easy and hard targets at equal cost: never worse than 1.5× Gibbs, the two-mode masses right, the smallest worst ratio to the best method", judge: judgeDefault(suiteDefault)},
-		{ID: "suite-n20", Name: "suite", Options: freq(map[string]float64{"n": 20}), Methods: herdMethods, FullTime: "6 CPU-minutes (4.6 min on 2 cores)",
+		{ID: "suite-n20", Name: "suite", Settings: freq(20), Methods: herdMethods, FullTime: "6 CPU-minutes (4.6 min on 2 cores)",
 			Claim: "(ours) n = 20 points that represent p better than 20 i.i.d. draws", judge: judgePoints},
-		{ID: "suite-n50", Name: "suite", Options: freq(map[string]float64{"n": 50}), Methods: herdMethods, FullTime: "about 12 CPU-minutes (10 min on 2 cores)",
+		{ID: "suite-n50", Name: "suite", Settings: freq(50), Methods: herdMethods, FullTime: "about 12 CPU-minutes (10 min on 2 cores)",
 			Claim: "(ours) n = 50 points that represent p better than 50 i.i.d. draws", judge: judgePoints},
-		{ID: "suite-uai", Name: "suite", Trials: 16, Needs: "uai", Options: freq(map[string]float64{}), FullTime: "104 CPU-minutes (68 min on 2 cores)",
+		{ID: "suite-uai", Name: "suite", Trials: 16, Needs: "uai", Settings: freq(0), FullTime: "104 CPU-minutes (68 min on 2 cores)",
 			Methods: []string{"pt", "dmala", "dhmc", "gfsvgd", "hybrid", "strat-gibbs", "pt-strat", "gibbs-4chains", "pt-4chains", "pt-8chains", "pt-20chains"},
 			Claim:   "(ours) on the UAI networks of a directory (reproduce --uai DIR) some candidate for the default meets both of its conditions (without GWG, minutes a run on the larger networks, and Swendsen–Wang, Ising models only)", judge: judgeDefault("")},
-		{ID: "suite-uai-herd", Name: "suite", Trials: 16, Needs: "uai", Options: freq(map[string]float64{}), Methods: []string{"pt-herd", "pt-4chains"}, FullTime: "about 13 min on 2 cores (11 min of sampling by the runs' own timings, and the ground truths)",
+		{ID: "suite-uai-herd", Name: "suite", Trials: 16, Needs: "uai", Settings: freq(0), Methods: []string{"pt-herd", "pt-4chains"}, FullTime: "about 13 min on 2 cores (11 min of sampling by the runs' own timings, and the ground truths)",
 			Claim: "(ours) representative points (the compact preset) on the UAI networks of a directory (reproduce --uai DIR) represent p better than as many i.i.d. draws", judge: judgePoints},
 		{ID: "discs", Name: "discs", FullTime: "47 min on 2 cores, 118 MB peak (run in two parts)",
 			Claim: "(ours) dstein's samplers on DISCS's targets with DISCS's metric, beside DISCS's published numbers", judge: judgeDISCS},
@@ -113,7 +116,7 @@ func Reproductions() []Reproduction {
 			Claim: "GF-KSD detects a change of the Ising model's temperature", judge: judgeDetects},
 		{ID: "gof-ising-n", Name: "gof-ising-n", FullTime: "6.9 min on 2 cores",
 			Claim: "GF-KSD's power against n on the Ising grid (T = 20 against T' = 15)", judge: judgePowerGrows},
-		{ID: "bnn", Name: "bnn", FullOptions: map[string]float64{"epochs": 1, "train": 20000}, FullTime: "12 CPU-minutes (9 min on 2 cores)",
+		{ID: "bnn", Name: "bnn", FullSettings: BNNSettings{Epochs: 1, Train: 20000}, FullTime: "12 CPU-minutes (9 min on 2 cores)",
 			Claim: "GF-SVGD ensembles of binarized networks beat bagging and boosting, and ensembles beat single networks", judge: judgeEnsembles},
 	}
 }
@@ -133,32 +136,24 @@ func GetReproduction(id string) (Reproduction, error) {
 // Config returns the configuration of the run into out in the given mode
 // (quick and tiny runs take their mode's number of trials).
 func (p Reproduction) Config(out string, mode Mode) Config {
-	cfg := Config{Out: out, Seed: 1, Trials: p.Trials, Mode: mode, Options: map[string]float64{}, Methods: p.Methods, Variants: p.Variants}
-	for k, v := range p.options(mode) {
-		cfg.Options[k] = v
-	}
+	cfg := Config{Out: out, Seed: 1, Trials: p.Trials, Mode: mode, Settings: p.settings(mode), Methods: p.Methods, Variants: p.Variants}
 	if mode != Full {
 		cfg.Trials = 0
 	}
 	return cfg
 }
 
-// options returns the options of a run in the given mode.
-func (p Reproduction) options(mode Mode) map[string]float64 {
-	out := map[string]float64{}
-	for k, v := range p.Options {
-		out[k] = v
+// settings returns the settings of a run in the given mode.
+func (p Reproduction) settings(mode Mode) any {
+	if mode == Full && p.FullSettings != nil {
+		return p.FullSettings
 	}
-	if mode == Full {
-		for k, v := range p.FullOptions {
-			out[k] = v
-		}
-	}
-	return out
+	return p.Settings
 }
 
 // Command is the dstein command line of the run into out in the given
-// mode, each word quoted for a POSIX shell where it needs it.
+// mode, each word quoted for a POSIX shell where it needs it: the options
+// that differ from the experiment's defaults, in the order of their keys.
 func (p Reproduction) Command(out string, mode Mode) string {
 	args := []string{"dstein", "experiment", p.Name}
 	if mode != Full {
@@ -166,22 +161,15 @@ func (p Reproduction) Command(out string, mode Mode) string {
 	} else if p.Trials > 0 {
 		args = append(args, "--trials", strconv.Itoa(p.Trials))
 	}
-	opts := p.options(mode)
-	keys := make([]string, 0, len(opts))
-	for k := range opts {
-		keys = append(keys, k)
+	e, err := Get(p.Name)
+	if err != nil {
+		panic(err) // TestReproductions fails first
 	}
-	sort.Strings(keys)
-	for _, k := range keys {
-		switch k {
-		case "train":
-			args = append(args, "--train-limit", strconv.FormatFloat(opts[k], 'g', -1, 64))
-		case "estimates": // the suite's: 1 Rao–Blackwellised, 0 frequencies
-			args = append(args, "--estimates", map[bool]string{true: "rao-blackwell", false: "frequencies"}[opts[k] == 1])
-		default:
-			args = append(args, "--"+k, strconv.FormatFloat(opts[k], 'g', -1, 64))
-		}
+	flags, err := e.Flags(p.settings(mode))
+	if err != nil {
+		panic(fmt.Sprintf("result %s: %v", p.ID, err)) // TestReproductions fails first
 	}
+	args = append(args, flags...)
 	if len(p.Methods) > 0 {
 		args = append(args, "--methods", strings.Join(p.Methods, ","))
 	}
@@ -203,7 +191,13 @@ func Match(name string, cfg Config) (Reproduction, bool) {
 			continue
 		}
 		want := p.Config(cfg.Out, cfg.Mode)
-		if maps.Equal(want.Options, cfg.Options) && slices.Equal(want.Methods, cfg.Methods) && slices.Equal(want.Variants, cfg.Variants) {
+		e, err := Get(name)
+		if err != nil {
+			return Reproduction{}, false
+		}
+		a, err1 := e.encode(want.Settings)
+		b, err2 := e.encode(cfg.Settings)
+		if err1 == nil && err2 == nil && maps.Equal(a, b) && slices.Equal(want.Methods, cfg.Methods) && slices.Equal(want.Variants, cfg.Variants) {
 			return p, true
 		}
 	}

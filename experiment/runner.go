@@ -58,9 +58,11 @@ type Config struct {
 	// Progress, when set, receives the progress of the run instead of the
 	// plain lines (a progress bar on a terminal).
 	Progress Progress
-	// Options are experiment-specific settings (such as "field" for the
-	// Ising experiments), each recorded in the journal's settings.
-	Options map[string]float64
+	// Settings are the experiment's own options (such as the Ising
+	// experiments' field strength): a value of the type of its
+	// Experiment.Settings, nil for its defaults. The journal records
+	// each by its key.
+	Settings any
 	// Variants names the variants of the variants-* experiments (nil: the
 	// defaults).
 	Variants []string
@@ -101,6 +103,10 @@ type Config struct {
 	// inputs are the SHA-256 digests of the input files (UAIDir's), which
 	// a journal records among the settings that change results.
 	inputs map[string]string
+	// options are the settings as the journal records them, settings
+	// the complete settings (Settings or the defaults).
+	options  map[string]float64
+	settings any
 	// defaults are the values of options that a journal does not record
 	// (one added to the experiment after the journal was written): their
 	// defaults, or their Legacy values.
@@ -232,6 +238,10 @@ type runner struct {
 
 // save keeps the experiment's figure, which Run writes when every trial
 // is done (and not at all when the run is interrupted).
+// settingsOf returns the run's settings, of its experiment's settings
+// type T (prepare made them so).
+func settingsOf[T any](r *runner) T { return r.cfg.settings.(T) }
+
 func (r *runner) save(fig report.Figure) error {
 	r.fig = &fig
 	return nil

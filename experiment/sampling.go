@@ -274,7 +274,7 @@ func init() {
 		Trials:      200,
 		QuickTrials: 3,
 		Setting:     "n",
-		Options:     map[string]float64{"field": 0, "nmax": 0},
+		Settings:    IsingNSettings{},
 		body:        runIsingN,
 	})
 	register(&Experiment{
@@ -283,7 +283,7 @@ func init() {
 		Trials:      200,
 		QuickTrials: 3,
 		Setting:     "sigma_p",
-		Options:     map[string]float64{"field": 0},
+		Settings:    IsingSigmaSettings{},
 		body:        runIsingSigma,
 	})
 	register(&Experiment{
@@ -292,7 +292,7 @@ func init() {
 		Trials:      50,
 		QuickTrials: 2,
 		Setting:     "n",
-		Options:     map[string]float64{"nmax": 0},
+		Settings:    RBMNSettings{},
 		body:        runRBMN,
 	})
 	register(&Experiment{
@@ -305,6 +305,25 @@ func init() {
 	})
 }
 
+// IsingNSettings are the options of ising-n.
+type IsingNSettings struct {
+	// Field is the strength A of the fields, drawn once from U(−A, A)
+	// with the seed (0: none, the paper's grid).
+	Field float64 `opt:"field" flag:"field,nonnegative" help:"fields drawn once from U(−A, A) with the seed (default 0: no fields, the paper's grid)"`
+	// NMax keeps the sample sizes n ≤ NMax (0: all).
+	NMax int `opt:"nmax" flag:"nmax,positive" help:"only sample sizes n ≤ NMAX (default: all)"`
+}
+
+// IsingSigmaSettings are the options of ising-sigma.
+type IsingSigmaSettings struct {
+	Field float64 `opt:"field" flag:"field,nonnegative" help:"fields drawn once from U(−A, A) with the seed (default 0: no fields, the paper's grid)"`
+}
+
+// RBMNSettings are the options of rbm-n.
+type RBMNSettings struct {
+	NMax int `opt:"nmax" flag:"nmax,positive" help:"only sample sizes n ≤ NMAX (default: all)"`
+}
+
 func isingSize(mode Mode) (side, iters int) {
 	if mode == Tiny {
 		return 4, 20
@@ -314,7 +333,8 @@ func isingSize(mode Mode) (side, iters int) {
 
 func runIsingN(r *runner) (*Result, error) {
 	side, iters := isingSize(r.cfg.Mode)
-	m, err := ising.RandomGrid(side, 0.1, r.cfg.Options["field"], r.cfg.Seed)
+	set := settingsOf[IsingNSettings](r)
+	m, err := ising.RandomGrid(side, 0.1, set.Field, r.cfg.Seed)
 	if err != nil {
 		return nil, err
 	}
@@ -322,7 +342,7 @@ func runIsingN(r *runner) (*Result, error) {
 	if err != nil {
 		return nil, err
 	}
-	ns := limitN([]int{10, 20, 50, 100, 200, 500}, r.cfg.Options["nmax"])
+	ns := limitN([]int{10, 20, 50, 100, 200, 500}, float64(set.NMax))
 	switch r.cfg.Mode {
 	case Quick:
 		ns = []int{10, 50, 200}
@@ -346,13 +366,13 @@ func runIsingN(r *runner) (*Result, error) {
 	res := &Result{Rows: rows, Show: []string{"mse", "eff_n", "ess_per_s"}}
 	res.Notes = append(res.Notes, slopes(rows, "mse", methods),
 		fmt.Sprintf("%d×%d open grid, coupling 0.1, %s; %d iterations or sweeps; %s; DHMC: %s; init N(−2, 1) except dstein's presets (gfsvgd-transport, gfsvgd-hybrid and pt-4chains start from their own).",
-			side, side, fieldNote(r.cfg.Options["field"]), iters, gradientNote(gwgSweepsOf(gwgCap, iters), iters), dhmcNote()),
+			side, side, fieldNote(set.Field), iters, gradientNote(gwgSweepsOf(gwgCap, iters), iters), dhmcNote()),
 		effNote, evalNote)
 	if note := effNFloorNote(rows); note != "" {
 		res.Notes = append(res.Notes, note)
 	}
 	fig := report.Figure{SharedLegend: true, Title: figureTitle(r, rows,
-		fmt.Sprintf("%d×%d open Ising grid, coupling σ_p = 0.1, %s", side, side, fieldNote(r.cfg.Options["field"])),
+		fmt.Sprintf("%d×%d open Ising grid, coupling σ_p = 0.1, %s", side, side, fieldNote(set.Field)),
 		rangeNote("n", intsF(ns)), fmt.Sprintf("%d iterations or sweeps per run", iters)),
 		Cols: 3, Panels: append(metricPanels(rows, names, labels, "mse", "MSE of the means E[z]", "sample size n", "n"), costPanels(rows, names, labels, "sample size n")...)}
 	return res, r.save(fig)
@@ -360,13 +380,14 @@ func runIsingN(r *runner) (*Result, error) {
 
 func runIsingSigma(r *runner) (*Result, error) {
 	side, iters := isingSize(r.cfg.Mode)
+	field := settingsOf[IsingSigmaSettings](r).Field
 	sigmas := []float64{-0.15, -0.1, -0.05, 0, 0.05, 0.1, 0.15}
 	if r.cfg.Mode == Tiny {
 		sigmas = []float64{-0.1, 0.1}
 	}
 	var pts []point
 	for _, s := range sigmas {
-		m, err := ising.RandomGrid(side, s, r.cfg.Options["field"], r.cfg.Seed)
+		m, err := ising.RandomGrid(side, s, field, r.cfg.Seed)
 		if err != nil {
 			return nil, err
 		}
@@ -385,9 +406,9 @@ func runIsingSigma(r *runner) (*Result, error) {
 	}
 	names, labels := methodLabels(methods)
 	res := &Result{Rows: rows, Show: []string{"mse"}}
-	res.Notes = append(res.Notes, fmt.Sprintf("%d×%d open grid, n = 20, %s; %d iterations or sweeps; DHMC: %s; init N(−2, 1) except dstein's presets (gfsvgd-transport, gfsvgd-hybrid and pt-4chains start from their own).", side, side, fieldNote(r.cfg.Options["field"]), iters, dhmcNote()))
+	res.Notes = append(res.Notes, fmt.Sprintf("%d×%d open grid, n = 20, %s; %d iterations or sweeps; DHMC: %s; init N(−2, 1) except dstein's presets (gfsvgd-transport, gfsvgd-hybrid and pt-4chains start from their own).", side, side, fieldNote(field), iters, dhmcNote()))
 	fig := report.Figure{SharedLegend: true, Cols: 1, Width: 7 * 72, Height: 4.5 * 72, Title: figureTitle(r, rows,
-		fmt.Sprintf("%d×%d open Ising grid, %s", side, side, fieldNote(r.cfg.Options["field"])), "n = 20",
+		fmt.Sprintf("%d×%d open Ising grid, %s", side, side, fieldNote(field)), "n = 20",
 		rangeNote("coupling σ_p", sigmas), fmt.Sprintf("%d iterations or sweeps per run", iters)),
 		Panels: []report.Panel{
 			{Title: "MSE of the means E[z] at n = 20 (mean ± SE over trials)", XLabel: "coupling σ_p", YLabel: "MSE (log scale)", LogY: true, Dodge: true, XTicks: sigmas, Series: series(rows, "mse", names, labels)},
@@ -450,7 +471,7 @@ func rbmSize(mode Mode) (hidden, iters int) {
 func runRBMN(r *runner) (*Result, error) {
 	hidden, iters := rbmSize(r.cfg.Mode)
 	d := 100
-	ns := limitN([]int{20, 50, 100, 200, 500}, r.cfg.Options["nmax"])
+	ns := limitN([]int{20, 50, 100, 200, 500}, float64(settingsOf[RBMNSettings](r).NMax))
 	switch r.cfg.Mode {
 	case Quick:
 		ns = []int{20, 100}

@@ -459,16 +459,55 @@ func init() {
 		QuickTrials: 2,
 		Setting:     "model",
 		UsesUAI:     true,
-		// n: the samples every method returns; 0 means suiteN (200), so
-		// that journals written before the option existed still resume.
-		// estimates: 1 scores every method's means as users see them
-		// (Rao–Blackwellised where the draws allow, infer.RaoBlackwell),
-		// 0 from the draws' frequencies, as the journals of rounds one and
-		// two were (Legacy).
-		Options: map[string]float64{"n": 0, "estimates": 1},
-		Legacy:  map[string]float64{"estimates": 0},
-		body:    runSuite,
+		Settings:    SuiteSettings{},
+		// The journals of rounds one and two scored the draws'
+		// frequencies and do not record the option.
+		Legacy: map[string]float64{"estimates": 0},
+		body:   runSuite,
 	})
+}
+
+// SuiteSettings are the options of the suite.
+type SuiteSettings struct {
+	// N is the number of samples every method returns; 0 means suiteN
+	// (200), so that journals written before the option existed still
+	// resume.
+	N int `opt:"n" flag:"n,positive" help:"the number of samples every method returns (default 200; each n needs its own --out-dir)"`
+	// Estimates is how every method's means are scored.
+	Estimates SuiteEstimates `opt:"estimates" flag:"estimates" help:"how every method's means are scored: rao-blackwell (as dstein sample reports them) or frequencies (the draws' counts, as the suite's journals of rounds one and two)"`
+}
+
+// SuiteEstimates is infer.Estimates as a suite option: the journal
+// records 1 for Rao–Blackwellised means (as users see them, where the
+// draws allow) and 0 for the draws' frequencies.
+type SuiteEstimates struct{ infer.Estimates }
+
+// UnmarshalText reads rao-blackwell or frequencies.
+func (e *SuiteEstimates) UnmarshalText(b []byte) error {
+	v, err := infer.ParseEstimates(string(b))
+	e.Estimates = v
+	return err
+}
+
+// Option is 1 for Rao–Blackwellised means, 0 for frequencies.
+func (e SuiteEstimates) Option() float64 {
+	if e.Estimates == infer.Frequencies {
+		return 0
+	}
+	return 1
+}
+
+// SetOption reads Option's number back.
+func (e *SuiteEstimates) SetOption(x float64) error {
+	switch x {
+	case 0:
+		e.Estimates = infer.Frequencies
+	case 1:
+		e.Estimates = infer.RaoBlackwell
+	default:
+		return fmt.Errorf("%v: want 1 (rao-blackwell) or 0 (frequencies)", x)
+	}
+	return nil
 }
 
 func runSuite(r *runner) (*Result, error) {
@@ -486,8 +525,8 @@ func runSuite(r *runner) (*Result, error) {
 	case Tiny:
 		budget, n = 40, 30
 	}
-	if v := r.cfg.Options["n"]; v > 0 {
-		n = int(v)
+	if v := settingsOf[SuiteSettings](r).N; v > 0 {
+		n = v
 		if n < 20 {
 			return nil, fmt.Errorf("--n %d: the suite's longest-chain method runs 20 chains, so n must be at least 20", n)
 		}

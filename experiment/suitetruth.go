@@ -160,8 +160,8 @@ func (tg *suiteTarget) score(r *runner, mt suiteMethod, p sampler.Pipeline, budg
 	// = 0). Exact i.i.d. sampling, the reference of every ratio, is always
 	// scored by its frequencies: the ratios compare with n independent
 	// draws as they are usually counted.
-	est := infer.RaoBlackwell
-	if r.cfg.Options["estimates"] == 0 || mt.name == suiteReference {
+	est := settingsOf[SuiteSettings](r).Estimates.Estimates
+	if mt.name == suiteReference {
 		est = infer.Frequencies
 	}
 	spec := infer.Spec{Pipeline: p, N: tg.n, Key: key, Truth: tg.truth, Estimates: est}

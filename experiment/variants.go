@@ -166,15 +166,21 @@ func init() {
 			title = "RBM (d = 100, M = 25 in full runs), W ~ N(0, 0.05)"
 		}
 		register(&Experiment{
-			Name:        "variants-" + m,
-			Title:       "GF-SVGD variants against exact i.i.d. sampling and Gibbs (500 sweeps in full runs), paired trials: " + title,
-			Trials:      20,
-			QuickTrials: 2,
-			Setting:     "n",
-			Options:     map[string]float64{"nmax": 0},
-			body:        func(r *runner) (*Result, error) { return runVariants(r, m) },
+			Name:         "variants-" + m,
+			Title:        "GF-SVGD variants against exact i.i.d. sampling and Gibbs (500 sweeps in full runs), paired trials: " + title,
+			Trials:       20,
+			QuickTrials:  2,
+			Setting:      "n",
+			Settings:     VariantsSettings{},
+			UsesVariants: true,
+			body:         func(r *runner) (*Result, error) { return runVariants(r, m) },
 		})
 	}
+}
+
+// VariantsSettings are the options of variants-ising and variants-rbm.
+type VariantsSettings struct {
+	NMax int `opt:"nmax" flag:"nmax,positive" help:"only sample sizes n ≤ NMAX (default: all)"`
 }
 
 func variantModel(name string, mode Mode, seed uint64) (model.Model, error) {
@@ -243,7 +249,7 @@ func runVariants(r *runner, modelName string) (*Result, error) {
 		return nil, err
 	}
 	ref := metrics.NewReference(samplesOf(refS, m.Dim()))
-	ns := limitN([]int{20, 50, 100, 200}, r.cfg.Options["nmax"])
+	ns := limitN([]int{20, 50, 100, 200}, float64(settingsOf[VariantsSettings](r).NMax))
 	gibbsSweeps := 500
 	switch r.cfg.Mode {
 	case Quick:

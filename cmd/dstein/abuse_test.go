@@ -333,7 +333,7 @@ func abuseCases() []abuseCase {
 		}, code: 2, want: "--temperature must be a finite number > 0"},
 		{name: "experiment field NaN", setup: func(t *testing.T, dir string) []string {
 			return []string{"experiment", "ising-n", "--tiny", "--out-dir", filepath.Join(dir, "e"), "--field", "NaN"}
-		}, code: 2, want: "--field must be a finite number"},
+		}, code: 2, want: "want a finite number"},
 		{name: "experiment nmax 0.5", setup: func(t *testing.T, dir string) []string {
 			return []string{"experiment", "ising-n", "--tiny", "--out-dir", filepath.Join(dir, "e"), "--nmax", "0.5"}
 		}, code: 2, want: "invalid argument"},

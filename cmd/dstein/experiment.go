@@ -2,7 +2,6 @@ package main
 
 import (
 	"fmt"
-	"math"
 	"os"
 	"path/filepath"
 	"slices"
@@ -11,7 +10,6 @@ import (
 	"github.com/spf13/cobra"
 
 	"github.com/dstein/dstein/experiment"
-	"github.com/dstein/dstein/infer"
 	"github.com/dstein/dstein/internal/suggest"
 )
 
@@ -21,12 +19,11 @@ const maxTrials = 1_000_000
 
 func newExperimentCmd(e *env) *cobra.Command {
 	var out string
-	var trials, nmax, epochs, trainN, suiteN int
+	var trials int
 	var seed uint64
 	var quick, tiny, restart bool
-	var field, sigma float64
-	var fashion bool
-	var variants, uaiDir, methods, suiteEst string
+	var variants, uaiDir, methods string
+	var opts *optionFlags
 	var shard string
 	var sl slurmOptions
 	var mem memoryFlag
@@ -66,21 +63,18 @@ Experiments: ` + strings.Join(experiment.Names(), ", ") + `.`,
 			if cmd.Flags().Changed("trials") && (trials < 1 || trials > maxTrials) {
 				return usagef("--trials must be between 1 and %d, got %d", maxTrials, trials)
 			}
-			for name, v := range map[string]float64{"field": field, "sigma": sigma} {
-				if math.IsNaN(v) || math.IsInf(v, 0) || v < 0 {
-					return usagef("--%s must be a finite number ≥ 0, got %v", name, v)
-				}
-			}
-			for name, v := range map[string]int{"nmax": nmax, "epochs": epochs, "train-limit": trainN, "n": suiteN} {
-				if cmd.Flags().Changed(name) && v < 1 {
-					return usagef("--%s must be at least 1, got %d", name, v)
-				}
-			}
 			budget, err := mem.budget()
 			if err != nil {
 				return err
 			}
-			cfg := experiment.Config{Out: out, Trials: trials, Seed: seed, Log: e.stderr, Options: map[string]float64{}, Restart: restart, Budget: budget}
+			if opts.err != nil {
+				return opts.err
+			}
+			settings, err := opts.settings(ex)
+			if err != nil {
+				return usageError{err}
+			}
+			cfg := experiment.Config{Out: out, Trials: trials, Seed: seed, Log: e.stderr, Settings: settings, Restart: restart, Budget: budget}
 			if quick && tiny {
 				return usagef("--quick and --tiny exclude each other")
 			}
@@ -90,29 +84,11 @@ Experiments: ` + strings.Join(experiment.Names(), ", ") + `.`,
 			if tiny {
 				cfg.Mode = experiment.Tiny
 			}
-			if cmd.Flags().Changed("field") {
-				cfg.Options["field"] = field
-			}
-			if cmd.Flags().Changed("nmax") {
-				cfg.Options["nmax"] = float64(nmax)
-			}
-			if cmd.Flags().Changed("epochs") {
-				cfg.Options["epochs"] = float64(epochs)
-			}
-			if cmd.Flags().Changed("train-limit") {
-				cfg.Options["train"] = float64(trainN)
-			}
-			if fashion {
-				cfg.Options["fashion"] = 1
-			}
 			if cmd.Flags().Changed("variants") {
-				if !strings.HasPrefix(ex.Name, "variants-") {
-					return usagef("--variants applies to the variants-ising and variants-rbm experiments")
+				if !ex.UsesVariants {
+					return usagef("--variants applies to %s, not to %s", strings.Join(experimentsWith(func(e *experiment.Experiment) bool { return e.UsesVariants }), ", "), ex.Name)
 				}
 				cfg.Variants = strings.Split(variants, ",")
-			}
-			if cmd.Flags().Changed("sigma") {
-				cfg.Options["sigma"] = sigma
 			}
 			if cmd.Flags().Changed("methods") {
 				if !ex.UsesUAI {
@@ -125,22 +101,6 @@ Experiments: ` + strings.Join(experiment.Names(), ", ") + `.`,
 						return usagef("--methods: unknown method %q%s (the suite's: %s)", m, suggest.Hint(m, known), strings.Join(known, ", "))
 					}
 				}
-			}
-			if cmd.Flags().Changed("estimates") {
-				if !ex.UsesUAI {
-					return usagef("--estimates applies to the suite experiment, not to %s", ex.Name)
-				}
-				est, err := infer.ParseEstimates(suiteEst)
-				if err != nil {
-					return usagef("--estimates: %v", err)
-				}
-				cfg.Options["estimates"] = map[infer.Estimates]float64{infer.RaoBlackwell: 1, infer.Frequencies: 0}[est]
-			}
-			if cmd.Flags().Changed("n") {
-				if !ex.UsesUAI {
-					return usagef("--n applies to the suite experiment, not to %s", ex.Name)
-				}
-				cfg.Options["n"] = float64(suiteN)
 			}
 			if cmd.Flags().Changed("uai") {
 				if !ex.UsesUAI {
@@ -210,20 +170,14 @@ Experiments: ` + strings.Join(experiment.Names(), ", ") + `.`,
 	fs.Uint64Var(&seed, "seed", 1, "seed of the models and of every trial")
 	fs.BoolVar(&quick, "quick", false, "a reduced run that finishes in under a minute")
 	fs.BoolVar(&tiny, "tiny", false, "a run of a few seconds, for testing the pipeline")
-	fs.Float64Var(&field, "field", 0, "Ising experiments: fields drawn once from U(−A, A) with the seed")
-	fs.IntVar(&suiteN, "n", 0, "suite: the number of samples every method returns (default 200; each n needs its own --out-dir)")
-	fs.IntVar(&nmax, "nmax", 0, "ising-n, rbm-n: only sample sizes n ≤ NMAX (default: all)")
-	fs.IntVar(&epochs, "epochs", 0, "bnn: epochs per network (default: the mode's)")
-	fs.IntVar(&trainN, "train-limit", 0, "bnn: train on the first N training examples only (default: all)")
-	fs.BoolVar(&fashion, "fashion", false, "bnn: Fashion-MNIST instead of MNIST")
 	fs.StringVar(&variants, "variants", strings.Join(experiment.DefaultVariants, ","), "variants-ising, variants-rbm: the GF-SVGD variants to compare, comma-separated, of "+strings.Join(experiment.VariantNames(), ", "))
 	fs.StringVar(&methods, "methods", "", "suite: run only these methods, comma-separated (exact and gibbs always run: the ratios need them); default all of "+strings.Join(experiment.SuiteMethodNames(), ", "))
-	fs.StringVar(&suiteEst, "estimates", infer.RaoBlackwell.String(), "suite: how every method's means are scored: rao-blackwell (as dstein sample reports them) or frequencies (the draws' counts, as the suite's journals of rounds one and two)")
 	fs.StringVar(&uaiDir, "uai", "", "suite: also score every NAME.uai network of this directory (with NAME.uai.evid as evidence when present)")
 	fs.StringVar(&shard, "shard", "", "run only shard K/N of the trials (trial t is shard t mod N + 1's, counting from 0), with its own --out-dir; dstein merge joins the shards")
 	sl.register(fs)
 	mem.register(fs)
-	fs.Float64Var(&sigma, "sigma", 0.05, "gof-rbm-n: standard deviation σ' of the noise added to the RBM's weights")
+	opts = registerOptionFlags(fs)
+	cmd.SetHelpFunc(experimentHelp(cmd.HelpFunc()))
 	return cmd
 }
 
