@@ -4,6 +4,7 @@ import (
 	"bufio"
 	"context"
 	"fmt"
+	"github.com/dstein/dstein/experiment/journal"
 	"io"
 	"math"
 	"os"
@@ -101,9 +102,9 @@ func (e *Experiment) Run(ctx context.Context, cfg Config) (res *Result, err erro
 	if err != nil {
 		return nil, err
 	}
-	defer j.close(false)
+	defer j.Close(false)
 	r := &runner{ctx: ctx, cfg: cfg, name: e.Name, trials: cfg.trials, j: j, setting: e.Setting, presets: map[string]string{},
-		requested: map[key]bool{}, methods: map[string]bool{}}
+		requested: map[journal.Key]bool{}, methods: map[string]bool{}}
 	res, err = e.body(r)
 	if err == nil {
 		err = ctx.Err()
@@ -112,8 +113,8 @@ func (e *Experiment) Run(ctx context.Context, cfg Config) (res *Result, err erro
 		return nil, err
 	}
 	r.flushLoaded()
-	if other := j.otherMethods(r.methods); len(other) > 0 {
-		r.logf("%s: %s holds trials of %s, which this run does not use; they are kept and left out of the tables", e.Name, j.path, strings.Join(other, ", "))
+	if other := j.OtherMethods(r.methods); len(other) > 0 {
+		r.logf("%s: %s holds trials of %s, which this run does not use; they are kept and left out of the tables", e.Name, j.Path(), strings.Join(other, ", "))
 	}
 	res.Name, res.Loaded = e.Name, r.loaded
 	// Every output in one batch, with the journal's deferred writes: a
@@ -121,7 +122,7 @@ func (e *Experiment) Run(ctx context.Context, cfg Config) (res *Result, err erro
 	files := e.OutputsFor(cfg.Out, !cfg.NoSVG)
 	var b safeio.Batch
 	defer b.Abort()
-	if err := j.finish(&b); err != nil {
+	if err := j.Finish(&b); err != nil {
 		return nil, err
 	}
 	if err := addCSV(&b, files[0], e.Name, res.Rows); err != nil {
@@ -155,7 +156,7 @@ func (e *Experiment) Run(ctx context.Context, cfg Config) (res *Result, err erro
 	if err := b.Commit(ctx); err != nil {
 		return nil, err
 	}
-	if err := j.packNow(); err != nil {
+	if err := j.PackNow(); err != nil {
 		return nil, err
 	}
 	res.Files = append(files, res.Files...)
@@ -190,12 +191,12 @@ func (e *Experiment) Check(cfg Config) error {
 	if err != nil {
 		return err
 	}
-	j.close(false)
+	j.Close(false)
 	return nil
 }
 
 // prepare completes cfg and opens the journal (see Run).
-func (e *Experiment) prepare(cfg Config) (Config, *journal, error) {
+func (e *Experiment) prepare(cfg Config) (Config, *journal.Journal, error) {
 	opts, err := e.encode(cfg.Settings)
 	if err != nil {
 		return cfg, nil, err
@@ -257,7 +258,10 @@ func (e *Experiment) prepare(cfg Config) (Config, *journal, error) {
 			return cfg, nil, err
 		}
 	}
-	j, err := openJournal(e.Name, cfg)
+	j, err := journal.Open(journal.Spec{Dir: cfg.dir(), Name: e.Name, Defaults: cfg.defaults, SelectOnly: e.selectOnly(),
+		Restart: cfg.Restart, Pack: cfg.Pack, Budget: cfg.Budget, Log: cfg.Log,
+		Want: journal.Settings{Seed: cfg.Seed, Mode: cfg.Mode.String(), Options: cfg.options, Version: cfg.Version,
+			Inputs: cfg.inputs, Trials: cfg.trials, Shard: cfg.Shard.String(), Selected: cfg.Methods}})
 	if err != nil {
 		return cfg, nil, err
 	}

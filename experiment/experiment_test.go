@@ -4,6 +4,7 @@ import (
 	"bytes"
 	"context"
 	"encoding/csv"
+	"github.com/dstein/dstein/experiment/journal"
 	"math"
 	"os"
 	"path/filepath"
@@ -159,58 +160,6 @@ func TestResume(t *testing.T) {
 	cfg.Seed = 6
 	if _, err := e.Run(context.Background(), cfg); err == nil || !strings.Contains(err.Error(), "other settings") {
 		t.Errorf("a journal of seed 5 was reused for seed 6: %v", err)
-	}
-}
-
-// TestJournalMethodSettings checks the journal's record of each method's
-// settings: a new header field or version does not matter, a method's
-// changed settings do when it has trials, and methods may be added.
-func TestJournalMethodSettings(t *testing.T) {
-	dir := t.TempDir()
-	cfg := Config{Out: dir, Seed: 1, Mode: Tiny}
-	j, err := openJournal("x", cfg)
-	if err != nil {
-		t.Fatal(err)
-	}
-	if err := j.describe("a", []byte(`{"iters": 5}`)); err != nil {
-		t.Fatal(err)
-	}
-	if err := j.describe("b", []byte(`{"iters": 5}`)); err != nil {
-		t.Fatal(err)
-	}
-	if err := j.record(key{"a", 1, 0}, map[string]float64{"mse": 1}); err != nil {
-		t.Fatal(err)
-	}
-	j.close(true)
-	cfg.Version = "another-version"
-	j, err = openJournal("x", cfg)
-	if err != nil {
-		t.Fatalf("a new dstein version invalidated the journal: %v", err)
-	}
-	if err := j.describe("a", []byte(`{ "iters" : 5 }`)); err != nil {
-		t.Errorf("the same settings, spaced differently, were refused: %v", err)
-	}
-	if err := j.describe("a", []byte(`{"iters": 5, "name": "", "extra": {}}`)); err != nil {
-		t.Errorf("settings with a new field at its zero value were refused: %v", err)
-	}
-	if err := j.describe("a", []byte(`{"iters": 5, "name": "x"}`)); err == nil {
-		t.Error("settings with a new field at another value were accepted")
-	}
-	if err := j.describe("a", []byte(`{"iters": 6}`)); err == nil || !strings.Contains(err.Error(), "other settings") {
-		t.Errorf("trials of a method made with other settings were accepted: %v", err)
-	}
-	if err := j.describe("b", []byte(`{"iters": 6}`)); err != nil {
-		t.Errorf("settings of a method without trials could not change: %v", err)
-	}
-	if err := j.describe("c", []byte(`{"iters": 1}`)); err != nil {
-		t.Errorf("a new method was refused: %v", err)
-	}
-	j.close(true) // settings recorded without a new trial are written when the run ends well
-	raw, _ := os.ReadFile(filepath.Join(dir, "x.trials.json"))
-	for _, want := range []string{`"a"`, `"b"`, `"c"`, `"iters": 6`} {
-		if !strings.Contains(string(raw), want) {
-			t.Errorf("the sidecar lacks %s:\n%s", want, raw)
-		}
 	}
 }
 
@@ -411,7 +360,7 @@ func rechecksum(t *testing.T, data []byte) []byte {
 		if err != nil {
 			t.Fatal(err)
 		}
-		if rec[3] != doneMarker {
+		if rec[3] != journal.DoneMarker {
 			rows = append(rows, rec)
 			continue
 		}
@@ -422,7 +371,7 @@ func rechecksum(t *testing.T, data []byte) []byte {
 				cw := csv.NewWriter(&b)
 				cw.Write(r)
 				cw.Flush()
-				sum = rowSum(sum, strings.TrimSuffix(b.String(), "\n"))
+				sum = journal.RowSum(sum, strings.TrimSuffix(b.String(), "\n"))
 				w.Write(r)
 			}
 		}
@@ -476,7 +425,7 @@ func TestPackedJournal(t *testing.T) {
 	if res, err = e.Run(context.Background(), cfg); err != nil || res.Loaded != 2 {
 		t.Fatalf("3 trials after 2: loaded %v, %v", res, err)
 	}
-	data, err := readJournalFile(plain)
+	data, err := journal.ReadFile(plain)
 	if err != nil {
 		t.Fatal(err)
 	}

@@ -3,6 +3,7 @@ package experiment
 import (
 	"context"
 	"fmt"
+	"github.com/dstein/dstein/experiment/journal"
 	"math"
 	"sort"
 
@@ -293,7 +294,7 @@ func ksRows(r *runner, methods []gofMethod, ns []int) []Row {
 		for _, n := range ns {
 			var ps []float64
 			for tr := range r.trials {
-				if v, ok := r.j.done[key{mt.name, float64(n), tr}]; ok {
+				if v, ok := r.j.Done(journal.Key{Method: mt.name, X: float64(n), Trial: tr}); ok {
 					ps = append(ps, v["p_value"])
 				}
 			}

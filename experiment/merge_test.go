@@ -125,29 +125,3 @@ func TestMergeRefuses(t *testing.T) {
 		t.Errorf("bnn merge: %v", err)
 	}
 }
-
-// TestJournalLock checks that a second run into the directory of a running
-// one is refused (they would interleave their rows), and that the lock goes
-// with the first run.
-func TestJournalLock(t *testing.T) {
-	dir := t.TempDir()
-	cfg := Config{Out: dir, Seed: 1, Mode: Tiny}
-	j, err := openJournal("x", cfg)
-	if err != nil {
-		t.Fatal(err)
-	}
-	if _, err := openJournal("x", cfg); err == nil || !strings.Contains(err.Error(), "another dstein is running") {
-		t.Errorf("a second run into a locked directory: %v", err)
-	}
-	if y, err := openJournal("y", cfg); err != nil {
-		t.Errorf("another experiment in the same directory was refused: %v", err)
-	} else {
-		y.close(true)
-	}
-	j.close(true)
-	j2, err := openJournal("x", cfg)
-	if err != nil {
-		t.Fatalf("the lock outlived its run: %v", err)
-	}
-	j2.close(true)
-}

@@ -6,6 +6,7 @@ import (
 	"encoding/json"
 	"flag"
 	"fmt"
+	"github.com/dstein/dstein/experiment/journal"
 	"os"
 	"path/filepath"
 	"slices"
@@ -134,27 +135,26 @@ func TestCommittedJournalsRead(t *testing.T) {
 	paths, _ := filepath.Glob(filepath.Join("..", "docs", "results", "*", "*.trials.csv"))
 	packed, _ := filepath.Glob(filepath.Join("..", "docs", "results", "*", "*.trials.csv.gz"))
 	for _, p := range packed {
-		paths = append(paths, strings.TrimSuffix(p, packedSuffix))
+		paths = append(paths, strings.TrimSuffix(p, journal.PackedSuffix))
 	}
 	n := 0
 	for _, p := range paths {
 		if _, err := os.Stat(strings.TrimSuffix(p, ".csv") + ".json"); err != nil {
 			continue // a first-round journal, to be regenerated
 		}
-		data, err := readJournalFile(p)
+		data, err := journal.ReadFile(p)
 		if err != nil {
 			t.Fatal(err)
 		}
 		name := strings.TrimSuffix(filepath.Base(p), ".trials.csv")
-		s, err := readSettings(strings.TrimSuffix(p, ".csv")+".json", name)
+		s, err := journal.ReadSettings(strings.TrimSuffix(p, ".csv")+".json", name)
 		if err != nil {
 			t.Fatal(err)
 		}
-		if s.Format != journalFormat {
-			t.Errorf("%s: journal format %d, want %d (checksums)", p, s.Format, journalFormat)
+		if s.Format != journal.FormatVersion {
+			t.Errorf("%s: journal format %d, want %d (checksums)", p, s.Format, journal.FormatVersion)
 		}
-		j := &journal{path: p, done: map[key]map[string]float64{}, checksums: s.Format >= 3}
-		if keep, incomplete, err := j.read(data); err != nil || keep != len(data) || incomplete {
+		if keep, incomplete, err := journal.Check(data, s.Format >= 3); err != nil || keep != len(data) || incomplete {
 			t.Errorf("%s: %v (%d of %d bytes complete; trials left open: %v)", p, err, keep, len(data), incomplete)
 		}
 		n++

@@ -6,6 +6,7 @@ import (
 	"encoding/csv"
 	"encoding/json"
 	"fmt"
+	"github.com/dstein/dstein/experiment/journal"
 	"io"
 	"math"
 	"sort"
@@ -216,11 +217,11 @@ type runner struct {
 	cfg       Config
 	name      string
 	trials    int
-	j         *journal
+	j         *journal.Journal
 	ran       int // trials computed in this run (not from the journal)
 	setting   string
 	presets   map[string]string
-	requested map[key]bool
+	requested map[journal.Key]bool
 	methods   map[string]bool
 	// progress: the trial whose units are being visited, whether any of
 	// them was computed in this run, when the trial started, the trials
@@ -238,6 +239,15 @@ type runner struct {
 
 // save keeps the experiment's figure, which Run writes when every trial
 // is done (and not at all when the run is interrupted).
+// dir is the directory of the run's journal: Out, or the scratch
+// directory of a merge's offline run.
+func (c Config) dir() string {
+	if c.journalDir != "" {
+		return c.journalDir
+	}
+	return c.Out
+}
+
 // settingsOf returns the run's settings, of its experiment's settings
 // type T (prepare made them so).
 func settingsOf[T any](r *runner) T { return r.cfg.settings.(T) }
@@ -255,20 +265,20 @@ func (r *runner) trialKey(t int) rng.Key { return rng.NewKey(r.cfg.Seed).Split(t
 // want marks (method, x, trial) as part of this run and reports whether the
 // journal already holds it.
 func (r *runner) want(method string, x float64, t int) bool {
-	k := key{method, x, t}
+	k := journal.Key{Method: method, X: x, Trial: t}
 	r.requested[k] = true
 	r.methods[method] = true
-	_, ok := r.j.done[k]
+	_, ok := r.j.Done(k)
 	return ok
 }
 
 // trial returns the metrics of one (method, x, trial): from the journal
 // when it is there, else by calling f and recording the result.
 func (r *runner) trial(method string, x float64, t int, f func() (map[string]float64, error)) (map[string]float64, error) {
-	k := key{method, x, t}
+	k := journal.Key{Method: method, X: x, Trial: t}
 	r.requested[k] = true
 	r.methods[method] = true
-	if v, ok := r.j.done[k]; ok {
+	if v, ok := r.j.Done(k); ok {
 		return v, nil
 	}
 	if err := r.ctx.Err(); err != nil {
@@ -287,7 +297,7 @@ func (r *runner) trial(method string, x float64, t int, f func() (map[string]flo
 		}
 	}
 	r.ran++
-	return v, r.j.record(k, v)
+	return v, r.j.Record(k, v)
 }
 
 // describe records the full settings v of a method in the journal (see
@@ -297,7 +307,7 @@ func (r *runner) describe(method string, v any) error {
 	if err != nil {
 		return fmt.Errorf("recording the settings of %s: %w", method, err)
 	}
-	return r.j.describe(method, b)
+	return r.j.Describe(method, b)
 }
 
 // inShard reports whether trial t is this run's to compute.
@@ -307,7 +317,7 @@ func (r *runner) inShard(t int) bool { return r.cfg.Shard.Has(t) }
 // offline run refuses.
 func (r *runner) startUnit(method string, x float64, t int) error {
 	if r.cfg.offline {
-		return errMissing{key{method, x, t}}
+		return errMissing{journal.Key{Method: method, X: x, Trial: t}}
 	}
 	if !r.curComputed || r.curTrial != t {
 		r.curTrial, r.curComputed, r.curStart = t, true, time.Now()
@@ -366,7 +376,7 @@ func (r *runner) flushLoaded() {
 	if r.loaded == 1 {
 		word = "trial"
 	}
-	from := r.j.path
+	from := r.j.Path()
 	if r.cfg.journalDir != "" {
 		from = "the shards' journals"
 	}
@@ -405,16 +415,17 @@ func (r *runner) summarize() []Row {
 	groups := map[[3]string]*agg{}
 	var order [][3]string
 	xs := map[[3]string]float64{}
-	for _, k := range r.j.order {
-		if k.trial >= r.trials || !r.requested[k] {
+	for _, k := range r.j.Order() {
+		if k.Trial >= r.trials || !r.requested[k] {
 			continue
 		}
-		for m, v := range r.j.done[k] {
-			g := [3]string{k.method, report.FormatValue(k.x), m}
+		vals, _ := r.j.Done(k)
+		for m, v := range vals {
+			g := [3]string{k.Method, report.FormatValue(k.X), m}
 			if groups[g] == nil {
 				groups[g] = &agg{}
 				order = append(order, g)
-				xs[g] = k.x
+				xs[g] = k.X
 			}
 			groups[g].vals = append(groups[g].vals, v)
 		}

@@ -311,7 +311,7 @@ type IsingNSettings struct {
 	// with the seed (0: none, the paper's grid).
 	Field float64 `opt:"field" flag:"field,nonnegative" help:"fields drawn once from U(−A, A) with the seed (default 0: no fields, the paper's grid)"`
 	// NMax keeps the sample sizes n ≤ NMax (0: all).
-	NMax int `opt:"nmax" flag:"nmax,positive" help:"only sample sizes n ≤ NMAX (default: all)"`
+	NMax int `opt:"nmax,select" flag:"nmax,positive" help:"only sample sizes n ≤ NMAX (default: all)"`
 }
 
 // IsingSigmaSettings are the options of ising-sigma.
@@ -321,7 +321,7 @@ type IsingSigmaSettings struct {
 
 // RBMNSettings are the options of rbm-n.
 type RBMNSettings struct {
-	NMax int `opt:"nmax" flag:"nmax,positive" help:"only sample sizes n ≤ NMAX (default: all)"`
+	NMax int `opt:"nmax,select" flag:"nmax,positive" help:"only sample sizes n ≤ NMAX (default: all)"`
 }
 
 func isingSize(mode Mode) (side, iters int) {

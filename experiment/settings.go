@@ -15,7 +15,9 @@ import (
 // with its defaults as Experiment.Settings and given to a run as
 // Config.Settings. Each field carries tags:
 //
-//	opt:"KEY"                 the option's name in the journal's settings (required)
+//	opt:"KEY[,select]"        the option's name in the journal's settings (required);
+//	                          select: it only selects which settings run (such as
+//	                          nmax) and a resume may change it
 //	flag:"NAME[,positive]"    its command-line flag (default KEY); positive: a
 //	                          value given must be > 0 (its zero means "the default")
 //	flag:"NAME,nonnegative"   a value must be ≥ 0
@@ -47,7 +49,10 @@ type Option struct {
 	// Positive options take values > 0 on the command line (0 is the
 	// default); NonNegative ones values ≥ 0.
 	Positive, NonNegative bool
-	index                 int
+	// SelectOnly options choose which settings run without changing any
+	// trial's result: a journal resumes with another value.
+	SelectOnly bool
+	index      int
 }
 
 // Options lists the experiment's options in the order of its settings'
@@ -76,11 +81,14 @@ func optionsOf(t reflect.Type) ([]Option, error) {
 	seen := map[string]bool{}
 	for i := range t.NumField() {
 		f := t.Field(i)
-		key := f.Tag.Get("opt")
+		key, mod, _ := strings.Cut(f.Tag.Get("opt"), ",")
 		if key == "" {
 			return nil, fmt.Errorf("settings field %s has no opt tag", f.Name)
 		}
-		o := Option{Key: key, Flag: key, Help: f.Tag.Get("help"), index: i}
+		o := Option{Key: key, Flag: key, Help: f.Tag.Get("help"), SelectOnly: mod == "select", index: i}
+		if mod != "" && mod != "select" {
+			return nil, fmt.Errorf("settings field %s: unknown opt modifier %q", f.Name, mod)
+		}
 		if tag := f.Tag.Get("flag"); tag != "" {
 			name, mod, _ := strings.Cut(tag, ",")
 			if name != "" {
@@ -233,6 +241,17 @@ func (e *Experiment) decode(opts map[string]float64) (any, error) {
 		}
 	}
 	return v.Interface(), nil
+}
+
+// selectOnly names the options that only select settings.
+func (e *Experiment) selectOnly() map[string]bool {
+	out := map[string]bool{}
+	for _, o := range e.Options() {
+		if o.SelectOnly {
+			out[o.Key] = true
+		}
+	}
+	return out
 }
 
 // defaultOptions are the experiment's defaults as a journal records them.

@@ -4,6 +4,7 @@ import (
 	"bytes"
 	"encoding/json"
 	"fmt"
+	"github.com/dstein/dstein/experiment/journal"
 	"math"
 	"strings"
 
@@ -180,7 +181,7 @@ func init() {
 
 // VariantsSettings are the options of variants-ising and variants-rbm.
 type VariantsSettings struct {
-	NMax int `opt:"nmax" flag:"nmax,positive" help:"only sample sizes n ≤ NMAX (default: all)"`
+	NMax int `opt:"nmax,select" flag:"nmax,positive" help:"only sample sizes n ≤ NMAX (default: all)"`
 }
 
 func variantModel(name string, mode Mode, seed uint64) (model.Model, error) {
@@ -231,9 +232,9 @@ func runVariants(r *runner, modelName string) (*Result, error) {
 	for _, v := range variantTable {
 		r.methods[v.name] = true
 	}
-	for _, k := range r.j.order {
-		if now := variantName(k.method); now != k.method {
-			return nil, fmt.Errorf("%s holds trials of %q, the first round's name of %q; use another --out-dir, or --restart to start over", r.j.path, k.method, now)
+	for _, k := range r.j.Order() {
+		if now := variantName(k.Method); now != k.Method {
+			return nil, fmt.Errorf("%s holds trials of %q, the first round's name of %q; use another --out-dir, or --restart to start over", r.j.Path(), k.Method, now)
 		}
 	}
 	m, err := variantModel(modelName, r.cfg.Mode, r.cfg.Seed)
@@ -274,8 +275,8 @@ func runVariants(r *runner, modelName string) (*Result, error) {
 		// Trials made before the experiment recorded each method's
 		// settings cannot be checked against them (plain sweeps on the RBM
 		// were block Gibbs then): refuse them rather than relabel them.
-		if r.j.hasMethod(mt.name) && r.j.settings.Methods[mt.name] == nil {
-			return nil, fmt.Errorf("%s holds trials of %s made before dstein recorded each method's settings, so they cannot be checked; use another --out-dir, or --restart to start over", r.j.path, mt.name)
+		if r.j.HasMethod(mt.name) && r.j.MethodSettings(mt.name) == nil {
+			return nil, fmt.Errorf("%s holds trials of %s made before dstein recorded each method's settings, so they cannot be checked; use another --out-dir, or --restart to start over", r.j.Path(), mt.name)
 		}
 		// The record is the pipeline alone: the preset's name is a label
 		// (the CSV's preset column, the figure), and a later change of the
@@ -354,8 +355,8 @@ func runVariants(r *runner, modelName string) (*Result, error) {
 func (r *runner) pairedRatio(a, b string, x float64, metric string) (float64, float64) {
 	var as, bs []float64
 	for t := range r.trials {
-		va, oka := r.j.done[key{a, x, t}]
-		vb, okb := r.j.done[key{b, x, t}]
+		va, oka := r.j.Done(journal.Key{Method: a, X: x, Trial: t})
+		vb, okb := r.j.Done(journal.Key{Method: b, X: x, Trial: t})
 		if oka && okb {
 			as, bs = append(as, va[metric]), append(bs, vb[metric])
 		}

@@ -1,4 +1,4 @@
-package experiment
+package journal
 
 import (
 	"bufio"
@@ -13,8 +13,8 @@ import (
 	"github.com/dstein/dstein/internal/safeio"
 )
 
-// packedSuffix names a packed journal: NAME.trials.csv.gz.
-const packedSuffix = ".gz"
+// PackedSuffix names a packed journal: NAME.trials.csv.gz.
+const PackedSuffix = ".gz"
 
 // maxJournalBytes bounds what a packed journal may unpack to (a plain
 // journal is bounded by the memory check of its size).
@@ -40,17 +40,17 @@ func unpackedSize(path string) (int64, error) {
 	return int64(binary.LittleEndian.Uint32(tail[:])), nil
 }
 
-// readJournalFile returns the journal's bytes: path's, or where path does
+// ReadFile returns the journal's bytes: path's, or where path does
 // not exist, those its packed journal unpacks to.
-func readJournalFile(path string) ([]byte, error) {
-	exists, err := noLink(path)
+func ReadFile(path string) ([]byte, error) {
+	exists, err := NoLink(path)
 	if err != nil {
 		return nil, err
 	}
 	if exists {
 		return safeio.ReadFile(path, "trial journal", 0)
 	}
-	gzPath := path + packedSuffix
+	gzPath := path + PackedSuffix
 	f, err := safeio.Open(gzPath, "packed trial journal", 0)
 	if err != nil {
 		return nil, err
@@ -70,16 +70,16 @@ func readJournalFile(path string) ([]byte, error) {
 	return data, nil
 }
 
-// packJournal replaces the packed journal path+".gz" with the plain one
+// Pack replaces the packed journal path+".gz" with the plain one
 // at path, compressed (written whole, then renamed over the old), and
 // removes the plain one. gzip's header carries no name or time, so the
 // same journal packs to the same bytes.
-func packJournal(path string) error {
+func Pack(path string) error {
 	data, err := safeio.ReadFile(path, "trial journal", 0)
 	if err != nil {
 		return err
 	}
-	if err := safeio.Rewrite(path+packedSuffix, func(w *bufio.Writer) error {
+	if err := safeio.Rewrite(path+PackedSuffix, func(w *bufio.Writer) error {
 		zw, err := gzip.NewWriterLevel(w, gzip.BestCompression)
 		if err != nil {
 			return err
@@ -94,10 +94,10 @@ func packJournal(path string) error {
 	return os.Remove(path)
 }
 
-// packNow, for a run that packs its journal (Config.Pack) and has written
+// PackNow, for a run that packs its journal (Spec.Pack) and has written
 // its outputs, closes the plain journal and packs it in place of the
 // packed one; a journal read packed and left unchanged stays as it is.
-func (j *journal) packNow() error {
+func (j *Journal) PackNow() error {
 	if !j.pack {
 		return nil
 	}
@@ -108,28 +108,28 @@ func (j *journal) packNow() error {
 			return err
 		}
 	}
-	exists, err := noLink(j.path)
+	exists, err := NoLink(j.path)
 	if err != nil || !exists {
 		return err
 	}
-	return packJournal(j.path)
+	return Pack(j.path)
 }
 
-// checkPacked refuses a file in the place of a packed journal that is not
+// CheckPacked refuses a file in the place of a packed journal that is not
 // one: it must unpack to a journal's header (today's, or the first
 // round's comment line).
-func checkPacked(path string) error {
+func CheckPacked(path string) error {
 	f, err := safeio.Open(path, "packed trial journal", 0)
 	if err != nil {
 		return err
 	}
 	defer f.Close()
-	head := make([]byte, len(journalColumns))
+	head := make([]byte, len(Columns))
 	zr, err := gzip.NewReader(bufio.NewReader(f))
 	if err == nil {
 		_, err = io.ReadFull(zr, head)
 	}
-	if err != nil || !strings.HasPrefix(string(head), journalColumns) && !strings.HasPrefix(string(head), "# dstein") {
+	if err != nil || !strings.HasPrefix(string(head), Columns) && !strings.HasPrefix(string(head), "# dstein") {
 		return fmt.Errorf("%s is not a packed trial journal, and this run would replace it (move it, or use another --out-dir)", path)
 	}
 	return nil

@@ -1,4 +1,4 @@
-package experiment
+package journal
 
 import (
 	"bytes"
@@ -15,39 +15,39 @@ import (
 	"github.com/dstein/dstein/internal/memlimit"
 )
 
-// journalBytesPerByte is the memory that reading a journal takes per byte
+// BytesPerByte is the memory that reading a journal takes per byte
 // of the file: the file itself, and each trial's metrics in maps (11 bytes
 // per byte for a journal of 100,000 trials of 7 metrics, measured with
 // /usr/bin/time -v; 16 here).
-const journalBytesPerByte = 16
+const BytesPerByte = 16
 
-// journalMemory estimates the memory of reading the journals at paths
+// Memory estimates the memory of reading the journals at paths
 // (each plain, or else packed: then by the size it unpacks to).
-func journalMemory(paths ...string) float64 {
+func Memory(paths ...string) float64 {
 	var size int64
 	for _, p := range paths {
 		if info, err := os.Lstat(p); err == nil && info.Mode().IsRegular() {
 			size += info.Size()
-		} else if n, err := unpackedSize(p + packedSuffix); err == nil {
+		} else if n, err := unpackedSize(p + PackedSuffix); err == nil {
 			size += n
 		}
 	}
-	return memlimit.Base + journalBytesPerByte*float64(size)
+	return memlimit.Base + BytesPerByte*float64(size)
 }
 
-// checkJournalMemory refuses journals whose reading would not fit b.
-func checkJournalMemory(b memlimit.Budget, paths ...string) error {
+// CheckMemory refuses journals whose reading would not fit b.
+func CheckMemory(b memlimit.Budget, paths ...string) error {
 	what := "reading the trial journal " + paths[0]
 	if len(paths) > 1 {
 		what = fmt.Sprintf("reading the %d shards' journals", len(paths))
 	}
-	return b.Check(what, journalMemory(paths...))
+	return b.Check(what, Memory(paths...))
 }
 
 // read loads the rows of data (the CSV after any legacy comment line) and
 // returns the length of its prefix that ends with the last complete line,
 // and whether it holds rows of trials that were never closed.
-func (j *journal) read(data []byte) (keep int, incomplete bool, err error) {
+func (j *Journal) read(data []byte) (keep int, incomplete bool, err error) {
 	keep = len(data)
 	if len(data) > 0 && data[len(data)-1] != '\n' {
 		// The last row was cut short by a crash: drop it.
@@ -55,14 +55,14 @@ func (j *journal) read(data []byte) (keep int, incomplete bool, err error) {
 	}
 	body := data[:keep]
 	first, body, _ := bytes.Cut(body, []byte("\n"))
-	if strings.TrimSuffix(string(first), "\r") != journalColumns {
-		return 0, false, fmt.Errorf("line 1: want the columns %s", journalColumns)
+	if strings.TrimSuffix(string(first), "\r") != Columns {
+		return 0, false, fmt.Errorf("line 1: want the columns %s", Columns)
 	}
 	type open struct {
 		vals map[string]float64
 		sum  uint32
 	}
-	pending := map[key]*open{}
+	pending := map[Key]*open{}
 	// Methods and metrics repeat on every row: one string each.
 	names := map[string]string{}
 	intern := func(s string) string {
@@ -93,7 +93,7 @@ func (j *journal) read(data []byte) (keep int, incomplete bool, err error) {
 			}
 		}
 		if len(rec) != 5 {
-			return 0, false, fmt.Errorf("line %d: %d fields, want 5 (%s)", no, len(rec), journalColumns)
+			return 0, false, fmt.Errorf("line %d: %d fields, want 5 (%s)", no, len(rec), Columns)
 		}
 		x, err := strconv.ParseFloat(rec[1], 64)
 		if err != nil || math.IsNaN(x) || math.IsInf(x, 0) {
@@ -106,26 +106,26 @@ func (j *journal) read(data []byte) (keep int, incomplete bool, err error) {
 		if rec[0] == "" || rec[3] == "" {
 			return 0, false, fmt.Errorf("line %d: empty method or metric", no)
 		}
-		k := key{intern(rec[0]), x, t}
+		k := Key{intern(rec[0]), x, t}
 		if _, dup := j.done[k]; dup {
-			return 0, false, fmt.Errorf("line %d: trial %d of %s at %s is recorded twice", no, t, k.method, rec[1])
+			return 0, false, fmt.Errorf("line %d: trial %d of %s at %s is recorded twice", no, t, k.Method, rec[1])
 		}
 		p := pending[k]
 		if p == nil {
 			p = &open{vals: map[string]float64{}}
 			pending[k] = p
 		}
-		if rec[3] == doneMarker {
+		if rec[3] == DoneMarker {
 			if j.checksums {
 				sum, err := strconv.ParseUint(rec[4], 10, 32)
 				if err != nil {
-					return 0, false, fmt.Errorf("line %d: the checksum %q of trial %d of %s at %s is not a whole number below 2³²", no, rec[4], t, k.method, rec[1])
+					return 0, false, fmt.Errorf("line %d: the checksum %q of trial %d of %s at %s is not a whole number below 2³²", no, rec[4], t, k.Method, rec[1])
 				}
 				if uint32(sum) != p.sum {
-					return 0, false, fmt.Errorf("line %d: trial %d of %s at %s does not match its checksum (the rows before this line were changed or damaged after they were written)", no, t, k.method, rec[1])
+					return 0, false, fmt.Errorf("line %d: trial %d of %s at %s does not match its checksum (the rows before this line were changed or damaged after they were written)", no, t, k.Method, rec[1])
 				}
 			} else if rec[4] != "1" {
-				return 0, false, fmt.Errorf("line %d: the closing row of trial %d of %s has value %q, want 1", no, t, k.method, rec[4])
+				return 0, false, fmt.Errorf("line %d: the closing row of trial %d of %s has value %q, want 1", no, t, k.Method, rec[4])
 			}
 			j.done[k] = p.vals
 			j.order = append(j.order, k)
@@ -140,7 +140,7 @@ func (j *journal) read(data []byte) (keep int, incomplete bool, err error) {
 			return 0, false, fmt.Errorf("line %d: %w", no, err)
 		}
 		p.vals[intern(rec[3])] = v
-		p.sum = rowSum(p.sum, text)
+		p.sum = RowSum(p.sum, text)
 	}
 	return keep, len(pending) > 0, nil
 }
@@ -148,9 +148,17 @@ func (j *journal) read(data []byte) (keep int, incomplete bool, err error) {
 // castagnoli is the CRC-32C table of the trials' checksums.
 var castagnoli = crc32.MakeTable(crc32.Castagnoli)
 
-// rowSum adds one row (its text without the line end) to a trial's
+// Check reads a journal's bytes (after any first-round header) as Open
+// would: keep is the length of the complete rows, incomplete whether a
+// trial was left without its closing row; checksums for format 3.
+func Check(data []byte, checksums bool) (keep int, incomplete bool, err error) {
+	j := &Journal{done: map[Key]map[string]float64{}, checksums: checksums}
+	return j.read(data)
+}
+
+// RowSum adds one row (its text without the line end) to a trial's
 // checksum: the CRC-32C of the rows, each followed by LF.
-func rowSum(sum uint32, text string) uint32 {
+func RowSum(sum uint32, text string) uint32 {
 	sum = crc32.Update(sum, castagnoli, []byte(text))
 	return crc32.Update(sum, castagnoli, []byte{'\n'})
 }

@@ -1,4 +1,4 @@
-package experiment
+package journal
 
 import (
 	"math"
@@ -30,10 +30,10 @@ func FuzzJournal(f *testing.F) {
 	f.Add([]byte("method,x,trial,metric,value\n" + strings.Repeat("[", 100000) + ",1e999,9223372036854775807,m,1e308\n"))
 	f.Add([]byte("method,x,trial,metric,value\n" + strings.Repeat("a,0,1073741823,mse,-0\n", 5000)))
 	f.Fuzz(func(t *testing.T, data []byte) {
-		want := journalSettings{Experiment: "ising-n", Seed: 1, Mode: "full", Options: map[string]float64{"field": 0}}
+		want := Settings{Experiment: "ising-n", Seed: 1, Mode: "full", Options: map[string]float64{"field": 0}}
 		var before, after runtime.MemStats
 		runtime.ReadMemStats(&before)
-		body, _, err := legacyHeader(data, &want)
+		body, _, err := legacyHeader(data, &want, map[string]bool{"nmax": true})
 		if err != nil {
 			return
 		}
@@ -42,7 +42,7 @@ func FuzzJournal(f *testing.F) {
 		}
 		// The reader's memory grows with the rows (maps of the trials'
 		// metrics); both reads together stay under 64 bytes per byte of
-		// input plus 1 MiB (journalBytesPerByte, 16, bounds one read's
+		// input plus 1 MiB (BytesPerByte, 16, bounds one read's
 		// peak; this counts garbage too).
 		runtime.ReadMemStats(&after)
 		if got, bound := after.TotalAlloc-before.TotalAlloc, 64*uint64(len(data))+1<<20; got > bound {
@@ -56,7 +56,7 @@ func FuzzJournal(f *testing.F) {
 func checkRead(t *testing.T, body []byte, sums bool) {
 	t.Helper()
 	{
-		j := &journal{done: map[key]map[string]float64{}, checksums: sums}
+		j := &Journal{done: map[Key]map[string]float64{}, checksums: sums}
 		keep, _, err := j.read(body)
 		if err != nil {
 			return
@@ -68,7 +68,7 @@ func checkRead(t *testing.T, body []byte, sums bool) {
 			t.Fatalf("%d trials in order, %d done", len(j.order), len(j.done))
 		}
 		for k, vals := range j.done {
-			if k.trial < 0 || math.IsNaN(k.x) || math.IsInf(k.x, 0) || k.method == "" {
+			if k.Trial < 0 || math.IsNaN(k.X) || math.IsInf(k.X, 0) || k.Method == "" {
 				t.Fatalf("accepted key %+v", k)
 			}
 			for m, v := range vals {

@@ -1,4 +1,4 @@
-package experiment
+package journal
 
 import (
 	"bufio"
@@ -14,8 +14,8 @@ import (
 	"github.com/dstein/dstein/report"
 )
 
-// journalSettings is the sidecar NAME.trials.json.
-type journalSettings struct {
+// Settings is the sidecar NAME.trials.json.
+type Settings struct {
 	Format     int                `json:"format"`
 	Experiment string             `json:"experiment"`
 	Seed       uint64             `json:"seed"`
@@ -27,7 +27,7 @@ type journalSettings struct {
 	// UAI networks).
 	Inputs map[string]string `json:"inputs,omitempty"`
 	// Methods are the full settings of each method whose trials the
-	// journal holds (runner.describe): its preset, its pipeline with every
+	// journal holds (the experiment runner's describe): its preset, its pipeline with every
 	// default resolved, its chains. A method added later is added here; a
 	// method whose settings changed is refused.
 	Methods map[string]json.RawMessage `json:"methods,omitempty"`
@@ -45,20 +45,9 @@ type journalSettings struct {
 	MergedFrom []string `json:"merged_from,omitempty"`
 }
 
-// version is what a journal records of cfg's dstein build.
-func (cfg Config) version() string {
-	if cfg.Version == "" {
-		return "devel"
-	}
-	return cfg.Version
-}
-
-// selectOnly lists options that choose which settings run without changing
-// any trial's result; they may differ between a journal and its resume.
-var selectOnly = map[string]bool{"nmax": true}
-
-// resultSettings returns the settings of cfg that change results.
-func resultSettings(s journalSettings) string {
+// ResultSettings returns the settings of s that change results: all but
+// the options in selectOnly.
+func ResultSettings(s Settings, selectOnly map[string]bool) string {
 	var parts []string
 	parts = append(parts, fmt.Sprintf("experiment=%s", s.Experiment), fmt.Sprintf("seed=%d", s.Seed), "mode="+s.Mode)
 	keys := make([]string, 0, len(s.Options))
@@ -74,11 +63,11 @@ func resultSettings(s journalSettings) string {
 	return strings.Join(parts, " ")
 }
 
-// sameInputs refuses input files that the journal recorded with other
+// SameInputs refuses input files that the journal recorded with other
 // contents. Inputs may be added or left out between runs (each names its
 // own targets, so their trials do not mix), but a file whose digest
 // changed would give the journal's trials of it a different meaning.
-func sameInputs(have, want map[string]string) error {
+func SameInputs(have, want map[string]string) error {
 	names := make([]string, 0, len(want))
 	for k := range want {
 		names = append(names, k)
@@ -92,10 +81,10 @@ func sameInputs(have, want map[string]string) error {
 	return nil
 }
 
-// readSettings reads a journal's settings file and checks that it is
+// ReadSettings reads a journal's settings file and checks that it is
 // experiment name's.
-func readSettings(side, name string) (journalSettings, error) {
-	var have journalSettings
+func ReadSettings(side, name string) (Settings, error) {
+	var have Settings
 	raw, err := safeio.ReadFile(side, "journal settings", 1<<20)
 	if err != nil {
 		return have, err
@@ -112,40 +101,40 @@ func readSettings(side, name string) (journalSettings, error) {
 	return have, nil
 }
 
-// settingsFill writes journal settings.
-func settingsFill(s journalSettings) func(*bufio.Writer) error {
+// SettingsFill writes journal settings.
+func SettingsFill(s Settings) func(*bufio.Writer) error {
 	if s.Options == nil {
 		s.Options = map[string]float64{}
 	}
-	s.Format = journalFormat
+	s.Format = FormatVersion
 	return func(w *bufio.Writer) error { return report.WriteJSON(w, s) }
 }
 
-// shardWords names a journal's shard for messages.
-func shardWords(s string) string {
+// ShardWords names a journal's shard for messages.
+func ShardWords(s string) string {
 	if s == "" {
 		return "every trial (no --shard)"
 	}
 	return "the trials of shard " + s
 }
 
-// describe records the settings of a method (its JSON form b), and
+// Describe records the settings of a method (its JSON form b), and
 // refuses when the journal holds trials of that method made with other
 // settings. Settings recorded for a method without trials are replaced.
-func (j *journal) describe(method string, b []byte) error {
-	now, err := compactJSON(b)
+func (j *Journal) Describe(method string, b []byte) error {
+	now, err := CompactJSON(b)
 	if err != nil {
 		return err
 	}
 	if old, ok := j.settings.Methods[method]; ok {
-		had, err := compactJSON(old)
+		had, err := CompactJSON(old)
 		if err != nil {
 			return fmt.Errorf("%s: the settings of method %s: %w (--restart starts over)", j.side, method, err)
 		}
-		if sameSettings(had, now) || sameSettings(renamedPresets(had, now), now) {
+		if SameSettings(had, now) || SameSettings(renamedPresets(had, now), now) {
 			return nil
 		}
-		if j.hasMethod(method) {
+		if j.HasMethod(method) {
 			return fmt.Errorf("%s holds trials of %s made with other settings (recorded in %s: %s; now %s); use another --out-dir, or --restart to start over", j.path, method, j.side, had, now)
 		}
 	}
@@ -157,16 +146,16 @@ func (j *journal) describe(method string, b []byte) error {
 		j.sideDirty = true // written with the first trial
 		return nil
 	}
-	return writeSettings(j.side, j.settings)
+	return WriteSettings(j.side, j.settings)
 }
 
 // renamedPresets returns a recorded method's settings with the presets
 // that were renamed under their present names: journals written before
 // round three's switch of the default recorded "preset":"default" and a
 // pipeline named "default" for the preset now called "tempering" (the
-// same stages and chains, which sameSettings still compares; it does not
+// same stages and chains, which SameSettings still compares; it does not
 // compare the rewritten description), so that their trials still resume
-// and merge. The record itself is left as it was written.
+// and merge. The Record itself is left as it was written.
 func renamedPresets(had, now []byte) []byte {
 	var h, n map[string]any
 	if json.Unmarshal(had, &h) != nil || json.Unmarshal(now, &n) != nil || h["preset"] != "default" || n["preset"] != "tempering" {
@@ -185,14 +174,14 @@ func renamedPresets(had, now []byte) []byte {
 	return b
 }
 
-// sameSettings reports whether two recorded settings (JSON) are the same:
+// SameSettings reports whether two recorded settings (JSON) are the same:
 // equal values, where a key that only one side has counts as equal when its
 // value there is empty ("", 0, false, null, [] or {}), the zero value that
 // means "the default" in dstein's settings, so that a field added to a
-// record later does not invalidate the journals written before. A
+// Record later does not invalidate the journals written before. A
 // "description" (a pipeline's prose, rewritten as the docs are) is not
 // compared.
-func sameSettings(a, b []byte) bool {
+func SameSettings(a, b []byte) bool {
 	var x, y any
 	if json.Unmarshal(a, &x) != nil || json.Unmarshal(b, &y) != nil {
 		return false
@@ -263,9 +252,9 @@ func emptyValue(v any) bool {
 	return false
 }
 
-// compactJSON returns b without insignificant space, the form in which
+// CompactJSON returns b without insignificant space, the form in which
 // recorded settings are compared.
-func compactJSON(b []byte) ([]byte, error) {
+func CompactJSON(b []byte) ([]byte, error) {
 	var out bytes.Buffer
 	if err := json.Compact(&out, b); err != nil {
 		return nil, err
@@ -273,45 +262,45 @@ func compactJSON(b []byte) ([]byte, error) {
 	return out.Bytes(), nil
 }
 
-// otherMethods lists, sorted, the methods the journal holds trials of that
+// OtherMethods lists, sorted, the methods the journal holds trials of that
 // are not in used.
-func (j *journal) otherMethods(used map[string]bool) []string {
+func (j *Journal) OtherMethods(used map[string]bool) []string {
 	seen := map[string]bool{}
 	var out []string
 	for _, k := range j.order {
-		if !used[k.method] && !seen[k.method] {
-			seen[k.method] = true
-			out = append(out, k.method)
+		if !used[k.Method] && !seen[k.Method] {
+			seen[k.Method] = true
+			out = append(out, k.Method)
 		}
 	}
 	sort.Strings(out)
 	return out
 }
 
-// hasMethod reports whether the journal holds a trial of method.
-func (j *journal) hasMethod(method string) bool {
+// HasMethod reports whether the journal holds a trial of method.
+func (j *Journal) HasMethod(method string) bool {
 	for _, k := range j.order {
-		if k.method == method {
+		if k.Method == method {
 			return true
 		}
 	}
 	return false
 }
 
-func writeSettings(path string, s journalSettings) error {
-	return safeio.Rewrite(path, settingsFill(s))
+func WriteSettings(path string, s Settings) error {
+	return safeio.Rewrite(path, SettingsFill(s))
 }
 
 // legacyHeader recognises a first-round journal ("# dstein experiment NAME
 // seed=S mode=M k=v …" before the columns), checks its settings against
 // want and returns the data without that line.
-func legacyHeader(data []byte, want *journalSettings) ([]byte, bool, error) {
+func legacyHeader(data []byte, want *Settings, selectOnly map[string]bool) ([]byte, bool, error) {
 	if !bytes.HasPrefix(data, []byte("# dstein experiment ")) {
 		return data, false, nil
 	}
 	line, rest, _ := bytes.Cut(data, []byte("\n"))
 	fields := strings.Fields(strings.TrimSuffix(string(line), "\r"))
-	have := journalSettings{Options: map[string]float64{}}
+	have := Settings{Options: map[string]float64{}}
 	if len(fields) < 4 {
 		return nil, true, fmt.Errorf("line 1: a first-round header without the experiment's name")
 	}
@@ -340,7 +329,7 @@ func legacyHeader(data []byte, want *journalSettings) ([]byte, bool, error) {
 			have.Options[k] = 0
 		}
 	}
-	if a, b := resultSettings(have), resultSettings(*want); a != b {
+	if a, b := ResultSettings(have, selectOnly), ResultSettings(*want, selectOnly); a != b {
 		return nil, true, fmt.Errorf("was written with other settings (%s; now %s); use another --out-dir, or --restart to start over", a, b)
 	}
 	return rest, true, nil

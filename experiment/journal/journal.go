@@ -1,9 +1,10 @@
-package experiment
+package journal
 
 import (
 	"bufio"
 	"bytes"
 	"encoding/csv"
+	"encoding/json"
 	"errors"
 	"fmt"
 	"io"
@@ -15,6 +16,7 @@ import (
 	"strings"
 	"syscall"
 
+	"github.com/dstein/dstein/internal/memlimit"
 	"github.com/dstein/dstein/internal/safeio"
 	"github.com/dstein/dstein/report"
 )
@@ -32,7 +34,7 @@ import (
 //
 // A resume checks that the settings which change results (seed, mode and
 // the options other than those that only select settings, such as nmax;
-// an option the journal does not record had its default) are the same,
+// an option the journal does not Record had its default) are the same,
 // and that the methods it holds trials of were run with the same full
 // settings (journal.describe), then skips the complete trials; the
 // dstein version and fields added to the sidecar later do not matter. Every row is validated: five
@@ -48,7 +50,7 @@ import (
 //
 // A journal may also be packed, NAME.trials.csv.gz: the same bytes
 // compressed with gzip, which dstein reproduce leaves once a result is
-// finished (Config.Pack), as the journals committed under docs/results are
+// finished (Spec.Pack), as the journals committed under docs/results are
 // (a quarter of the size). It is read where NAME.trials.csv is absent; a
 // run that records new trials in it unpacks it first (the plain journal is
 // then the one that counts, until a packing run ends well and replaces the
@@ -64,30 +66,31 @@ import (
 // of value 1, no checksums) and the first round's (a "# dstein experiment
 // …" comment line before the header, no sidecar).
 
-// doneMarker is the metric of the row that closes a trial's record.
-const doneMarker = "_done"
+// DoneMarker is the metric of the row that closes a trial's Record.
+const DoneMarker = "_done"
 
-const journalColumns = "method,x,trial,metric,value"
+const Columns = "method,x,trial,metric,value"
 
-// journalFormat is the version of the journal's layout: 3 has a checksum
+// FormatVersion is the version of the journal's layout: 3 has a checksum
 // in each trial's closing row, 2 had the value 1 there.
-const journalFormat = 3
+const FormatVersion = 3
 
-type key struct {
-	method string
-	x      float64
-	trial  int
+// Key names one unit of work: one method at one setting x in one trial.
+type Key struct {
+	Method string
+	X      float64
+	Trial  int
 }
 
-// journal holds finished trials and appends new ones.
-type journal struct {
+// Journal holds finished trials and appends new ones.
+type Journal struct {
 	path string
 	side string
 	// settings are those recorded in the sidecar (with Methods as found
 	// there and added since).
-	settings journalSettings
-	done     map[key]map[string]float64
-	order    []key
+	settings Settings
+	done     map[Key]map[string]float64
+	order    []Key
 	// checksums: the rows read carry checksums (format 3).
 	checksums bool
 	f         *os.File
@@ -101,14 +104,41 @@ type journal struct {
 	create, restart, rewrite, sideDirty bool
 	// packed: the rows were read from the packed journal (path + ".gz")
 	// and the plain one does not exist yet; pack: replace the packed
-	// journal with the plain one when the run ends well (Config.Pack).
+	// journal with the plain one when the run ends well (Spec.Pack).
 	packed, pack bool
 	// log receives the journal's notes (may be nil).
 	log io.Writer
+	// selectOnly: Spec.SelectOnly.
+	selectOnly map[string]bool
 }
 
-// noLink refuses a path that is a symbolic link or not a regular file.
-func noLink(path string) (exists bool, err error) {
+// Spec names the journal to open and gives the settings of the run that
+// opens it.
+type Spec struct {
+	// Dir is the directory of NAME.trials.csv and NAME.trials.json;
+	// Name the experiment.
+	Dir, Name string
+	// Want are the run's settings (Open sets Format and Experiment; an
+	// empty Version is recorded as "devel").
+	Want Settings
+	// Defaults are the values of options that a journal does not Record
+	// (one added to the experiment after the journal was written).
+	Defaults map[string]float64
+	// SelectOnly names options that choose which settings run without
+	// changing any trial's result (such as nmax): a resume may change
+	// them.
+	SelectOnly map[string]bool
+	// Restart sets an existing journal and its settings aside instead of
+	// resuming it; Pack leaves the journal packed when the run ends well.
+	Restart, Pack bool
+	// Budget bounds the memory of reading the journal.
+	Budget memlimit.Budget
+	// Log receives the journal's notes (may be nil).
+	Log io.Writer
+}
+
+// NoLink refuses a path that is a symbolic link or not a regular file.
+func NoLink(path string) (exists bool, err error) {
 	info, err := os.Lstat(path)
 	switch {
 	case errors.Is(err, fs.ErrNotExist):
@@ -123,16 +153,16 @@ func noLink(path string) (exists bool, err error) {
 	return true, nil
 }
 
-// openJournal takes the output directory's lock for the experiment (so
+// Open takes the output directory's lock for the experiment (so
 // that two runs never append to one journal), reads DIR/NAME.trials.csv if
 // it exists (refusing one made with settings that change results, or a
-// corrupt one) and opens it for appending. The lock is held until close.
-func openJournal(name string, cfg Config) (*journal, error) {
-	lock, err := lockJournal(cfg.dir(), name)
+// corrupt one) and opens it for appending. The lock is held until Close.
+func Open(spec Spec) (*Journal, error) {
+	lock, err := Lock(spec.Dir, spec.Name)
 	if err != nil {
 		return nil, err
 	}
-	j, err := openLockedJournal(name, cfg)
+	j, err := openLocked(spec)
 	if err != nil {
 		lock.Unlock()
 		return nil, err
@@ -141,11 +171,11 @@ func openJournal(name string, cfg Config) (*journal, error) {
 	return j, nil
 }
 
-// lockJournal takes an exclusive lock on DIR/NAME.trials.lock
+// Lock takes an exclusive lock on DIR/NAME.trials.lock
 // (safeio.TryLock: flock, not waiting, the file removed when the lock is
 // given up). A second run of the same experiment into the same directory
 // is refused instead of interleaving its rows with the first's.
-func lockJournal(dir, name string) (*safeio.Lock, error) {
+func Lock(dir, name string) (*safeio.Lock, error) {
 	path := filepath.Join(dir, name+".trials.lock")
 	l, err := safeio.TryLock(path)
 	var busy *safeio.Busy
@@ -155,33 +185,38 @@ func lockJournal(dir, name string) (*safeio.Lock, error) {
 	return l, err
 }
 
-// openLockedJournal is openJournal once the lock is held. It reads and
+// openLocked is Open once the lock is held. It reads and
 // checks an existing journal and writes nothing (see flush).
-func openLockedJournal(name string, cfg Config) (*journal, error) {
-	path := filepath.Join(cfg.dir(), name+".trials.csv")
-	side := filepath.Join(cfg.dir(), name+".trials.json")
-	want := journalSettings{Format: journalFormat, Experiment: name, Seed: cfg.Seed, Mode: cfg.Mode.String(), Options: cfg.options, Version: cfg.version(), Inputs: cfg.inputs, Trials: cfg.trials, Shard: cfg.Shard.String(), Selected: cfg.Methods}
-	j := &journal{path: path, side: side, done: map[key]map[string]float64{}, settings: want, checksums: true, log: cfg.Log, pack: cfg.Pack}
-	exists, err := noLink(path)
+func openLocked(spec Spec) (*Journal, error) {
+	name := spec.Name
+	path := filepath.Join(spec.Dir, name+".trials.csv")
+	side := filepath.Join(spec.Dir, name+".trials.json")
+	want := spec.Want
+	want.Format, want.Experiment = FormatVersion, name
+	if want.Version == "" {
+		want.Version = "devel"
+	}
+	j := &Journal{path: path, side: side, done: map[Key]map[string]float64{}, settings: want, checksums: true, log: spec.Log, pack: spec.Pack, selectOnly: spec.SelectOnly}
+	exists, err := NoLink(path)
 	if err != nil {
 		return nil, err
 	}
-	packedExists, err := noLink(path + packedSuffix)
+	packedExists, err := NoLink(path + PackedSuffix)
 	if err != nil {
 		return nil, err
 	}
-	sideExists, err := noLink(side)
+	sideExists, err := NoLink(side)
 	if err != nil {
 		return nil, err
 	}
-	if (exists || packedExists) && cfg.Restart {
+	if (exists || packedExists) && spec.Restart {
 		j.create, j.restart, j.sideDirty = true, true, true
 		return j, nil
 	}
-	if exists && packedExists && cfg.Pack {
+	if exists && packedExists && spec.Pack {
 		// The run will replace the packed journal with the plain one:
 		// only when it is a journal (a file the user put there is kept).
-		if err := checkPacked(path + packedSuffix); err != nil {
+		if err := CheckPacked(path + PackedSuffix); err != nil {
 			return nil, err
 		}
 	}
@@ -191,21 +226,21 @@ func openLockedJournal(name string, cfg Config) (*journal, error) {
 		if sideExists {
 			// Settings without a journal: replaced only when they are
 			// this experiment's journal settings.
-			if _, err := readSettings(side, name); err != nil {
+			if _, err := ReadSettings(side, name); err != nil {
 				return nil, fmt.Errorf("%w; it is in the place of the settings of a new journal (move it, or use another --out-dir)", err)
 			}
 		}
 		j.create, j.sideDirty = true, true
 		return j, nil
 	}
-	if err := checkJournalMemory(cfg.Budget, path); err != nil {
+	if err := CheckMemory(spec.Budget, path); err != nil {
 		return nil, err
 	}
-	data, err := readJournalFile(path)
+	data, err := ReadFile(path)
 	if err != nil {
 		return nil, err
 	}
-	data, legacy, err := legacyHeader(data, &want)
+	data, legacy, err := legacyHeader(data, &want, spec.SelectOnly)
 	if err != nil {
 		return nil, fmt.Errorf("%s: %w", path, err)
 	}
@@ -213,36 +248,36 @@ func openLockedJournal(name string, cfg Config) (*journal, error) {
 		if sideExists {
 			// A first-round journal had no settings file: whatever is in
 			// its place is replaced only when it is this experiment's.
-			if _, err := readSettings(side, name); err != nil {
+			if _, err := ReadSettings(side, name); err != nil {
 				return nil, fmt.Errorf("%w; it is in the place of the settings of %s (move it, or use another --out-dir)", err, path)
 			}
 		}
 		j.checksums = false
 		j.rewrite, j.sideDirty = true, true
 	} else {
-		have, err := readSettings(side, name)
+		have, err := ReadSettings(side, name)
 		if err != nil {
 			return nil, fmt.Errorf("%w (it records the settings of %s; --restart starts over)", err, path)
 		}
-		if have.Format > journalFormat {
-			return nil, fmt.Errorf("%s was written by a newer dstein (journal format %d; this one reads up to %d); use that dstein, another --out-dir, or --restart to start over", path, have.Format, journalFormat)
+		if have.Format > FormatVersion {
+			return nil, fmt.Errorf("%s was written by a newer dstein (journal format %d; this one reads up to %d); use that dstein, another --out-dir, or --restart to start over", path, have.Format, FormatVersion)
 		}
 		j.checksums = have.Format >= 3
 		if !j.checksums {
 			j.rewrite = true
 		}
-		for k, v := range cfg.defaults {
+		for k, v := range spec.Defaults {
 			if _, ok := have.Options[k]; !ok {
 				have.Options[k] = v
 			}
 		}
-		if a, b := resultSettings(have), resultSettings(want); a != b {
+		if a, b := ResultSettings(have, spec.SelectOnly), ResultSettings(want, spec.SelectOnly); a != b {
 			return nil, fmt.Errorf("%s was written with other settings (%s; now %s); use another --out-dir, or --restart to start over", path, a, b)
 		}
 		if have.Shard != want.Shard {
-			return nil, fmt.Errorf("%s holds %s; now %s; use the shard's own --out-dir", path, shardWords(have.Shard), shardWords(want.Shard))
+			return nil, fmt.Errorf("%s holds %s; now %s; use the shard's own --out-dir", path, ShardWords(have.Shard), ShardWords(want.Shard))
 		}
-		if err := sameInputs(have.Inputs, want.Inputs); err != nil {
+		if err := SameInputs(have.Inputs, want.Inputs); err != nil {
 			return nil, fmt.Errorf("%s: %w; use another --out-dir, or --restart to start over", path, err)
 		}
 		want.Methods, want.MergedFrom = have.Methods, have.MergedFrom
@@ -276,12 +311,12 @@ func openLockedJournal(name string, cfg Config) (*journal, error) {
 // appended: sets an old journal aside (--restart), creates the files or
 // rewrites the rows read in today's form, writes the settings, and opens
 // the journal for appending.
-func (j *journal) flush() error {
+func (j *Journal) flush() error {
 	if j.f != nil {
 		return nil
 	}
 	if j.restart {
-		moved, err := safeio.SetAside(j.path, j.path+packedSuffix, j.side)
+		moved, err := safeio.SetAside(j.path, j.path+PackedSuffix, j.side)
 		if err != nil {
 			return err
 		}
@@ -289,7 +324,7 @@ func (j *journal) flush() error {
 		j.logf("the old journal is set aside as %s", strings.Join(moved, " and "))
 	}
 	if j.sideDirty || j.create {
-		if err := writeSettings(j.side, j.settings); err != nil {
+		if err := WriteSettings(j.side, j.settings); err != nil {
 			return err
 		}
 		j.sideDirty = false
@@ -300,7 +335,7 @@ func (j *journal) flush() error {
 		if err != nil {
 			return fmt.Errorf("creating the trial journal: %w", err)
 		}
-		if _, err := fmt.Fprintln(f, journalColumns); err != nil {
+		if _, err := fmt.Fprintln(f, Columns); err != nil {
 			f.Close()
 			return fmt.Errorf("writing %s: %w", j.path, err)
 		}
@@ -310,7 +345,7 @@ func (j *journal) flush() error {
 	case j.rewrite || j.packed:
 		// The rows read, in today's form; a packed journal's are unpacked
 		// into the plain journal, which new trials are appended to.
-		if err := writeJournal(j.path, j.order, j.done); err != nil {
+		if err := Write(j.path, j.order, j.done); err != nil {
 			return err
 		}
 		j.rewrite, j.packed = false, false
@@ -324,21 +359,21 @@ func (j *journal) flush() error {
 }
 
 // logf writes a note of the journal's to the run's log.
-func (j *journal) logf(format string, a ...any) {
+func (j *Journal) logf(format string, a ...any) {
 	if j.log != nil {
 		fmt.Fprintf(j.log, format+"\n", a...)
 	}
 }
 
-// writeJournal replaces path with the trials of order, in today's form.
-func writeJournal(path string, order []key, done map[key]map[string]float64) error {
-	return safeio.Rewrite(path, journalFill(order, done))
+// Write replaces path with the trials of order, in today's form.
+func Write(path string, order []Key, done map[Key]map[string]float64) error {
+	return safeio.Rewrite(path, Fill(order, done))
 }
 
-// journalFill writes the trials of order as a journal in today's form.
-func journalFill(order []key, done map[key]map[string]float64) func(*bufio.Writer) error {
+// Fill writes the trials of order as a journal in today's form.
+func Fill(order []Key, done map[Key]map[string]float64) func(*bufio.Writer) error {
 	return func(b *bufio.Writer) error {
-		if _, err := b.WriteString(journalColumns + "\n"); err != nil {
+		if _, err := b.WriteString(Columns + "\n"); err != nil {
 			return err
 		}
 		w := csv.NewWriter(b)
@@ -352,16 +387,8 @@ func journalFill(order []key, done map[key]map[string]float64) func(*bufio.Write
 	}
 }
 
-// dir is the directory of the journal.
-func (c Config) dir() string {
-	if c.journalDir != "" {
-		return c.journalDir
-	}
-	return c.Out
-}
-
-// record appends one trial's metrics (in sorted metric order) and syncs.
-func (j *journal) record(k key, vals map[string]float64) error {
+// Record appends one trial's metrics (in sorted metric order) and syncs.
+func (j *Journal) Record(k Key, vals map[string]float64) error {
 	if err := j.flush(); err != nil {
 		return err
 	}
@@ -382,7 +409,7 @@ func (j *journal) record(k key, vals map[string]float64) error {
 
 // writeTrialRows writes one trial's rows: its metrics in sorted order,
 // then the row that closes it with their checksum.
-func writeTrialRows(w *csv.Writer, k key, vals map[string]float64) error {
+func writeTrialRows(w *csv.Writer, k Key, vals map[string]float64) error {
 	names := make([]string, 0, len(vals))
 	for m := range vals {
 		names = append(names, m)
@@ -392,33 +419,33 @@ func writeTrialRows(w *csv.Writer, k key, vals map[string]float64) error {
 	var line bytes.Buffer
 	lw := csv.NewWriter(&line)
 	for _, m := range names {
-		rec := []string{k.method, report.FormatValue(k.x), strconv.Itoa(k.trial), m, report.FormatValue(vals[m])}
+		rec := []string{k.Method, report.FormatValue(k.X), strconv.Itoa(k.Trial), m, report.FormatValue(vals[m])}
 		line.Reset()
 		lw.Write(rec)
 		lw.Flush()
-		sum = rowSum(sum, strings.TrimSuffix(line.String(), "\n"))
+		sum = RowSum(sum, strings.TrimSuffix(line.String(), "\n"))
 		if err := w.Write(rec); err != nil {
 			return err
 		}
 	}
-	return w.Write([]string{k.method, report.FormatValue(k.x), strconv.Itoa(k.trial), doneMarker, strconv.FormatUint(uint64(sum), 10)})
+	return w.Write([]string{k.Method, report.FormatValue(k.X), strconv.Itoa(k.Trial), DoneMarker, strconv.FormatUint(uint64(sum), 10)})
 }
 
-// finish adds to b, the batch that writes a finished run's outputs, the
+// Finish adds to b, the batch that writes a finished run's outputs, the
 // work that opening deferred and no recorded trial has done: the settings
 // (methods described, the trials' count, the version) and an older
 // journal's conversion. A journal that does not exist yet stays so.
-func (j *journal) finish(b *safeio.Batch) error {
+func (j *Journal) Finish(b *safeio.Batch) error {
 	if j.create || j.f != nil {
 		return nil
 	}
 	if j.sideDirty {
-		if err := b.Rewrite(j.side, settingsFill(j.settings)); err != nil {
+		if err := b.Rewrite(j.side, SettingsFill(j.settings)); err != nil {
 			return err
 		}
 	}
 	if j.rewrite {
-		if err := b.Rewrite(j.path, journalFill(j.order, j.done)); err != nil {
+		if err := b.Rewrite(j.path, Fill(j.order, j.done)); err != nil {
 			return err
 		}
 	}
@@ -426,11 +453,11 @@ func (j *journal) finish(b *safeio.Batch) error {
 	return nil
 }
 
-// close closes the journal and gives up its lock (removing the lock
+// Close closes the journal and gives up its lock (removing the lock
 // file). After a run that ended well (ok), the work that opening deferred
 // is done first (see flush): a resume that computed nothing still records
 // its settings and converts an older journal.
-func (j *journal) close(ok bool) error {
+func (j *Journal) Close(ok bool) error {
 	var err error
 	if ok && !j.create && (j.rewrite || j.sideDirty) {
 		err = j.flush()
@@ -443,3 +470,19 @@ func (j *journal) close(ok bool) error {
 	j.lock.Unlock()
 	return err
 }
+
+// Path is the journal's file (NAME.trials.csv).
+func (j *Journal) Path() string { return j.path }
+
+// Done returns the metrics of unit k when the journal holds it.
+func (j *Journal) Done(k Key) (map[string]float64, bool) {
+	v, ok := j.done[k]
+	return v, ok
+}
+
+// Order lists the units the journal holds in the order they were
+// recorded (the caller must not change it).
+func (j *Journal) Order() []Key { return j.order }
+
+// MethodSettings is the recorded settings of method (nil when none are).
+func (j *Journal) MethodSettings(method string) json.RawMessage { return j.settings.Methods[method] }
