@@ -2,13 +2,26 @@ package experiment
 
 import (
 	"fmt"
+	"github.com/dstein/dstein/infer"
 	"sort"
 	"strings"
 )
 
-// suiteDefault is the suite's run of dstein's default preset ("default":
-// parallel tempering with a pilot-sized ladder, 4 chains).
-const suiteDefault = "pt-auto"
+// suiteDefault is the suite's run of dstein's default preset
+// (infer.DefaultMethod: parallel tempering with a pilot-sized ladder, 4
+// chains): pt-auto.
+var suiteDefault = suiteRunOf(infer.DefaultMethod)
+
+// suiteRunOf returns the name of the suite's method that runs the named
+// preset.
+func suiteRunOf(preset string) string {
+	for _, m := range suiteMethods() {
+		if m.preset == preset {
+			return m.name
+		}
+	}
+	panic("the suite runs no method of preset " + preset) // TestSuiteMethodsRunTheirPresets fails first
+}
 
 // judgeDefault is the verdict of the suite's question, which sampler should
 // be the default, from the verdict rows the suite writes (verdictRows):

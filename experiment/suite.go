@@ -84,6 +84,12 @@ type suiteMethod struct {
 	// evaluations (infer.Keep.Budget) instead of a number of iterations:
 	// for samplers whose iterations cost what the run chooses.
 	evalBudget bool
+	// preset names the infer preset that the method runs at the suite's
+	// budget ("" when it is none): its stages are the preset's with the
+	// budget's iterations, its chains the preset's
+	// (TestSuiteMethodsRunTheirPresets holds them to it, so that a change
+	// of a preset cannot leave the suite measuring the old one).
+	preset string
 }
 
 // keep returns the draws of a long-chain method: the n·budget sweeps
@@ -148,30 +154,30 @@ const ptStratSweeps = 40
 func suiteMethods() []suiteMethod {
 	ptIters := func(b int) int { return max(1, b/pt.DefaultLadder) }
 	return []suiteMethod{
-		{suiteReference, "exact i.i.d.", false, func(int) sampler.Pipeline { return single("exact", nil, 1) }, 0, 0, 0, 0, false},
-		{suiteBaseline, "Gibbs", true, func(b int) sampler.Pipeline { return single("gibbs", nil, b) }, 0, 0, 0, 0, false},
-		{"pt", "parallel tempering", true, func(b int) sampler.Pipeline {
+		{name: suiteReference, label: "exact i.i.d.", candidate: false, build: func(int) sampler.Pipeline { return single("exact", nil, 1) }},
+		{name: suiteBaseline, label: "Gibbs", candidate: true, build: func(b int) sampler.Pipeline { return single("gibbs", nil, b) }},
+		{name: "pt", label: "parallel tempering", candidate: true, build: func(b int) sampler.Pipeline {
 			return single("pt", &pt.Settings{Tune: max(1, ptIters(b)/4)}, ptIters(b))
-		}, 0, 0, 0, 0, false},
-		{"sw", "Swendsen–Wang", false, func(b int) sampler.Pipeline { return single("sw", nil, b) }, 0, 0, 0, 0, false},
-		{"gwg", "Gibbs-with-Gradients", true, func(b int) sampler.Pipeline { return single("gwg", nil, b) }, gwgSuiteTrials, 0, 0, 0, false},
-		{"dmala", "DMALA", true, func(b int) sampler.Pipeline { return single("dmala", nil, b) }, 0, 0, 0, 0, false},
-		{"dhmc", "DHMC", true, func(b int) sampler.Pipeline { return single("dhmc", nil, max(1, b/8)) }, 0, 0, 0, 0, false},
-		{"gfsvgd", "GF-SVGD (transport)", true, func(b int) sampler.Pipeline {
+		}},
+		{name: "sw", label: "Swendsen–Wang", candidate: false, build: func(b int) sampler.Pipeline { return single("sw", nil, b) }},
+		{name: "gwg", label: "Gibbs-with-Gradients", candidate: true, build: func(b int) sampler.Pipeline { return single("gwg", nil, b) }, trials: gwgSuiteTrials},
+		{name: "dmala", label: "DMALA", candidate: true, build: func(b int) sampler.Pipeline { return single("dmala", nil, b) }},
+		{name: "dhmc", label: "DHMC", candidate: true, build: func(b int) sampler.Pipeline { return single("dhmc", nil, max(1, b/8)) }},
+		{name: "gfsvgd", label: "GF-SVGD (transport)", candidate: true, build: func(b int) sampler.Pipeline {
 			p, _ := infer.Preset("transport")
 			p.Stages = []sampler.Stage{{Method: "gfsvgd", Iters: b, Settings: p.Stages[0].Settings}}
 			return p
-		}, 0, 0, 0, 0, false},
-		{"hybrid", "GF-SVGD + stratified Gibbs", true, func(b int) sampler.Pipeline {
+		}, preset: "transport"},
+		{name: "hybrid", label: "GF-SVGD + stratified Gibbs", candidate: true, build: func(b int) sampler.Pipeline {
 			p, _ := infer.Preset("transport")
 			return sampler.Pipeline{Stages: []sampler.Stage{
 				{Method: "gfsvgd", Iters: infer.HybridIters, Settings: p.Stages[0].Settings},
 				{Method: "gibbs", Iters: max(1, b-infer.HybridIters), Settings: &gibbs.Settings{Stratified: true}},
 			}}
-		}, 0, 0, 0, 0, false},
-		{"strat-gibbs", "stratified Gibbs", true, func(b int) sampler.Pipeline {
+		}, preset: "hybrid"},
+		{name: "strat-gibbs", label: "stratified Gibbs", candidate: true, build: func(b int) sampler.Pipeline {
 			return single("gibbs", &gibbs.Settings{Stratified: true}, b)
-		}, 0, 0, 0, 0, false},
+		}},
 		{name: "pt-strat", label: "parallel tempering, then stratified Gibbs", candidate: true, build: func(b int) sampler.Pipeline {
 			// 40 stratified sweeps of the tempered chains' final states;
 			// the rest of the budget in rounds of 8 temperatures.
@@ -186,7 +192,7 @@ func suiteMethods() []suiteMethod {
 		}, chains: 4, sweepsPerIter: 1},
 		{name: "pt-4chains", label: "parallel tempering, 4 long chains, thinned draws (rounds one and two's default)", candidate: true, build: func(b int) sampler.Pipeline {
 			return single("pt", nil, b)
-		}, chains: 4, sweepsPerIter: pt.DefaultLadder},
+		}, chains: 4, sweepsPerIter: pt.DefaultLadder, preset: "tempering"},
 		{name: "pt-8chains", label: "parallel tempering, 8 long chains, thinned draws", candidate: true, build: func(b int) sampler.Pipeline {
 			return single("pt", nil, b)
 		}, chains: 8, sweepsPerIter: pt.DefaultLadder},
@@ -199,13 +205,13 @@ func suiteMethods() []suiteMethod {
 		// evaluations.
 		{name: "pt-auto", label: "parallel tempering, 4 long chains, ladder sized by a pilot, best kernel per model (the default since round three)", candidate: true, build: func(b int) sampler.Pipeline {
 			return single("pt", &pt.Settings{Auto: true, Kernel: pt.Best}, b)
-		}, chains: 4, evalBudget: true},
+		}, chains: 4, evalBudget: true, preset: infer.DefaultMethod},
 		// Not a candidate for the default: its samples are not draws but
 		// points picked to match the draws, so no diagnostic can check
 		// them; users ask for them with the compact preset.
 		{name: "pt-herd", label: "parallel tempering, 4 long chains, herded to n points (the compact preset)", build: func(b int) sampler.Pipeline {
 			return single("pt", nil, b)
-		}, chains: 4, sweepsPerIter: pt.DefaultLadder, herdThin: infer.CompactChains.Thin},
+		}, chains: 4, sweepsPerIter: pt.DefaultLadder, herdThin: infer.CompactChains.Thin, preset: "compact"},
 	}
 }
 

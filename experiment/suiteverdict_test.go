@@ -1,6 +1,8 @@
 package experiment
 
 import (
+	"encoding/json"
+	"github.com/dstein/dstein/infer"
 	"math"
 	"strings"
 	"testing"
@@ -39,5 +41,51 @@ func TestChooseVerdictTies(t *testing.T) {
 	}
 	if g := vs[1].geoMean(); math.Abs(g-0.5) > 1e-12 {
 		t.Errorf("geometric mean %v; want 0.5", g)
+	}
+}
+
+// TestSuiteMethodsRunTheirPresets: a suite method that names a preset runs
+// that preset's stages (methods, settings, initial draw) with the suite's
+// iterations, and its chains; dstein's default is one of them. A change
+// of a preset that the suite does not follow fails here.
+func TestSuiteMethodsRunTheirPresets(t *testing.T) {
+	seen := map[string]bool{}
+	for _, m := range suiteMethods() {
+		if m.preset == "" {
+			continue
+		}
+		seen[m.preset] = true
+		want, err := infer.Preset(m.preset)
+		if err != nil {
+			t.Fatalf("%s: %v", m.name, err)
+		}
+		got := m.build(SuiteBudget)
+		if len(got.Stages) != len(want.Stages) {
+			t.Errorf("%s: %d stages, preset %s has %d", m.name, len(got.Stages), m.preset, len(want.Stages))
+			continue
+		}
+		for i := range want.Stages {
+			want.Stages[i].Iters = got.Stages[i].Iters
+		}
+		want.Name, want.Description, got.Name, got.Description = "", "", "", ""
+		a, _ := json.Marshal(got.Resolved())
+		b, _ := json.Marshal(want.Resolved())
+		if string(a) != string(b) {
+			t.Errorf("%s runs\n%s\nbut preset %s is\n%s", m.name, a, m.preset, b)
+		}
+		cd, chains := infer.PresetChains(m.preset)
+		switch {
+		case chains && cd.Chains != m.chains:
+			t.Errorf("%s runs %d chains, preset %s %d", m.name, m.chains, m.preset, cd.Chains)
+		case !chains && m.chains != 0:
+			t.Errorf("%s runs chains, preset %s keeps final states", m.name, m.preset)
+		case chains && cd.Compress.On() != (m.herdThin > 0):
+			t.Errorf("%s herds: %v, preset %s compresses: %v", m.name, m.herdThin > 0, m.preset, cd.Compress.On())
+		case chains && m.herdThin > 0 && m.herdThin != cd.Thin:
+			t.Errorf("%s thins its chains by %d, preset %s by %d", m.name, m.herdThin, m.preset, cd.Thin)
+		}
+	}
+	if !seen[infer.DefaultMethod] || suiteDefault != "pt-auto" {
+		t.Errorf("the suite's run of the default preset is %q; the published verdict names pt-auto", suiteDefault)
 	}
 }

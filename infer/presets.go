@@ -42,36 +42,44 @@ const (
 // DefaultMethod is the method or preset a run uses when none is named.
 const DefaultMethod = "default"
 
-// presets returns dstein's named pipelines. Experiments name the preset
-// they use, so that a later change of defaults never changes a published
-// number silently.
-func presets() map[string]sampler.Pipeline {
-	return map[string]sampler.Pipeline{
-		"default": {Name: "default",
+// preset is one named way to sample: its pipeline and, for a preset of
+// MCMC chains, the draws it keeps (nil: its n particles or chains keep
+// their final states).
+type preset struct {
+	pipeline sampler.Pipeline
+	chains   *ChainDefaults
+}
+
+// presets returns dstein's presets. Experiments name the preset they use,
+// so that a later change of defaults never changes a published number
+// silently.
+func presets() map[string]preset {
+	return map[string]preset{
+		"default": {chains: &DefaultChains, pipeline: sampler.Pipeline{Name: "default",
 			Description: fmt.Sprintf("dstein's default, chosen by the benchmark suite's round three (EXPERIMENTS.md): %d chains of parallel tempering whose ladder a pilot sizes from the target (plain chains when they mix faster per sweep, else ⌈2Λ⌉+1 temperatures for the measured barrier Λ) with the best exact move per model (block Gibbs for RBMs, Swendsen–Wang for ferromagnetic Ising and Potts models, single sites otherwise), run until every quantity's ESS reaches %g (fewer for fewer samples, at least %d) and R̂ passes, or the iteration limit, with R̂, ESS and Monte Carlo errors", DefaultChains.Chains, DefaultChains.Target, ESSLimit),
-			Stages:      []sampler.Stage{{Method: "pt", Iters: pt.DefaultIters, Settings: &pt.Settings{Auto: true, Kernel: pt.Best}}}},
-		"tempering": {Name: "tempering",
+			Stages:      []sampler.Stage{{Method: "pt", Iters: pt.DefaultIters, Settings: &pt.Settings{Auto: true, Kernel: pt.Best}}}}},
+		"tempering": {chains: &TemperingChains, pipeline: sampler.Pipeline{Name: "tempering",
 			Description: fmt.Sprintf("rounds one and two's default: parallel tempering, %d chains of %d temperatures (single-site Gibbs sweeps, non-reversible swaps, ladder tuned to equal swap rates), draws kept after %d rounds of warm-up, every %dth round", TemperingChains.Chains, pt.DefaultLadder, TemperingChains.Warmup, TemperingChains.Thin),
-			Stages:      []sampler.Stage{{Method: "pt", Iters: pt.DefaultIters, Settings: &pt.Settings{}}}},
-		"compact": {Name: "compact",
+			Stages:      []sampler.Stage{{Method: "pt", Iters: pt.DefaultIters, Settings: &pt.Settings{}}}}},
+		"compact": {chains: &CompactChains, pipeline: sampler.Pipeline{Name: "compact",
 			Description: fmt.Sprintf("n points that represent the target more closely than n draws: the tempering preset's parallel tempering (%d chains, warm-up %d rounds) keeping a draw every %d rounds, %d draws per point (about the tempering preset's cost), then kernel herding of the draws to n points (Hamming kernel exp(−H/ℓ), ℓ = d/4); the error bars are the draws' (EXPERIMENTS.md, \"Representative points\")", CompactChains.Chains, CompactChains.Warmup, CompactChains.Thin, CompactChains.PerPoint),
-			Stages:      []sampler.Stage{{Method: "pt", Iters: pt.DefaultIters, Settings: &pt.Settings{}}}},
-		"hybrid": {Name: "hybrid",
+			Stages:      []sampler.Stage{{Method: "pt", Iters: pt.DefaultIters, Settings: &pt.Settings{}}}}},
+		"hybrid": {pipeline: sampler.Pipeline{Name: "hybrid",
 			Description: "the first round's default: 100 iterations of GF-SVGD (the transport preset's settings), then 30 stratified Gibbs sweeps of the particles (exact conditionals; the particles' uniforms for each variable form one systematic sample); means far better than i.i.d. on weakly coupled models, biased on multimodal ones (EXPERIMENTS.md, the benchmark suite)",
 			Stages: []sampler.Stage{
 				{Method: "gfsvgd", Iters: HybridIters, Settings: &gfsvgd.Settings{}},
 				{Method: "gibbs", Iters: HybridSweeps, Settings: &gibbs.Settings{Stratified: true}},
-			}},
-		"transport": {Name: "transport",
+			}}},
+		"transport": {pipeline: sampler.Pipeline{Name: "transport",
 			Description: "GF-SVGD alone for 500 iterations: Adam, learning rate 0.1, h = med²/log(n+1) over distinct pairs, self-normalised weights, relaxed surrogate τ = 0.25, init N(0, 1) (dstein's default before the hybrid)",
-			Stages:      []sampler.Stage{{Method: "gfsvgd", Iters: 500, Settings: &gfsvgd.Settings{}}}},
-		"paper": {Name: "paper",
+			Stages:      []sampler.Stage{{Method: "gfsvgd", Iters: 500, Settings: &gfsvgd.Settings{}}}}},
+		"paper": {pipeline: sampler.Pipeline{Name: "paper",
 			Description: "the paper's GF-SVGD: Adam, h = med²/(2 log(n+1)) over distinct pairs, self-normalised weights, init N(−2, 1), learning rate 0.05 (the paper's 1e-4 does not move the particles), 500 iterations; the paper's surrogate is base for Ising and categorical models (--surrogate base), relaxed for RBMs",
 			Init:        sampler.Init{Mean: -2, Std: 1},
 			Stages: []sampler.Stage{{Method: "gfsvgd", Iters: 500, Settings: &gfsvgd.Settings{
 				LearningRate: PaperLearningRate,
 				Bandwidth:    kernel.Bandwidth{Rule: kernel.RuleMedianPaper},
-			}}}},
+			}}}}},
 	}
 }
 
@@ -91,7 +99,7 @@ func Preset(name string) (sampler.Pipeline, error) {
 	if !ok {
 		return sampler.Pipeline{}, fmt.Errorf("unknown preset %q%s (presets: %s)", name, suggest.Hint(name, PresetNames()), strings.Join(PresetNames(), ", "))
 	}
-	return p, nil
+	return p.pipeline, nil
 }
 
 // Pipeline returns the pipeline a --method name stands for: a preset, or a
@@ -99,7 +107,7 @@ func Preset(name string) (sampler.Pipeline, error) {
 // boolean reports whether the name is a preset.
 func Pipeline(name string) (sampler.Pipeline, bool, error) {
 	if p, ok := presets()[name]; ok {
-		return p, true, nil
+		return p.pipeline, true, nil
 	}
 	if _, err := sampler.Lookup(name); err == nil {
 		p, err := sampler.Single(name, nil, -1)
@@ -130,11 +138,6 @@ type ChainDefaults struct {
 	// chooses them) at Samples samples, scaled with the number of samples
 	// asked for and never below ESSLimit (an ESS below it warns).
 	Target float64 `json:",omitempty"`
-}
-
-// presetChains holds the presets that run as chains with draws.
-func presetChains() map[string]ChainDefaults {
-	return map[string]ChainDefaults{"default": DefaultChains, "tempering": TemperingChains, "compact": CompactChains}
 }
 
 // CompactChains are the chains of the compact preset: the default's chains
@@ -171,8 +174,11 @@ var TemperingChains = ChainDefaults{Chains: 4, Warmup: 1000, Thin: 25, Samples: 
 // PresetChains returns the chain defaults of the named preset, and false
 // when it has none (its n particles or chains keep their final states).
 func PresetChains(name string) (ChainDefaults, bool) {
-	c, ok := presetChains()[name]
-	return c, ok
+	p, ok := presets()[name]
+	if !ok || p.chains == nil {
+		return ChainDefaults{}, false
+	}
+	return *p.chains, true
 }
 
 // Keep returns the chains and the draws that give n samples (n·PerPoint
