@@ -4,7 +4,6 @@ import (
 	"bufio"
 	"context"
 	"fmt"
-	"github.com/dstein/dstein/experiment/journal"
 	"io"
 	"math"
 	"os"
@@ -13,6 +12,7 @@ import (
 	"strings"
 	"text/tabwriter"
 
+	"github.com/dstein/dstein/experiment/journal"
 	"github.com/dstein/dstein/internal/safeio"
 	"github.com/dstein/dstein/report"
 )

@@ -4,7 +4,6 @@ import (
 	"bytes"
 	"context"
 	"encoding/csv"
-	"github.com/dstein/dstein/experiment/journal"
 	"math"
 	"os"
 	"path/filepath"
@@ -12,10 +11,10 @@ import (
 	"strings"
 	"testing"
 
-	"github.com/dstein/dstein/rng"
-
 	"github.com/dstein/dstein/exact"
+	"github.com/dstein/dstein/experiment/journal"
 	"github.com/dstein/dstein/model/categorical"
+	"github.com/dstein/dstein/rng"
 )
 
 func readCSV(t *testing.T, path string) [][]string {

@@ -3,11 +3,11 @@ package experiment
 import (
 	"context"
 	"fmt"
-	"github.com/dstein/dstein/experiment/journal"
 	"math"
 	"sort"
 
 	"github.com/dstein/dstein/exact"
+	"github.com/dstein/dstein/experiment/journal"
 	"github.com/dstein/dstein/gof"
 	"github.com/dstein/dstein/model"
 	"github.com/dstein/dstein/model/ising"

@@ -2,9 +2,10 @@ package experiment
 
 import (
 	"fmt"
-	"github.com/dstein/dstein/infer"
 	"sort"
 	"strings"
+
+	"github.com/dstein/dstein/infer"
 )
 
 // suiteDefault is the suite's run of dstein's default preset

@@ -4,9 +4,9 @@ import (
 	"context"
 	"errors"
 	"fmt"
-	"github.com/dstein/dstein/experiment/journal"
 	"path/filepath"
 
+	"github.com/dstein/dstein/experiment/journal"
 	"github.com/dstein/dstein/internal/safeio"
 	"github.com/dstein/dstein/report"
 )

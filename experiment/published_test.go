@@ -6,7 +6,6 @@ import (
 	"encoding/json"
 	"flag"
 	"fmt"
-	"github.com/dstein/dstein/experiment/journal"
 	"os"
 	"path/filepath"
 	"slices"
@@ -14,6 +13,7 @@ import (
 	"strings"
 	"testing"
 
+	"github.com/dstein/dstein/experiment/journal"
 	"github.com/dstein/dstein/internal/safeio"
 	"github.com/dstein/dstein/report"
 )

@@ -6,7 +6,6 @@ import (
 	"encoding/csv"
 	"encoding/json"
 	"fmt"
-	"github.com/dstein/dstein/experiment/journal"
 	"io"
 	"math"
 	"sort"
@@ -14,6 +13,7 @@ import (
 	"strings"
 	"time"
 
+	"github.com/dstein/dstein/experiment/journal"
 	"github.com/dstein/dstein/internal/memlimit"
 	"github.com/dstein/dstein/internal/safeio"
 	"github.com/dstein/dstein/report"

@@ -2,10 +2,11 @@ package experiment
 
 import (
 	"encoding/json"
-	"github.com/dstein/dstein/infer"
 	"math"
 	"strings"
 	"testing"
+
+	"github.com/dstein/dstein/infer"
 )
 
 // TestChooseVerdictTies checks the verdict rule: the smallest worst ratio

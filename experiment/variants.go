@@ -4,11 +4,11 @@ import (
 	"bytes"
 	"encoding/json"
 	"fmt"
-	"github.com/dstein/dstein/experiment/journal"
 	"math"
 	"strings"
 
 	"github.com/dstein/dstein/exact"
+	"github.com/dstein/dstein/experiment/journal"
 	"github.com/dstein/dstein/infer"
 	"github.com/dstein/dstein/internal/suggest"
 	"github.com/dstein/dstein/kernel"
