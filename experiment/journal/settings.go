@@ -84,13 +84,19 @@ func SameInputs(have, want map[string]string) error {
 // ReadSettings reads a journal's settings file and checks that it is
 // experiment name's.
 func ReadSettings(side, name string) (Settings, error) {
+	return readSettingsFile(side, name, " (--restart starts over)")
+}
+
+// readSettingsFile reads a settings file and checks that it is experiment
+// name's; hint follows a syntax error.
+func readSettingsFile(side, name, hint string) (Settings, error) {
 	var have Settings
 	raw, err := safeio.ReadFile(side, "journal settings", 1<<20)
 	if err != nil {
 		return have, err
 	}
 	if err := strictjson.Unmarshal(raw, &have); err != nil {
-		return have, fmt.Errorf("%s: %w (--restart starts over)", side, err)
+		return have, fmt.Errorf("%s: %w%s", side, err, hint)
 	}
 	if have.Experiment != name {
 		return have, fmt.Errorf("%s holds the settings of experiment %q, not %s", side, have.Experiment, name)

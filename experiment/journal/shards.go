@@ -8,8 +8,6 @@ import (
 	"strconv"
 	"strings"
 
-	"github.com/dstein/dstein/internal/safeio"
-	"github.com/dstein/dstein/internal/strictjson"
 	"github.com/dstein/dstein/report"
 )
 
@@ -41,19 +39,9 @@ func ReadShard(name, dir string) (Shard, error) {
 			return Shard{}, fmt.Errorf("%s: no %s there; is it a shard's --out-dir of experiment %s?", dir, filepath.Base(p), name)
 		}
 	}
-	raw, err := safeio.ReadFile(side, "journal settings", 1<<20)
+	s, err := readSettingsFile(side, name, "")
 	if err != nil {
 		return Shard{}, err
-	}
-	var s Settings
-	if err := strictjson.Unmarshal(raw, &s); err != nil {
-		return Shard{}, fmt.Errorf("%s: %w", side, err)
-	}
-	if s.Experiment != name {
-		return Shard{}, fmt.Errorf("%s holds experiment %s, not %s", dir, s.Experiment, name)
-	}
-	if s.Options == nil {
-		s.Options = map[string]float64{}
 	}
 	data, err := ReadFile(path)
 	if err != nil {
