@@ -5,7 +5,6 @@ import (
 	"fmt"
 	"math"
 
-	"github.com/dstein/dstein/internal/parallel"
 	"github.com/dstein/dstein/model"
 	"github.com/dstein/dstein/optim"
 	"github.com/dstein/dstein/sampler"
@@ -234,14 +233,9 @@ type Sampler struct {
 	chains  []chain
 	set     mh.Set
 	cur     []int
-	steps   int
-	err     error
-	ctx     context.Context // the context of the Step in progress
-	// The adaptation of h (Settings.Adapt): its length in steps, and the
+	// run is the step loop and the adaptation of h (Settings.Adapt): the
 	// recursion on log h.
-	adapt    int
-	ad       optim.Averaged
-	tunedAcc int64 // proposals accepted by all chains when the adaptation ended
+	run mh.Steps
 }
 
 type chain struct {
@@ -270,8 +264,8 @@ func New(p *sampler.Problem, set Settings) (*Sampler, error) {
 	if err != nil {
 		return nil, err
 	}
-	s.adapt = set.Adapt
-	s.ad = optim.Averaged{X: s.logH, Gain: adaptGain, Target: set.TargetAcceptance, Lo: math.Log(minAdaptStep), Hi: math.Log(maxAdaptStep), Steps: set.Adapt}
+	s.run.Adapt = set.Adapt
+	s.run.Ad = optim.Averaged{X: s.logH, Gain: adaptGain, Target: set.TargetAcceptance, Lo: math.Log(minAdaptStep), Hi: math.Log(maxAdaptStep), Steps: set.Adapt}
 	return s, nil
 }
 
@@ -293,7 +287,8 @@ func start(name string, p *sampler.Problem, h float64, bal Balance, correct bool
 	}
 	m, n, d := p.Model, p.N, p.Model.Dim()
 	s := &Sampler{name: name, m: rm, off: off, n: n, d: d, bal: bal, correct: correct, h: h, logH: math.Log(h),
-		chains: make([]chain, n), set: make(mh.Set, n), cur: make([]int, n*d), ctx: context.Background()}
+		chains: make([]chain, n), set: make(mh.Set, n), cur: make([]int, n*d)}
+	s.run = mh.Steps{Pkg: name, Set: s.set, Ctx: context.Background()}
 	q := 0
 	for i := range d {
 		q = max(q, off[i+1]-off[i])
@@ -333,59 +328,28 @@ func (s *Sampler) StepSize() float64 { return s.h }
 // Tuning reports whether the step size is still being adapted: whether
 // the next Step's proposals may use another h than the last Step's (see
 // Settings.Adapt).
-func (s *Sampler) Tuning() bool { return s.steps < s.adapt }
+func (s *Sampler) Tuning() bool { return s.run.Tuning() }
 
 // Step makes one proposal in every chain. Each chain looks at ctx before
 // its proposal and every pollVars variables while it draws one or fills
 // the proposal at a state; when ctx is canceled the chains stop, each with
 // its proposal made or abandoned, and Step returns ctx.Err(), from then on
 // (see sampler.Sampler).
-func (s *Sampler) Step(ctx context.Context) error {
-	if s.err != nil {
-		return s.err
-	}
-	if err := ctx.Err(); err != nil {
-		return err
-	}
-	s.ctx = ctx
-	parallel.For(s.n, 1, s)
-	s.ctx = context.Background()
-	if err := ctx.Err(); err != nil {
-		s.err = err
-		return err
-	}
-	if s.err = s.set.Err(s.name); s.err != nil {
-		return s.err
-	}
-	s.steps++
-	if s.steps <= s.adapt {
-		s.adaptStep()
-	}
-	return nil
-}
-
-// adaptStep moves log h after adaptive step t = s.steps, by a
-// Robbins–Monro recursion with Polyak averaging: log h rises by
+//
+// During the adaptive steps (Settings.Adapt) h follows a Robbins–Monro
+// recursion with Polyak averaging (mh.Steps): log h rises by
 // adaptGain·(ā − target), where ā is the chains' mean acceptance
 // probability min(1, ratio) of their last proposals (less noisy than the
 // fraction accepted), so that h shrinks while proposals are accepted less
 // often than the target and grows while they are accepted more often.
 // After the last adaptive step h is fixed at the average of log h over the
-// second half of the adaptive steps. The chains' probabilities are summed
-// in chain order, so that h, and the draws, do not depend on the number
-// of cores.
-func (s *Sampler) adaptStep() {
-	var sum float64
-	for c := range s.chains {
-		sum += s.chains[c].accProb
+// second half of the adaptive steps.
+func (s *Sampler) Step(ctx context.Context) error {
+	u, adapted, err := s.run.Step(ctx, s, func(c int) float64 { return s.chains[c].accProb })
+	if adapted {
+		s.logH, s.h = u, math.Exp(u)
 	}
-	u, done := s.ad.Update(s.steps, sum/float64(s.n))
-	if done {
-		for _, ch := range s.set {
-			s.tunedAcc += ch.Accepted
-		}
-	}
-	s.logH, s.h = u, math.Exp(u)
+	return err
 }
 
 // pollVars is the number of variables between two looks at the context
@@ -400,7 +364,7 @@ const (
 // Do advances chains [lo, hi) by one proposal (a parallel task).
 func (s *Sampler) Do(lo, hi int) {
 	for c := lo; c < hi; c++ {
-		if s.ctx.Err() != nil {
+		if s.run.Ctx.Err() != nil {
 			return
 		}
 		ch := &s.chains[c]
@@ -411,8 +375,8 @@ func (s *Sampler) Do(lo, hi int) {
 			// h was adapted since this chain's forward proposal was
 			// filled: fill it again from the gradient kept with it (into
 			// the spare vectors, so that a canceled fill leaves it whole).
-			if err := s.fill(s.ctx, ch, ch.logq2, ch.q2, ch.g, ch.Z); err != nil {
-				if s.ctx.Err() == nil {
+			if err := s.fill(s.run.Ctx, ch, ch.logq2, ch.q2, ch.g, ch.Z); err != nil {
+				if s.run.Ctx.Err() == nil {
 					ch.Err = err
 				}
 				continue
@@ -469,7 +433,7 @@ func (s *Sampler) propose(ch *chain) {
 	var logFwd float64
 	changed := 0
 	for i := range s.d {
-		if i&(pollVars-1) == pollVars-1 && s.ctx.Err() != nil {
+		if i&(pollVars-1) == pollVars-1 && s.run.Ctx.Err() != nil {
 			return // abandoned before anything changed
 		}
 		a, b := s.off[i], s.off[i+1]
@@ -496,8 +460,8 @@ func (s *Sampler) propose(ch *chain) {
 		// next step.
 		ch.pg.Grad(ch.g2, ch.z2)
 		ch.Evals++
-		if err := s.fill(s.ctx, ch, ch.logq2, ch.q2, ch.g2, ch.z2); err != nil {
-			if s.ctx.Err() == nil {
+		if err := s.fill(s.run.Ctx, ch, ch.logq2, ch.q2, ch.g2, ch.z2); err != nil {
+			if s.run.Ctx.Err() == nil {
 				ch.Err = fmt.Errorf("at the proposed state: %w", err)
 			}
 			return // abandoned before anything changed
@@ -514,14 +478,14 @@ func (s *Sampler) propose(ch *chain) {
 	if math.IsInf(lp2, -1) {
 		return // into an impossible state: rejected
 	}
-	if s.ctx.Err() != nil {
+	if s.run.Ctx.Err() != nil {
 		return // abandoned before anything changed
 	}
 	// The reverse proposal from z'.
 	ch.pg.Grad(ch.g2, ch.z2)
 	ch.Evals++
-	if err := s.fill(s.ctx, ch, ch.logq2, ch.q2, ch.g2, ch.z2); err != nil {
-		if s.ctx.Err() == nil {
+	if err := s.fill(s.run.Ctx, ch, ch.logq2, ch.q2, ch.g2, ch.z2); err != nil {
+		if s.run.Ctx.Err() == nil {
 			ch.Err = fmt.Errorf("at the proposed state: %w", err)
 		}
 		return
@@ -563,7 +527,7 @@ func (s *Sampler) Current() []int { return s.set.Current(s.cur, s.d) }
 
 // Sweeps returns the number of completed steps (one proposal per chain
 // each).
-func (s *Sampler) Sweeps() int { return s.steps }
+func (s *Sampler) Sweeps() int { return s.run.Done }
 
 // Stats reports, with the Metropolis–Hastings test, acceptance_rate, the
 // fraction of accepted proposals so far (one proposal per chain and Step,
@@ -585,24 +549,11 @@ func (s *Sampler) Stats() sampler.Stats {
 			moved += s.chains[c].moved
 		}
 		frac := 0.0
-		if s.steps > 0 {
-			frac = float64(moved) / (float64(s.steps) * float64(s.n) * float64(s.d))
+		if s.run.Done > 0 {
+			frac = float64(moved) / (float64(s.run.Done) * float64(s.n) * float64(s.d))
 		}
 		st.Values = []sampler.Stat{{Name: "moved_fraction", Value: frac}}
 		return st
 	}
-	st.Values = []sampler.Stat{{Name: "acceptance_rate", Value: s.set.AcceptanceRate(int64(s.steps))}}
-	if s.adapt > 0 {
-		var tuned float64
-		if after := int64(s.steps - s.adapt); after > 0 {
-			var acc int64
-			for _, ch := range s.set {
-				acc += ch.Accepted
-			}
-			tuned = float64(acc-s.tunedAcc) / (float64(after) * float64(s.n))
-		}
-		st.Values = append(st.Values, sampler.Stat{Name: "step_size", Value: s.h},
-			sampler.Stat{Name: "tuned_acceptance_rate", Value: tuned})
-	}
-	return st
+	return s.run.Stats("step_size", s.h)
 }

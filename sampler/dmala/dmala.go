@@ -5,7 +5,6 @@ import (
 	"fmt"
 	"math"
 
-	"github.com/dstein/dstein/internal/parallel"
 	"github.com/dstein/dstein/model"
 	"github.com/dstein/dstein/optim"
 	"github.com/dstein/dstein/sampler"
@@ -165,14 +164,9 @@ type Sampler struct {
 	chains []chain
 	set    mh.Set
 	cur    []int
-	steps  int
-	err    error
-	ctx    context.Context // the context of the Step in progress
-	// The adaptation of α (Settings.Adapt): its length in steps, and the
+	// run is the step loop and the adaptation of α (Settings.Adapt): the
 	// recursion on 1/α.
-	adapt    int
-	ad       optim.Averaged
-	tunedAcc int64 // proposals accepted by all chains when the adaptation ended
+	run mh.Steps
 }
 
 type chain struct {
@@ -200,9 +194,9 @@ func New(p *sampler.Problem, set Settings) (*Sampler, error) {
 		return nil, err
 	}
 	m, n, d := p.Model, p.N, p.Model.Dim()
-	s := &Sampler{m: rm, off: off, n: n, d: d, alpha: set.StepSize, invA: 1 / set.StepSize, chains: make([]chain, n), set: make(mh.Set, n), cur: make([]int, n*d), ctx: context.Background(),
-		adapt: set.Adapt}
-	s.ad = optim.Averaged{X: s.invA, Gain: -adaptGain, Target: set.TargetAcceptance, Lo: 1 / maxAdaptStep, Hi: 1 / minAdaptStep, Steps: set.Adapt}
+	s := &Sampler{m: rm, off: off, n: n, d: d, alpha: set.StepSize, invA: 1 / set.StepSize, chains: make([]chain, n), set: make(mh.Set, n), cur: make([]int, n*d)}
+	s.run = mh.Steps{Pkg: "dmala", Set: s.set, Adapt: set.Adapt, Ctx: context.Background()}
+	s.run.Ad = optim.Averaged{X: s.invA, Gain: -adaptGain, Target: set.TargetAcceptance, Lo: 1 / maxAdaptStep, Hi: 1 / minAdaptStep, Steps: set.Adapt}
 	f := off[d]
 	for c := range s.chains {
 		ch := &s.chains[c]
@@ -232,41 +226,18 @@ func (s *Sampler) StepSize() float64 { return s.alpha }
 // Tuning reports whether the step size is still being adapted: whether
 // the next Step's proposals may use another α than the last Step's (see
 // Settings.Adapt).
-func (s *Sampler) Tuning() bool { return s.steps < s.adapt }
+func (s *Sampler) Tuning() bool { return s.run.Tuning() }
 
 // Step makes one proposal in every chain. Each chain looks at ctx before
 // its proposal, while it draws one (every pollVars variables) and before
 // the reverse proposal; when ctx is canceled the chains stop, each with
 // its proposal made or abandoned, and Step returns ctx.Err(), from then
 // on (see sampler.Sampler).
-func (s *Sampler) Step(ctx context.Context) error {
-	if s.err != nil {
-		return s.err
-	}
-	if err := ctx.Err(); err != nil {
-		return err
-	}
-	s.ctx = ctx
-	parallel.For(s.n, 1, s)
-	s.ctx = context.Background()
-	if err := ctx.Err(); err != nil {
-		s.err = err
-		return err
-	}
-	if s.err = s.set.Err("dmala"); s.err != nil {
-		return s.err
-	}
-	s.steps++
-	if s.steps <= s.adapt {
-		s.adaptStep()
-	}
-	return nil
-}
-
-// adaptStep moves the step size after adaptive step t = s.steps, by a
-// Robbins–Monro recursion with Polyak averaging: the penalty 1/α of a
-// move falls by adaptGain·(ā − target), where ā is the chains' mean
-// acceptance probability min(1, ratio) of their last proposals (less
+//
+// During the adaptive steps (Settings.Adapt) the step size follows a
+// Robbins–Monro recursion with Polyak averaging (mh.Steps): the penalty
+// 1/α of a move falls by adaptGain·(ā − target), where ā is the chains'
+// mean acceptance probability min(1, ratio) of their last proposals (less
 // noisy than the fraction accepted), so that it rises while proposals are
 // accepted less often than the target and falls while they are accepted
 // more often. 1/α = −log τ, where τ is the odds of a move against staying
@@ -274,20 +245,13 @@ func (s *Sampler) Step(ctx context.Context) error {
 // number of moved variables, on which the acceptance rate changes at a
 // rate that hardly depends on the number of variables. After the last
 // adaptive step α is fixed at the average of 1/α over the second half of
-// the adaptive steps. The average over chains is taken in chain order,
-// so that α, and the draws, do not depend on the number of cores.
-func (s *Sampler) adaptStep() {
-	var sum float64
-	for c := range s.chains {
-		sum += s.chains[c].accProb
+// the adaptive steps.
+func (s *Sampler) Step(ctx context.Context) error {
+	u, adapted, err := s.run.Step(ctx, s, func(c int) float64 { return s.chains[c].accProb })
+	if adapted {
+		s.invA, s.alpha = u, 1/u
 	}
-	u, done := s.ad.Update(s.steps, sum/float64(s.n))
-	if done {
-		for _, ch := range s.set {
-			s.tunedAcc += ch.Accepted
-		}
-	}
-	s.invA, s.alpha = u, 1/u
+	return err
 }
 
 // pollVars is the number of variables drawn between two looks at the
@@ -297,7 +261,7 @@ const pollVars = 1 << 14
 // Do advances chains [lo, hi) by one proposal (a parallel task).
 func (s *Sampler) Do(lo, hi int) {
 	for c := lo; c < hi; c++ {
-		if s.ctx.Err() != nil {
+		if s.run.Ctx.Err() != nil {
 			return
 		}
 		ch := &s.chains[c]
@@ -379,7 +343,7 @@ func (s *Sampler) propose(ch *chain) {
 	ch.accProb = 0
 	var logFwd float64
 	for i := range s.d {
-		if i&(pollVars-1) == pollVars-1 && s.ctx.Err() != nil {
+		if i&(pollVars-1) == pollVars-1 && s.run.Ctx.Err() != nil {
 			return // abandoned before anything changed
 		}
 		a, b := s.off[i], s.off[i+1]
@@ -407,7 +371,7 @@ func (s *Sampler) propose(ch *chain) {
 	if math.IsInf(lp2, -1) {
 		return // into an impossible state: rejected
 	}
-	if s.ctx.Err() != nil {
+	if s.run.Ctx.Err() != nil {
 		return // abandoned before anything changed
 	}
 	// The reverse proposal from z'.
@@ -448,7 +412,7 @@ func (s *Sampler) Current() []int { return s.set.Current(s.cur, s.d) }
 
 // Sweeps returns the number of completed steps (one proposal per chain
 // each).
-func (s *Sampler) Sweeps() int { return s.steps }
+func (s *Sampler) Sweeps() int { return s.run.Done }
 
 // Stats reports acceptance_rate, the fraction of accepted proposals so
 // far (one proposal per chain and Step, each moving any number of
@@ -459,21 +423,4 @@ func (s *Sampler) Sweeps() int { return s.steps }
 // of the exact chains. Evaluations count, per proposal, one log p* of the
 // proposed state and, unless that is −Inf, one proposal gradient there;
 // two more per chain at the start.
-func (s *Sampler) Stats() sampler.Stats {
-	st := sampler.Stats{Evaluations: s.set.Evaluations(), Values: []sampler.Stat{
-		{Name: "acceptance_rate", Value: s.set.AcceptanceRate(int64(s.steps))},
-	}}
-	if s.adapt > 0 {
-		var tuned float64
-		if after := int64(s.steps - s.adapt); after > 0 {
-			var acc int64
-			for _, ch := range s.set {
-				acc += ch.Accepted
-			}
-			tuned = float64(acc-s.tunedAcc) / float64(after*int64(s.n))
-		}
-		st.Values = append(st.Values, sampler.Stat{Name: "step_size", Value: s.alpha},
-			sampler.Stat{Name: "tuned_acceptance_rate", Value: tuned})
-	}
-	return st
-}
+func (s *Sampler) Stats() sampler.Stats { return s.run.Stats("step_size", s.alpha) }

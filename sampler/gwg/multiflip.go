@@ -5,7 +5,6 @@ import (
 	"fmt"
 	"math"
 
-	"github.com/dstein/dstein/internal/parallel"
 	"github.com/dstein/dstein/internal/vexp"
 	"github.com/dstein/dstein/model"
 	"github.com/dstein/dstein/optim"
@@ -264,16 +263,10 @@ type MultiSampler struct {
 	chains []mchain
 	set    mh.Set
 	cur    []int
-	steps  int
-	err    error
-	ctx    context.Context // the context of the Step in progress
-	flips  int             // K of the next proposals
-	// The adaptation of K (MultiSettings.Adapt): its length in steps, the
-	// recursion on r, and the proposals that all chains had accepted when
-	// it ended.
-	adapt    int
-	ad       optim.Averaged
-	tunedAcc int64
+	flips  int // K of the next proposals
+	// run is the step loop and the adaptation of K
+	// (MultiSettings.Adapt): the recursion on r.
+	run mh.Steps
 }
 
 // weights are the proposal's weights at one state.
@@ -313,8 +306,9 @@ func NewMulti(p *sampler.Problem, set MultiSettings) (*MultiSampler, error) {
 	}
 	m, n, d := p.Model, p.N, p.Model.Dim()
 	s := &MultiSampler{m: rm, off: off, n: n, d: d, bal: set.Balance, chains: make([]mchain, n), set: make(mh.Set, n),
-		cur: make([]int, n*d), ctx: context.Background(), flips: set.Flips, adapt: set.Adapt}
-	s.ad = optim.Averaged{X: float64(set.Flips), Gain: flipsGain, Target: set.TargetAcceptance, Lo: 1, Hi: float64(max(d, set.Flips)), Steps: set.Adapt}
+		cur: make([]int, n*d), flips: set.Flips}
+	s.run = mh.Steps{Pkg: "gwg-multi", Set: s.set, Adapt: set.Adapt, Ctx: context.Background()}
+	s.run.Ad = optim.Averaged{X: float64(set.Flips), Gain: flipsGain, Target: set.TargetAcceptance, Lo: 1, Hi: float64(max(d, set.Flips)), Steps: set.Adapt}
 	f := off[d]
 	for c := range s.chains {
 		ch := &s.chains[c]
@@ -346,54 +340,24 @@ func (s *MultiSampler) Flips() int { return s.flips }
 // Tuning reports whether K is still being adapted: whether the next Step's
 // proposals may draw another number of variables than the last Step's
 // (see MultiSettings.Adapt).
-func (s *MultiSampler) Tuning() bool { return s.steps < s.adapt }
+func (s *MultiSampler) Tuning() bool { return s.run.Tuning() }
 
 // Step makes one proposal in every chain. Each chain looks at ctx before
 // its proposal and every pollVars variables while it fills the weights or
 // draws variables; when ctx is canceled the chains stop, each with its
 // proposal made or abandoned, and Step returns ctx.Err(), from then on
 // (see sampler.Sampler).
+//
+// During the adaptive steps (MultiSettings.Adapt) r follows DISCS's rule
+// (see MultiSampler; mh.Steps) and K = round(r); after the last adaptive
+// step r is the mean of its values over the second half of the adaptive
+// steps.
 func (s *MultiSampler) Step(ctx context.Context) error {
-	if s.err != nil {
-		return s.err
+	u, adapted, err := s.run.Step(ctx, s, func(c int) float64 { return s.chains[c].accProb })
+	if adapted {
+		s.flips = max(1, int(math.Round(u)))
 	}
-	if err := ctx.Err(); err != nil {
-		return err
-	}
-	s.ctx = ctx
-	parallel.For(s.n, 1, s)
-	s.ctx = context.Background()
-	if err := ctx.Err(); err != nil {
-		s.err = err
-		return err
-	}
-	if s.err = s.set.Err("gwg-multi"); s.err != nil {
-		return s.err
-	}
-	s.steps++
-	if s.steps <= s.adapt {
-		s.adaptStep()
-	}
-	return nil
-}
-
-// adaptStep moves r after adaptive step t = s.steps by DISCS's rule (see
-// MultiSampler) and sets K = round(r); after the last adaptive step r is
-// the mean of its values over the second half of the adaptive steps. The
-// chains' acceptance probabilities are summed in chain order, so that K,
-// and the draws, do not depend on the number of cores.
-func (s *MultiSampler) adaptStep() {
-	var sum float64
-	for c := range s.chains {
-		sum += s.chains[c].accProb
-	}
-	r, done := s.ad.Update(s.steps, sum/float64(s.n))
-	if done {
-		for _, ch := range s.set {
-			s.tunedAcc += ch.Accepted
-		}
-	}
-	s.flips = max(1, int(math.Round(r)))
+	return err
 }
 
 // pollVars is the number of variables (weights filled or variables drawn)
@@ -403,7 +367,7 @@ const pollVars = 1 << 14
 // Do advances chains [lo, hi) by one proposal (a parallel task).
 func (s *MultiSampler) Do(lo, hi int) {
 	for c := lo; c < hi; c++ {
-		if s.ctx.Err() != nil {
+		if s.run.Ctx.Err() != nil {
 			return
 		}
 		ch := &s.chains[c]
@@ -554,15 +518,15 @@ func (s *MultiSampler) propose(ch *mchain, flips int) {
 	if math.IsInf(lp2, -1) {
 		return // into an impossible state: rejected
 	}
-	if s.ctx.Err() != nil {
+	if s.run.Ctx.Err() != nil {
 		return // abandoned before anything changed
 	}
 	// The reverse proposal from the proposed state.
 	y := &ch.y
 	ch.pg.Grad(y.g, ch.z2)
 	ch.Evals++
-	if err := s.fill(s.ctx, y, ch.z2); err != nil {
-		if s.ctx.Err() == nil {
+	if err := s.fill(s.run.Ctx, y, ch.z2); err != nil {
+		if s.run.Ctx.Err() == nil {
 			ch.Err = fmt.Errorf("at the proposed state: %w", err)
 		}
 		return
@@ -614,7 +578,7 @@ func (s *MultiSampler) draw(ch *mchain, flips int) bool {
 	}
 	// The variables, with replacement.
 	for k := range flips {
-		if k&(pollVars-1) == pollVars-1 && s.ctx.Err() != nil {
+		if k&(pollVars-1) == pollVars-1 && s.run.Ctx.Err() != nil {
 			return false // abandoned before anything changed
 		}
 		i := drawVariable(x, ch.R.Float64())
@@ -627,7 +591,7 @@ func (s *MultiSampler) draw(ch *mchain, flips int) bool {
 	copy(ch.z2, ch.Z)
 	var logFwd float64
 	for j, i := range ch.drawn {
-		if j&(pollVars-1) == pollVars-1 && s.ctx.Err() != nil {
+		if j&(pollVars-1) == pollVars-1 && s.run.Ctx.Err() != nil {
 			return false // abandoned before anything changed
 		}
 		a := s.off[i]
@@ -644,7 +608,7 @@ func (s *MultiSampler) Current() []int { return s.set.Current(s.cur, s.d) }
 
 // Sweeps returns the number of completed steps (one proposal per chain
 // each).
-func (s *MultiSampler) Sweeps() int { return s.steps }
+func (s *MultiSampler) Sweeps() int { return s.run.Done }
 
 // Stats reports acceptance_rate, the fraction of accepted proposals so far
 // (one proposal per chain and Step, each moving up to K variables; a
@@ -654,21 +618,4 @@ func (s *MultiSampler) Sweeps() int { return s.steps }
 // adaptation ended (0 until then). Evaluations count, per proposal, one
 // log p* of the proposed state and, unless that is −Inf, one proposal
 // gradient there; at the start one of each per chain.
-func (s *MultiSampler) Stats() sampler.Stats {
-	st := sampler.Stats{Evaluations: s.set.Evaluations(), Values: []sampler.Stat{
-		{Name: "acceptance_rate", Value: s.set.AcceptanceRate(int64(s.steps))},
-	}}
-	if s.adapt > 0 {
-		var tuned float64
-		if after := int64(s.steps - s.adapt); after > 0 {
-			var acc int64
-			for _, ch := range s.set {
-				acc += ch.Accepted
-			}
-			tuned = float64(acc-s.tunedAcc) / (float64(after) * float64(s.n))
-		}
-		st.Values = append(st.Values, sampler.Stat{Name: "flips", Value: float64(s.flips)},
-			sampler.Stat{Name: "tuned_acceptance_rate", Value: tuned})
-	}
-	return st
-}
+func (s *MultiSampler) Stats() sampler.Stats { return s.run.Stats("flips", float64(s.flips)) }

@@ -5,7 +5,6 @@ import (
 	"fmt"
 	"math"
 
-	"github.com/dstein/dstein/internal/parallel"
 	"github.com/dstein/dstein/internal/vexp"
 	"github.com/dstein/dstein/model"
 	"github.com/dstein/dstein/optim"
@@ -178,14 +177,9 @@ type Sampler struct {
 	chains []chain
 	set    mh.Set
 	cur    []int
-	steps  int
-	err    error
-	ctx    context.Context // the context of the Step in progress
-	// The adaptation of R (Settings.Adapt): its length in steps, and
+	// run is the step loop and the adaptation of R (Settings.Adapt):
 	// DISCS's recursion on the real-valued r whose nearest integer is R.
-	adapt    int
-	ad       optim.Averaged
-	tunedAcc int64 // proposals accepted by all chains when the adaptation ended
+	run mh.Steps
 }
 
 type chain struct {
@@ -237,12 +231,13 @@ func New(p *sampler.Problem, set Settings) (*Sampler, error) {
 		}
 	}
 	s := &Sampler{m: rm, off: off, n: n, d: d, movers: movers, bal: set.Balance,
-		chains: make([]chain, n), set: make(mh.Set, n), cur: make([]int, n*d), ctx: context.Background()}
+		chains: make([]chain, n), set: make(mh.Set, n), cur: make([]int, n*d)}
+	s.run = mh.Steps{Pkg: "pas", Set: s.set, Ctx: context.Background()}
 	s.binary = off[d] == 2*d && movers == d
 	hi := float64(max(movers, 1))
 	s.r = min(set.PathLength, max(movers, 1))
-	s.adapt = set.Adapt
-	s.ad = optim.Averaged{X: float64(s.r), Gain: adaptGain, Target: set.TargetAcceptance, Lo: 1, Hi: hi, Steps: set.Adapt}
+	s.run.Adapt = set.Adapt
+	s.run.Ad = optim.Averaged{X: float64(s.r), Gain: adaptGain, Target: set.TargetAcceptance, Lo: 1, Hi: hi, Steps: set.Adapt}
 	f := off[d]
 	for c := range s.chains {
 		ch := &s.chains[c]
@@ -272,57 +267,26 @@ func (s *Sampler) PathLength() int { return s.r }
 // Tuning reports whether the path length is still being adapted: whether
 // the next Step's proposals may use another R than the last Step's (see
 // Settings.Adapt).
-func (s *Sampler) Tuning() bool { return s.steps < s.adapt }
+func (s *Sampler) Tuning() bool { return s.run.Tuning() }
 
 // Step makes one proposal in every chain. Each chain looks at ctx before
 // its proposal and every pollVars variables while it fills the local
 // distribution at a state or draws a path; when ctx is canceled the
 // chains stop, each with its proposal made or abandoned, and Step returns
 // ctx.Err(), from then on (see sampler.Sampler).
+//
+// During the adaptive steps (Settings.Adapt) r follows DISCS's rule
+// (mh.Steps), r ← clip(r + ā − target, 1, D), where ā is the chains' mean
+// acceptance probability min(1, ratio) of their last proposals and D the
+// number of variables of more than one state; R is the nearest integer to
+// r. After the last adaptive step r is fixed at its mean over the second
+// half of the adaptive steps (Polyak averaging).
 func (s *Sampler) Step(ctx context.Context) error {
-	if s.err != nil {
-		return s.err
+	u, adapted, err := s.run.Step(ctx, s, func(c int) float64 { return s.chains[c].accProb })
+	if adapted {
+		s.r = max(1, int(math.Round(u)))
 	}
-	if err := ctx.Err(); err != nil {
-		return err
-	}
-	s.ctx = ctx
-	parallel.For(s.n, 1, s)
-	s.ctx = context.Background()
-	if err := ctx.Err(); err != nil {
-		s.err = err
-		return err
-	}
-	if s.err = s.set.Err("pas"); s.err != nil {
-		return s.err
-	}
-	s.steps++
-	if s.steps <= s.adapt {
-		s.adaptStep()
-	}
-	return nil
-}
-
-// adaptStep moves r after adaptive step t = s.steps by DISCS's rule,
-// r ← clip(r + ā − target, 1, D), where ā is the chains' mean acceptance
-// probability min(1, ratio) of their last proposals and D the number of
-// variables of more than one state; R is the nearest integer to r. After
-// the last adaptive step r is fixed at its mean over the second half of
-// the adaptive steps (Polyak averaging). The chains' probabilities are
-// summed in chain order, so that R, and the draws, do not depend on the
-// number of cores.
-func (s *Sampler) adaptStep() {
-	var sum float64
-	for c := range s.chains {
-		sum += s.chains[c].accProb
-	}
-	u, done := s.ad.Update(s.steps, sum/float64(s.n))
-	if done {
-		for _, ch := range s.set {
-			s.tunedAcc += ch.Accepted
-		}
-	}
-	s.r = max(1, int(math.Round(u)))
+	return err
 }
 
 // pollVars is the number of variables between two looks at the context
@@ -332,7 +296,7 @@ const pollVars = 1 << 14
 // Do advances chains [lo, hi) by one proposal (a parallel task).
 func (s *Sampler) Do(lo, hi int) {
 	for c := lo; c < hi; c++ {
-		if s.ctx.Err() != nil {
+		if s.run.Ctx.Err() != nil {
 			return
 		}
 		ch := &s.chains[c]
@@ -455,15 +419,15 @@ func (s *Sampler) propose(ch *chain, L int) {
 		s.undo(ch)
 		return
 	}
-	if math.IsInf(lp2, -1) || s.ctx.Err() != nil {
+	if math.IsInf(lp2, -1) || s.run.Ctx.Err() != nil {
 		s.undo(ch)
 		return // into an impossible state: rejected; or abandoned
 	}
 	// The reverse path from z'.
 	ch.pg.Grad(ch.g, ch.z2)
 	ch.Evals++
-	if err := s.fill(s.ctx, ch.to, ch.g, ch.z2); err != nil {
-		if s.ctx.Err() == nil {
+	if err := s.fill(s.run.Ctx, ch.to, ch.g, ch.z2); err != nil {
+		if s.run.Ctx.Err() == nil {
 			ch.Err = fmt.Errorf("at the proposed state: %w", err)
 		}
 		s.undo(ch)
@@ -510,7 +474,7 @@ func (s *Sampler) draw(ch *chain, L int) bool {
 	leaves := at.w.leaves()
 	var logFwd float64
 	for k := range L {
-		if k&(pollVars-1) == pollVars-1 && s.ctx.Err() != nil {
+		if k&(pollVars-1) == pollVars-1 && s.run.Ctx.Err() != nil {
 			s.putBack(ch, at)
 			s.undo(ch)
 			return false
@@ -607,7 +571,7 @@ func (s *Sampler) Current() []int { return s.set.Current(s.cur, s.d) }
 
 // Sweeps returns the number of completed steps (one proposal per chain
 // each).
-func (s *Sampler) Sweeps() int { return s.steps }
+func (s *Sampler) Sweeps() int { return s.run.Done }
 
 // Stats reports acceptance_rate, the fraction of accepted proposals so far
 // (one proposal per chain and Step, each changing the variables of one
@@ -619,20 +583,4 @@ func (s *Sampler) Sweeps() int { return s.steps }
 // per proposal, one log p* of the proposed state and, unless that is
 // −Inf, one proposal gradient there (none when there was no path to
 // propose); at the start one gradient and one log p* per chain.
-func (s *Sampler) Stats() sampler.Stats {
-	st := sampler.Stats{Evaluations: s.set.Evaluations()}
-	st.Values = []sampler.Stat{{Name: "acceptance_rate", Value: s.set.AcceptanceRate(int64(s.steps))}}
-	if s.adapt > 0 {
-		var tuned float64
-		if after := int64(s.steps - s.adapt); after > 0 {
-			var acc int64
-			for _, ch := range s.set {
-				acc += ch.Accepted
-			}
-			tuned = float64(acc-s.tunedAcc) / (float64(after) * float64(s.n))
-		}
-		st.Values = append(st.Values, sampler.Stat{Name: "path_length", Value: float64(s.r)},
-			sampler.Stat{Name: "tuned_acceptance_rate", Value: tuned})
-	}
-	return st
-}
+func (s *Sampler) Stats() sampler.Stats { return s.run.Stats("path_length", float64(s.r)) }
