@@ -62,6 +62,8 @@ run() {
 	done
 	cp "$dir/provenance.txt" "$bin/"
 	dir=$bin
+	# The GPU loader (issue 33's first step): the driver opened at run time.
+	"$dir/dstein" gpu 2>&1 | tee "$out/gpu.txt" || echo "dstein gpu: exit ${PIPESTATUS[0]}"
 	left() { echo $((budget - ($(date +%s) - start))); }
 	phase() { # phase NAME MIN_SECONDS: false (and a line) when too little time is left
 		if [ "$(left)" -lt "$2" ]; then

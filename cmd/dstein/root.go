@@ -15,6 +15,7 @@ import (
 	"github.com/spf13/pflag"
 	"golang.org/x/term"
 
+	"github.com/dstein/dstein/internal/cuda"
 	"github.com/dstein/dstein/internal/memlimit"
 	"github.com/dstein/dstein/internal/safeio"
 	"github.com/dstein/dstein/internal/suggest"
@@ -27,6 +28,7 @@ const (
 	exitError       = 1   // the run failed: bad input file, I/O, numerical failure
 	exitUsage       = 2   // bad command line
 	exitResource    = 3   // refused: the work would exceed a resource limit (--max-memory)
+	exitNoGPU       = 4   // a GPU was asked for and none is usable (no driver, no device)
 	exitInterrupted = 130 // canceled by a signal
 )
 
@@ -103,6 +105,7 @@ func run(ctx context.Context, args []string, stdout, stderr io.Writer) (code int
 	var ex *memlimit.Exceeded
 	var tl *safeio.TooLarge
 	var tm *report.TooManyRows
+	var ng *cuda.Unavailable
 	switch {
 	case errors.As(err, &in):
 		fmt.Fprintf(stderr, "dstein: %s\n", msg)
@@ -113,6 +116,9 @@ func run(ctx context.Context, args []string, stdout, stderr io.Writer) (code int
 	case errors.As(err, &ue):
 		fmt.Fprintf(stderr, "dstein: %s (see dstein --help)\n", msg)
 		return exitUsage
+	case errors.As(err, &ng):
+		fmt.Fprintf(stderr, "dstein: %s\n", msg)
+		return exitNoGPU
 	}
 	fmt.Fprintf(stderr, "dstein: %s\n", msg)
 	return exitError
@@ -240,7 +246,7 @@ Start with "dstein demo", then "dstein sample --model examples/ising-grid.json";
 	root.SetFlagErrorFunc(flagError)
 	root.CompletionOptions.DisableDefaultCmd = true
 	root.SuggestionsMinimumDistance = 2
-	root.AddCommand(newSampleCmd(e), newMethodsCmd(e), newGofCmd(e), newCompressCmd(e), newExactCmd(e), newCompareMARCmd(e), newSummaryCmd(e), newDemoCmd(e), newExperimentCmd(e), newMergeCmd(e), newReproduceCmd(e), newBNNCmd(e))
+	root.AddCommand(newSampleCmd(e), newMethodsCmd(e), newGofCmd(e), newCompressCmd(e), newExactCmd(e), newCompareMARCmd(e), newSummaryCmd(e), newDemoCmd(e), newExperimentCmd(e), newMergeCmd(e), newReproduceCmd(e), newBNNCmd(e), newGPUCmd(e))
 	for _, c := range append([]*cobra.Command{root}, root.Commands()...) {
 		if !c.HasSubCommands() {
 			continue

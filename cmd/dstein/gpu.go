@@ -1,0 +1,41 @@
+package main
+
+import (
+	"fmt"
+	"text/tabwriter"
+
+	"github.com/spf13/cobra"
+
+	"github.com/dstein/dstein/internal/cuda"
+)
+
+func newGPUCmd(e *env) *cobra.Command {
+	return &cobra.Command{
+		Use:   "gpu",
+		Short: "Report the NVIDIA GPUs dstein can use",
+		Long: `Report the NVIDIA GPUs dstein can use: the driver library, the CUDA version it
+supports, and each device's name, memory and compute capability.
+
+dstein needs no CUDA to build: it opens the driver library (libcuda.so.1, or
+the path in ` + cuda.DriverEnv + `) when a command asks for a GPU, and only then.
+Without a usable GPU it says why in one line and exits with code 4.`,
+		Args: cobra.NoArgs,
+		RunE: func(cmd *cobra.Command, _ []string) error {
+			d, err := cuda.Load()
+			if err != nil {
+				return err
+			}
+			devs, err := d.Devices()
+			if err != nil {
+				return err
+			}
+			fmt.Fprintf(e.stdout, "driver %s, CUDA %d.%d\n\n", d.Path, d.Version/1000, d.Version%1000/10)
+			tw := tabwriter.NewWriter(e.stdout, 0, 0, 2, ' ', 0)
+			fmt.Fprintln(tw, "device\tname\tmemory\tcompute capability")
+			for _, dev := range devs {
+				fmt.Fprintf(tw, "%d\t%s\t%.1f GiB\t%d.%d\n", dev.Ordinal, dev.Name, float64(dev.Memory)/(1<<30), dev.Major, dev.Minor)
+			}
+			return tw.Flush()
+		},
+	}
+}
