@@ -7,6 +7,9 @@ import (
 	"path/filepath"
 	"strings"
 	"testing"
+	"unsafe"
+
+	"github.com/ebitengine/purego"
 
 	"github.com/dstein/dstein/internal/cuda/cudatest"
 )
@@ -72,6 +75,53 @@ func TestVersionString(t *testing.T) {
 	for v, want := range map[int]string{12080: "12.8", 13000: "13.0", 12000: "12.0", 11040: "11.4"} {
 		if got := versionString(v); got != want {
 			t.Errorf("versionString(%d) = %s, want %s", v, got, want)
+		}
+	}
+}
+
+// TestManyArguments: the calls with the most arguments that the GPU path
+// needs (cuLaunchKernel, 11; cublasDgemm_v2, 14, with pointers, integers
+// and pointers to doubles mixed) cross purego intact, on the stand-in.
+func TestManyArguments(t *testing.T) {
+	h, err := purego.Dlopen(cudatest.FakeDriver(t, 12080, 1), purego.RTLD_NOW|purego.RTLD_LOCAL)
+	if err != nil {
+		t.Fatal(err)
+	}
+	var launch func(f uintptr, gx, gy, gz, bx, by, bz, shared uint32, stream uintptr, params, extra unsafe.Pointer) int32
+	var last func(out *uint64)
+	var gemm func(handle uintptr, ta, tb, m, n, k int32, alpha, a *float64, lda int32, b *float64, ldb int32, beta, c *float64, ldc int32) int32
+	purego.RegisterLibFunc(&launch, h, "cuLaunchKernel")
+	purego.RegisterLibFunc(&last, h, "fakeLastLaunch")
+	purego.RegisterLibFunc(&gemm, h, "cublasDgemm_v2")
+
+	params, extra := []uint64{1}, []uint64{2}
+	if res := launch(0xf00d, 1, 2, 3, 4, 5, 6, 7, 0xbeef, unsafe.Pointer(&params[0]), unsafe.Pointer(&extra[0])); res != 0 {
+		t.Fatalf("launch returned %d", res)
+	}
+	got := make([]uint64, 11)
+	last(&got[0])
+	want := []uint64{1, 2, 3, 4, 5, 6, 7, 0xf00d, 0xbeef, uint64(uintptr(unsafe.Pointer(&params[0]))), uint64(uintptr(unsafe.Pointer(&extra[0])))}
+	if fmt.Sprint(got) != fmt.Sprint(want) {
+		t.Errorf("cuLaunchKernel received %v, want %v", got, want)
+	}
+
+	// C (2×3) = 2·Aᵀ B + 0.5 C with A 4×2 and B 4×3, column-major.
+	a := []float64{1, 2, 3, 4, 5, 6, 7, 8}
+	b := []float64{1, 0, 2, 1, 0, 1, 1, 1, 3, 2, 1, 0}
+	c := []float64{1, 1, 1, 1, 1, 1}
+	alpha, beta := 2.0, 0.5
+	if res := gemm(1, 1, 0, 2, 3, 4, &alpha, &a[0], 4, &b[0], 4, &beta, &c[0], 2); res != 0 {
+		t.Fatalf("gemm returned %d", res)
+	}
+	for j := range 3 {
+		for i := range 2 {
+			var s float64
+			for l := range 4 {
+				s += a[l+i*4] * b[l+j*4]
+			}
+			if w := 2*s + 0.5; c[i+j*2] != w {
+				t.Errorf("C[%d,%d] = %v, want %v", i, j, c[i+j*2], w)
+			}
 		}
 	}
 }

@@ -27,6 +27,40 @@ int cuDeviceGetName(char *name, int len, int dev) { snprintf(name, len, "Fake GP
 int cuDeviceTotalMem_v2(size_t *bytes, int dev) { *bytes = ((size_t)141) << 30; return 0; }
 int cuDeviceGetAttribute(int *v, int attr, int dev) { *v = attr == 75 ? 9 : 0; return 0; }
 int cuGetErrorString(int res, const char **s) { *s = res == 3 ? "initialization error" : "unknown error"; return 0; }
+
+/* The shapes of the calls that take the most arguments, to check that
+   they cross purego intact: cuLaunchKernel's 11 and cublasDgemm_v2's 14. */
+typedef struct { unsigned dims[7]; void *f, *stream, **params, **extra; } launch_t;
+static launch_t last_launch;
+int cuLaunchKernel(void *f, unsigned gx, unsigned gy, unsigned gz, unsigned bx, unsigned by, unsigned bz,
+		unsigned shared, void *stream, void **params, void **extra) {
+	unsigned d[7] = {gx, gy, gz, bx, by, bz, shared};
+	for (int i = 0; i < 7; i++) last_launch.dims[i] = d[i];
+	last_launch.f = f; last_launch.stream = stream; last_launch.params = params; last_launch.extra = extra;
+	return 0;
+}
+/* Writes what the last launch received into out: the 7 numbers, then the 4 pointers. */
+void fakeLastLaunch(unsigned long long *out) {
+	for (int i = 0; i < 7; i++) out[i] = last_launch.dims[i];
+	out[7] = (unsigned long long)last_launch.f; out[8] = (unsigned long long)last_launch.stream;
+	out[9] = (unsigned long long)last_launch.params; out[10] = (unsigned long long)last_launch.extra;
+}
+/* Column-major C = alpha op(A) op(B) + beta C, op = transpose when 1, on the host. */
+int cublasDgemm_v2(void *handle, int ta, int tb, int m, int n, int k, const double *alpha,
+		const double *A, int lda, const double *B, int ldb, const double *beta, double *C, int ldc) {
+	if (handle == 0) return 1;
+	for (int j = 0; j < n; j++)
+		for (int i = 0; i < m; i++) {
+			double s = 0;
+			for (int l = 0; l < k; l++) {
+				double a = ta ? A[l + i * lda] : A[i + l * lda];
+				double b = tb ? B[j + l * ldb] : B[l + j * ldb];
+				s += a * b;
+			}
+			C[i + j * ldc] = *alpha * s + *beta * C[i + j * ldc];
+		}
+	return 0;
+}
 `
 
 // FakeDriver compiles the fake driver with the given driver API version
