@@ -103,35 +103,54 @@ func Load() (*Driver, error) {
 	return r.d, r.err
 }
 
+// dlopen opens the first library of names that opens, and returns its
+// handle and name, or the names tried and the last error.
+func dlopen(names []string) (handle uintptr, name string, tried []string, err error) {
+	for _, n := range names {
+		handle, err = purego.Dlopen(n, purego.RTLD_NOW|purego.RTLD_GLOBAL)
+		if err == nil {
+			return handle, n, nil, nil
+		}
+		tried = append(tried, n)
+	}
+	return 0, "", tried, err
+}
+
+// symbol is a function of a library to bind to a Go function value.
+type symbol struct {
+	name string
+	fn   any
+}
+
+// bind binds every symbol of the library at handle (opened as path).
+func bind(handle uintptr, path, what string, syms []symbol) error {
+	for _, f := range syms {
+		sym, err := purego.Dlsym(handle, f.name)
+		if err != nil || sym == 0 {
+			return &Unavailable{Reason: fmt.Sprintf("%s has no function %s: not %s, or one too old", path, f.name, what)}
+		}
+		purego.RegisterFunc(f.fn, sym)
+	}
+	return nil
+}
+
 // open opens the driver at path (the sonames when empty) and checks it.
 func open(path string) (*Driver, error) {
 	names := driverSonames
 	if path != "" {
 		names = []string{path}
 	}
-	var handle uintptr
-	var tried []string
-	var err error
-	for _, n := range names {
-		handle, err = purego.Dlopen(n, purego.RTLD_NOW|purego.RTLD_GLOBAL)
-		if err == nil {
-			path = n
-			break
-		}
-		tried = append(tried, n)
-	}
+	given := path
+	handle, path, tried, err := dlopen(names)
 	if handle == 0 {
 		why := "the NVIDIA driver library is not installed"
-		if os.Getenv(DriverEnv) != "" {
-			why = "the driver library " + DriverEnv + " names could not be opened"
+		if given != "" {
+			why = "the driver library " + given + " could not be opened"
 		}
 		return nil, &Unavailable{Reason: fmt.Sprintf("%s (tried %s: %s); install the driver, or set %s to libcuda.so's path", why, strings.Join(tried, ", "), oneLine(err), DriverEnv)}
 	}
 	d := &Driver{Path: path, handle: handle}
-	for _, f := range []struct {
-		name string
-		fn   any
-	}{
+	if err := bind(handle, path, "an NVIDIA driver library", []symbol{
 		{"cuInit", &d.cuInit},
 		{"cuDriverGetVersion", &d.cuDriverGetVersion},
 		{"cuDeviceGetCount", &d.cuDeviceGetCount},
@@ -140,12 +159,8 @@ func open(path string) (*Driver, error) {
 		{"cuDeviceTotalMem_v2", &d.cuDeviceTotalMem},
 		{"cuDeviceGetAttribute", &d.cuDeviceGetAttribute},
 		{"cuGetErrorString", &d.cuGetErrorString},
-	} {
-		sym, err := purego.Dlsym(handle, f.name)
-		if err != nil || sym == 0 {
-			return nil, &Unavailable{Reason: fmt.Sprintf("%s has no function %s: not an NVIDIA driver library, or one too old", path, f.name)}
-		}
-		purego.RegisterFunc(f.fn, sym)
+	}); err != nil {
+		return nil, err
 	}
 	var v int32
 	if res := d.cuDriverGetVersion(&v); res != 0 {

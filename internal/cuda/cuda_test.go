@@ -44,11 +44,17 @@ func TestUnavailable(t *testing.T) {
 			t.Errorf("got %v; want a one-line *Unavailable saying %q", err, want)
 		}
 	}
-	_, err := open(filepath.Join(t.TempDir(), "libcuda.so.1"))
-	check(err, "install the driver, or set "+DriverEnv)
+	missing := filepath.Join(t.TempDir(), "libcuda.so.1")
+	_, err := open(missing)
+	check(err, "the driver library "+missing+" could not be opened")
+	t.Setenv(DriverEnv, "")
+	driverSonames = []string{"libcuda-absent.so.1"}
+	_, err = Load()
+	check(err, "the NVIDIA driver library is not installed (tried libcuda-absent.so.1")
+	driverSonames = []string{"libcuda.so.1", "libcuda.so"}
 	t.Setenv(DriverEnv, "/nonexistent/libcuda.so.1")
 	_, err = open(os.Getenv(DriverEnv))
-	check(err, DriverEnv+" names could not be opened")
+	check(err, "the driver library /nonexistent/libcuda.so.1 could not be opened")
 	t.Setenv(DriverEnv, "")
 
 	old, err := open(cudatest.FakeDriver(t, 11080, 1))

@@ -1,7 +1,8 @@
-// Package cudatest builds a stand-in for NVIDIA's driver library, so that
-// the loader (package cuda) and the commands that report GPUs are tested
-// on machines without one: a shared library with the driver calls they
-// make, compiled by the machine's C compiler (tests skip without one).
+// Package cudatest builds stand-ins for NVIDIA's driver library and its
+// runtime compiler (NVRTC), so that the loaders (package cuda) and the
+// commands that report GPUs are tested on machines without one: shared
+// libraries with the calls they make, compiled by the machine's C compiler
+// (tests skip without one).
 package cudatest
 
 import (
@@ -69,21 +70,74 @@ int cublasDgemm_v2(void *handle, int ta, int tb, int m, int n, int k, const doub
 // only this stand-in does).
 func FakeDriver(t testing.TB, version, count int) string {
 	t.Helper()
+	return compile(t, fakeSource, fmt.Sprintf("libcuda-%d-%d.so", version, count), fmt.Sprintf("-DVERSION=%d", version), fmt.Sprintf("-DCOUNT=%d", count))
+}
+
+// compile builds C source src as the shared library lib in a temporary
+// directory with the given flags, and returns its path.
+func compile(t testing.TB, src, lib string, flags ...string) string {
+	t.Helper()
 	cc, err := exec.LookPath("cc")
 	if err != nil {
 		if cc, err = exec.LookPath("gcc"); err != nil {
-			t.Skip("no C compiler to build a fake driver library")
+			t.Skip("no C compiler to build a stand-in library")
 		}
 	}
 	dir := t.TempDir()
-	src := filepath.Join(dir, "fake.c")
-	if err := os.WriteFile(src, []byte(fakeSource), 0o644); err != nil {
+	file := filepath.Join(dir, "fake.c")
+	if err := os.WriteFile(file, []byte(src), 0o644); err != nil {
 		t.Fatal(err)
 	}
-	lib := filepath.Join(dir, fmt.Sprintf("libcuda-%d-%d.so", version, count))
-	out, err := exec.Command(cc, "-shared", "-fPIC", "-o", lib, fmt.Sprintf("-DVERSION=%d", version), fmt.Sprintf("-DCOUNT=%d", count), src).CombinedOutput()
+	lib = filepath.Join(dir, lib)
+	args := append([]string{"-shared", "-fPIC", "-o", lib}, flags...)
+	out, err := exec.Command(cc, append(args, file)...).CombinedOutput()
 	if err != nil {
-		t.Fatalf("building the fake driver: %v\n%s", err, out)
+		t.Fatalf("building %s: %v\n%s", lib, err, out)
 	}
 	return lib
+}
+
+// nvrtcSource is a stand-in for libnvrtc: "compiling" a program writes
+// as its PTX a line naming the program and every option, then the source;
+// a source with "#error" fails with a log that names the program.
+const nvrtcSource = `
+#include <stdlib.h>
+#include <string.h>
+#include <stdio.h>
+typedef struct { char *src, *name, *ptx, *log; } prog_t;
+int nvrtcVersion(int *major, int *minor) { *major = MAJOR; *minor = MINOR; return 0; }
+int nvrtcCreateProgram(prog_t **p, const char *src, const char *name, int nh, const char **h, const char **hn) {
+	prog_t *q = calloc(1, sizeof(prog_t));
+	q->src = strdup(src); q->name = strdup(name ? name : "default_program");
+	*p = q; return 0;
+}
+int nvrtcCompileProgram(prog_t *p, int n, const char **opts) {
+	if (strstr(p->src, "#error")) {
+		size_t len = strlen(p->name) + 64;
+		p->log = malloc(len);
+		snprintf(p->log, len, "%s(1): error: the source asked for an error\n", p->name);
+		return 6;
+	}
+	size_t len = strlen(p->src) + strlen(p->name) + 32;
+	for (int i = 0; i < n; i++) len += strlen(opts[i]) + 1;
+	p->ptx = malloc(len);
+	strcpy(p->ptx, "// PTX of "); strcat(p->ptx, p->name);
+	for (int i = 0; i < n; i++) { strcat(p->ptx, " "); strcat(p->ptx, opts[i]); }
+	strcat(p->ptx, "\n"); strcat(p->ptx, p->src);
+	p->log = strdup("");
+	return 0;
+}
+int nvrtcGetPTXSize(prog_t *p, size_t *n) { if (!p->ptx) return 7; *n = strlen(p->ptx) + 1; return 0; }
+int nvrtcGetPTX(prog_t *p, char *out) { strcpy(out, p->ptx); return 0; }
+int nvrtcGetProgramLogSize(prog_t *p, size_t *n) { *n = p->log ? strlen(p->log) + 1 : 1; return 0; }
+int nvrtcGetProgramLog(prog_t *p, char *out) { strcpy(out, p->log ? p->log : ""); return 0; }
+int nvrtcDestroyProgram(prog_t **p) { free((*p)->src); free((*p)->name); free((*p)->ptx); free((*p)->log); free(*p); *p = 0; return 0; }
+const char *nvrtcGetErrorString(int r) { return r == 6 ? "NVRTC_ERROR_COMPILATION" : "NVRTC_ERROR"; }
+`
+
+// FakeNVRTC compiles the NVRTC stand-in reporting version major.minor and
+// returns its path (skipping the test without a C compiler).
+func FakeNVRTC(t testing.TB, major, minor int) string {
+	t.Helper()
+	return compile(t, nvrtcSource, fmt.Sprintf("libnvrtc-%d-%d.so", major, minor), fmt.Sprintf("-DMAJOR=%d", major), fmt.Sprintf("-DMINOR=%d", minor))
 }

@@ -1,0 +1,169 @@
+package cuda
+
+import (
+	"fmt"
+	"os"
+	"runtime"
+	"strings"
+	"unsafe"
+)
+
+// NVRTCEnv names the environment variable that gives NVRTC's path (or
+// soname) instead of libnvrtc.so.13 or .12.
+const NVRTCEnv = "DSTEIN_CUDA_NVRTC"
+
+// nvrtcSonames are tried in turn when NVRTCEnv is unset: CUDA 13's, then
+// 12's.
+var nvrtcSonames = []string{"libnvrtc.so.13", "libnvrtc.so.12"}
+
+// NVRTC is the loaded runtime compiler, which turns CUDA C into PTX that
+// the driver loads.
+type NVRTC struct {
+	// Path is the library as it was opened; Major and Minor its version.
+	Path         string
+	Major, Minor int
+
+	nvrtcVersion           func(major, minor *int32) int32
+	nvrtcCreateProgram     func(prog *uintptr, src, name *byte, headers int32, hsrc, hnames unsafe.Pointer) int32
+	nvrtcCompileProgram    func(prog uintptr, n int32, opts unsafe.Pointer) int32
+	nvrtcGetPTXSize        func(prog uintptr, size *uint64) int32
+	nvrtcGetPTX            func(prog uintptr, ptx *byte) int32
+	nvrtcGetProgramLogSize func(prog uintptr, size *uint64) int32
+	nvrtcGetProgramLog     func(prog uintptr, log *byte) int32
+	nvrtcDestroyProgram    func(prog *uintptr) int32
+	nvrtcGetErrorString    func(res int32) *byte
+}
+
+// LoadNVRTC opens NVRTC (NVRTCEnv's, else by soname) and reads its
+// version, once per library.
+func LoadNVRTC() (*NVRTC, error) {
+	path := os.Getenv(NVRTCEnv)
+	loadMu.Lock()
+	defer loadMu.Unlock()
+	key := "nvrtc:" + path
+	r, ok := nvrtcLoads[key]
+	if !ok {
+		r.n, r.err = openNVRTC(path)
+		nvrtcLoads[key] = r
+	}
+	return r.n, r.err
+}
+
+var nvrtcLoads = map[string]struct {
+	n   *NVRTC
+	err error
+}{}
+
+func openNVRTC(path string) (*NVRTC, error) {
+	names := nvrtcSonames
+	if path != "" {
+		names = []string{path}
+	}
+	given := path
+	handle, path, tried, err := dlopen(names)
+	if handle == 0 {
+		why := "CUDA's runtime compiler (NVRTC) is not installed"
+		if given != "" {
+			why = "the NVRTC library " + given + " could not be opened"
+		}
+		return nil, &Unavailable{Reason: fmt.Sprintf("%s (tried %s: %s); install the CUDA toolkit's libnvrtc, or set %s to its path", why, strings.Join(tried, ", "), oneLine(err), NVRTCEnv)}
+	}
+	n := &NVRTC{Path: path}
+	if err := bind(handle, path, "NVRTC", []symbol{
+		{"nvrtcVersion", &n.nvrtcVersion},
+		{"nvrtcCreateProgram", &n.nvrtcCreateProgram},
+		{"nvrtcCompileProgram", &n.nvrtcCompileProgram},
+		{"nvrtcGetPTXSize", &n.nvrtcGetPTXSize},
+		{"nvrtcGetPTX", &n.nvrtcGetPTX},
+		{"nvrtcGetProgramLogSize", &n.nvrtcGetProgramLogSize},
+		{"nvrtcGetProgramLog", &n.nvrtcGetProgramLog},
+		{"nvrtcDestroyProgram", &n.nvrtcDestroyProgram},
+		{"nvrtcGetErrorString", &n.nvrtcGetErrorString},
+	}); err != nil {
+		return nil, err
+	}
+	var major, minor int32
+	if res := n.nvrtcVersion(&major, &minor); res != 0 {
+		return nil, &Unavailable{Reason: n.describe("nvrtcVersion", res)}
+	}
+	n.Major, n.Minor = int(major), int(minor)
+	if n.Major < 12 {
+		return nil, &Unavailable{Reason: fmt.Sprintf("%s is NVRTC %d.%d; dstein needs 12.0 or later", path, n.Major, n.Minor)}
+	}
+	return n, nil
+}
+
+// CompileError is a program NVRTC refused, with its log.
+type CompileError struct {
+	Name, Log string
+}
+
+func (e *CompileError) Error() string {
+	return fmt.Sprintf("NVRTC could not compile %s: %s", e.Name, oneLine(fmt.Errorf("%s", e.Log)))
+}
+
+// Compile compiles CUDA C source (named name in messages) with the given
+// options (such as "--gpu-architecture=compute_90") and returns its PTX,
+// NUL-terminated as the driver's cuModuleLoadData takes it.
+// A program NVRTC refuses is a *CompileError with NVRTC's log.
+func (n *NVRTC) Compile(src, name string, opts ...string) ([]byte, error) {
+	csrc, cname := cBytes(src), cBytes(name)
+	var prog uintptr
+	if res := n.nvrtcCreateProgram(&prog, &csrc[0], &cname[0], 0, nil, nil); res != 0 {
+		return nil, fmt.Errorf("%s", n.describe("nvrtcCreateProgram", res))
+	}
+	defer n.nvrtcDestroyProgram(&prog)
+	// The options as an array of C strings: the strings in one heap
+	// buffer, the array of their addresses as integers, so that the memory
+	// handed over holds no Go pointers (cgo's rule, which purego's calls
+	// follow too); buf is kept alive until the call returns.
+	var buf []byte
+	offs := make([]int, len(opts))
+	for i, o := range opts {
+		offs[i] = len(buf)
+		buf = append(buf, cBytes(o)...)
+	}
+	addrs := make([]uintptr, len(opts)+1)
+	for i := range opts {
+		addrs[i] = uintptr(unsafe.Pointer(&buf[offs[i]]))
+	}
+	res := n.nvrtcCompileProgram(prog, int32(len(opts)), unsafe.Pointer(&addrs[0]))
+	runtime.KeepAlive(buf)
+	if res != 0 {
+		return nil, &CompileError{Name: name, Log: n.log(prog) + " (" + n.describe("nvrtcCompileProgram", res) + ")"}
+	}
+	var size uint64
+	if r := n.nvrtcGetPTXSize(prog, &size); r != 0 || size == 0 {
+		return nil, fmt.Errorf("%s", n.describe("nvrtcGetPTXSize", r))
+	}
+	ptx := make([]byte, size)
+	if r := n.nvrtcGetPTX(prog, &ptx[0]); r != 0 {
+		return nil, fmt.Errorf("%s", n.describe("nvrtcGetPTX", r))
+	}
+	return ptx, nil
+}
+
+// log returns a program's compilation log without its final NUL.
+func (n *NVRTC) log(prog uintptr) string {
+	var size uint64
+	if n.nvrtcGetProgramLogSize(prog, &size) != 0 || size <= 1 {
+		return ""
+	}
+	b := make([]byte, size)
+	if n.nvrtcGetProgramLog(prog, &b[0]) != 0 {
+		return ""
+	}
+	return strings.TrimSpace(cString(b))
+}
+
+// describe names a failed NVRTC call with NVRTC's words for res.
+func (n *NVRTC) describe(call string, res int32) string {
+	msg := ""
+	if p := n.nvrtcGetErrorString(res); p != nil {
+		msg = ": " + goString(p)
+	}
+	return fmt.Sprintf("%s failed with NVRTC error %d%s", call, res, msg)
+}
+
+// cBytes is s as a NUL-terminated C string.
+func cBytes(s string) []byte { return append([]byte(s), 0) }

@@ -1,0 +1,48 @@
+package cuda
+
+import (
+	"errors"
+	"strings"
+	"testing"
+
+	"github.com/dstein/dstein/internal/cuda/cudatest"
+)
+
+// TestNVRTCStandIn compiles through the NVRTC stand-in: the source, the
+// program's name and every option reach the library and the PTX comes
+// back whole; a refused program is a *CompileError carrying the log.
+func TestNVRTCStandIn(t *testing.T) {
+	n, err := openNVRTC(cudatest.FakeNVRTC(t, 13, 0))
+	if err != nil {
+		t.Fatal(err)
+	}
+	if n.Major != 13 || n.Minor != 0 {
+		t.Errorf("version %d.%d", n.Major, n.Minor)
+	}
+	src := `extern "C" __global__ void axpy(double a, const double *x, double *y) { y[threadIdx.x] += a * x[threadIdx.x]; }`
+	ptx, err := n.Compile(src, "axpy.cu", "--gpu-architecture=compute_90", "-default-device")
+	if err != nil {
+		t.Fatal(err)
+	}
+	if want := "// PTX of axpy.cu --gpu-architecture=compute_90 -default-device\n" + src + "\x00"; string(ptx) != want {
+		t.Errorf("PTX %q, want %q", ptx, want)
+	}
+	if _, err := n.Compile(src, "none.cu"); err != nil {
+		t.Errorf("no options: %v", err)
+	}
+	_, err = n.Compile("#error no\n", "bad.cu")
+	var ce *CompileError
+	if !errors.As(err, &ce) || !strings.Contains(err.Error(), "bad.cu(1): error: the source asked for an error") || !strings.Contains(err.Error(), "NVRTC_ERROR_COMPILATION") || strings.Contains(err.Error(), "\n") {
+		t.Errorf("a refused program: %v", err)
+	}
+	if _, err := openNVRTC(cudatest.FakeNVRTC(t, 11, 8)); err == nil || !strings.Contains(err.Error(), "NVRTC 11.8; dstein needs 12.0") {
+		t.Errorf("NVRTC 11.8: %v", err)
+	}
+	t.Setenv(NVRTCEnv, "")
+	nvrtcSonames = []string{"libnvrtc-absent.so.13"}
+	defer func() { nvrtcSonames = []string{"libnvrtc.so.13", "libnvrtc.so.12"} }()
+	var u *Unavailable
+	if _, err := LoadNVRTC(); !errors.As(err, &u) || !strings.Contains(err.Error(), "NVRTC) is not installed (tried libnvrtc-absent.so.13") {
+		t.Errorf("no NVRTC: %v", err)
+	}
+}
