@@ -33,6 +33,7 @@ build() {
 		name=$(echo "$p" | tr / -)
 		go test -c -ldflags='-s -w' -o "$dir/$name.test" "./$p"
 	done
+	go test -c -ldflags='-s -w' -o "$dir/internal-cuda-gpu.test" ./internal/cuda
 	go build -ldflags='-s -w' -o "$dir/dstein" ./cmd/dstein
 	go build -ldflags='-s -w' -o "$dir/dsteinpeer" ./benchmarks/peers/dsteinpeer
 	{
@@ -64,6 +65,8 @@ run() {
 	dir=$bin
 	# The GPU loader (issue 33's first step): the driver opened at run time.
 	"$dir/dstein" gpu 2>&1 | tee "$out/gpu.txt" || echo "dstein gpu: exit ${PIPESTATUS[0]}"
+	# A kernel compiled by NVRTC, loaded and run through the driver, checked exactly.
+	DSTEIN_GPU_TEST=1 "$dir/internal-cuda-gpu.test" -test.run RealGPU -test.v 2>&1 | tee -a "$out/gpu.txt" || true
 	left() { echo $((budget - ($(date +%s) - start))); }
 	phase() { # phase NAME MIN_SECONDS: false (and a line) when too little time is left
 		if [ "$(left)" -lt "$2" ]; then

@@ -70,6 +70,11 @@ type Driver struct {
 	cuDeviceTotalMem     func(bytes *uint64, dev int32) int32
 	cuDeviceGetAttribute func(v *int32, attr int32, dev int32) int32
 	cuGetErrorString     func(res int32, str **byte) int32
+
+	// ctx are the calls for running work, bound on the first Open.
+	ctx     ctxCalls
+	ctxOnce sync.Once
+	ctxErr  error
 }
 
 // Attributes of cuDeviceGetAttribute.

@@ -39,8 +39,9 @@ func TestNVRTCStandIn(t *testing.T) {
 		t.Errorf("NVRTC 11.8: %v", err)
 	}
 	t.Setenv(NVRTCEnv, "")
+	saved := nvrtcSonames
 	nvrtcSonames = []string{"libnvrtc-absent.so.13"}
-	defer func() { nvrtcSonames = []string{"libnvrtc.so.13", "libnvrtc.so.12"} }()
+	defer func() { nvrtcSonames = saved }()
 	var u *Unavailable
 	if _, err := LoadNVRTC(); !errors.As(err, &u) || !strings.Contains(err.Error(), "NVRTC) is not installed (tried libnvrtc-absent.so.13") {
 		t.Errorf("no NVRTC: %v", err)

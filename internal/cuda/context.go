@@ -1,0 +1,256 @@
+package cuda
+
+import (
+	"fmt"
+	"math"
+	"runtime"
+	"unsafe"
+)
+
+// The driver's calls for running work on a device, bound by bindContext.
+type ctxCalls struct {
+	cuDevicePrimaryCtxRetain  func(ctx *uintptr, dev int32) int32
+	cuDevicePrimaryCtxRelease func(dev int32) int32
+	cuCtxSetCurrent           func(ctx uintptr) int32
+	cuCtxSynchronize          func() int32
+	cuMemGetInfo              func(free, total *uint64) int32
+	cuMemAlloc                func(dptr *uint64, bytes uint64) int32
+	cuMemFree                 func(dptr uint64) int32
+	cuMemcpyHtoD              func(dst uint64, src unsafe.Pointer, bytes uint64) int32
+	cuMemcpyDtoH              func(dst unsafe.Pointer, src uint64, bytes uint64) int32
+	cuModuleLoadData          func(mod *uintptr, image unsafe.Pointer) int32
+	cuModuleGetFunction       func(fn *uintptr, mod uintptr, name *byte) int32
+	cuModuleUnload            func(mod uintptr) int32
+	cuLaunchKernel            func(fn uintptr, gx, gy, gz, bx, by, bz, shared uint32, stream uintptr, params, extra unsafe.Pointer) int32
+}
+
+func (d *Driver) bindContext() error {
+	c := &d.ctx
+	return bind(d.handle, d.Path, "an NVIDIA driver library", []symbol{
+		{"cuDevicePrimaryCtxRetain", &c.cuDevicePrimaryCtxRetain},
+		{"cuDevicePrimaryCtxRelease_v2", &c.cuDevicePrimaryCtxRelease},
+		{"cuCtxSetCurrent", &c.cuCtxSetCurrent},
+		{"cuCtxSynchronize", &c.cuCtxSynchronize},
+		{"cuMemGetInfo_v2", &c.cuMemGetInfo},
+		{"cuMemAlloc_v2", &c.cuMemAlloc},
+		{"cuMemFree_v2", &c.cuMemFree},
+		{"cuMemcpyHtoD_v2", &c.cuMemcpyHtoD},
+		{"cuMemcpyDtoH_v2", &c.cuMemcpyDtoH},
+		{"cuModuleLoadData", &c.cuModuleLoadData},
+		{"cuModuleGetFunction", &c.cuModuleGetFunction},
+		{"cuModuleUnload", &c.cuModuleUnload},
+		{"cuLaunchKernel", &c.cuLaunchKernel},
+	})
+}
+
+// Context runs work on one device. The driver binds a context to the OS
+// thread that made it current, so every call of a Context runs on one
+// goroutine locked to its thread; a Context is safe for concurrent use
+// (its calls are serialised there).
+type Context struct {
+	d    *Driver
+	dev  int32
+	ctx  uintptr
+	work chan func()
+	done chan struct{}
+}
+
+// Open makes the primary context of device ordinal current on a thread of
+// its own.
+func (d *Driver) Open(ordinal int) (*Context, error) {
+	d.ctxOnce.Do(func() { d.ctxErr = d.bindContext() })
+	if d.ctxErr != nil {
+		return nil, d.ctxErr
+	}
+	c := &Context{d: d, work: make(chan func()), done: make(chan struct{})}
+	ready := make(chan error)
+	go func() {
+		runtime.LockOSThread() // never unlocked: the thread ends with the goroutine
+		var dev int32
+		if res := d.cuDeviceGet(&dev, int32(ordinal)); res != 0 {
+			ready <- &Unavailable{Reason: d.describe(fmt.Sprintf("cuDeviceGet(%d)", ordinal), res)}
+			return
+		}
+		c.dev = dev
+		if res := d.ctx.cuDevicePrimaryCtxRetain(&c.ctx, dev); res != 0 {
+			ready <- &Unavailable{Reason: d.describe("cuDevicePrimaryCtxRetain", res)}
+			return
+		}
+		if res := d.ctx.cuCtxSetCurrent(c.ctx); res != 0 {
+			d.ctx.cuDevicePrimaryCtxRelease(dev)
+			ready <- &Unavailable{Reason: d.describe("cuCtxSetCurrent", res)}
+			return
+		}
+		ready <- nil
+		for f := range c.work {
+			f()
+		}
+		d.ctx.cuDevicePrimaryCtxRelease(dev)
+		close(c.done)
+	}()
+	if err := <-ready; err != nil {
+		return nil, err
+	}
+	return c, nil
+}
+
+// do runs f on the context's thread and returns its error.
+func (c *Context) do(f func() error) error {
+	errc := make(chan error, 1)
+	c.work <- func() { errc <- f() }
+	return <-errc
+}
+
+// check turns a driver result into an error naming the call.
+func (c *Context) check(call string, res int32) error {
+	if res == 0 {
+		return nil
+	}
+	return fmt.Errorf("%s", c.d.describe(call, res))
+}
+
+// Close releases the device's primary context and ends its thread.
+func (c *Context) Close() {
+	close(c.work)
+	<-c.done
+}
+
+// MemInfo returns the device memory free and in all, in bytes.
+func (c *Context) MemInfo() (free, total uint64, err error) {
+	err = c.do(func() error { return c.check("cuMemGetInfo", c.d.ctx.cuMemGetInfo(&free, &total)) })
+	return free, total, err
+}
+
+// Ptr is an address in device memory.
+type Ptr uint64
+
+// OutOfMemory is an allocation refused before it was tried: it would
+// not fit the device's free memory.
+type OutOfMemory struct {
+	Want, Free uint64
+}
+
+func (e *OutOfMemory) Error() string {
+	return fmt.Sprintf("the GPU has %.1f MB free; the work needs %.1f MB more (fewer chains or particles, or another GPU)", float64(e.Free)/1e6, float64(e.Want)/1e6)
+}
+
+// Alloc allocates bytes of device memory, after checking them against the
+// free memory the driver reports (an *OutOfMemory otherwise).
+func (c *Context) Alloc(bytes uint64) (Ptr, error) {
+	var p uint64
+	err := c.do(func() error {
+		var free, total uint64
+		if err := c.check("cuMemGetInfo", c.d.ctx.cuMemGetInfo(&free, &total)); err != nil {
+			return err
+		}
+		if bytes > free {
+			return &OutOfMemory{Want: bytes, Free: free}
+		}
+		return c.check("cuMemAlloc", c.d.ctx.cuMemAlloc(&p, bytes))
+	})
+	return Ptr(p), err
+}
+
+// Free frees device memory from Alloc.
+func (c *Context) Free(p Ptr) error {
+	return c.do(func() error { return c.check("cuMemFree", c.d.ctx.cuMemFree(uint64(p))) })
+}
+
+// CopyIn copies src into device memory at dst.
+func (c *Context) CopyIn(dst Ptr, src []float64) error {
+	if len(src) == 0 {
+		return nil
+	}
+	return c.do(func() error {
+		return c.check("cuMemcpyHtoD", c.d.ctx.cuMemcpyHtoD(uint64(dst), unsafe.Pointer(&src[0]), uint64(len(src))*8))
+	})
+}
+
+// CopyOut copies len(dst) values from device memory at src into dst.
+func (c *Context) CopyOut(dst []float64, src Ptr) error {
+	if len(dst) == 0 {
+		return nil
+	}
+	return c.do(func() error {
+		return c.check("cuMemcpyDtoH", c.d.ctx.cuMemcpyDtoH(unsafe.Pointer(&dst[0]), uint64(src), uint64(len(dst))*8))
+	})
+}
+
+// Module is PTX loaded into a context.
+type Module struct {
+	c   *Context
+	mod uintptr
+}
+
+// Load loads PTX (NUL-terminated, as NVRTC.Compile returns it).
+func (c *Context) Load(ptx []byte) (*Module, error) {
+	if len(ptx) == 0 || ptx[len(ptx)-1] != 0 {
+		return nil, fmt.Errorf("cuda: PTX must end with a NUL byte")
+	}
+	m := &Module{c: c}
+	err := c.do(func() error {
+		return c.check("cuModuleLoadData", c.d.ctx.cuModuleLoadData(&m.mod, unsafe.Pointer(&ptx[0])))
+	})
+	return m, err
+}
+
+// Func is a kernel of a module.
+type Func struct {
+	m    *Module
+	fn   uintptr
+	Name string
+}
+
+// Func returns the kernel named name (declared extern "C").
+func (m *Module) Func(name string) (*Func, error) {
+	f := &Func{m: m, Name: name}
+	cname := cBytes(name)
+	err := m.c.do(func() error {
+		return m.c.check("cuModuleGetFunction("+name+")", m.c.d.ctx.cuModuleGetFunction(&f.fn, m.mod, &cname[0]))
+	})
+	return f, err
+}
+
+// Unload unloads the module.
+func (m *Module) Unload() error {
+	return m.c.do(func() error { return m.c.check("cuModuleUnload", m.c.d.ctx.cuModuleUnload(m.mod)) })
+}
+
+// Launch runs the kernel on a grid of grid blocks of block threads and
+// waits for it. Its arguments are Ptr, int32, uint32, float64 and
+// float32 values, in the kernel's order.
+func (f *Func) Launch(grid, block [3]uint32, args ...any) error {
+	// Each argument's value in its own 8-byte slot of one buffer, and the
+	// slots' addresses as integers: memory holding no Go pointers.
+	slots := make([]uint64, len(args))
+	for i, a := range args {
+		switch v := a.(type) {
+		case Ptr:
+			slots[i] = uint64(v)
+		case int32:
+			*(*int32)(unsafe.Pointer(&slots[i])) = v
+		case uint32:
+			*(*uint32)(unsafe.Pointer(&slots[i])) = v
+		case float64:
+			slots[i] = math.Float64bits(v)
+		case float32:
+			*(*float32)(unsafe.Pointer(&slots[i])) = v
+		default:
+			return fmt.Errorf("cuda: kernel %s: argument %d of type %T; want Ptr, int32, uint32, float64 or float32", f.Name, i, a)
+		}
+	}
+	addrs := make([]uintptr, len(args)+1)
+	for i := range args {
+		addrs[i] = uintptr(unsafe.Pointer(&slots[i]))
+	}
+	c := f.m.c
+	err := c.do(func() error {
+		res := c.d.ctx.cuLaunchKernel(f.fn, grid[0], grid[1], grid[2], block[0], block[1], block[2], 0, 0, unsafe.Pointer(&addrs[0]), nil)
+		if err := c.check("cuLaunchKernel("+f.Name+")", res); err != nil {
+			return err
+		}
+		return c.check("cuCtxSynchronize", c.d.ctx.cuCtxSynchronize())
+	})
+	runtime.KeepAlive(slots)
+	return err
+}
