@@ -109,7 +109,8 @@ func (c *Context) check(call string, res int32) error {
 	return fmt.Errorf("%s", c.d.describe(call, res))
 }
 
-// Close releases the device's primary context and ends its thread.
+// Close releases the device's primary context and ends its thread; the
+// Context and its modules may not be used after it.
 func (c *Context) Close() {
 	close(c.work)
 	<-c.done
