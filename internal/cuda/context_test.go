@@ -27,45 +27,11 @@ func TestContextStandIn(t *testing.T) {
 	if err != nil || free != 1<<30 || total != 141<<30 {
 		t.Fatalf("memory %d of %d, %v", free, total, err)
 	}
-	const n = 1000
-	x, y := make([]float64, n), make([]float64, n)
-	for i := range x {
-		x[i], y[i] = float64(i), 1
-	}
-	dx, err := c.Alloc(n * 8)
-	if err != nil {
-		t.Fatal(err)
-	}
-	dy, err := c.Alloc(n * 8)
-	if err != nil {
-		t.Fatal(err)
-	}
-	if err := c.CopyIn(dx, x); err != nil {
-		t.Fatal(err)
-	}
-	if err := c.CopyIn(dy, y); err != nil {
-		t.Fatal(err)
-	}
 	m, err := c.Load(append([]byte(`.entry axpy (...)`), 0))
 	if err != nil {
 		t.Fatal(err)
 	}
-	f, err := m.Func("axpy")
-	if err != nil {
-		t.Fatal(err)
-	}
-	if err := f.Launch([3]uint32{4, 1, 1}, [3]uint32{256, 1, 1}, 0.5, dx, dy, int32(n)); err != nil {
-		t.Fatal(err)
-	}
-	out := make([]float64, n)
-	if err := c.CopyOut(out, dy); err != nil {
-		t.Fatal(err)
-	}
-	for i := range out {
-		if want := 1 + 0.5*float64(i); out[i] != want {
-			t.Fatalf("y[%d] = %v, want %v", i, out[i], want)
-		}
-	}
+	f := runAxpy(t, c, m, 1000)
 	if _, err := m.Func("gemm"); err == nil || !strings.Contains(err.Error(), "cuModuleGetFunction(gemm)") {
 		t.Errorf("an unknown kernel: %v", err)
 	}
@@ -79,12 +45,51 @@ func TestContextStandIn(t *testing.T) {
 	if _, err := c.Load([]byte("no NUL")); err == nil {
 		t.Error("PTX without its NUL was loaded")
 	}
-	for _, p := range []Ptr{dx, dy} {
-		if err := c.Free(p); err != nil {
-			t.Error(err)
-		}
-	}
 	if err := m.Unload(); err != nil {
 		t.Error(err)
 	}
+}
+
+// runAxpy runs the module's kernel axpy(a, x, y, n) on n values through
+// c (memory allocated, copied both ways and freed) and checks
+// y = 1 + 0.5·x exactly; it returns the kernel.
+func runAxpy(t *testing.T, c *Context, m *Module, n int) *Func {
+	t.Helper()
+	f, err := m.Func("axpy")
+	if err != nil {
+		t.Fatal(err)
+	}
+	x, y := make([]float64, n), make([]float64, n)
+	for i := range x {
+		x[i], y[i] = float64(i), 1
+	}
+	var ptrs []Ptr
+	for _, v := range [][]float64{x, y} {
+		p, err := c.Alloc(uint64(n) * 8)
+		if err != nil {
+			t.Fatal(err)
+		}
+		defer func() {
+			if err := c.Free(p); err != nil {
+				t.Error(err)
+			}
+		}()
+		if err := c.CopyIn(p, v); err != nil {
+			t.Fatal(err)
+		}
+		ptrs = append(ptrs, p)
+	}
+	blocks := uint32((n + 255) / 256)
+	if err := f.Launch([3]uint32{blocks, 1, 1}, [3]uint32{256, 1, 1}, 0.5, ptrs[0], ptrs[1], int32(n)); err != nil {
+		t.Fatal(err)
+	}
+	if err := c.CopyOut(y, ptrs[1]); err != nil {
+		t.Fatal(err)
+	}
+	for i := range y {
+		if want := 1 + 0.5*float64(i); y[i] != want {
+			t.Fatalf("y[%d] = %v, want %v", i, y[i], want)
+		}
+	}
+	return f
 }

@@ -85,12 +85,24 @@ const (
 
 var (
 	loadMu sync.Mutex
-	loads  = map[string]loadResult{}
+	loads  = map[string]any{}
 )
 
-type loadResult struct {
-	d   *Driver
+type loaded[T any] struct {
+	v   T
 	err error
+}
+
+// cached returns open's result for key, calling it the first time only.
+func cached[T any](key string, open func() (T, error)) (T, error) {
+	loadMu.Lock()
+	defer loadMu.Unlock()
+	r, ok := loads[key].(loaded[T])
+	if !ok {
+		r.v, r.err = open()
+		loads[key] = r
+	}
+	return r.v, r.err
 }
 
 // Load opens the driver library (DriverEnv's, else by soname) and
@@ -98,14 +110,32 @@ type loadResult struct {
 // error.
 func Load() (*Driver, error) {
 	path := os.Getenv(DriverEnv)
-	loadMu.Lock()
-	defer loadMu.Unlock()
-	r, ok := loads[path]
-	if !ok {
-		r.d, r.err = open(path)
-		loads[path] = r
+	return cached("driver:"+path, func() (*Driver, error) { return open(path) })
+}
+
+// library is a library to find: by the path given, else its names in
+// turn, with the words of its messages.
+type library struct {
+	env, what, missing, fix string
+	names                   []string
+}
+
+// open opens the library at path (its names when empty); a library not
+// found is an *Unavailable that says which names were tried.
+func (l library) open(path string) (handle uintptr, opened string, err error) {
+	names := l.names
+	if path != "" {
+		names = []string{path}
 	}
-	return r.d, r.err
+	handle, opened, tried, err := dlopen(names)
+	if handle != 0 {
+		return handle, opened, nil
+	}
+	why := l.missing
+	if path != "" {
+		why = "the " + l.what + " " + path + " could not be opened"
+	}
+	return 0, "", &Unavailable{Reason: fmt.Sprintf("%s (tried %s: %s); %s, or set %s to its path", why, strings.Join(tried, ", "), oneLine(err), l.fix, l.env)}
 }
 
 // dlopen opens the first library of names that opens, and returns its
@@ -141,18 +171,11 @@ func bind(handle uintptr, path, what string, syms []symbol) error {
 
 // open opens the driver at path (the sonames when empty) and checks it.
 func open(path string) (*Driver, error) {
-	names := driverSonames
-	if path != "" {
-		names = []string{path}
-	}
-	given := path
-	handle, path, tried, err := dlopen(names)
-	if handle == 0 {
-		why := "the NVIDIA driver library is not installed"
-		if given != "" {
-			why = "the driver library " + given + " could not be opened"
-		}
-		return nil, &Unavailable{Reason: fmt.Sprintf("%s (tried %s: %s); install the driver, or set %s to libcuda.so's path", why, strings.Join(tried, ", "), oneLine(err), DriverEnv)}
+	lib := library{env: DriverEnv, what: "driver library", missing: "the NVIDIA driver library is not installed",
+		fix: "install the driver", names: driverSonames}
+	handle, path, err := lib.open(path)
+	if err != nil {
+		return nil, err
 	}
 	d := &Driver{Path: path, handle: handle}
 	if err := bind(handle, path, "an NVIDIA driver library", []symbol{

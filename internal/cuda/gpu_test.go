@@ -45,40 +45,5 @@ func TestRealGPU(t *testing.T) {
 		t.Fatal(err)
 	}
 	defer m.Unload()
-	f, err := m.Func("axpy")
-	if err != nil {
-		t.Fatal(err)
-	}
-	const size = 1 << 20
-	x, y := make([]float64, size), make([]float64, size)
-	for i := range x {
-		x[i], y[i] = float64(i), 1
-	}
-	dx, err := c.Alloc(size * 8)
-	if err != nil {
-		t.Fatal(err)
-	}
-	defer c.Free(dx)
-	dy, err := c.Alloc(size * 8)
-	if err != nil {
-		t.Fatal(err)
-	}
-	defer c.Free(dy)
-	if err := c.CopyIn(dx, x); err != nil {
-		t.Fatal(err)
-	}
-	if err := c.CopyIn(dy, y); err != nil {
-		t.Fatal(err)
-	}
-	if err := f.Launch([3]uint32{size / 256, 1, 1}, [3]uint32{256, 1, 1}, 0.5, dx, dy, int32(size)); err != nil {
-		t.Fatal(err)
-	}
-	if err := c.CopyOut(y, dy); err != nil {
-		t.Fatal(err)
-	}
-	for i := range y {
-		if want := 1 + 0.5*float64(i); y[i] != want {
-			t.Fatalf("y[%d] = %v, want %v", i, y[i], want)
-		}
-	}
+	runAxpy(t, c, m, 1<<20)
 }

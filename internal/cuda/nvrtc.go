@@ -40,35 +40,15 @@ type NVRTC struct {
 // version, once per library.
 func LoadNVRTC() (*NVRTC, error) {
 	path := os.Getenv(NVRTCEnv)
-	loadMu.Lock()
-	defer loadMu.Unlock()
-	key := "nvrtc:" + path
-	r, ok := nvrtcLoads[key]
-	if !ok {
-		r.n, r.err = openNVRTC(path)
-		nvrtcLoads[key] = r
-	}
-	return r.n, r.err
+	return cached("nvrtc:"+path, func() (*NVRTC, error) { return openNVRTC(path) })
 }
 
-var nvrtcLoads = map[string]struct {
-	n   *NVRTC
-	err error
-}{}
-
 func openNVRTC(path string) (*NVRTC, error) {
-	names := nvrtcSonames
-	if path != "" {
-		names = []string{path}
-	}
-	given := path
-	handle, path, tried, err := dlopen(names)
-	if handle == 0 {
-		why := "CUDA's runtime compiler (NVRTC) is not installed"
-		if given != "" {
-			why = "the NVRTC library " + given + " could not be opened"
-		}
-		return nil, &Unavailable{Reason: fmt.Sprintf("%s (tried %s: %s); install the CUDA toolkit's libnvrtc, or set %s to its path", why, strings.Join(tried, ", "), oneLine(err), NVRTCEnv)}
+	lib := library{env: NVRTCEnv, what: "NVRTC library", missing: "CUDA's runtime compiler (NVRTC) is not installed",
+		fix: "install the CUDA toolkit's libnvrtc", names: nvrtcSonames}
+	handle, path, err := lib.open(path)
+	if err != nil {
+		return nil, err
 	}
 	n := &NVRTC{Path: path}
 	if err := bind(handle, path, "NVRTC", []symbol{
