@@ -52,6 +52,7 @@ func TestUnavailable(t *testing.T) {
 	_, err = Load()
 	check(err, "the NVIDIA driver library is not installed (tried libcuda-absent.so.1")
 	driverSonames = []string{"libcuda.so.1", "libcuda.so"}
+	forget("driver:") // the absent names' result must not answer later loads
 	t.Setenv(DriverEnv, "/nonexistent/libcuda.so.1")
 	_, err = open(os.Getenv(DriverEnv))
 	check(err, "the driver library /nonexistent/libcuda.so.1 could not be opened")
@@ -130,4 +131,12 @@ func TestManyArguments(t *testing.T) {
 			}
 		}
 	}
+}
+
+// forget drops a cached load, so that a test's stand-in names do not
+// answer later loads of the process.
+func forget(key string) {
+	loadMu.Lock()
+	delete(loads, key)
+	loadMu.Unlock()
 }

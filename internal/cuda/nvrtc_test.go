@@ -41,7 +41,7 @@ func TestNVRTCStandIn(t *testing.T) {
 	t.Setenv(NVRTCEnv, "")
 	saved := nvrtcSonames
 	nvrtcSonames = []string{"libnvrtc-absent.so.13"}
-	defer func() { nvrtcSonames = saved }()
+	defer func() { nvrtcSonames = saved; forget("nvrtc:") }()
 	var u *Unavailable
 	if _, err := LoadNVRTC(); !errors.As(err, &u) || !strings.Contains(err.Error(), "NVRTC) is not installed (tried libnvrtc-absent.so.13") {
 		t.Errorf("no NVRTC: %v", err)
