@@ -61,8 +61,9 @@ func Names() []string {
 	return out
 }
 
-// experimentsWith lists the experiments for which has is true.
-func experimentsWith(has func(*Experiment) bool) []string {
+// NamesWhere lists, in name order, the experiments for which has is
+// true (those that take --variants, say).
+func NamesWhere(has func(*Experiment) bool) []string {
 	var out []string
 	for _, n := range Names() {
 		if has(registry[n]) {
@@ -210,10 +211,10 @@ func (e *Experiment) prepare(cfg Config) (Config, *journal.Journal, error) {
 		cfg.defaults[k] = old
 	}
 	if len(cfg.Variants) > 0 && !e.UsesVariants {
-		return cfg, nil, fmt.Errorf("experiment %s compares no GF-SVGD variants (--variants applies to %s)", e.Name, strings.Join(experimentsWith(func(e *Experiment) bool { return e.UsesVariants }), ", "))
+		return cfg, nil, fmt.Errorf("experiment %s compares no GF-SVGD variants (--variants applies to %s)", e.Name, strings.Join(NamesWhere(func(e *Experiment) bool { return e.UsesVariants }), ", "))
 	}
 	if len(cfg.Methods) > 0 && !e.UsesUAI {
-		return cfg, nil, fmt.Errorf("experiment %s takes no selection of methods (--methods applies to %s)", e.Name, strings.Join(experimentsWith(func(e *Experiment) bool { return e.UsesUAI }), ", "))
+		return cfg, nil, fmt.Errorf("experiment %s takes no selection of methods (--methods applies to %s)", e.Name, strings.Join(NamesWhere(func(e *Experiment) bool { return e.UsesUAI }), ", "))
 	}
 	if cfg.UAIDir != "" {
 		if !e.UsesUAI {

@@ -8,6 +8,8 @@ import (
 	"sort"
 	"strconv"
 	"strings"
+
+	"github.com/dstein/dstein/internal/textvalue"
 )
 
 // An experiment's settings are a struct of its own options (the Ising
@@ -173,20 +175,7 @@ func (e *Experiment) encode(s any) (map[string]float64, error) {
 	}
 	out := map[string]float64{}
 	for _, o := range e.Options() {
-		f := v.Field(o.index)
-		var x float64
-		switch fv := f.Addr().Interface().(type) {
-		case OptionValue:
-			x = fv.Option()
-		case *float64:
-			x = *fv
-		case *int:
-			x = float64(*fv)
-		case *bool:
-			if *fv {
-				x = 1
-			}
-		}
+		x := optionNumber(v.Field(o.index))
 		if math.IsNaN(x) || math.IsInf(x, 0) {
 			return nil, fmt.Errorf("experiment option %s is %v; want a finite number", o.Key, x)
 		}
@@ -196,6 +185,23 @@ func (e *Experiment) encode(s any) (map[string]float64, error) {
 		out[o.Key] = x
 	}
 	return out, nil
+}
+
+// optionNumber is the number a journal records for option field f.
+func optionNumber(f reflect.Value) float64 {
+	switch fv := f.Addr().Interface().(type) {
+	case OptionValue:
+		return fv.Option()
+	case *float64:
+		return *fv
+	case *int:
+		return float64(*fv)
+	case *bool:
+		if *fv {
+			return 1
+		}
+	}
+	return 0
 }
 
 // decode returns the settings that the journal's options record (a
@@ -288,40 +294,17 @@ func (e *Experiment) ParseSettings(given map[string]string) (any, error) {
 		}
 		text := given[name]
 		f := v.Field(o.index)
-		bad := func(want string) error { return fmt.Errorf("--%s %q: want %s", name, text, want) }
-		switch fv := f.Addr().Interface().(type) {
-		case OptionValue:
-			if err := fv.UnmarshalText([]byte(text)); err != nil {
-				return nil, fmt.Errorf("--%s: %w", name, err)
-			}
-		case *float64:
-			x, err := strconv.ParseFloat(text, 64)
-			switch {
-			case err != nil || math.IsNaN(x) || math.IsInf(x, 0):
-				return nil, bad("a finite number")
-			case o.Positive && x <= 0:
-				return nil, bad("a number > 0")
-			case o.NonNegative && x < 0:
-				return nil, bad("a finite number ≥ 0")
-			}
-			*fv = x
-		case *int:
-			x, err := strconv.Atoi(text)
-			switch {
-			case err != nil:
-				return nil, bad("a whole number")
-			case o.Positive && x < 1:
-				return nil, bad("at least 1")
-			case o.NonNegative && x < 0:
-				return nil, bad("a whole number ≥ 0")
-			}
-			*fv = x
-		case *bool:
-			x, err := strconv.ParseBool(text)
-			if err != nil {
-				return nil, bad("true or false")
-			}
-			*fv = x
+		x, err := textvalue.Parse(f.Type(), text)
+		if err != nil {
+			return nil, fmt.Errorf("--%s: %w", name, err)
+		}
+		f.Set(x)
+		n := optionNumber(f)
+		switch {
+		case o.Positive && n <= 0:
+			return nil, fmt.Errorf("--%s %s: want a number > 0", name, text)
+		case o.NonNegative && n < 0:
+			return nil, fmt.Errorf("--%s %s: want a number ≥ 0", name, text)
 		}
 	}
 	if !v.IsValid() {

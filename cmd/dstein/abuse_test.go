@@ -333,10 +333,10 @@ func abuseCases() []abuseCase {
 		}, code: 2, want: "--temperature must be a finite number > 0"},
 		{name: "experiment field NaN", setup: func(t *testing.T, dir string) []string {
 			return []string{"experiment", "ising-n", "--tiny", "--out-dir", filepath.Join(dir, "e"), "--field", "NaN"}
-		}, code: 2, want: "want a finite number"},
+		}, code: 2, want: `--field: "NaN" is not a finite number`},
 		{name: "experiment nmax 0.5", setup: func(t *testing.T, dir string) []string {
 			return []string{"experiment", "ising-n", "--tiny", "--out-dir", filepath.Join(dir, "e"), "--nmax", "0.5"}
-		}, code: 2, want: "invalid argument"},
+		}, code: 2, want: `--nmax: "0.5" is not a whole number`},
 		{name: "compare-mar unnormalised", setup: func(t *testing.T, dir string) []string {
 			a := put(t, dir, "a.MAR", "MAR\n1 2 0.3 0.3\n")
 			return []string{"compare-mar", a, a}

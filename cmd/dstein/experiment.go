@@ -86,7 +86,7 @@ Experiments: ` + strings.Join(experiment.Names(), ", ") + `.`,
 			}
 			if cmd.Flags().Changed("variants") {
 				if !ex.UsesVariants {
-					return usagef("--variants applies to %s, not to %s", strings.Join(experimentsWith(func(e *experiment.Experiment) bool { return e.UsesVariants }), ", "), ex.Name)
+					return usagef("--variants applies to %s, not to %s", strings.Join(experiment.NamesWhere(func(e *experiment.Experiment) bool { return e.UsesVariants }), ", "), ex.Name)
 				}
 				cfg.Variants = strings.Split(variants, ",")
 			}

@@ -2,8 +2,6 @@ package main
 
 import (
 	"fmt"
-	"math"
-	"strconv"
 	"strings"
 
 	"github.com/spf13/cobra"
@@ -13,33 +11,17 @@ import (
 )
 
 // optionFlag is a flag generated from the experiments' settings (their
-// `opt` and `flag` tags): it keeps the text given, checked against the
-// option's kind; the experiment run checks its range and sets its field.
+// `opt` and `flag` tags): it keeps the text given; the experiment parses it
+// (experiment.ParseSettings), so that its errors name the flag and what
+// it wants.
 type optionFlag struct {
 	experiment.OptionFlag
 	raw string
 }
 
-func (f *optionFlag) String() string { return f.raw }
-func (f *optionFlag) Type() string   { return f.Kind }
-func (f *optionFlag) Set(s string) error {
-	switch f.Kind {
-	case "float":
-		if x, err := strconv.ParseFloat(s, 64); err != nil || math.IsNaN(x) || math.IsInf(x, 0) {
-			return fmt.Errorf("want a finite number")
-		}
-	case "int":
-		if _, err := strconv.Atoi(s); err != nil {
-			return fmt.Errorf("want a whole number")
-		}
-	case "bool":
-		if _, err := strconv.ParseBool(s); err != nil {
-			return fmt.Errorf("want true or false")
-		}
-	}
-	f.raw = s
-	return nil
-}
+func (f *optionFlag) String() string     { return f.raw }
+func (f *optionFlag) Type() string       { return f.Kind }
+func (f *optionFlag) Set(s string) error { f.raw = s; return nil }
 
 // optionFlags are the flags of every experiment's options.
 type optionFlags struct {
@@ -85,17 +67,6 @@ func (o *optionFlags) settings(ex *experiment.Experiment) (any, error) {
 		given[f.Name] = f.raw
 	}
 	return ex.ParseSettings(given)
-}
-
-// experimentsWith lists the experiments for which has is true.
-func experimentsWith(has func(*experiment.Experiment) bool) []string {
-	var out []string
-	for _, n := range experiment.Names() {
-		if e, err := experiment.Get(n); err == nil && has(e) {
-			out = append(out, n)
-		}
-	}
-	return out
 }
 
 // shownValue shows an experiment's default for one of its option flags in

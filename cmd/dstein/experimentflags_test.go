@@ -50,10 +50,11 @@ func TestExperimentOptionFlags(t *testing.T) {
 		want string
 	}{
 		{[]string{"gof-level", "--field", "1"}, "--field applies to ising-n, ising-sigma, not to gof-level"},
-		{[]string{"suite", "--n", "0"}, `--n "0": want at least 1`},
+		{[]string{"suite", "--n", "0"}, `--n 0: want a number > 0`},
 		{[]string{"suite", "--estimates", "counts"}, "--estimates"},
-		{[]string{"ising-n", "--field", "-0.5"}, `--field "-0.5": want a finite number ≥ 0`},
-		{[]string{"bnn", "--epochs", "two"}, "want a whole number"},
+		{[]string{"ising-n", "--field", "-0.5"}, `--field -0.5: want a number ≥ 0`},
+		{[]string{"ising-n", "--field", "NaN"}, `--field: "NaN" is not a finite number`},
+		{[]string{"bnn", "--epochs", "two"}, `--epochs: "two" is not a whole number`},
 		{[]string{"rbm-n", "--variants", "bw16"}, "--variants applies to variants-ising, variants-rbm, not to rbm-n"},
 	} {
 		args := append([]string{"experiment"}, c.args...)

@@ -10,6 +10,7 @@ import (
 	"github.com/spf13/cobra"
 
 	"github.com/dstein/dstein/infer"
+	"github.com/dstein/dstein/internal/textvalue"
 	"github.com/dstein/dstein/sampler"
 )
 
@@ -104,7 +105,7 @@ func settingRows(v reflect.Value, prefix string) [][3]string {
 			continue
 		}
 		fv := v.Field(i)
-		if f.Type.Kind() == reflect.Struct && !isText(f.Type) {
+		if f.Type.Kind() == reflect.Struct && !textvalue.IsText(f.Type) {
 			rows = append(rows, settingRows(fv, prefix+name+".")...)
 			continue
 		}

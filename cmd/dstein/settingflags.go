@@ -3,7 +3,6 @@ package main
 import (
 	"encoding"
 	"fmt"
-	"math"
 	"reflect"
 	"sort"
 	"strconv"
@@ -11,6 +10,7 @@ import (
 
 	"github.com/spf13/pflag"
 
+	"github.com/dstein/dstein/internal/textvalue"
 	"github.com/dstein/dstein/sampler"
 )
 
@@ -30,7 +30,7 @@ type settingFlag struct {
 // pflag.Value
 func (f *settingFlag) String() string { return f.raw }
 func (f *settingFlag) Set(s string) error {
-	if _, err := parseSetting(f.typ, s); err != nil {
+	if _, err := textvalue.Parse(f.typ, s); err != nil {
 		return err
 	}
 	f.raw = s
@@ -40,65 +40,12 @@ func (f *settingFlag) Type() string {
 	switch {
 	case f.isBool:
 		return "bool"
-	case f.typ.Kind() == reflect.Float64 && !isText(f.typ):
+	case f.typ.Kind() == reflect.Float64 && !textvalue.IsText(f.typ):
 		return "float"
-	case f.typ.Kind() == reflect.Int && !isText(f.typ):
+	case f.typ.Kind() == reflect.Int && !textvalue.IsText(f.typ):
 		return "int"
 	}
 	return "string"
-}
-
-var textType = reflect.TypeOf((*encoding.TextUnmarshaler)(nil)).Elem()
-
-func isText(t reflect.Type) bool { return reflect.PointerTo(t).Implements(textType) }
-
-// parseSetting parses s as a value of type t: a TextUnmarshaler, string,
-// finite float64, int or bool.
-func parseSetting(t reflect.Type, s string) (reflect.Value, error) {
-	v := reflect.New(t)
-	if isText(t) {
-		if err := v.Interface().(encoding.TextUnmarshaler).UnmarshalText([]byte(s)); err != nil {
-			return v, err
-		}
-		return v.Elem(), nil
-	}
-	switch t.Kind() {
-	case reflect.String:
-		v.Elem().SetString(s)
-	case reflect.Float64:
-		x, err := strconv.ParseFloat(s, 64)
-		if err != nil || math.IsNaN(x) || math.IsInf(x, 0) {
-			return v, fmt.Errorf("%q is not a finite number", s)
-		}
-		v.Elem().SetFloat(x)
-	case reflect.Int:
-		x, err := strconv.Atoi(s)
-		if err != nil {
-			return v, fmt.Errorf("%q is not a whole number", s)
-		}
-		v.Elem().SetInt(int64(x))
-	case reflect.Bool:
-		x, err := strconv.ParseBool(s)
-		if err != nil {
-			return v, fmt.Errorf("%q is not true or false", s)
-		}
-		v.Elem().SetBool(x)
-	default:
-		return v, fmt.Errorf("internal error: a setting of type %v cannot be given on the command line", t)
-	}
-	return v.Elem(), nil
-}
-
-// settingType reports whether parseSetting reads values of type t.
-func settingType(t reflect.Type) bool {
-	if isText(t) {
-		return true
-	}
-	switch t.Kind() {
-	case reflect.String, reflect.Float64, reflect.Int, reflect.Bool:
-		return true
-	}
-	return false
 }
 
 // fieldPath is the index path of a tagged field inside a settings struct.
@@ -119,7 +66,7 @@ func taggedFields(t reflect.Type, prefix fieldPath, out map[string]fieldPath, he
 			}
 			continue
 		}
-		if f.Type.Kind() == reflect.Struct && !isText(f.Type) {
+		if f.Type.Kind() == reflect.Struct && !textvalue.IsText(f.Type) {
 			taggedFields(f.Type, p, out, help)
 		}
 	}
@@ -165,7 +112,7 @@ func newSettingFlags(methods []*sampler.Method) *settingFlags {
 			ft := t.FieldByIndex(p).Type
 			f := sf.byName[name]
 			h, positive := strings.CutPrefix(help[name], "\x00")
-			if !settingType(ft) {
+			if !textvalue.Supported(ft) {
 				if sf.err == nil {
 					sf.err = fmt.Errorf("internal error: the setting flag --%s of method %s has type %v, which the command line cannot read", name, m.Name, ft)
 				}
@@ -173,7 +120,7 @@ func newSettingFlags(methods []*sampler.Method) *settingFlags {
 				continue
 			}
 			if f == nil {
-				f = &settingFlag{name: name, help: h, typ: ft, positive: positive, isBool: ft.Kind() == reflect.Bool && !isText(ft)}
+				f = &settingFlag{name: name, help: h, typ: ft, positive: positive, isBool: ft.Kind() == reflect.Bool && !textvalue.IsText(ft)}
 				sf.byName[name] = f
 			} else if f.typ != ft {
 				if sf.err == nil {
@@ -268,7 +215,7 @@ func (sf *settingFlags) apply(fs *pflag.FlagSet, p *sampler.Pipeline, what strin
 		// Work on a copy, so a preset's own settings are never changed.
 		cp := reflect.New(reflect.TypeOf(st.Settings).Elem())
 		cp.Elem().Set(reflect.ValueOf(st.Settings).Elem())
-		v, err := parseSetting(f.typ, f.raw)
+		v, err := textvalue.Parse(f.typ, f.raw)
 		if err != nil {
 			return usagef("--%s: %v", name, err)
 		}
