@@ -26,8 +26,11 @@ func (m *memoryFlag) register(fs *pflag.FlagSet) {
 }
 
 // budget returns the memory budget. In the dstein process (not in tests
-// that call run), the limit less the memory that is not Go's also becomes
-// the Go runtime's soft memory limit, unless GOMEMLIMIT is set: the
+// that call run, whose process holds the tests' memory), what the process
+// holds already beyond memlimit.Base is measured (the budget's Startup,
+// which every check counts), and the limit less the memory that is not
+// Go's becomes the Go runtime's soft memory limit, unless GOMEMLIMIT is
+// set: the
 // collector then works to keep the heap under it, so that the process's
 // peak stays near what the estimates count rather than twice the live
 // heap.
@@ -40,12 +43,16 @@ func (m *memoryFlag) budget() (memlimit.Budget, error) {
 		}
 		b.Limit = v
 	}
+	if setRuntimeLimit {
+		b.Startup = memlimit.StartupNow()
+	}
 	if setRuntimeLimit && os.Getenv("GOMEMLIMIT") == "" {
 		// The runtime's limit counts the Go memory only: the binary's
 		// resident pages come on top, within memlimit.Base (the
 		// resident memory of a process that has allocated nothing),
-		// which every estimate adds to the work's own memory.
-		debug.SetMemoryLimit(max(b.Limit-memlimit.Base, b.Limit/2))
+		// which every estimate adds to the work's own memory, and the
+		// Startup measured beyond it, which every check adds.
+		debug.SetMemoryLimit(max(b.Limit-memlimit.Base-b.Startup, b.Limit/2))
 	}
 	return b, nil
 }

@@ -201,7 +201,7 @@ func runCompress(e *env, f *compressFlags, ellSet bool) error {
 			fmt.Fprintf(say, "ksd²       %.4g (V-statistic of the points with the Stein kernel of exp(−H/%g))\n", ksd, res.Ell)
 		}
 	}
-	fmt.Fprintf(say, "memory     about %s estimated (limit %s, --max-memory)\n", memlimit.Format(int64(need(s.N))), memlimit.Format(budget.Limit))
+	fmt.Fprintf(say, "memory     about %s estimated (limit %s, --max-memory)\n", memlimit.Format(int64(budget.Total(need(s.N)))), memlimit.Format(budget.Limit))
 	if err := out.writeSamplesArray(&f.format, "--out",
 		func(w *bufio.Writer) error { return report.WriteSamplesCSV(w, m, res.Points) },
 		func(w *bufio.Writer) error { return report.WriteSamplesNPY(w, m, res.Points, report.Groups{}, true) },

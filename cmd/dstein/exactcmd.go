@@ -117,14 +117,14 @@ the competitions' PR files give it), the marginals and the means.`,
 					return err
 				}
 				need := memlimit.Base + lm.Memory.Need(outputs(lm.File)+ve.Memory())
-				defer fmt.Fprintf(say, "memory     about %s estimated (limit %s, --max-memory)\n", memlimit.Format(int64(need)), memlimit.Format(budget.Limit))
+				defer fmt.Fprintf(say, "memory     about %s estimated (limit %s, --max-memory)\n", memlimit.Format(int64(budget.Total(need))), memlimit.Format(budget.Limit))
 				truth, method, width = ve, "variable elimination (min-fill order)", ve.Width()
 			} else {
 				need := memlimit.Base + lm.Memory.Need(outputs(lm.File)+exact.Memory(lm.Model)-memlimit.Base)
 				if err := budget.Check("exact inference on this model", need); err != nil {
 					return err
 				}
-				defer fmt.Fprintf(say, "memory     about %s estimated (limit %s, --max-memory)\n", memlimit.Format(int64(need)), memlimit.Format(budget.Limit))
+				defer fmt.Fprintf(say, "memory     about %s estimated (limit %s, --max-memory)\n", memlimit.Format(int64(budget.Total(need))), memlimit.Format(budget.Limit))
 				if truth, err = exact.ForContext(e.ctx, lm.Model); err != nil {
 					return err
 				}

@@ -262,7 +262,7 @@ func runGof(e *env, cmd *cobra.Command, f *gofFlags) error {
 		return err
 	}
 	printGof(say, f, m, set, res)
-	fmt.Fprintf(say, "memory     about %s estimated (limit %s, --max-memory)\n", memlimit.Format(int64(need(s.N))), memlimit.Format(budget.Limit))
+	fmt.Fprintf(say, "memory     about %s estimated (limit %s, --max-memory)\n", memlimit.Format(int64(budget.Total(need(s.N)))), memlimit.Format(budget.Limit))
 	if err := out.write("--json", func(w *bufio.Writer) error { return report.WriteJSON(w, res) }); err != nil {
 		return err
 	}

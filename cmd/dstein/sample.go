@@ -240,7 +240,7 @@ func runSample(e *env, cmd *cobra.Command, f *sampleFlags) error {
 		return err
 	}
 	printSummary(say, f, name, lm, out)
-	fmt.Fprintf(say, "memory     about %s estimated (limit %s, --max-memory)\n", memlimit.Format(int64(need)), memlimit.Format(budget.Limit))
+	fmt.Fprintf(say, "memory     about %s estimated (limit %s, --max-memory)\n", memlimit.Format(int64(budget.Total(need))), memlimit.Format(budget.Limit))
 	if f.out != "" {
 		samples := &sampler.Samples{N: out.Samples.N, D: lm.File.Dim(), Z: lm.ExpandStates(out.Samples.Z, out.Samples.N)}
 		groups, points := groupsOf(out.Layout), out.Compressed != nil

@@ -13,10 +13,12 @@ import (
 // Fraction of the available memory that is the default limit.
 const Fraction = 0.75
 
-// Base is the resident memory of a dstein process before it allocates
-// anything of its own (runtime, binary, buffers), measured with
-// /usr/bin/time -v on `dstein sample` of a 4×4 grid: about 12 MB; the
-// estimate adds it to every command's own allocations.
+// Base is the resident memory of a pure-Go dstein process before it
+// allocates anything of its own (runtime, binary, buffers), measured with
+// /usr/bin/time -v on `dstein sample` of a 4×4 grid: 12 to 16 MB; the
+// estimates add it to every command's own allocations. What a process
+// holds beyond it (a cgo build's C library, a machine that maps more of
+// the binary) is measured when a command starts: Budget.Startup.
 const Base = 16 << 20
 
 // Exceeded is the error of work whose estimate exceeds the limit.
@@ -92,15 +94,23 @@ func Available() int64 {
 // Default returns the default limit: Fraction of Available.
 func Default() int64 { return int64(Fraction * float64(Available())) }
 
-func memTotal() int64 {
-	f, err := os.Open("/proc/meminfo")
+func memTotal() int64 { return procKB("/proc/meminfo", "MemTotal:") }
+
+// Resident returns this process's resident memory now (VmRSS), or 0 where
+// it cannot be read (outside Linux).
+func Resident() int64 { return procKB("/proc/self/status", "VmRSS:") }
+
+// procKB reads the field key, a number of kB, from the /proc file path,
+// in bytes; 0 when absent.
+func procKB(path, key string) int64 {
+	f, err := os.Open(path)
 	if err != nil {
 		return 0
 	}
 	defer f.Close()
 	sc := bufio.NewScanner(f)
 	for sc.Scan() {
-		if rest, ok := strings.CutPrefix(sc.Text(), "MemTotal:"); ok {
+		if rest, ok := strings.CutPrefix(sc.Text(), key); ok {
 			kb, err := strconv.ParseInt(strings.TrimSpace(strings.TrimSuffix(strings.TrimSpace(rest), "kB")), 10, 64)
 			if err == nil {
 				return kb << 10
@@ -153,15 +163,31 @@ func cgroupLimit() int64 {
 // Budget is a command's memory limit.
 type Budget struct {
 	Limit int64
+	// Startup is what the process held when it started beyond Base (its
+	// binary's pages, the C library and threads of a cgo build: 8 MB
+	// more than a pure-Go build on the development machine, about 20 MB
+	// on another), measured by the command (StartupNow) and counted in
+	// every check on top of the estimates, which count Base.
+	Startup int64
 }
 
+// StartupNow returns Resident() beyond Base, or 0: a command's Startup,
+// measured before it allocates its work.
+func StartupNow() int64 { return max(0, Resident()-Base) }
+
+// Total returns need (Base included by the caller) with the budget's
+// Startup: the process's estimated peak, the number Check compares with
+// the limit.
+func (b Budget) Total(need float64) float64 { return need + float64(b.Startup) }
+
 // Check returns *Exceeded when need (bytes, Base included by the caller
-// or not) is over the limit. A need that overflowed (negative or +Inf as
-// a float) counts as over.
+// or not) with the budget's Startup is over the limit. A need that
+// overflowed (negative or +Inf as a float) counts as over.
 func (b Budget) Check(what string, need float64) error {
 	if b.Limit <= 0 {
 		return nil
 	}
+	need = b.Total(need)
 	if math.IsNaN(need) || need < 0 || need > float64(b.Limit) {
 		n := int64(math.MaxInt64)
 		if need >= 0 && need < float64(math.MaxInt64) {

@@ -3,6 +3,7 @@ package memlimit
 import (
 	"errors"
 	"math"
+	"os"
 	"strings"
 	"testing"
 )
@@ -216,6 +217,42 @@ func TestBudgetCheck(t *testing.T) {
 	}
 	if err := (Budget{Limit: math.MaxInt64}).Check("x", 1e19); err == nil {
 		t.Error("MaxInt64 limit: 1e19 accepted")
+	}
+}
+
+// A budget's Startup counts on top of every need: a need that fits the
+// limit alone is over it with the startup, and the refusal names the sum.
+func TestBudgetStartup(t *testing.T) {
+	b := Budget{Limit: 100 << 20, Startup: 10 << 20}
+	if err := b.Check("x", 90<<20); err != nil {
+		t.Errorf("90MB with a 10MB startup under a 100MB limit: %v", err)
+	}
+	err := b.Check("x", 91<<20)
+	var e *Exceeded
+	if !errors.As(err, &e) || e.Need != 101<<20 {
+		t.Errorf("91MB with a 10MB startup: %v, want *Exceeded needing 101MB", err)
+	}
+	if got := b.Total(5); got != 5+10<<20 {
+		t.Errorf("Total(5) = %g", got)
+	}
+}
+
+// Resident reads this process's resident memory where /proc has it: more
+// than a test binary's pages need, less than the machine; StartupNow is
+// what is beyond Base.
+func TestResident(t *testing.T) {
+	r := Resident()
+	if _, err := os.Stat("/proc/self/status"); err != nil {
+		if r != 0 {
+			t.Errorf("no /proc: Resident() = %d, want 0", r)
+		}
+		t.Skip("no /proc/self/status")
+	}
+	if r < 1<<20 || (memTotal() > 0 && r > memTotal()) {
+		t.Errorf("Resident() = %s, want between 1MB and the machine's %s", Format(r), Format(memTotal()))
+	}
+	if s := StartupNow(); s < 0 || s > max(0, Resident()-Base)+64<<20 {
+		t.Errorf("StartupNow() = %d with Resident %d", s, Resident())
 	}
 }
 
