@@ -22,6 +22,7 @@ type ctxCalls struct {
 	cuModuleGetFunction       func(fn *uintptr, mod uintptr, name *byte) int32
 	cuModuleUnload            func(mod uintptr) int32
 	cuLaunchKernel            func(fn uintptr, gx, gy, gz, bx, by, bz, shared uint32, stream uintptr, params, extra unsafe.Pointer) int32
+	cuMemsetD32               func(dst uint64, v uint32, n uint64) int32
 }
 
 func (d *Driver) bindContext() error {
@@ -40,6 +41,7 @@ func (d *Driver) bindContext() error {
 		{"cuModuleGetFunction", &c.cuModuleGetFunction},
 		{"cuModuleUnload", &c.cuModuleUnload},
 		{"cuLaunchKernel", &c.cuLaunchKernel},
+		{"cuMemsetD32_v2", &c.cuMemsetD32},
 	})
 }
 
@@ -158,23 +160,53 @@ func (c *Context) Free(p Ptr) error {
 }
 
 // CopyIn copies src into device memory at dst.
-func (c *Context) CopyIn(dst Ptr, src []float64) error {
+func (c *Context) CopyIn(dst Ptr, src []float64) error { return Upload(c, dst, src) }
+
+// CopyOut copies len(dst) values from device memory at src into dst.
+func (c *Context) CopyOut(dst []float64, src Ptr) error { return Download(c, dst, src) }
+
+// Value is a type whose values cross between host and device memory as
+// they are.
+type Value interface {
+	~float64 | ~float32 | ~int32 | ~uint32 | ~uint64
+}
+
+// Upload copies src into device memory at dst (after the work queued
+// before it).
+func Upload[T Value](c *Context, dst Ptr, src []T) error {
 	if len(src) == 0 {
 		return nil
 	}
+	bytes := uint64(len(src)) * uint64(unsafe.Sizeof(src[0]))
 	return c.do(func() error {
-		return c.check("cuMemcpyHtoD", c.d.ctx.cuMemcpyHtoD(uint64(dst), unsafe.Pointer(&src[0]), uint64(len(src))*8))
+		return c.check("cuMemcpyHtoD", c.d.ctx.cuMemcpyHtoD(uint64(dst), unsafe.Pointer(&src[0]), bytes))
 	})
 }
 
-// CopyOut copies len(dst) values from device memory at src into dst.
-func (c *Context) CopyOut(dst []float64, src Ptr) error {
+// Download copies len(dst) values from device memory at src into dst,
+// after the work queued before it has finished.
+func Download[T Value](c *Context, dst []T, src Ptr) error {
 	if len(dst) == 0 {
 		return nil
 	}
+	bytes := uint64(len(dst)) * uint64(unsafe.Sizeof(dst[0]))
 	return c.do(func() error {
-		return c.check("cuMemcpyDtoH", c.d.ctx.cuMemcpyDtoH(unsafe.Pointer(&dst[0]), uint64(src), uint64(len(dst))*8))
+		return c.check("cuMemcpyDtoH", c.d.ctx.cuMemcpyDtoH(unsafe.Pointer(&dst[0]), uint64(src), bytes))
 	})
+}
+
+// Fill32 sets n 32-bit words at dst to v.
+func (c *Context) Fill32(dst Ptr, v uint32, n int) error {
+	if n == 0 {
+		return nil
+	}
+	return c.do(func() error { return c.check("cuMemsetD32", c.d.ctx.cuMemsetD32(uint64(dst), v, uint64(n))) })
+}
+
+// Sync waits for the work queued on the context and returns the error of
+// any that failed.
+func (c *Context) Sync() error {
+	return c.do(func() error { return c.check("cuCtxSynchronize", c.d.ctx.cuCtxSynchronize()) })
 }
 
 // Module is PTX loaded into a context.
@@ -221,6 +253,16 @@ func (m *Module) Unload() error {
 // waits for it. Its arguments are Ptr, int32, uint32, float64 and
 // float32 values, in the kernel's order.
 func (f *Func) Launch(grid, block [3]uint32, args ...any) error {
+	if err := f.Queue(grid, block, args...); err != nil {
+		return err
+	}
+	return f.m.c.Sync()
+}
+
+// Queue queues the kernel like Launch without waiting for it: the
+// context's later work (kernels, copies, cuBLAS calls) runs after it, and
+// an error of the kernel itself surfaces at the next Sync or Download.
+func (f *Func) Queue(grid, block [3]uint32, args ...any) error {
 	// Each argument's value in its own 8-byte slot of one buffer, and the
 	// slots' addresses as integers: memory holding no Go pointers.
 	slots := make([]uint64, len(args))
@@ -232,12 +274,14 @@ func (f *Func) Launch(grid, block [3]uint32, args ...any) error {
 			*(*int32)(unsafe.Pointer(&slots[i])) = v
 		case uint32:
 			*(*uint32)(unsafe.Pointer(&slots[i])) = v
+		case uint64:
+			slots[i] = v
 		case float64:
 			slots[i] = math.Float64bits(v)
 		case float32:
 			*(*float32)(unsafe.Pointer(&slots[i])) = v
 		default:
-			return fmt.Errorf("cuda: kernel %s: argument %d of type %T; want Ptr, int32, uint32, float64 or float32", f.Name, i, a)
+			return fmt.Errorf("cuda: kernel %s: argument %d of type %T; want Ptr, int32, uint32, uint64, float64 or float32", f.Name, i, a)
 		}
 	}
 	addrs := make([]uintptr, len(args)+1)
@@ -247,10 +291,7 @@ func (f *Func) Launch(grid, block [3]uint32, args ...any) error {
 	c := f.m.c
 	err := c.do(func() error {
 		res := c.d.ctx.cuLaunchKernel(f.fn, grid[0], grid[1], grid[2], block[0], block[1], block[2], 0, 0, unsafe.Pointer(&addrs[0]), nil)
-		if err := c.check("cuLaunchKernel("+f.Name+")", res); err != nil {
-			return err
-		}
-		return c.check("cuCtxSynchronize", c.d.ctx.cuCtxSynchronize())
+		return c.check("cuLaunchKernel("+f.Name+")", res)
 	})
 	runtime.KeepAlive(slots)
 	return err

@@ -16,7 +16,8 @@ const NVRTCEnv = "DSTEIN_CUDA_NVRTC"
 // 12's, through the loader's search path, then in the toolkit's usual
 // place (which the loader's path often lacks).
 var nvrtcSonames = []string{"libnvrtc.so.13", "libnvrtc.so.12",
-	"/usr/local/cuda/lib64/libnvrtc.so.13", "/usr/local/cuda/lib64/libnvrtc.so.12"}
+	"/usr/local/cuda/lib64/libnvrtc.so.13", "/usr/local/cuda/lib64/libnvrtc.so.12",
+	"/usr/local/cuda/targets/x86_64-linux/lib/libnvrtc.so.13", "/usr/local/cuda/targets/x86_64-linux/lib/libnvrtc.so.12"}
 
 // NVRTC is the loaded runtime compiler, which turns CUDA C into PTX that
 // the driver loads.

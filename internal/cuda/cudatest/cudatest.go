@@ -21,7 +21,18 @@ const fakeSource = `
 #include <stddef.h>
 #include <stdlib.h>
 #include <string.h>
+#include <dlfcn.h>
 #define AXPY ((void *)0xa0)
+typedef void (*emu_launch_t)(void **params, const unsigned *dims);
+typedef struct { unsigned magic; emu_launch_t launch; } emu_fn_t;
+#define EMU_MAGIC 0xe3a1a7eu
+/* The emulated kernels found so far: a launch of anything else is not one. */
+static emu_fn_t *emu_fns[4096];
+static int emu_count = 0;
+static int is_emu(void *f) {
+	for (int i = 0; i < emu_count; i++) if (emu_fns[i] == f) return 1;
+	return 0;
+}
 static int inited = 0;
 int cuInit(unsigned int flags) { inited = 1; return 0; }
 int cuDriverGetVersion(int *v) { *v = VERSION; return 0; }
@@ -41,6 +52,11 @@ int cuLaunchKernel(void *f, unsigned gx, unsigned gy, unsigned gz, unsigned bx, 
 	unsigned d[7] = {gx, gy, gz, bx, by, bz, shared};
 	for (int i = 0; i < 7; i++) last_launch.dims[i] = d[i];
 	last_launch.f = f; last_launch.stream = stream; last_launch.params = params; last_launch.extra = extra;
+	if (is_emu(f)) {
+		if (!params) return 1;
+		((emu_fn_t *)f)->launch(params, d);
+		return 0;
+	}
 	if (f == AXPY) { /* axpy(double a, const double *x, double *y, int n) on the host */
 		double a = *(double *)params[0];
 		double *x = *(double **)params[1], *y = *(double **)params[2];
@@ -60,11 +76,44 @@ int cuMemAlloc_v2(unsigned long long *p, size_t n) { void *q = malloc(n); if (!q
 int cuMemFree_v2(unsigned long long p) { free((void *)p); return 0; }
 int cuMemcpyHtoD_v2(unsigned long long dst, const void *src, size_t n) { memcpy((void *)dst, src, n); return 0; }
 int cuMemcpyDtoH_v2(void *dst, unsigned long long src, size_t n) { memcpy(dst, (void *)src, n); return 0; }
-int cuModuleLoadData(char **mod, const char *image) { *mod = strdup(image); return 0; }
-int cuModuleUnload(char *mod) { free(mod); return 0; }
-/* Finds the kernels the image names: only axpy runs here. */
-int cuModuleGetFunction(void **fn, const char *mod, const char *name) {
-	if (strcmp(name, "axpy") == 0 && strstr(mod, "axpy")) { *fn = AXPY; return 0; }
+int cuMemsetD32_v2(unsigned long long p, unsigned v, size_t n) { unsigned *q = (unsigned *)p; for (size_t i = 0; i < n; i++) q[i] = v; return 0; }
+/* A module is an image's text, or, for the image of the emulating NVRTC
+   ("//EMU path"), the shared library at path, whose kernel NAME runs
+   through its launcher NAME__launch. */
+typedef struct { char *image; void *dl; } module_t;
+int cuModuleLoadData(module_t **mod, const char *image) {
+	module_t *m = calloc(1, sizeof(module_t));
+	m->image = strdup(image);
+	if (strncmp(image, "//EMU ", 6) == 0) {
+		char path[4096];
+		size_t i = 0;
+		for (const char *p = image + 6; *p && *p != '\n' && i < sizeof(path) - 1; p++) path[i++] = *p;
+		path[i] = 0;
+		m->dl = dlopen(path, RTLD_NOW | RTLD_LOCAL);
+		if (!m->dl) { fprintf(stderr, "fake driver: %s\n", dlerror()); free(m->image); free(m); return 200; }
+	}
+	*mod = m;
+	return 0;
+}
+int cuModuleUnload(module_t *m) { if (m->dl) dlclose(m->dl); free(m->image); free(m); return 0; }
+/* Finds the kernels the image names: axpy in a text image, any kernel
+   with a launcher in an emulated one. */
+int cuModuleGetFunction(void **fn, module_t *mod, const char *name) {
+	if (mod->dl) {
+		char sym[512];
+		snprintf(sym, sizeof(sym), "%s__launch", name);
+		void *f = dlsym(mod->dl, sym);
+		if (!f) return 500;
+		for (int i = 0; i < emu_count; i++)
+			if (emu_fns[i]->launch == (emu_launch_t)f) { *fn = emu_fns[i]; return 0; }
+		if (emu_count == 4096) return 2;
+		emu_fn_t *e = malloc(sizeof(emu_fn_t)); /* kept for the process's life */
+		e->magic = EMU_MAGIC; e->launch = (emu_launch_t)f;
+		emu_fns[emu_count++] = e;
+		*fn = e;
+		return 0;
+	}
+	if (strcmp(name, "axpy") == 0 && strstr(mod->image, "axpy")) { *fn = AXPY; return 0; }
 	return 500;
 }
 /* Writes what the last launch received into out: the 7 numbers, then the 4 pointers. */
@@ -97,7 +146,7 @@ int cublasDgemm_v2(void *handle, int ta, int tb, int m, int n, int k, const doub
 // only this stand-in does).
 func FakeDriver(t testing.TB, version, count int) string {
 	t.Helper()
-	return compile(t, fakeSource, fmt.Sprintf("libcuda-%d-%d.so", version, count), fmt.Sprintf("-DVERSION=%d", version), fmt.Sprintf("-DCOUNT=%d", count))
+	return compile(t, fakeSource, fmt.Sprintf("libcuda-%d-%d.so", version, count), fmt.Sprintf("-DVERSION=%d", version), fmt.Sprintf("-DCOUNT=%d", count), "-ldl")
 }
 
 // compile builds C source src as the shared library lib in a temporary
@@ -116,8 +165,8 @@ func compile(t testing.TB, src, lib string, flags ...string) string {
 		t.Fatal(err)
 	}
 	lib = filepath.Join(dir, lib)
-	args := append([]string{"-shared", "-fPIC", "-o", lib}, flags...)
-	out, err := exec.Command(cc, append(args, file)...).CombinedOutput()
+	args := append([]string{"-shared", "-fPIC", "-o", lib, file}, flags...)
+	out, err := exec.Command(cc, args...).CombinedOutput()
 	if err != nil {
 		t.Fatalf("building %s: %v\n%s", lib, err, out)
 	}
@@ -167,4 +216,173 @@ const char *nvrtcGetErrorString(int r) { return r == 6 ? "NVRTC_ERROR_COMPILATIO
 func FakeNVRTC(t testing.TB, major, minor int) string {
 	t.Helper()
 	return compile(t, nvrtcSource, fmt.Sprintf("libnvrtc-%d-%d.so", major, minor), fmt.Sprintf("-DMAJOR=%d", major), fmt.Sprintf("-DMINOR=%d", minor))
+}
+
+// emuHeader makes CUDA C kernels plain C++ functions run on the host, one
+// thread after another: the launch geometry as globals set before each
+// thread, the atomics and bit casts the kernels use, and, for each kernel
+// NAME that the source lists with DSTEIN_EXPORT(NAME), a launcher
+// NAME__launch(params, dims) that unpacks cuLaunchKernel's parameter array
+// by the kernel's own parameter types and runs every thread of the grid
+// (dims: the grid's x, y, z, then the block's). Kernels that share memory
+// between the threads of a block or wait for each other cannot run this
+// way; dstein's kernels do neither.
+const emuHeader = `
+#include <math.h>
+#include <string.h>
+#include <stddef.h>
+#include <utility>
+#include <type_traits>
+struct emu_dim3 { unsigned x, y, z; };
+static emu_dim3 threadIdx, blockIdx, blockDim, gridDim;
+#define __global__
+#define __device__
+#define __forceinline__ inline
+#define __restrict__ __restrict
+static inline unsigned atomicAdd(unsigned *p, unsigned v) { unsigned o = *p; *p = o + v; return o; }
+static inline int atomicOr(int *p, int v) { int o = *p; *p = o | v; return o; }
+static inline unsigned long long __double_as_longlong(double x) { unsigned long long u; memcpy(&u, &x, 8); return (unsigned long long)u; }
+static inline unsigned __float_as_uint(float x) { unsigned u; memcpy(&u, &x, 4); return u; }
+template <typename... A, size_t... I>
+static void emu_call(void (*f)(A...), void **p, std::index_sequence<I...>) {
+	f(*(typename std::remove_cv<typename std::remove_reference<A>::type>::type *)p[I]...);
+}
+template <typename... A>
+static void emu_launch(void (*f)(A...), void **p, const unsigned *dims) {
+	gridDim = {dims[0], dims[1], dims[2]};
+	blockDim = {dims[3], dims[4], dims[5]};
+	for (unsigned bz = 0; bz < gridDim.z; bz++)
+	for (unsigned by = 0; by < gridDim.y; by++)
+	for (unsigned bx = 0; bx < gridDim.x; bx++)
+	for (unsigned tz = 0; tz < blockDim.z; tz++)
+	for (unsigned ty = 0; ty < blockDim.y; ty++)
+	for (unsigned tx = 0; tx < blockDim.x; tx++) {
+		blockIdx = {bx, by, bz};
+		threadIdx = {tx, ty, tz};
+		emu_call(f, p, std::index_sequence_for<A...>{});
+	}
+}
+#define DSTEIN_EXPORT(f) extern "C" void f##__launch(void **p, const unsigned *dims) { emu_launch(f, p, dims); }
+`
+
+// emuNVRTCSource is an NVRTC whose "PTX" is a host library: compiling a
+// program runs the C++ compiler CXX on the source with EMU_HEADER included
+// first and the program's -D options, into a library in DIR; the PTX is
+// "//EMU <library>", which the stand-in driver (FakeDriver) loads. A
+// program the compiler refuses fails with the compiler's output as its
+// log.
+const emuNVRTCSource = `
+#include <stdlib.h>
+#include <string.h>
+#include <stdio.h>
+typedef struct { char *src, *name, *ptx, *log; } prog_t;
+static int counter = 0;
+int nvrtcVersion(int *major, int *minor) { *major = 13; *minor = 0; return 0; }
+int nvrtcCreateProgram(prog_t **p, const char *src, const char *name, int nh, const char **h, const char **hn) {
+	prog_t *q = calloc(1, sizeof(prog_t));
+	q->src = strdup(src); q->name = strdup(name ? name : "default_program");
+	*p = q; return 0;
+}
+static char *slurp(const char *path) {
+	FILE *f = fopen(path, "r");
+	if (!f) return strdup("");
+	fseek(f, 0, SEEK_END); long n = ftell(f); fseek(f, 0, SEEK_SET);
+	char *b = malloc(n + 1);
+	size_t got = fread(b, 1, n, f); b[got] = 0; fclose(f);
+	return b;
+}
+int nvrtcCompileProgram(prog_t *p, int n, const char **opts) {
+	int id = __sync_fetch_and_add(&counter, 1);
+	char src[4096], lib[4096], log[4096];
+	snprintf(src, sizeof(src), "%s/k%d.cu", DIR, id);
+	snprintf(lib, sizeof(lib), "%s/k%d.so", DIR, id);
+	snprintf(log, sizeof(log), "%s/k%d.log", DIR, id);
+	FILE *f = fopen(src, "w");
+	if (!f) return 1;
+	fputs(p->src, f); fclose(f);
+	size_t len = 8192;
+	for (int i = 0; i < n; i++) len += strlen(opts[i]) + 4;
+	char *cmd = malloc(len);
+	snprintf(cmd, len, "%s -std=c++17 -O1 -shared -fPIC -x c++ -include %s -DDSTEIN_EMULATE", CXX, EMU_HEADER);
+	for (int i = 0; i < n; i++)
+		if (strncmp(opts[i], "-D", 2) == 0) { strcat(cmd, " '"); strcat(cmd, opts[i]); strcat(cmd, "'"); }
+	char tail[3 * 4096 + 64];
+	snprintf(tail, sizeof(tail), " %s -o %s > %s 2>&1", src, lib, log);
+	strcat(cmd, tail);
+	int rc = system(cmd);
+	free(cmd);
+	p->log = slurp(log);
+	if (rc != 0) return 6;
+	len = strlen(lib) + 16;
+	p->ptx = malloc(len);
+	snprintf(p->ptx, len, "//EMU %s\n", lib);
+	return 0;
+}
+int nvrtcGetPTXSize(prog_t *p, size_t *n) { if (!p->ptx) return 7; *n = strlen(p->ptx) + 1; return 0; }
+int nvrtcGetPTX(prog_t *p, char *out) { strcpy(out, p->ptx); return 0; }
+int nvrtcGetProgramLogSize(prog_t *p, size_t *n) { *n = p->log ? strlen(p->log) + 1 : 1; return 0; }
+int nvrtcGetProgramLog(prog_t *p, char *out) { strcpy(out, p->log ? p->log : ""); return 0; }
+int nvrtcDestroyProgram(prog_t **p) { free((*p)->src); free((*p)->name); free((*p)->ptx); free((*p)->log); free(*p); *p = 0; return 0; }
+const char *nvrtcGetErrorString(int r) { return r == 6 ? "NVRTC_ERROR_COMPILATION" : "NVRTC_ERROR"; }
+`
+
+// EmulatingNVRTC compiles an NVRTC stand-in (version 13.0) whose programs
+// run on the host through FakeDriver: CUDA C kernels written without
+// shared memory or barriers, each listed with DSTEIN_EXPORT(name), run
+// one thread after another, so that their logic is tested on machines
+// without a GPU. It needs a C and a C++ compiler and skips without them.
+func EmulatingNVRTC(t testing.TB) string {
+	t.Helper()
+	cxx, err := exec.LookPath("g++")
+	if err != nil {
+		if cxx, err = exec.LookPath("c++"); err != nil {
+			t.Skip("no C++ compiler to emulate kernels")
+		}
+	}
+	dir := t.TempDir()
+	header := filepath.Join(dir, "emu.h")
+	if err := os.WriteFile(header, []byte(emuHeader), 0o644); err != nil {
+		t.Fatal(err)
+	}
+	q := func(s string) string { return fmt.Sprintf(`-D%s`, s) }
+	return compile(t, emuNVRTCSource, "libnvrtc-emu.so",
+		q(fmt.Sprintf(`DIR="%s"`, dir)), q(fmt.Sprintf(`CXX="%s"`, cxx)), q(fmt.Sprintf(`EMU_HEADER="%s"`, header)))
+}
+
+// cublasSource is a stand-in for cuBLAS on the stand-in driver's memory
+// (the host's): the handle, version and math mode calls, and the double
+// and single precision products, column-major as cuBLAS's, computed by
+// the definition.
+const cublasSource = `
+#include <stddef.h>
+int cublasCreate_v2(void **h) { *h = (void *)0xb1a5; return 0; }
+int cublasDestroy_v2(void *h) { return h == (void *)0xb1a5 ? 0 : 1; }
+int cublasGetVersion_v2(void *h, int *v) { *v = 130000; return 0; }
+int cublasSetMathMode(void *h, int mode) { return mode == 0 ? 0 : 7; }
+const char *cublasGetStatusString(int s) { return s == 7 ? "CUBLAS_STATUS_INVALID_VALUE" : "CUBLAS_STATUS_ERROR"; }
+#define GEMM(NAME, T) \
+int NAME(void *h, int ta, int tb, int m, int n, int k, const T *alpha, const T *A, int lda, \
+		const T *B, int ldb, const T *beta, T *C, int ldc) { \
+	if (h != (void *)0xb1a5) return 1; \
+	for (int j = 0; j < n; j++) \
+		for (int i = 0; i < m; i++) { \
+			T s = 0; \
+			for (int l = 0; l < k; l++) { \
+				T a = ta ? A[l + (size_t)i * lda] : A[i + (size_t)l * lda]; \
+				T b = tb ? B[j + (size_t)l * ldb] : B[l + (size_t)j * ldb]; \
+				s += a * b; \
+			} \
+			C[i + (size_t)j * ldc] = *beta == 0 ? *alpha * s : *alpha * s + *beta * C[i + (size_t)j * ldc]; \
+		} \
+	return 0; \
+}
+GEMM(cublasDgemm_v2, double)
+GEMM(cublasSgemm_v2, float)
+`
+
+// FakeCUBLAS compiles the cuBLAS stand-in and returns its path (skipping
+// the test without a C compiler).
+func FakeCUBLAS(t testing.TB) string {
+	t.Helper()
+	return compile(t, cublasSource, "libcublas-fake.so")
 }
