@@ -5,6 +5,7 @@ import (
 	"context"
 	"encoding/json"
 	"fmt"
+	"io"
 	"math"
 	"reflect"
 	"strings"
@@ -374,7 +375,7 @@ func (p Pipeline) Execute(ctx context.Context, env Env) (*Result, error) {
 			return nil, fmt.Errorf("%s: %w", st.Method, err)
 		}
 		start := time.Now()
-		s, err := meth.New(prob, st.Settings)
+		s, err := meth.Start(prob, st.Settings)
 		if err != nil {
 			if k == 0 {
 				return nil, named(st.Method, err)
@@ -401,6 +402,9 @@ func (p Pipeline) Execute(ctx context.Context, env Env) (*Result, error) {
 			x = append([]float64(nil), ps.Positions()...)
 		}
 		res.Z, res.X = z, x
+		if c, ok := s.(io.Closer); ok {
+			c.Close() // a GPU sampler's device memory
+		}
 		if out.Status != Completed {
 			res.Status, res.Err = out.Status, out.Err
 			if out.Status == Failed {

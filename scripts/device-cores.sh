@@ -15,6 +15,8 @@
 # to end within 8 minutes on 16 cores (BUDGET seconds, default 450: phases
 # that would start after it are skipped and say so in $OUT/cores/log.txt).
 # QUICK=1 runs every benchmark once (a check of the script, not a measure).
+# Where dstein gpu finds a GPU, the GPU path's tests and benchmarks and the
+# PyTorch GPU peer run first (about 2 minutes; NO_GPU=1 skips them).
 # The numbers go into BENCHMARKS.md ("Many cores") by hand, with the CPU
 # model the run records.
 set -euo pipefail
@@ -34,6 +36,7 @@ build() {
 		go test -c -ldflags='-s -w' -o "$dir/$name.test" "./$p"
 	done
 	go test -c -ldflags='-s -w' -o "$dir/internal-cuda-gpu.test" ./internal/cuda
+	go test -c -ldflags='-s -w' -o "$dir/gpu.test" ./gpu
 	go build -ldflags='-s -w' -o "$dir/dstein" ./cmd/dstein
 	go build -ldflags='-s -w' -o "$dir/dsteinpeer" ./benchmarks/peers/dsteinpeer
 	{
@@ -67,6 +70,28 @@ run() {
 	"$dir/dstein" gpu 2>&1 | tee "$out/gpu.txt" || echo "dstein gpu: exit ${PIPESTATUS[0]}"
 	# A kernel compiled by NVRTC, loaded and run through the driver, checked exactly.
 	DSTEIN_GPU_TEST=1 "$dir/internal-cuda-gpu.test" -test.run RealGPU -test.v 2>&1 | tee -a "$out/gpu.txt" || true
+	# Issue 33's GF-SVGD: the GPU path against the CPU's on the device (the
+	# tests the stand-ins run here), then its iteration's time beside
+	# PyTorch's on the same GPU, float64 and float32.
+	if [ -z "${NO_GPU:-}" ] && "$dir/dstein" gpu >/dev/null 2>&1; then
+		(cd "$root/gpu" && DSTEIN_GPU_TEST=1 timeout 120 "$dir/gpu.test" -test.v -test.count 1 2>&1) | tee "$out/gpu-tests.txt" | grep -E '^(---|ok|FAIL|PASS)|largest' || true
+		bt=10x
+		[ -z "${QUICK:-}" ] || bt=1x
+		(cd "$root/gpu" && DSTEIN_GPU_TEST=1 timeout 150 "$dir/gpu.test" -test.run '^$' -test.bench SVGDStep -test.benchtime $bt -test.count 3 2>&1) | tee "$out/gpu-bench.txt" | grep -E '^Benchmark' || true
+		local gpy=${PYTHON:-python3}
+		if "$gpy" -c 'import torch; assert torch.cuda.is_available()' 2>/dev/null; then
+			for size in "100 100" "1000 100" "1000 1000" "10000 1000"; do
+				set -- $size
+				for dt in float64 float32; do
+					timeout 60 "$gpy" "$root/benchmarks/peers/gfsvgd_torch_gpu.py" --n "$1" --d "$2" --dtype $dt --time 20 >>"$out/gpu-torch.jsonl" 2>>"$out/gpu-torch.err" ||
+						echo "torch n=$1 d=$2 $dt failed: $(tail -1 "$out/gpu-torch.err")"
+				done
+			done
+			cut -c1-160 "$out/gpu-torch.jsonl" 2>/dev/null || true
+		else
+			echo "SKIPPED the PyTorch GPU peer: $gpy has no torch with CUDA"
+		fi
+	fi
 	left() { echo $((budget - ($(date +%s) - start))); }
 	phase() { # phase NAME MIN_SECONDS: false (and a line) when too little time is left
 		if [ "$(left)" -lt "$2" ]; then

@@ -1,6 +1,8 @@
 package main
 
 import (
+	"os"
+	"path/filepath"
 	"strings"
 	"testing"
 
@@ -25,5 +27,55 @@ func TestGPUCommand(t *testing.T) {
 	t.Setenv(cuda.DriverEnv, cudatest.FakeDriver(t, 12080, 0))
 	if code, _, errs = dstein(t, "gpu"); code != exitNoGPU || !strings.Contains(errs, "sees no device") {
 		t.Errorf("no device: exit %d, %q", code, errs)
+	}
+}
+
+// TestSampleOnGPU runs gfsvgd --device cuda through dstein sample on the
+// stand-ins (the kernels run on the host): the summary equals the CPU
+// run's digit for digit (the two agree to about 1e-15), the float32 run
+// finishes, and --device cuda without a driver is one line with exit code
+// 4, before anything is written.
+func TestSampleOnGPU(t *testing.T) {
+	dir := t.TempDir()
+	model := filepath.Join(dir, "rbm.json")
+	os.WriteFile(model, []byte(`{"type":"rbm","visible":12,"hidden":4,"random":{"w_std":0.3,"bias_std":0.5,"seed":3}}`), 0o644)
+	args := []string{"sample", "--model", model, "--method", "gfsvgd", "--n", "30", "--iters", "40", "--seed", "2"}
+	t.Setenv(cuda.DriverEnv, "/nonexistent/libcuda.so.1")
+	out := filepath.Join(dir, "draws.csv")
+	code, _, errs := dstein(t, append(args, "--device", "cuda", "--out", out)...)
+	if code != exitNoGPU || strings.Count(errs, "\n") != 1 || !strings.Contains(errs, "no usable NVIDIA GPU") {
+		t.Errorf("no driver: exit %d, %q", code, errs)
+	}
+	if _, err := os.Stat(out); err == nil {
+		t.Error("a run refused for want of a GPU wrote its output")
+	}
+	t.Setenv(cuda.DriverEnv, cudatest.FakeDriver(t, 13000, 1))
+	t.Setenv(cuda.NVRTCEnv, cudatest.EmulatingNVRTC(t))
+	t.Setenv(cuda.CUBLASEnv, cudatest.FakeCUBLAS(t))
+	code, cpu, errs := dstein(t, append(args, "--device", "cpu")...)
+	if code != 0 {
+		t.Fatalf("cpu: exit %d: %s", code, errs)
+	}
+	code, gpu, errs := dstein(t, append(args, "--device", "cuda")...)
+	if code != 0 {
+		t.Fatalf("cuda: exit %d: %s", code, errs)
+	}
+	table := func(s string) string { // the summary's rows, without the timing lines
+		var keep []string
+		for _, l := range strings.Split(s, "\n") {
+			if strings.HasPrefix(strings.TrimSpace(l), "z") || strings.HasPrefix(strings.TrimSpace(l), "log_p") {
+				keep = append(keep, l)
+			}
+		}
+		return strings.Join(keep, "\n")
+	}
+	if table(cpu) == "" || table(gpu) != table(cpu) {
+		t.Errorf("the GPU's summary differs from the CPU's:\n%s\n---\n%s", gpu, cpu)
+	}
+	if code, _, errs := dstein(t, append(args, "--device", "cuda", "--precision", "float32")...); code != 0 {
+		t.Errorf("float32: exit %d: %s", code, errs)
+	}
+	if code, _, errs := dstein(t, append(args, "--precision", "float32")...); code != exitUsage || !strings.Contains(errs, "float32 is the GPU's precision") {
+		t.Errorf("float32 on the CPU: exit %d: %s", code, errs)
 	}
 }

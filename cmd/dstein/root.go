@@ -106,11 +106,12 @@ func run(ctx context.Context, args []string, stdout, stderr io.Writer) (code int
 	var tl *safeio.TooLarge
 	var tm *report.TooManyRows
 	var ng *cuda.Unavailable
+	var oom *cuda.OutOfMemory
 	switch {
 	case errors.As(err, &in):
 		fmt.Fprintf(stderr, "dstein: %s\n", msg)
 		return exitInterrupted
-	case errors.As(err, &ex), errors.As(err, &tl), errors.As(err, &tm):
+	case errors.As(err, &ex), errors.As(err, &tl), errors.As(err, &tm), errors.As(err, &oom):
 		fmt.Fprintf(stderr, "dstein: %s\n", msg)
 		return exitResource
 	case errors.As(err, &ue):

@@ -134,7 +134,7 @@ type OutOfMemory struct {
 }
 
 func (e *OutOfMemory) Error() string {
-	return fmt.Sprintf("the GPU has %.1f MB free; the work needs %.1f MB more (fewer chains or particles, or another GPU)", float64(e.Free)/1e6, float64(e.Want)/1e6)
+	return fmt.Sprintf("needs %.1f MB of GPU memory; the GPU has %.1f MB free (fewer chains or particles, float32, or another GPU)", float64(e.Want)/1e6, float64(e.Free)/1e6)
 }
 
 // Alloc allocates bytes of device memory, after checking them against the
@@ -250,8 +250,8 @@ func (m *Module) Unload() error {
 }
 
 // Launch runs the kernel on a grid of grid blocks of block threads and
-// waits for it. Its arguments are Ptr, int32, uint32, float64 and
-// float32 values, in the kernel's order.
+// waits for it. Its arguments are Ptr, int32, uint32, int64, uint64,
+// float64 and float32 values, in the kernel's order.
 func (f *Func) Launch(grid, block [3]uint32, args ...any) error {
 	if err := f.Queue(grid, block, args...); err != nil {
 		return err
@@ -276,12 +276,14 @@ func (f *Func) Queue(grid, block [3]uint32, args ...any) error {
 			*(*uint32)(unsafe.Pointer(&slots[i])) = v
 		case uint64:
 			slots[i] = v
+		case int64:
+			slots[i] = uint64(v)
 		case float64:
 			slots[i] = math.Float64bits(v)
 		case float32:
 			*(*float32)(unsafe.Pointer(&slots[i])) = v
 		default:
-			return fmt.Errorf("cuda: kernel %s: argument %d of type %T; want Ptr, int32, uint32, uint64, float64 or float32", f.Name, i, a)
+			return fmt.Errorf("cuda: kernel %s: argument %d of type %T; want Ptr, int32, uint32, int64, uint64, float64 or float32", f.Name, i, a)
 		}
 	}
 	addrs := make([]uintptr, len(args)+1)

@@ -14,10 +14,12 @@ const NVRTCEnv = "DSTEIN_CUDA_NVRTC"
 
 // nvrtcSonames are tried in turn when NVRTCEnv is unset: CUDA 13's, then
 // 12's, through the loader's search path, then in the toolkit's usual
-// place (which the loader's path often lacks).
+// places (which the loader's path often lacks), then CUDA 11's (Debian's
+// package of 11.8).
 var nvrtcSonames = []string{"libnvrtc.so.13", "libnvrtc.so.12",
 	"/usr/local/cuda/lib64/libnvrtc.so.13", "/usr/local/cuda/lib64/libnvrtc.so.12",
-	"/usr/local/cuda/targets/x86_64-linux/lib/libnvrtc.so.13", "/usr/local/cuda/targets/x86_64-linux/lib/libnvrtc.so.12"}
+	"/usr/local/cuda/targets/x86_64-linux/lib/libnvrtc.so.13", "/usr/local/cuda/targets/x86_64-linux/lib/libnvrtc.so.12",
+	"libnvrtc.so.11.2"}
 
 // NVRTC is the loaded runtime compiler, which turns CUDA C into PTX that
 // the driver loads.
@@ -70,8 +72,12 @@ func openNVRTC(path string) (*NVRTC, error) {
 		return nil, &Unavailable{Reason: n.describe("nvrtcVersion", res)}
 	}
 	n.Major, n.Minor = int(major), int(minor)
-	if n.Major < 12 {
-		return nil, &Unavailable{Reason: fmt.Sprintf("%s is NVRTC %d.%d; dstein needs 12.0 or later", path, n.Major, n.Minor)}
+	// 11.8 is the first NVRTC that compiles for Hopper (compute_90); its
+	// PTX (ISA 7.8) loads on every driver dstein accepts (CUDA 12.0 or
+	// later). A GPU newer than an NVRTC gets NVRTC's own error for its
+	// architecture when the kernels are compiled.
+	if n.Major < 11 || n.Major == 11 && n.Minor < 8 {
+		return nil, &Unavailable{Reason: fmt.Sprintf("%s is NVRTC %d.%d; dstein needs 11.8 or later", path, n.Major, n.Minor)}
 	}
 	return n, nil
 }

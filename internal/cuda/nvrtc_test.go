@@ -2,6 +2,7 @@ package cuda
 
 import (
 	"errors"
+	"os"
 	"strings"
 	"testing"
 
@@ -35,8 +36,8 @@ func TestNVRTCStandIn(t *testing.T) {
 	if !errors.As(err, &ce) || !strings.Contains(err.Error(), "bad.cu(1): error: the source asked for an error") || !strings.Contains(err.Error(), "NVRTC_ERROR_COMPILATION") || strings.Contains(err.Error(), "\n") {
 		t.Errorf("a refused program: %v", err)
 	}
-	if _, err := openNVRTC(cudatest.FakeNVRTC(t, 11, 8)); err == nil || !strings.Contains(err.Error(), "NVRTC 11.8; dstein needs 12.0") {
-		t.Errorf("NVRTC 11.8: %v", err)
+	if _, err := openNVRTC(cudatest.FakeNVRTC(t, 11, 7)); err == nil || !strings.Contains(err.Error(), "NVRTC 11.7; dstein needs 11.8") {
+		t.Errorf("NVRTC 11.7: %v", err)
 	}
 	t.Setenv(NVRTCEnv, "")
 	saved := nvrtcSonames
@@ -46,4 +47,27 @@ func TestNVRTCStandIn(t *testing.T) {
 	if _, err := LoadNVRTC(); !errors.As(err, &u) || !strings.Contains(err.Error(), "NVRTC) is not installed (tried libnvrtc-absent.so.13") {
 		t.Errorf("no NVRTC: %v", err)
 	}
+}
+
+// TestRealNVRTC compiles a kernel with the NVRTC the loader finds (CUDA
+// 11.8 and later; no GPU needed) for Hopper, where DSTEIN_NVRTC_TEST=1.
+func TestRealNVRTC(t *testing.T) {
+	if os.Getenv("DSTEIN_NVRTC_TEST") != "1" {
+		t.Skip("DSTEIN_NVRTC_TEST=1 runs this where NVRTC is installed")
+	}
+	n, err := LoadNVRTC()
+	if err != nil {
+		t.Fatal(err)
+	}
+	ptx, err := n.Compile(`extern "C" __global__ void axpy(double a, const double *x, double *y, int n) {
+	int i = blockIdx.x * blockDim.x + threadIdx.x;
+	if (i < n) y[i] += a * x[i];
+}`, "axpy.cu", "--gpu-architecture=compute_90")
+	if err != nil {
+		t.Fatal(err)
+	}
+	if !strings.Contains(string(ptx), ".entry axpy") || !strings.Contains(string(ptx), ".target sm_90") {
+		t.Errorf("PTX without the kernel's entry or its target:\n%s", ptx)
+	}
+	t.Logf("NVRTC %d.%d at %s", n.Major, n.Minor, n.Path)
 }

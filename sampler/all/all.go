@@ -1,7 +1,9 @@
 package all
 
 import (
-	// Each import registers its method(s) in its init function.
+	// Each import registers its method(s) in its init function; gpu
+	// registers GF-SVGD's CUDA device.
+	_ "github.com/dstein/dstein/gpu"
 	_ "github.com/dstein/dstein/sampler/dhmc"
 	_ "github.com/dstein/dstein/sampler/dlmc"
 	_ "github.com/dstein/dstein/sampler/dmala"

@@ -364,16 +364,7 @@ func (s *Sampler) check() error {
 
 // weightPower returns the tempering exponent β of the weights at the
 // current iteration.
-func (s *Sampler) weightPower() float64 {
-	b := s.set.WeightPower
-	if b == 0 || b == 1 {
-		return 1
-	}
-	if a := s.set.WeightAnneal; a > 0 {
-		b += (1 - b) * math.Min(1, float64(s.iter)/float64(a))
-	}
-	return b
-}
+func (s *Sampler) weightPower() float64 { return s.set.WeightPowerAt(s.iter) }
 
 // updateTask applies the optimizer to particles [lo, hi).
 type updateTask struct {

@@ -87,6 +87,27 @@ type Settings struct {
 	// WeightAnneal is the number of iterations over which β rises
 	// linearly from WeightPower to 1. Default 0: β stays at WeightPower.
 	WeightAnneal int `json:"weight_anneal"`
+	// Device is where the particles move: the CPU (the default) or an
+	// NVIDIA GPU (CUDA: package gpu, for an RBM with the relaxed
+	// surrogate and the RBF kernel).
+	Device sampler.Device `json:"device,omitempty" flag:"device" help:"where the particles move: cpu, or cuda (an NVIDIA GPU; an RBM with the relaxed surrogate and the RBF kernel; see dstein gpu)"`
+	// Precision is the GPU's number type: float64 (the default) or
+	// float32. The CPU computes in float64.
+	Precision sampler.Precision `json:"precision,omitempty" flag:"precision" help:"the GPU's numbers: float64 or float32 (with --device cuda)"`
+}
+
+// WeightPowerAt returns the tempering exponent β of the weights after
+// iter iterations: WeightPower rising linearly to 1 over WeightAnneal
+// iterations (1 without tempering).
+func (s Settings) WeightPowerAt(iter int) float64 {
+	b := s.WeightPower
+	if b == 0 || b == 1 {
+		return 1
+	}
+	if a := s.WeightAnneal; a > 0 {
+		b += (1 - b) * math.Min(1, float64(iter)/float64(a))
+	}
+	return b
 }
 
 // DefaultLearningRate is the step size when Settings.LearningRate is 0.
@@ -121,6 +142,9 @@ func (s Settings) withDefaults() Settings {
 // Resolved returns the settings with every default filled in.
 func (s *Settings) Resolved() sampler.Settings { r := s.withDefaults(); return &r }
 
+// OnDevice returns the device the settings choose.
+func (s *Settings) OnDevice() sampler.Device { return s.Device }
+
 func bad(x float64) bool { return math.IsNaN(x) || math.IsInf(x, 0) }
 
 // Validate reports the first setting that cannot be used.
@@ -145,6 +169,12 @@ func (s *Settings) Validate() error {
 		return fmt.Errorf("weight annealing length is %d; want ≥ 0", r.WeightAnneal)
 	case r.WeightPower != 1 && r.Weights != svgd.SelfNormalized:
 		return fmt.Errorf("weight tempering needs self-normalised weights")
+	case r.Device != sampler.CPU && r.Device != sampler.CUDA:
+		return fmt.Errorf("unknown device %d", int(r.Device))
+	case r.Precision != sampler.Float64 && r.Precision != sampler.Float32:
+		return fmt.Errorf("unknown precision %d", int(r.Precision))
+	case r.Precision == sampler.Float32 && r.Device != sampler.CUDA:
+		return fmt.Errorf("float32 is the GPU's precision (with --device cuda); the CPU computes in float64")
 	}
 	if err := optim.Validate(r.Beta1, r.Beta2, r.Epsilon); err != nil {
 		return err

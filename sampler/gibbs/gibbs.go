@@ -125,7 +125,17 @@ type Settings struct {
 	// may be partly used). Off by default; New refuses it for models that
 	// are not SpinModels, and Validate with Stratified or Block.
 	MultiSpin bool `json:"multi_spin" flag:"multi-spin" help:"pack ±1 chains 64 to a word (multi-spin coding; Ising models only): exact conditionals, faster, different draws"`
+	// Device is where the chains run: the CPU (the default) or an NVIDIA
+	// GPU (package gpu: Ising and Potts models by the colour classes of
+	// their graph, RBMs by blocks; other uniforms, so other draws).
+	Device sampler.Device `json:"device,omitempty" flag:"device" help:"where the chains run: cpu, or cuda (an NVIDIA GPU; Ising and Potts models by colour classes, RBMs by blocks; see dstein gpu)"`
+	// Precision is the GPU's number type for an RBM's products: float64
+	// (the default) or float32.
+	Precision sampler.Precision `json:"precision,omitempty" flag:"precision" help:"the GPU's numbers: float64 or float32 (with --device cuda)"`
 }
+
+// OnDevice returns the device the settings choose.
+func (s *Settings) OnDevice() sampler.Device { return s.Device }
 
 // Validate reports an unknown scan, and stratified or multi-spin sweeps
 // combined with block updates or with each other.
@@ -139,6 +149,12 @@ func (s *Settings) Validate() error {
 		return fmt.Errorf("multi-spin sweeps draw independent uniforms; they cannot be stratified")
 	case s.MultiSpin && s.Scan == Block:
 		return fmt.Errorf("multi-spin sweeps are single-site; they cannot use block updates")
+	case s.Device != sampler.CPU && s.Device != sampler.CUDA:
+		return fmt.Errorf("unknown device %d", int(s.Device))
+	case s.Precision != sampler.Float64 && s.Precision != sampler.Float32:
+		return fmt.Errorf("unknown precision %d", int(s.Precision))
+	case s.Precision == sampler.Float32 && s.Device != sampler.CUDA:
+		return fmt.Errorf("float32 is the GPU's precision (with --device cuda); the CPU computes in float64")
 	}
 	return nil
 }

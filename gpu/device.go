@@ -1,0 +1,203 @@
+package gpu
+
+import (
+	"fmt"
+	"sync"
+
+	"github.com/dstein/dstein/internal/cuda"
+)
+
+// Device is one GPU opened for work: its context, a cuBLAS handle on it,
+// and the kernels compiled for it. Its methods are safe for concurrent
+// use (the context serialises the work).
+type Device struct {
+	Info   cuda.Device
+	Driver *cuda.Driver
+	NVRTC  *cuda.NVRTC
+	BLAS   *cuda.BLAS
+	ctx    *cuda.Context
+	arch   string
+
+	mu   sync.Mutex
+	mods map[string]*cuda.Module
+}
+
+// Open opens GPU ordinal: the driver, NVRTC and cuBLAS are loaded (by
+// soname or their environment variables), the device's context made and a
+// cuBLAS handle created. A machine without a usable GPU gets an
+// *cuda.Unavailable saying why.
+func Open(ordinal int) (*Device, error) {
+	drv, err := cuda.Load()
+	if err != nil {
+		return nil, err
+	}
+	devs, err := drv.Devices()
+	if err != nil {
+		return nil, err
+	}
+	if ordinal < 0 || ordinal >= len(devs) {
+		return nil, &cuda.Unavailable{Reason: fmt.Sprintf("there is no GPU %d: the driver sees %d", ordinal, len(devs))}
+	}
+	nv, err := cuda.LoadNVRTC()
+	if err != nil {
+		return nil, err
+	}
+	lib, err := cuda.LoadCUBLAS()
+	if err != nil {
+		return nil, err
+	}
+	ctx, err := drv.Open(ordinal)
+	if err != nil {
+		return nil, err
+	}
+	blas, err := lib.NewBLAS(ctx)
+	if err != nil {
+		ctx.Close()
+		return nil, &cuda.Unavailable{Reason: err.Error()}
+	}
+	info := devs[ordinal]
+	return &Device{Info: info, Driver: drv, NVRTC: nv, BLAS: blas, ctx: ctx,
+		arch: fmt.Sprintf("--gpu-architecture=compute_%d%d", info.Major, info.Minor), mods: map[string]*cuda.Module{}}, nil
+}
+
+// Close releases the kernels, the cuBLAS handle and the context.
+func (d *Device) Close() {
+	d.mu.Lock()
+	defer d.mu.Unlock()
+	for _, m := range d.mods {
+		m.Unload()
+	}
+	d.mods = nil
+	d.BLAS.Close()
+	d.ctx.Close()
+}
+
+// Context returns the device's context.
+func (d *Device) Context() *cuda.Context { return d.ctx }
+
+// String names the device as a line of output does.
+func (d *Device) String() string {
+	return fmt.Sprintf("GPU %d (%s, compute capability %d.%d, %.1f GiB)", d.Info.Ordinal, d.Info.Name, d.Info.Major, d.Info.Minor, float64(d.Info.Memory)/(1<<30))
+}
+
+// module compiles src (named name) with the given options for the
+// device, once per source and options, and loads it.
+func (d *Device) module(src, name string, opts ...string) (*cuda.Module, error) {
+	key := name + "\x00" + fmt.Sprint(opts)
+	d.mu.Lock()
+	defer d.mu.Unlock()
+	if m, ok := d.mods[key]; ok {
+		return m, nil
+	}
+	ptx, err := d.NVRTC.Compile(src, name, append([]string{d.arch}, opts...)...)
+	if err != nil {
+		return nil, err
+	}
+	m, err := d.ctx.Load(ptx)
+	if err != nil {
+		return nil, err
+	}
+	d.mods[key] = m
+	return m, nil
+}
+
+// kernels compiles src with opts and looks up the named kernels.
+func (d *Device) kernels(src, name string, opts []string, names ...string) (map[string]*cuda.Func, error) {
+	m, err := d.module(src, name, opts...)
+	if err != nil {
+		return nil, err
+	}
+	out := make(map[string]*cuda.Func, len(names))
+	for _, n := range names {
+		f, err := m.Func(n)
+		if err != nil {
+			return nil, err
+		}
+		out[n] = f
+	}
+	return out, nil
+}
+
+// arena holds a sampler's device memory: every buffer is allocated up
+// front, after the total was checked against the device's free memory,
+// and freed together.
+type arena struct {
+	ctx  *cuda.Context
+	ptrs []cuda.Ptr
+}
+
+// check refuses a total over the device's free memory, before anything
+// is allocated.
+func (a *arena) check(total uint64, what string) error {
+	free, _, err := a.ctx.MemInfo()
+	if err != nil {
+		return err
+	}
+	if total > free {
+		return fmt.Errorf("%s: %w", what, &cuda.OutOfMemory{Want: total, Free: free})
+	}
+	return nil
+}
+
+// alloc allocates bytes.
+func (a *arena) alloc(bytes uint64) (cuda.Ptr, error) {
+	p, err := a.ctx.Alloc(max(bytes, 8))
+	if err != nil {
+		return 0, err
+	}
+	a.ptrs = append(a.ptrs, p)
+	return p, nil
+}
+
+// free frees every buffer.
+func (a *arena) free() {
+	for _, p := range a.ptrs {
+		a.ctx.Free(p)
+	}
+	a.ptrs = nil
+}
+
+// grid1 returns the launch geometry of one thread per element of total.
+func grid1(total int64) (grid, block [3]uint32) {
+	const threads = 256
+	return [3]uint32{uint32((total + threads - 1) / threads), 1, 1}, [3]uint32{threads, 1, 1}
+}
+
+// grid2 returns the geometry of one thread per entry of an n×n matrix,
+// x over columns and y over rows.
+func grid2(n int) (grid, block [3]uint32) {
+	const side = 16
+	b := uint32((n + side - 1) / side)
+	return [3]uint32{b, b, 1}, [3]uint32{side, side, 1}
+}
+
+// shared holds the devices opened by Shared, one per ordinal, for the
+// life of the process.
+var shared struct {
+	sync.Mutex
+	devs map[int]*Device
+}
+
+// registryDevice is the device the registered methods run on: Shared's,
+// or a test's.
+var registryDevice = Shared
+
+// Shared returns GPU ordinal opened once per process (its context and
+// compiled kernels are reused by every sampler; it is never closed). A
+// failure to open is not remembered: a later call tries again.
+func Shared(ordinal int) (*Device, error) {
+	shared.Lock()
+	defer shared.Unlock()
+	if d, ok := shared.devs[ordinal]; ok {
+		return d, nil
+	}
+	d, err := Open(ordinal)
+	if err != nil {
+		return nil, err
+	}
+	if shared.devs == nil {
+		shared.devs = map[int]*Device{}
+	}
+	shared.devs[ordinal] = d
+	return d, nil
+}

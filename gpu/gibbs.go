@@ -1,0 +1,460 @@
+package gpu
+
+import (
+	"context"
+	_ "embed"
+	"fmt"
+	"math"
+
+	"github.com/dstein/dstein/internal/cuda"
+	"github.com/dstein/dstein/model"
+	"github.com/dstein/dstein/model/ising"
+	"github.com/dstein/dstein/model/potts"
+	"github.com/dstein/dstein/model/rbm"
+	"github.com/dstein/dstein/rng"
+	"github.com/dstein/dstein/sampler"
+	"github.com/dstein/dstein/sampler/gibbs"
+)
+
+//go:embed gibbs.cu
+var gibbsSource string
+
+// maxStates is gibbs.cu's MAX_STATES: the most states of a Potts model's
+// variable on the GPU.
+const maxStates = 64
+
+func init() {
+	sampler.RegisterDevice("gibbs", sampler.CUDA, func(p *sampler.Problem, set sampler.Settings) (sampler.Sampler, error) {
+		dev, err := registryDevice(0)
+		if err != nil {
+			return nil, err
+		}
+		return NewGibbs(dev, p, *set.(*gibbs.Settings))
+	})
+}
+
+// SupportsGibbs says why Gibbs sampling of m with set cannot run on a GPU,
+// or nil: an Ising or a Potts model (any graph: the sites are updated by
+// the colour classes of a greedy proper colouring, a checkerboard on a
+// grid of even sides) or an RBM (block Gibbs); not stratified or
+// multi-spin sweeps, not a systematic scan of an RBM.
+func SupportsGibbs(m model.Model, set gibbs.Settings) error {
+	switch set.Scan {
+	case gibbs.Auto:
+	case gibbs.Block:
+		if _, ok := m.(*rbm.RBM); !ok {
+			return fmt.Errorf("gibbs: block Gibbs needs a model with latent units (an RBM)")
+		}
+	default:
+		if _, ok := m.(*rbm.RBM); ok {
+			return fmt.Errorf("gibbs on the GPU sweeps an RBM by blocks (--scan auto or block), not %s", set.Scan)
+		}
+	}
+	if set.Stratified || set.MultiSpin {
+		return fmt.Errorf("gibbs on the GPU has no stratified or multi-spin sweeps (each chain draws its own uniforms); use --device cpu")
+	}
+	switch v := m.(type) {
+	case *rbm.RBM, *ising.Ising:
+	case *potts.Potts:
+		if v.Q() > maxStates {
+			return fmt.Errorf("gibbs on the GPU handles Potts models of up to %d states, not %d", maxStates, v.Q())
+		}
+	default:
+		return fmt.Errorf("gibbs on the GPU samples Ising, Potts and RBM models (this model is a %T); use --device cpu", m)
+	}
+	return nil
+}
+
+// Gibbs is many independent Gibbs chains on a GPU: colour classes of a
+// pairwise model's sites, or an RBM's two blocks, updated in every chain
+// at once. Its draws differ from the CPU's (other uniforms, and the
+// colour order instead of the systematic one); its chains have the same
+// stationary distribution. It is not safe for concurrent use; Close
+// frees its device memory.
+type Gibbs struct {
+	dev    *Device
+	m      model.Model
+	n, d   int
+	k      map[string]*cuda.Func
+	mem    arena
+	k0, k1 uint32
+	sweeps int
+	evals  int64
+	cur    []int
+	fresh  bool
+
+	// Pairwise models.
+	q        int
+	ising    bool
+	colours  []cuda.Ptr // each colour's sites
+	counts   []int      // each colour's number of sites
+	states   cuda.Ptr   // bytes, site-major d×n
+	hstates  []byte
+	pairArgs []any // start, nbr, cpl, fields
+
+	// RBMs.
+	rbm       *rbm.RBM
+	f32       bool
+	z, h, pre cuda.Ptr // n×d and n×M of ±1, and the products
+	wts, b, c cuda.Ptr
+}
+
+var _ sampler.Sampler = (*Gibbs)(nil)
+
+// GibbsMemory returns the device memory, in bytes, of n chains on m.
+func GibbsMemory(m model.Model, n int, f32 bool) uint64 {
+	N, D := uint64(n), uint64(m.Dim())
+	if r, ok := m.(*rbm.RBM); ok {
+		es := uint64(8)
+		if f32 {
+			es = 4
+		}
+		M := uint64(r.Hidden())
+		return es*(N*D+2*N*M+N*D+D*M+D+M) + 64
+	}
+	var edges uint64
+	for i := range m.Dim() {
+		nb, _ := neighbours(m, i)
+		edges += uint64(len(nb))
+	}
+	q := uint64(len(m.States(0)))
+	return N*D + 4 + 4*(D+1) + 12*edges + 8*D*q + 4*D + 64
+}
+
+// neighbours returns a pairwise model's neighbours of i and couplings.
+func neighbours(m model.Model, i int) ([]int, []float64) {
+	switch v := m.(type) {
+	case *ising.Ising:
+		return v.Neighbors(i)
+	case *potts.Potts:
+		return v.Neighbors(i)
+	}
+	return nil, nil
+}
+
+// NewGibbs starts n = p.N chains of Gibbs sampling on dev at the states
+// p.Z. The uniforms come from a Philox key drawn from p.Key's sampling
+// stream; the device memory is checked against the free memory before
+// any is allocated.
+func NewGibbs(dev *Device, p *sampler.Problem, set gibbs.Settings) (*Gibbs, error) {
+	if err := p.Check(); err != nil {
+		return nil, fmt.Errorf("gibbs: %w", err)
+	}
+	if err := set.Validate(); err != nil {
+		return nil, fmt.Errorf("gibbs: %w", err)
+	}
+	if err := SupportsGibbs(p.Model, set); err != nil {
+		return nil, err
+	}
+	n, d := p.N, p.Model.Dim()
+	if n > math.MaxUint32 || d > math.MaxUint32 {
+		return nil, fmt.Errorf("gibbs on the GPU: %d chains of %d variables: over 2³² of either", n, d)
+	}
+	key := p.Key.For(rng.Sample).Rand().Uint64()
+	g := &Gibbs{dev: dev, m: p.Model, n: n, d: d, mem: arena{ctx: dev.ctx}, k0: uint32(key), k1: uint32(key >> 32),
+		cur: make([]int, n*d), f32: set.Precision == sampler.Float32}
+	what := fmt.Sprintf("gibbs with %d chains of %d variables", n, d)
+	if err := g.mem.check(GibbsMemory(p.Model, n, g.f32), what); err != nil {
+		return nil, err
+	}
+	opts := []string{"-DDSTEIN_F32=0"}
+	if g.f32 {
+		opts = []string{"-DDSTEIN_F32=1"}
+	}
+	k, err := dev.kernels(gibbsSource, "gibbs.cu", opts, "colour", "units")
+	if err != nil {
+		return nil, err
+	}
+	g.k = k
+	if r, ok := p.Model.(*rbm.RBM); ok {
+		err = g.startRBM(r, p.Z)
+	} else {
+		err = g.startPairwise(p.Z)
+	}
+	if err != nil {
+		g.Close()
+		return nil, fmt.Errorf("gibbs on %s: %w", dev, err)
+	}
+	return g, nil
+}
+
+// Close frees the chains' device memory; the sampler is not used after.
+func (g *Gibbs) Close() error {
+	g.mem.free()
+	return nil
+}
+
+// startPairwise uploads the graph (CSR adjacency, couplings, fields as
+// log conditionals' constant parts), the colour classes and the states.
+func (g *Gibbs) startPairwise(z []int) error {
+	m, n, d := g.m, g.n, g.d
+	var fields []float64
+	switch v := m.(type) {
+	case *ising.Ising:
+		g.q, g.ising = 2, true
+		fields = make([]float64, 2*d)
+		for i, h := range v.Fields() {
+			fields[2*i], fields[2*i+1] = -h, h
+		}
+	case *potts.Potts:
+		g.q = v.Q()
+		fields = v.Fields()
+	}
+	start := make([]int32, d+1)
+	var nbr []int32
+	var cpl []float64
+	for i := range d {
+		nb, cp := neighbours(m, i)
+		for k, j := range nb {
+			nbr = append(nbr, int32(j))
+			cpl = append(cpl, cp[k])
+		}
+		start[i+1] = int32(len(nbr))
+	}
+	classes := colouring(m, d)
+	ptrs := make([]cuda.Ptr, 4)
+	for k, size := range []uint64{4 * uint64(d+1), 4 * uint64(len(nbr)), 8 * uint64(len(cpl)), 8 * uint64(len(fields))} {
+		p, err := g.mem.alloc(size)
+		if err != nil {
+			return err
+		}
+		ptrs[k] = p
+	}
+	c := g.mem.ctx
+	if err := firstErr(cuda.Upload(c, ptrs[0], start), cuda.Upload(c, ptrs[1], nbr), cuda.Upload(c, ptrs[2], cpl), cuda.Upload(c, ptrs[3], fields)); err != nil {
+		return err
+	}
+	g.pairArgs = []any{ptrs[0], ptrs[1], ptrs[2], ptrs[3]}
+	for _, cl := range classes {
+		p, err := g.mem.alloc(4 * uint64(len(cl)))
+		if err != nil {
+			return err
+		}
+		if err := cuda.Upload(c, p, cl); err != nil {
+			return err
+		}
+		g.colours = append(g.colours, p)
+		g.counts = append(g.counts, len(cl))
+	}
+	st, err := g.mem.alloc((uint64(n)*uint64(d) + 3) &^ 3) // whole words: the copies move 32-bit words
+	if err != nil {
+		return err
+	}
+	g.states = st
+	g.hstates = make([]byte, n*d)
+	for ch := range n {
+		for i := range d {
+			g.hstates[i*n+ch] = byte(z[ch*d+i])
+		}
+	}
+	return uploadBytes(c, st, g.hstates)
+}
+
+// uploadBytes copies bytes to the device as 32-bit words (the buffer
+// holds len(b) rounded up to 4 bytes).
+func uploadBytes(c *cuda.Context, dst cuda.Ptr, b []byte) error {
+	words := make([]uint32, (len(b)+3)/4)
+	for k, v := range b {
+		words[k/4] |= uint32(v) << (8 * (k % 4))
+	}
+	return cuda.Upload(c, dst, words)
+}
+
+// downloadBytes copies len(b) bytes from the device (as uploadBytes).
+func downloadBytes(c *cuda.Context, b []byte, src cuda.Ptr) error {
+	words := make([]uint32, (len(b)+3)/4)
+	if err := cuda.Download(c, words, src); err != nil {
+		return err
+	}
+	for k := range b {
+		b[k] = byte(words[k/4] >> (8 * (k % 4)))
+	}
+	return nil
+}
+
+func boolInt(b bool) int {
+	if b {
+		return 1
+	}
+	return 0
+}
+
+// colouring returns the colour classes of a greedy proper colouring of
+// m's graph, sites in increasing order: each site takes the smallest
+// colour none of its lower neighbours has (two colours on a bipartite
+// grid: the checkerboard).
+func colouring(m model.Model, d int) [][]int32 {
+	col := make([]int, d)
+	var classes [][]int32
+	for i := range d {
+		used := map[int]bool{}
+		nb, _ := neighbours(m, i)
+		for _, j := range nb {
+			if j < i {
+				used[col[j]] = true
+			}
+		}
+		c := 0
+		for used[c] {
+			c++
+		}
+		col[i] = c
+		for len(classes) <= c {
+			classes = append(classes, nil)
+		}
+		classes[c] = append(classes[c], int32(i))
+	}
+	return classes
+}
+
+// startRBM uploads the RBM's parameters and the chains' visible units.
+func (g *Gibbs) startRBM(r *rbm.RBM, z []int) error {
+	g.rbm = r
+	n, d, m := uint64(g.n), uint64(g.d), uint64(r.Hidden())
+	es := uint64(8)
+	if g.f32 {
+		es = 4
+	}
+	for _, b := range []struct {
+		p     *cuda.Ptr
+		bytes uint64
+	}{{&g.z, es * n * d}, {&g.h, es * n * m}, {&g.pre, es * n * max(d, m)}, {&g.wts, es * d * m}, {&g.b, es * d}, {&g.c, es * m}} {
+		p, err := g.mem.alloc(b.bytes)
+		if err != nil {
+			return err
+		}
+		*b.p = p
+	}
+	W := make([]float64, d*m)
+	for i := range int(d) {
+		for k := range int(m) {
+			W[uint64(i)*m+uint64(k)] = r.Weight(i, k)
+		}
+	}
+	spins := make([]float64, n*d)
+	for k, v := range z {
+		spins[k] = model.Spin(v)
+	}
+	for _, up := range []struct {
+		dst cuda.Ptr
+		v   []float64
+	}{{g.wts, W}, {g.b, r.VisibleBias()}, {g.c, r.HiddenBias()}, {g.z, spins}} {
+		if err := g.upload(up.dst, up.v); err != nil {
+			return err
+		}
+	}
+	return nil
+}
+
+// upload copies float64 values to a buffer of the RBM's precision.
+func (g *Gibbs) upload(dst cuda.Ptr, v []float64) error {
+	if !g.f32 {
+		return cuda.Upload(g.mem.ctx, dst, v)
+	}
+	f := make([]float32, len(v))
+	for i, x := range v {
+		f[i] = float32(x)
+	}
+	return cuda.Upload(g.mem.ctx, dst, f)
+}
+
+// gemm queues a product in the RBM's precision.
+func (g *Gibbs) gemm(p cuda.Gemm) error {
+	p.Alpha = 1
+	if g.f32 {
+		return g.dev.BLAS.Float32(p)
+	}
+	return g.dev.BLAS.Float64(p)
+}
+
+// Step runs one sweep of every chain: each colour class in turn, or the
+// RBM's hidden then visible block. The context is looked at before the
+// sweep; a sweep runs to its end (it is one to a few kernels).
+func (g *Gibbs) Step(ctx context.Context) error {
+	if err := ctx.Err(); err != nil {
+		return err
+	}
+	sweep := uint32(g.sweeps)
+	g.fresh = false
+	var err error
+	if g.rbm != nil {
+		err = g.blockSweep(sweep)
+	} else {
+		for k, p := range g.colours {
+			grid, block := grid1(int64(g.counts[k]) * int64(g.n))
+			if err = g.k["colour"].Queue(grid, block, append([]any{int32(g.n), int32(g.counts[k]), p}, append(g.pairArgs,
+				int32(g.q), int32(boolInt(g.ising)), g.states, sweep, g.k0, g.k1)...)...); err != nil {
+				break
+			}
+		}
+	}
+	if err == nil {
+		err = g.mem.ctx.Sync()
+	}
+	if err != nil {
+		return fmt.Errorf("gibbs on %s: %w", g.dev, err)
+	}
+	g.sweeps++
+	if g.rbm != nil {
+		g.evals += int64(g.n) * int64(g.rbm.Hidden()+g.d)
+	} else {
+		g.evals += int64(g.n) * int64(g.d)
+	}
+	return nil
+}
+
+// blockSweep draws the hidden units given the visible (phase 0), then
+// the visible given the hidden (phase 1).
+func (g *Gibbs) blockSweep(sweep uint32) error {
+	n, d, m := g.n, g.d, g.rbm.Hidden()
+	gh, bh := grid1(int64(n) * int64(m))
+	gv, bv := grid1(int64(n) * int64(d))
+	return firstErr(
+		g.gemm(cuda.Gemm{M: n, N: m, K: d, A: g.z, B: g.wts, C: g.pre}),
+		g.k["units"].Queue(gh, bh, int32(n), int32(m), g.pre, g.c, g.h, sweep, uint32(0), g.k0, g.k1),
+		g.gemm(cuda.Gemm{M: n, N: d, K: m, A: g.h, B: g.wts, TransB: true, C: g.pre}),
+		g.k["units"].Queue(gv, bv, int32(n), int32(d), g.pre, g.b, g.z, sweep, uint32(1), g.k0, g.k1),
+	)
+}
+
+// Current returns the chains' states, n×d, copied from the device (once
+// per sweep). A failed copy panics: the device is gone.
+func (g *Gibbs) Current() []int {
+	if g.fresh {
+		return g.cur
+	}
+	n, d := g.n, g.d
+	if g.rbm != nil {
+		spins := make([]float64, n*d)
+		var err error
+		if g.f32 {
+			f := make([]float32, n*d)
+			err = cuda.Download(g.mem.ctx, f, g.z)
+			for k, v := range f {
+				spins[k] = float64(v)
+			}
+		} else {
+			err = cuda.Download(g.mem.ctx, spins, g.z)
+		}
+		if err != nil {
+			panic(fmt.Sprintf("gibbs on %s: reading the chains: %v", g.dev, err))
+		}
+		for k, v := range spins {
+			g.cur[k] = boolInt(v > 0)
+		}
+	} else {
+		if err := downloadBytes(g.mem.ctx, g.hstates, g.states); err != nil {
+			panic(fmt.Sprintf("gibbs on %s: reading the chains: %v", g.dev, err))
+		}
+		for i := range d {
+			for c := range n {
+				g.cur[c*d+i] = int(g.hstates[i*n+c])
+			}
+		}
+	}
+	g.fresh = true
+	return g.cur
+}
+
+// Stats reports the site updates or unit draws so far, as the CPU's.
+func (g *Gibbs) Stats() sampler.Stats { return sampler.Stats{Evaluations: g.evals} }

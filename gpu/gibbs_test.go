@@ -1,0 +1,162 @@
+package gpu
+
+import (
+	"context"
+	"strings"
+	"testing"
+
+	"github.com/dstein/dstein/model"
+	"github.com/dstein/dstein/model/ising"
+	"github.com/dstein/dstein/model/potts"
+	"github.com/dstein/dstein/model/rbm"
+	"github.com/dstein/dstein/rng"
+	"github.com/dstein/dstein/sampler"
+	"github.com/dstein/dstein/sampler/gibbs"
+	"github.com/dstein/dstein/sampler/samplertest"
+	"github.com/dstein/dstein/transform"
+)
+
+// TestGibbsMatchesExact is the conformance test of the GPU's Gibbs
+// kernels: the final states of n independent chains, run through the
+// registry as dstein sample runs them, against exact marginals by
+// enumeration (samplertest.CheckMarginals: each state's frequency within
+// 5 binomial standard errors). Models: an open 3×3 Ising grid with fields
+// (two colours), a 3×3 torus (odd sides: three colours), a 3-state Potts
+// model on a 2×3 torus with per-state fields, and RBMs with 8 visible and
+// 3 hidden units in float64 and float32.
+func TestGibbsMatchesExact(t *testing.T) {
+	testDevice(t)
+	fields := []float64{0.3, -0.2, 0.1, 0, 0.5, -0.4, 0.2, 0.1, -0.3}
+	open, err := ising.Grid(3, 3, false, 0.4, fields)
+	if err != nil {
+		t.Fatal(err)
+	}
+	torus, err := ising.Grid(3, 3, true, -0.3, fields)
+	if err != nil {
+		t.Fatal(err)
+	}
+	pf := make([]float64, 6*3)
+	for k := range pf {
+		pf[k] = 0.2 * float64((k*7)%5-2)
+	}
+	pt, err := potts.Grid(2, 3, true, 3, 0.5, pf)
+	if err != nil {
+		t.Fatal(err)
+	}
+	r, err := rbm.Random(8, 3, 0.7, 1, 5)
+	if err != nil {
+		t.Fatal(err)
+	}
+	const n, sweeps = 20000, 60
+	for _, c := range []struct {
+		name string
+		m    model.Model
+		set  gibbs.Settings
+	}{
+		{"ising grid", open, gibbs.Settings{Device: sampler.CUDA}},
+		{"ising torus", torus, gibbs.Settings{Device: sampler.CUDA}},
+		{"potts torus", pt, gibbs.Settings{Device: sampler.CUDA}},
+		{"rbm", r, gibbs.Settings{Device: sampler.CUDA}},
+		{"rbm float32", r, gibbs.Settings{Device: sampler.CUDA, Precision: sampler.Float32}},
+	} {
+		t.Run(c.name, func(t *testing.T) {
+			set := c.set
+			s := samplertest.Run(t, "gibbs", &set, c.m, n, sweeps, 11)
+			worst := samplertest.CheckMarginals(t, c.name, c.m, s, 0)
+			t.Logf("largest error %.2f standard errors", worst)
+		})
+	}
+}
+
+// TestGibbsColouring: a grid of even sides, or an open one, takes two
+// colours (the checkerboard); a torus of odd sides, which has odd cycles,
+// at most five (greedy colouring: at most the degree plus one; four on the
+// 3×3 torus, whose optimum is three); no two neighbours share a colour.
+func TestGibbsColouring(t *testing.T) {
+	for _, c := range []struct {
+		rows, cols int
+		periodic   bool
+		want       int
+	}{{4, 6, true, 2}, {3, 3, true, 4}, {5, 7, false, 2}} {
+		m, err := ising.Grid(c.rows, c.cols, c.periodic, 1, nil)
+		if err != nil {
+			t.Fatal(err)
+		}
+		classes := colouring(m, m.Dim())
+		if len(classes) != c.want {
+			t.Errorf("%d×%d periodic %v: %d colours, want %d", c.rows, c.cols, c.periodic, len(classes), c.want)
+		}
+		col := map[int32]int{}
+		for k, cl := range classes {
+			for _, i := range cl {
+				col[i] = k
+			}
+		}
+		for i := range m.Dim() {
+			nb, _ := m.Neighbors(i)
+			for _, j := range nb {
+				if col[int32(i)] == col[int32(j)] {
+					t.Errorf("%d×%d: neighbours %d and %d share colour %d", c.rows, c.cols, i, j, col[int32(i)])
+				}
+			}
+		}
+	}
+}
+
+// TestGibbsReproducible: the same key gives the same chains, another key
+// others; a canceled context stops a sweep before it starts.
+func TestGibbsReproducible(t *testing.T) {
+	dev := testDevice(t)
+	m, err := ising.Grid(4, 4, true, 0.3, nil)
+	if err != nil {
+		t.Fatal(err)
+	}
+	run := func(seed uint64) []int {
+		p := rbmLikeProblem(m, 50, seed)
+		g, err := NewGibbs(dev, p, gibbs.Settings{Device: sampler.CUDA})
+		if err != nil {
+			t.Fatal(err)
+		}
+		defer g.Close()
+		for range 5 {
+			if err := g.Step(context.Background()); err != nil {
+				t.Fatal(err)
+			}
+		}
+		return append([]int(nil), g.Current()...)
+	}
+	a, b, c := run(1), run(1), run(2)
+	same := func(x, y []int) bool {
+		for k := range x {
+			if x[k] != y[k] {
+				return false
+			}
+		}
+		return true
+	}
+	if !same(a, b) || same(a, c) {
+		t.Errorf("seed 1 twice the same: %v; seeds 1 and 2 the same: %v", same(a, b), same(a, c))
+	}
+	g, err := NewGibbs(dev, rbmLikeProblem(m, 10, 1), gibbs.Settings{Device: sampler.CUDA})
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer g.Close()
+	ctx, cancel := context.WithCancel(context.Background())
+	cancel()
+	if err := g.Step(ctx); err == nil || g.Stats().Evaluations != 0 {
+		t.Errorf("a canceled sweep: %v, %d evaluations", err, g.Stats().Evaluations)
+	}
+	if _, err := NewGibbs(dev, rbmLikeProblem(m, 10, 1), gibbs.Settings{Device: sampler.CUDA, MultiSpin: true}); err == nil || !strings.Contains(err.Error(), "multi-spin") {
+		t.Errorf("multi-spin on the GPU: %v", err)
+	}
+}
+
+// rbmLikeProblem is n chains of m started at state 0 with the key of seed.
+func rbmLikeProblem(m model.Model, n int, seed uint64) *sampler.Problem {
+	tr, err := transform.ForModel(transform.Normal{}, m)
+	if err != nil {
+		panic(err)
+	}
+	return &sampler.Problem{Model: m, N: n, Z: make([]int, n*m.Dim()), Transform: tr, Key: rng.NewKey(seed)}
+}

@@ -1,0 +1,119 @@
+package sampler
+
+import (
+	"fmt"
+	"sync"
+)
+
+// Device is where a method runs: the CPU, or a GPU where the method has a
+// path there (package gpu registers them with RegisterDevice).
+type Device int
+
+const (
+	// CPU runs on the host's cores (the default).
+	CPU Device = iota
+	// CUDA runs on an NVIDIA GPU.
+	CUDA
+)
+
+func (d Device) String() string {
+	if d == CUDA {
+		return "cuda"
+	}
+	return "cpu"
+}
+
+// MarshalText writes cpu or cuda.
+func (d Device) MarshalText() ([]byte, error) { return []byte(d.String()), nil }
+
+// UnmarshalText reads cpu or cuda.
+func (d *Device) UnmarshalText(b []byte) error {
+	switch string(b) {
+	case "cpu":
+		*d = CPU
+	case "cuda":
+		*d = CUDA
+	default:
+		return fmt.Errorf("unknown device %q: want cpu or cuda", b)
+	}
+	return nil
+}
+
+// Precision is the number type of a GPU's computation (the CPU paths
+// compute in float64).
+type Precision int
+
+const (
+	// Float64 computes in double precision (the default).
+	Float64 Precision = iota
+	// Float32 computes in single precision.
+	Float32
+)
+
+func (p Precision) String() string {
+	if p == Float32 {
+		return "float32"
+	}
+	return "float64"
+}
+
+// MarshalText writes float64 or float32.
+func (p Precision) MarshalText() ([]byte, error) { return []byte(p.String()), nil }
+
+// UnmarshalText reads float64 or float32.
+func (p *Precision) UnmarshalText(b []byte) error {
+	switch string(b) {
+	case "float64":
+		*p = Float64
+	case "float32":
+		*p = Float32
+	default:
+		return fmt.Errorf("unknown precision %q: want float64 or float32", b)
+	}
+	return nil
+}
+
+// DeviceSettings are settings that choose a device (a Device field):
+// Method.Start runs them on that device's constructor.
+type DeviceSettings interface {
+	Settings
+	// OnDevice returns the device the settings choose.
+	OnDevice() Device
+}
+
+// devices holds the constructors of methods on devices other than the
+// CPU, by method name and device, registered by the packages that
+// implement them (package gpu for CUDA), so that neither the methods'
+// packages nor this one import them.
+var devices = struct {
+	sync.Mutex
+	m map[string]map[Device]func(*Problem, Settings) (Sampler, error)
+}{m: map[string]map[Device]func(*Problem, Settings) (Sampler, error){}}
+
+// RegisterDevice registers New as method's constructor on device d.
+func RegisterDevice(method string, d Device, New func(*Problem, Settings) (Sampler, error)) {
+	devices.Lock()
+	defer devices.Unlock()
+	if devices.m[method] == nil {
+		devices.m[method] = map[Device]func(*Problem, Settings) (Sampler, error){}
+	}
+	devices.m[method][d] = New
+}
+
+// Start builds the method's sampler for p on the device its settings
+// choose: the method's New on the CPU, else the constructor registered
+// for that device (an error naming the device when the program has none).
+func (m *Method) Start(p *Problem, s Settings) (Sampler, error) {
+	ds, ok := s.(DeviceSettings)
+	if !ok || ds.OnDevice() == CPU {
+		return m.New(p, s)
+	}
+	d := ds.OnDevice()
+	devices.Lock()
+	f := devices.m[m.Name][d]
+	devices.Unlock()
+	if f == nil {
+		return nil, fmt.Errorf("%s has no %s path in this program (it is registered by importing github.com/dstein/dstein/gpu)", m.Name, d)
+	}
+	return f(p, s)
+}
