@@ -55,16 +55,15 @@ static __device__ __forceinline__ double uniform(unsigned a, unsigned b, unsigne
 #define MAX_STATES 64
 
 // colour: one Gibbs update of the sites of one colour class in every
-// chain. States are stored site-major, states[i·n + c] for site i of chain
-// c (bytes), so that neighbouring threads (chains) touch neighbouring
-// bytes. The site's log conditionals are fields[i·q + s] plus, for each
-// neighbour j with coupling J, J·z_s·z_t for Ising models (spins ∓1 for
-// states 0 and 1: q = 2, ising = 1) or J·[s = t] for Potts models; the new
-// state is the first s whose cumulative probability exceeds the uniform
-// of counter (chain, site, sweep, 0).
+// chain of a Potts model. States are stored site-major, states[i·n + c]
+// for site i of chain c (bytes), so that neighbouring threads (chains)
+// touch neighbouring bytes. The site's log conditionals are
+// fields[i·q + s] plus J·[s = t] for each neighbour j in state t with
+// coupling J; the new state is the first s whose cumulative probability
+// exceeds the uniform of counter (chain, site, sweep, 0).
 extern "C" __global__ void colour(int n, int count, const int *__restrict__ sites, const int *__restrict__ start,
 		const int *__restrict__ nbr, const double *__restrict__ cpl, const double *__restrict__ fields, int q,
-		int ising, unsigned char *states, unsigned sweep, unsigned k0, unsigned k1) {
+		unsigned char *states, unsigned sweep, unsigned k0, unsigned k1) {
 	long long e = (long long)blockIdx.x * blockDim.x + threadIdx.x;
 	if (e >= (long long)count * n) return;
 	int c = (int)(e % n);
@@ -72,15 +71,7 @@ extern "C" __global__ void colour(int n, int count, const int *__restrict__ site
 	double lg[MAX_STATES];
 	for (int s = 0; s < q; s++) lg[s] = fields[i * q + s];
 	for (int k = start[i]; k < start[i + 1]; k++) {
-		int t = states[(long long)nbr[k] * n + c];
-		double J = cpl[k];
-		if (ising) {
-			double v = t == 1 ? J : -J; // J·z_t, the coupling to state 1 (z = +1)
-			lg[1] += v;
-			lg[0] -= v;
-		} else {
-			lg[t] += J;
-		}
+		lg[states[(long long)nbr[k] * n + c]] += cpl[k];
 	}
 	double top = lg[0];
 	for (int s = 1; s < q; s++) top = lg[s] > top ? lg[s] : top;
@@ -102,6 +93,26 @@ extern "C" __global__ void colour(int n, int count, const int *__restrict__ site
 	states[(long long)i * n + c] = (unsigned char)pick;
 }
 
+// spins: colour's update for an Ising model (states 0 and 1 for z = ∓1;
+// fields[2i + 1] = h_i): with f = h_i + Σ_j J_ij z_j the site takes
+// state 0 (z = −1) when the uniform of counter (chain, site, sweep, 0) is
+// below σ(−2f), else state 1.
+extern "C" __global__ void spins(int n, int count, const int *__restrict__ sites, const int *__restrict__ start,
+		const int *__restrict__ nbr, const double *__restrict__ cpl, const double *__restrict__ fields,
+		unsigned char *states, unsigned sweep, unsigned k0, unsigned k1) {
+	long long e = (long long)blockIdx.x * blockDim.x + threadIdx.x;
+	if (e >= (long long)count * n) return;
+	int c = (int)(e % n);
+	int i = sites[e / n];
+	double f = fields[2 * i + 1];
+	for (int k = start[i]; k < start[i + 1]; k++) {
+		double J = cpl[k];
+		f += states[(long long)nbr[k] * n + c] ? J : -J;
+	}
+	double p0 = 1.0 / (1.0 + exp(2.0 * f));
+	states[(long long)i * n + c] = uniform((unsigned)c, (unsigned)i, sweep, 0u, k0, k1) < p0 ? 0 : 1;
+}
+
 // units: one block of an RBM's units given the others: unit k of chain c
 // takes +1 with probability σ(2(a + bias_k)), a = pre[c·m + k] (the
 // product of the other layer with the weights), from the uniform of counter
@@ -118,5 +129,6 @@ extern "C" __global__ void units(int n, int m, const real *__restrict__ pre, con
 
 #ifdef DSTEIN_EMULATE
 DSTEIN_EXPORT(colour)
+DSTEIN_EXPORT(spins)
 DSTEIN_EXPORT(units)
 #endif

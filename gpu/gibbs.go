@@ -19,6 +19,9 @@ import (
 //go:embed gibbs.cu
 var gibbsSource string
 
+// gibbsKernels are the kernels of gibbs.cu.
+var gibbsKernels = []string{"colour", "spins", "units"}
+
 // maxStates is gibbs.cu's MAX_STATES: the most states of a Potts model's
 // variable on the GPU.
 const maxStates = 64
@@ -152,7 +155,7 @@ func NewGibbs(dev *Device, p *sampler.Problem, set gibbs.Settings) (*Gibbs, erro
 	}
 	key := p.Key.For(rng.Sample).Rand().Uint64()
 	g := &Gibbs{dev: dev, m: p.Model, n: n, d: d, mem: arena{ctx: dev.ctx}, k0: uint32(key), k1: uint32(key >> 32),
-		cur: make([]int, n*d), f32: set.Precision == sampler.Float32}
+		f32: set.Precision == sampler.Float32}
 	what := fmt.Sprintf("gibbs with %d chains of %d variables", n, d)
 	if err := g.mem.check(GibbsMemory(p.Model, n, g.f32), what); err != nil {
 		return nil, err
@@ -161,7 +164,7 @@ func NewGibbs(dev *Device, p *sampler.Problem, set gibbs.Settings) (*Gibbs, erro
 	if g.f32 {
 		opts = []string{"-DDSTEIN_F32=1"}
 	}
-	k, err := dev.kernels(gibbsSource, "gibbs.cu", opts, "colour", "units")
+	k, err := dev.kernels(gibbsSource, "gibbs.cu", opts, gibbsKernels...)
 	if err != nil {
 		return nil, err
 	}
@@ -382,8 +385,13 @@ func (g *Gibbs) Step(ctx context.Context) error {
 	} else {
 		for k, p := range g.colours {
 			grid, block := grid1(int64(g.counts[k]) * int64(g.n))
-			if err = g.k["colour"].Queue(grid, block, append([]any{int32(g.n), int32(g.counts[k]), p}, append(g.pairArgs,
-				int32(g.q), int32(boolInt(g.ising)), g.states, sweep, g.k0, g.k1)...)...); err != nil {
+			args := append([]any{int32(g.n), int32(g.counts[k]), p}, g.pairArgs...)
+			if g.ising {
+				err = g.k["spins"].Queue(grid, block, append(args, g.states, sweep, g.k0, g.k1)...)
+			} else {
+				err = g.k["colour"].Queue(grid, block, append(args, int32(g.q), g.states, sweep, g.k0, g.k1)...)
+			}
+			if err != nil {
 				break
 			}
 		}
@@ -424,6 +432,9 @@ func (g *Gibbs) Current() []int {
 		return g.cur
 	}
 	n, d := g.n, g.d
+	if g.cur == nil {
+		g.cur = make([]int, n*d)
+	}
 	if g.rbm != nil {
 		spins := make([]float64, n*d)
 		var err error

@@ -15,8 +15,9 @@
 # to end within 8 minutes on 16 cores (BUDGET seconds, default 450: phases
 # that would start after it are skipped and say so in $OUT/cores/log.txt).
 # QUICK=1 runs every benchmark once (a check of the script, not a measure).
-# Where dstein gpu finds a GPU, the GPU path's tests and benchmarks and the
-# PyTorch GPU peer run first (about 2 minutes; NO_GPU=1 skips them).
+# Where dstein gpu finds a GPU, the GPU path's tests and benchmarks (GF-SVGD,
+# Gibbs) and the PyTorch GPU peers run first (about 3 minutes; NO_GPU=1
+# skips them).
 # The numbers go into BENCHMARKS.md ("Many cores") by hand, with the CPU
 # model the run records.
 set -euo pipefail
@@ -77,7 +78,7 @@ run() {
 		(cd "$root/gpu" && DSTEIN_GPU_TEST=1 timeout 120 "$dir/gpu.test" -test.v -test.count 1 2>&1) | tee "$out/gpu-tests.txt" | grep -E '^(---|ok|FAIL|PASS)|largest' || true
 		bt=10x
 		[ -z "${QUICK:-}" ] || bt=1x
-		(cd "$root/gpu" && DSTEIN_GPU_TEST=1 timeout 150 "$dir/gpu.test" -test.run '^$' -test.bench SVGDStep -test.benchtime $bt -test.count 3 2>&1) | tee "$out/gpu-bench.txt" | grep -E '^Benchmark' || true
+		(cd "$root/gpu" && DSTEIN_GPU_TEST=1 timeout 200 "$dir/gpu.test" -test.run '^$' -test.bench 'SVGDStep|GibbsSweep' -test.benchtime $bt -test.count 3 2>&1) | tee "$out/gpu-bench.txt" | grep -E '^Benchmark' || true
 		local gpy=${PYTHON:-python3}
 		if "$gpy" -c 'import torch; assert torch.cuda.is_available()' 2>/dev/null; then
 			for size in "100 100" "1000 100" "1000 1000" "10000 1000"; do
@@ -86,6 +87,12 @@ run() {
 					timeout 60 "$gpy" "$root/benchmarks/peers/gfsvgd_torch_gpu.py" --n "$1" --d "$2" --dtype $dt --time 20 >>"$out/gpu-torch.jsonl" 2>>"$out/gpu-torch.err" ||
 						echo "torch n=$1 d=$2 $dt failed: $(tail -1 "$out/gpu-torch.err")"
 				done
+			done
+			for run in "ising --side 10 --chains 10000" "ising --side 10 --chains 1000000" "ising --side 256 --chains 1000" \
+				"rbm --chains 10000 --dtype float64" "rbm --chains 10000 --dtype float32"; do
+				# shellcheck disable=SC2086
+				timeout 60 "$gpy" "$root/benchmarks/peers/gibbs_torch_gpu.py" $run --time 20 >>"$out/gpu-torch.jsonl" 2>>"$out/gpu-torch.err" ||
+					echo "torch gibbs $run failed: $(tail -1 "$out/gpu-torch.err")"
 			done
 			cut -c1-160 "$out/gpu-torch.jsonl" 2>/dev/null || true
 		else

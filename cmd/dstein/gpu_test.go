@@ -34,7 +34,7 @@ func TestGPUCommand(t *testing.T) {
 // stand-ins (the kernels run on the host): the summary equals the CPU
 // run's digit for digit (the two agree to about 1e-15), the float32 run
 // finishes, and --device cuda without a driver is one line with exit code
-// 4, before anything is written.
+// 4, before anything is written; Gibbs chains run there too.
 func TestSampleOnGPU(t *testing.T) {
 	dir := t.TempDir()
 	model := filepath.Join(dir, "rbm.json")
@@ -77,5 +77,13 @@ func TestSampleOnGPU(t *testing.T) {
 	}
 	if code, _, errs := dstein(t, append(args, "--precision", "float32")...); code != exitUsage || !strings.Contains(errs, "float32 is the GPU's precision") {
 		t.Errorf("float32 on the CPU: exit %d: %s", code, errs)
+	}
+	// Gibbs chains on the GPU: an Ising grid by its two colours, with
+	// draws and their error bars as on the CPU.
+	grid := filepath.Join(dir, "grid.json")
+	os.WriteFile(grid, []byte(`{"type":"ising","grid":{"rows":4,"cols":4},"coupling":0.3}`), 0o644)
+	code, gout, errs := dstein(t, "sample", "--model", grid, "--method", "gibbs", "--device", "cuda", "--chains", "4", "--draws", "200", "--warmup", "50", "--seed", "1")
+	if code != 0 || !strings.Contains(gout, `"device":"cuda"`) || !strings.Contains(gout, "R̂") {
+		t.Errorf("gibbs --device cuda: exit %d:\n%s%s", code, gout, errs)
 	}
 }
