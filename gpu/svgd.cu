@@ -159,6 +159,54 @@ extern "C" __global__ void hist(int n, const real *__restrict__ k, unsigned long
 	atomicAdd(&counts[(key >> shift) & 0xFFFF], 1u);
 }
 
+// hist1: hist over total values of v (the candidates that bracket
+// compacted) instead of the matrix.
+extern "C" __global__ void hist1(long long total, const real *__restrict__ v, unsigned long long mask,
+		unsigned long long val, int shift, unsigned *__restrict__ counts) {
+	long long e = flat_index();
+	if (e >= total) return;
+	unsigned long long key = key_of(v[e]);
+	if ((key & mask) != val) return;
+	atomicAdd(&counts[(key >> shift) & 0xFFFF], 1u);
+}
+
+// gather: s pairs of the strict lower triangle of k, evenly spaced in its
+// row order (pair p is (i, j) with i the largest row such that
+// i(i−1)/2 ≤ p, and j = p − i(i−1)/2), into out: the sample that brackets
+// the median.
+extern "C" __global__ void gather(int n, const real *__restrict__ k, long long m, int s, real *__restrict__ out) {
+	long long t = flat_index();
+	if (t >= s) return;
+	long long p = (long long)((double)t * (double)m / (double)s);
+	long long i = (long long)((1.0 + sqrt(1.0 + 8.0 * (double)p)) / 2.0);
+	while (i * (i - 1) / 2 > p) i--;
+	while ((i + 1) * i / 2 <= p) i++;
+	out[t] = k[i * n + (p - i * (i - 1) / 2)];
+}
+
+// bracket: counts the pairs of the strict lower triangle below lo
+// (counts[0]) and copies those in [lo, hi] into cand (counts[1] of them,
+// the first cap kept). Thread (x, y) takes column x of rows y·rows …
+// y·rows + rows − 1, so that a warp reads consecutive columns, and adds
+// its count below lo once.
+extern "C" __global__ void bracket(int n, const real *__restrict__ k, int rows, real lo, real hi,
+		unsigned long long *__restrict__ counts, real *__restrict__ cand, unsigned long long cap) {
+	long long j = (long long)blockIdx.x * blockDim.x + threadIdx.x;
+	long long i0 = ((long long)blockIdx.y * blockDim.y + threadIdx.y) * rows;
+	if (j >= n) return;
+	unsigned long long below = 0;
+	for (long long i = i0 > j + 1 ? i0 : j + 1; i < i0 + rows && i < n; i++) {
+		real v = k[i * n + j];
+		if (v < lo) {
+			below++;
+		} else if (v <= hi) {
+			unsigned long long pos = atomicAdd(&counts[1], 1ull);
+			if (pos < cap) cand[pos] = v;
+		}
+	}
+	if (below) atomicAdd(&counts[0], below);
+}
+
 // kexp: the RBF kernel from the squared distances, in place
 // (kernel.RBF's expTask): exp(−D/h) off the diagonal (0 where it
 // underflows), 1 on it.
@@ -261,6 +309,9 @@ DSTEIN_EXPORT(scores)
 DSTEIN_EXPORT(norms)
 DSTEIN_EXPORT(sqdist)
 DSTEIN_EXPORT(hist)
+DSTEIN_EXPORT(hist1)
+DSTEIN_EXPORT(gather)
+DSTEIN_EXPORT(bracket)
 DSTEIN_EXPORT(kexp)
 DSTEIN_EXPORT(operand)
 DSTEIN_EXPORT(direction)

@@ -7,6 +7,7 @@ import (
 	"math"
 
 	"github.com/dstein/dstein/internal/cuda"
+	"github.com/dstein/dstein/kernel"
 	"github.com/dstein/dstein/model"
 	"github.com/dstein/dstein/model/rbm"
 	"github.com/dstein/dstein/sampler"
@@ -19,7 +20,26 @@ import (
 var svgdSource string
 
 // svgdKernels are the kernels of svgd.cu.
-var svgdKernels = []string{"relax", "hidden", "rowstats", "scores", "norms", "sqdist", "hist", "kexp", "operand", "direction", "adam", "plain", "rowsum", "copyto"}
+var svgdKernels = []string{"relax", "hidden", "rowstats", "scores", "norms", "sqdist", "hist", "hist1", "gather", "bracket", "kexp", "operand", "direction", "adam", "plain", "rowsum", "copyto"}
+
+// The median's selection: sampleSize pairs bracket the wanted ranks, and
+// the pairs inside the bracket (at most candidates(m) of m) are selected
+// from exactly; a bracket that misses falls back to the radix selection
+// over the whole matrix. bracketRows is the rows one thread of bracket
+// reads.
+const (
+	sampleSize  = 1 << 16
+	bracketRows = 32
+)
+
+// bracketSigmas is the bracket's half-width in standard errors of a
+// sample quantile (a variable so that a test can make it miss).
+var bracketSigmas = 4.0
+
+// candidates returns the capacity of the bracket's buffer for m pairs:
+// four times the share a bracket of ±4 sample standard errors holds
+// (about 1.6%), and a sample's worth more.
+func candidates(m int64) int64 { return min(m, m/16+sampleSize) }
 
 func init() {
 	sampler.RegisterDevice("gfsvgd", sampler.CUDA, func(p *sampler.Problem, set sampler.Settings) (sampler.Sampler, error) {
@@ -85,12 +105,18 @@ type SVGD struct {
 	w, cut, wts, b, c                                                        cuda.Ptr
 	logw, rows                                                               cuda.Ptr // float64
 	counts, flag                                                             cuda.Ptr // uint32, int32
+	sample, cand, inside                                                     cuda.Ptr // reals, reals, uint64
 
 	// Host buffers.
 	hlogw, hw, hrows []float64
 	rank             []int
 	hcounts          []uint32
 	hflag            []int32
+	hsample          []float64
+	hinside          []uint64
+	// fallbacks counts medians the bracket missed (selected over the
+	// whole matrix instead).
+	fallbacks int
 }
 
 var _ sampler.Positioned = (*SVGD)(nil)
@@ -104,8 +130,9 @@ func SVGDMemory(n, d, m int, f32 bool) uint64 {
 		es = 4
 	}
 	N, D, M := uint64(n), uint64(d), uint64(m)
-	reals := N*N + 11*N*D + 3*N*M + 2*N*(2*D+1) + D*M + 2*D + M + 2*N
-	return es*reals + 8*2*N + 4*(1<<16) + 64
+	pairs := int64(n) * int64(n-1) / 2
+	reals := N*N + 11*N*D + 3*N*M + 2*N*(2*D+1) + D*M + 2*D + M + 2*N + sampleSize + uint64(candidates(pairs))
+	return es*reals + 8*2*N + 4*(1<<16) + 16 + 64
 }
 
 // NewSVGD starts GF-SVGD on dev for p (an RBM, see SupportsSVGD) from the
@@ -135,7 +162,7 @@ func NewSVGD(dev *Device, p *sampler.Problem, set gfsvgd.Settings) (*SVGD, error
 	s := &SVGD{dev: dev, t: p.Transform, set: set, f32: f32, n: n, d: d, m: m, size: 8, perEval: 2,
 		mem:   arena{ctx: dev.ctx},
 		hlogw: make([]float64, n), hw: make([]float64, n), hrows: make([]float64, n),
-		hcounts: make([]uint32, 1<<16), hflag: make([]int32, 1)}
+		hcounts: make([]uint32, 1<<16), hflag: make([]int32, 1), hinside: make([]uint64, 2)}
 	if f32 {
 		s.size = 4
 	}
@@ -216,6 +243,7 @@ func (s *SVGD) allocate() error {
 		{&s.dir, es * n * d}, {&s.am, es * n * d}, {&s.av, es * n * d}, {&s.steps, es * n * d},
 		{&s.w, es * n}, {&s.cut, es * d}, {&s.wts, es * d * m}, {&s.b, es * d}, {&s.c, es * m},
 		{&s.logw, 8 * n}, {&s.rows, 8 * n}, {&s.counts, 4 << 16}, {&s.flag, 4},
+		{&s.sample, es * sampleSize}, {&s.cand, es * uint64(candidates(int64(s.n)*int64(s.n-1)/2))}, {&s.inside, 16},
 	} {
 		p, err := s.mem.alloc(b.bytes)
 		if err != nil {
@@ -341,11 +369,12 @@ func (s *SVGD) check() error {
 	return nil
 }
 
-// selectPair returns the k-th smallest (from 0) squared distance of the
-// distinct pairs held in the strict lower triangle of kmat: a radix
-// selection, 16 bits at a time from the top, each pass counting on the
-// device the pairs that agree with the bits chosen so far.
-func (s *SVGD) selectPair(k int64) (float64, error) {
+// radix returns the k-th smallest (from 0) of the values the pass
+// function counts: a radix selection, 16 bits at a time from the top,
+// each pass counting on the device the values whose bits agree with those
+// chosen so far (pass queues the counting kernel for a mask, value and
+// shift).
+func (s *SVGD) radix(k int64, pass func(mask, val uint64, shift int) error) (float64, error) {
 	bits := 64
 	if s.f32 {
 		bits = 32
@@ -354,7 +383,7 @@ func (s *SVGD) selectPair(k int64) (float64, error) {
 	for shift := bits - 16; shift >= 0; shift -= 16 {
 		if err := firstErr(
 			s.mem.ctx.Fill32(s.counts, 0, 1<<16),
-			s.run2("hist", int32(s.n), s.kmat, mask, val, int32(shift), s.counts),
+			pass(mask, val, shift),
 			cuda.Download(s.mem.ctx, s.hcounts, s.counts),
 		); err != nil {
 			return 0, err
@@ -372,13 +401,86 @@ func (s *SVGD) selectPair(k int64) (float64, error) {
 			below += int64(c)
 		}
 		if !found {
-			return 0, fmt.Errorf("gfsvgd on %s: the median's selection lost its rank (%d pairs counted)", s.dev, below)
+			return 0, fmt.Errorf("the median's selection lost its rank (%d values counted)", below)
 		}
 	}
 	if s.f32 {
 		return float64(math.Float32frombits(uint32(val))), nil
 	}
 	return math.Float64frombits(val), nil
+}
+
+// selectPairs returns the order statistics ranks (from 0, ascending) of
+// the distinct pairs' squared distances, held in the strict lower
+// triangle of kmat. With many pairs, an evenly spaced sample of them
+// brackets the ranks, one pass over the matrix counts the pairs below the
+// bracket and copies those inside, and the radix selection runs over
+// those few; a bracket that misses the ranks (or overflows its buffer)
+// falls back to the radix selection over the matrix, which is exact
+// whatever the values.
+func (s *SVGD) selectPairs(ranks []int64) ([]float64, error) {
+	n := int64(s.n)
+	m := n * (n - 1) / 2
+	out := make([]float64, len(ranks))
+	whole := func() error {
+		for r, k := range ranks {
+			v, err := s.radix(k, func(mask, val uint64, shift int) error {
+				return s.run2("hist", int32(s.n), s.kmat, mask, val, int32(shift), s.counts)
+			})
+			if err != nil {
+				return err
+			}
+			out[r] = v
+		}
+		return nil
+	}
+	if m <= 4*sampleSize {
+		return out, whole()
+	}
+	if s.hsample == nil {
+		s.hsample = make([]float64, sampleSize)
+	}
+	if err := firstErr(
+		s.run("gather", sampleSize, int32(s.n), s.kmat, m, int32(sampleSize), s.sample),
+		s.download(s.hsample, s.sample),
+	); err != nil {
+		return nil, err
+	}
+	// ±4 standard errors of a sample quantile (and two places) around
+	// the ranks' quantiles.
+	lo, hi := float64(ranks[0])/float64(m), float64(ranks[len(ranks)-1])/float64(m)
+	spread := bracketSigmas*math.Sqrt(0.25/sampleSize) + 2.0/sampleSize
+	lv, hv := math.Inf(-1), math.Inf(1)
+	if a := int(math.Floor((lo - spread) * sampleSize)); a >= 0 {
+		lv = kernel.Select(s.hsample, a)
+	}
+	if b := int(math.Ceil((hi + spread) * sampleSize)); b < sampleSize {
+		hv = kernel.Select(s.hsample, b)
+	}
+	capacity := candidates(m)
+	grid := [3]uint32{uint32((s.n + 255) / 256), uint32((s.n + bracketRows - 1) / bracketRows), 1}
+	if err := firstErr(
+		s.mem.ctx.Fill32(s.inside, 0, 4),
+		s.k["bracket"].Queue(grid, [3]uint32{256, 1, 1}, int32(s.n), s.kmat, int32(bracketRows), s.real(lv), s.real(hv), s.inside, s.cand, uint64(capacity)),
+		cuda.Download(s.mem.ctx, s.hinside, s.inside),
+	); err != nil {
+		return nil, err
+	}
+	below, inside := int64(s.hinside[0]), int64(s.hinside[1])
+	if below > ranks[0] || ranks[len(ranks)-1] >= below+inside || inside > capacity {
+		s.fallbacks++
+		return out, whole()
+	}
+	for r, k := range ranks {
+		v, err := s.radix(k-below, func(mask, val uint64, shift int) error {
+			return s.run("hist1", inside, inside, s.cand, mask, val, int32(shift), s.counts)
+		})
+		if err != nil {
+			return nil, err
+		}
+		out[r] = v
+	}
+	return out, nil
 }
 
 // median2 returns the median squared distance as kernel.Median2 defines
@@ -398,19 +500,23 @@ func (s *SVGD) median2() (float64, error) {
 		a, b = toPair((N-1)/2), toPair(N/2)
 	}
 	var va, vb float64
-	if b >= 0 {
-		var err error
-		if vb, err = s.selectPair(b); err != nil {
+	switch {
+	case b < 0:
+	case a == b || a < 0:
+		v, err := s.selectPairs([]int64{b})
+		if err != nil {
 			return 0, err
 		}
-		switch {
-		case a == b:
+		vb = v[0]
+		if a == b {
 			va = vb
-		case a >= 0:
-			if va, err = s.selectPair(a); err != nil {
-				return 0, err
-			}
 		}
+	default:
+		v, err := s.selectPairs([]int64{a, b})
+		if err != nil {
+			return 0, err
+		}
+		va, vb = v[0], v[1]
 	}
 	return (va + vb) / 2, nil
 }

@@ -3,6 +3,7 @@ package gpu
 import (
 	"context"
 	"errors"
+	"fmt"
 	"math"
 	"os"
 	"strings"
@@ -292,5 +293,46 @@ func TestSVGDThroughRegistry(t *testing.T) {
 	}
 	if ess, ok := s.Stats().Value("weight_ess"); !ok || !(ess >= 1 && ess <= 10) {
 		t.Errorf("weight ESS %v of 10 particles", ess)
+	}
+}
+
+// TestSVGDMedianBracket runs enough particles that the median is
+// selected through a bracket (over 4·2¹⁶ pairs): the particles and the
+// bandwidth equal the CPU's (to the last digits the Gram matrix's sums
+// leave), with the bracket as planned and with a bracket that misses
+// (selection over the whole matrix instead), and the misses are counted.
+func TestSVGDMedianBracket(t *testing.T) {
+	dev := testDevice(t)
+	for _, sigmas := range []float64{4, -3} {
+		t.Run(fmt.Sprintf("sigmas=%g", sigmas), func(t *testing.T) {
+			saved := bracketSigmas
+			bracketSigmas = sigmas
+			defer func() { bracketSigmas = saved }()
+			p := rbmProblem(t, 760, 3, 2, 9)
+			cpu, err := gfsvgd.New(p, gfsvgd.Settings{})
+			if err != nil {
+				t.Fatal(err)
+			}
+			g, err := NewSVGD(dev, p, gfsvgd.Settings{})
+			if err != nil {
+				t.Fatal(err)
+			}
+			defer g.Close()
+			for it := 1; it <= 3; it++ {
+				cpu.Step(context.Background())
+				if err := g.Step(context.Background()); err != nil {
+					t.Fatal(err)
+				}
+				if d := maxRelDiff(g.Positions(), cpu.Positions()); d > 1e-9 {
+					t.Fatalf("iteration %d: particles differ by %.3g", it, d)
+				}
+				if math.Abs(g.Last().Bandwidth-cpu.Last().Bandwidth) > 1e-12*cpu.Last().Bandwidth {
+					t.Errorf("iteration %d: bandwidth %v, CPU %v", it, g.Last().Bandwidth, cpu.Last().Bandwidth)
+				}
+			}
+			if (sigmas > 0) != (g.fallbacks == 0) {
+				t.Errorf("%d of 3 medians fell back to the whole matrix", g.fallbacks)
+			}
+		})
 	}
 }

@@ -240,6 +240,7 @@ static emu_dim3 threadIdx, blockIdx, blockDim, gridDim;
 #define __forceinline__ inline
 #define __restrict__ __restrict
 static inline unsigned atomicAdd(unsigned *p, unsigned v) { unsigned o = *p; *p = o + v; return o; }
+static inline unsigned long long atomicAdd(unsigned long long *p, unsigned long long v) { unsigned long long o = *p; *p = o + v; return o; }
 static inline int atomicOr(int *p, int v) { int o = *p; *p = o | v; return o; }
 static inline unsigned long long __double_as_longlong(double x) { unsigned long long u; memcpy(&u, &x, 8); return (unsigned long long)u; }
 static inline unsigned __float_as_uint(float x) { unsigned u; memcpy(&u, &x, 4); return u; }
