@@ -85,6 +85,7 @@ type Gibbs struct {
 	evals  int64
 	cur    []int
 	fresh  bool
+	failed error // a failed sweep or read: every later Step returns it
 
 	// Pairwise models.
 	q        int
@@ -102,7 +103,10 @@ type Gibbs struct {
 	wts, b, c cuda.Ptr
 }
 
-var _ sampler.Sampler = (*Gibbs)(nil)
+var (
+	_ sampler.Sampler = (*Gibbs)(nil)
+	_ sampler.Failer  = (*Gibbs)(nil)
+)
 
 // GibbsMemory returns the device memory, in bytes, of n chains on m.
 func GibbsMemory(m model.Model, n int, f32 bool) uint64 {
@@ -374,6 +378,9 @@ func (g *Gibbs) gemm(p cuda.Gemm) error {
 // RBM's hidden then visible block. The context is looked at before the
 // sweep; a sweep runs to its end (it is one to a few kernels).
 func (g *Gibbs) Step(ctx context.Context) error {
+	if g.failed != nil {
+		return g.failed
+	}
 	if err := ctx.Err(); err != nil {
 		return err
 	}
@@ -400,7 +407,8 @@ func (g *Gibbs) Step(ctx context.Context) error {
 		err = g.mem.ctx.Sync()
 	}
 	if err != nil {
-		return fmt.Errorf("gibbs on %s: %w", g.dev, err)
+		g.failed = fmt.Errorf("gibbs on %s: %w", g.dev, err)
+		return g.failed
 	}
 	g.sweeps++
 	if g.rbm != nil {
@@ -426,7 +434,8 @@ func (g *Gibbs) blockSweep(sweep uint32) error {
 }
 
 // Current returns the chains' states, n×d, copied from the device (once
-// per sweep). A failed copy panics: the device is gone.
+// per sweep). After a failed copy it returns what it last read, and Err
+// and every later Step return the failure.
 func (g *Gibbs) Current() []int {
 	if g.fresh {
 		return g.cur
@@ -448,14 +457,14 @@ func (g *Gibbs) Current() []int {
 			err = cuda.Download(g.mem.ctx, spins, g.z)
 		}
 		if err != nil {
-			panic(fmt.Sprintf("gibbs on %s: reading the chains: %v", g.dev, err))
+			return g.readFailed(err)
 		}
 		for k, v := range spins {
 			g.cur[k] = boolInt(v > 0)
 		}
 	} else {
 		if err := downloadBytes(g.mem.ctx, g.hstates, g.states); err != nil {
-			panic(fmt.Sprintf("gibbs on %s: reading the chains: %v", g.dev, err))
+			return g.readFailed(err)
 		}
 		for i := range d {
 			for c := range n {
@@ -466,6 +475,19 @@ func (g *Gibbs) Current() []int {
 	g.fresh = true
 	return g.cur
 }
+
+// readFailed records a failed read of the chains and returns what was
+// last read.
+func (g *Gibbs) readFailed(err error) []int {
+	if g.failed == nil {
+		g.failed = fmt.Errorf("gibbs on %s: reading the chains: %w", g.dev, err)
+	}
+	return g.cur
+}
+
+// Err returns the error that stopped the sampler: a failed sweep or a
+// failed read of the chains.
+func (g *Gibbs) Err() error { return g.failed }
 
 // Stats reports the site updates or unit draws so far, as the CPU's.
 func (g *Gibbs) Stats() sampler.Stats { return sampler.Stats{Evaluations: g.evals} }

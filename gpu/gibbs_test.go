@@ -207,3 +207,33 @@ int main() {
 		t.Errorf("Philox4x32-10:\n%s\nwant\n%s", out, want)
 	}
 }
+
+// TestGibbsReadFailure: a copy of the chains that fails (here from a null
+// device address, which the stand-in driver refuses as the real one does)
+// leaves the last states read, and Err, the next Step and the run loop
+// report it instead of results.
+func TestGibbsReadFailure(t *testing.T) {
+	dev := testDevice(t)
+	m, err := ising.Grid(3, 3, false, 0.3, nil)
+	if err != nil {
+		t.Fatal(err)
+	}
+	g, err := NewGibbs(dev, rbmLikeProblem(m, 5, 1), gibbs.Settings{Device: sampler.CUDA})
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer g.Close()
+	if err := g.Step(context.Background()); err != nil {
+		t.Fatal(err)
+	}
+	saved := g.states
+	g.states = 0
+	g.Current()
+	g.states = saved
+	if err := g.Err(); err == nil || !strings.Contains(err.Error(), "reading the chains") {
+		t.Errorf("Err after a failed read: %v", err)
+	}
+	if err := g.Step(context.Background()); err != g.Err() {
+		t.Errorf("Step after a failed read: %v", err)
+	}
+}

@@ -119,7 +119,10 @@ type SVGD struct {
 	fallbacks int
 }
 
-var _ sampler.Positioned = (*SVGD)(nil)
+var (
+	_ sampler.Positioned = (*SVGD)(nil)
+	_ sampler.Failer     = (*SVGD)(nil)
+)
 
 // SVGDMemory returns the device memory, in bytes, of GF-SVGD with n
 // particles on an RBM of d visible and m hidden units, in float64 or
@@ -633,19 +636,27 @@ func (s *SVGD) Iter() int { return s.iter }
 func (s *SVGD) Last() gfsvgd.Diagnostics { return s.last }
 
 // Positions returns the particles, row-major n×d, copied from the device
-// (once per iteration). A failed copy panics: the device is gone.
+// (once per iteration). After a failed copy it returns what it last read,
+// and Err and every later Step return the failure.
 func (s *SVGD) Positions() []float64 {
 	if !s.fresh {
 		if s.positions == nil {
 			s.positions = make([]float64, s.n*s.d)
 		}
 		if err := s.download(s.positions, s.x); err != nil {
-			panic(fmt.Sprintf("gfsvgd on %s: reading the particles: %v", s.dev, err))
+			if s.failed == nil {
+				s.failed = fmt.Errorf("gfsvgd on %s: reading the particles: %w", s.dev, err)
+			}
+			return s.positions
 		}
 		s.fresh = true
 	}
 	return s.positions
 }
+
+// Err returns the error that stopped the sampler: a failed iteration or
+// a failed read of the particles.
+func (s *SVGD) Err() error { return s.failed }
 
 // Current returns the particles' states Γ(x), row-major n×d.
 func (s *SVGD) Current() []int {

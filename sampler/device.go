@@ -117,3 +117,11 @@ func (m *Method) Start(p *Problem, s Settings) (Sampler, error) {
 	}
 	return f(p, s)
 }
+
+// Failer is a sampler whose reads can fail (a GPU sampler copies its
+// states from the device in Current and Positions): after a failed read
+// those return what they last read, Err returns the failure, and every
+// later Step returns it too; the run loop fails the stage with it.
+type Failer interface {
+	Err() error
+}

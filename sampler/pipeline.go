@@ -402,6 +402,9 @@ func (p Pipeline) Execute(ctx context.Context, env Env) (*Result, error) {
 			x = append([]float64(nil), ps.Positions()...)
 		}
 		res.Z, res.X = z, x
+		if f, ok := s.(Failer); ok && f.Err() != nil && out.Status != Failed {
+			out.Status, out.Err = Failed, f.Err() // the states could not be read
+		}
 		if c, ok := s.(io.Closer); ok {
 			c.Close() // a GPU sampler's device memory
 		}

@@ -75,7 +75,7 @@ int cuMemGetInfo_v2(size_t *free, size_t *total) { *free = ((size_t)1) << 30; *t
 int cuMemAlloc_v2(unsigned long long *p, size_t n) { void *q = malloc(n); if (!q) return 2; *p = (unsigned long long)q; return 0; }
 int cuMemFree_v2(unsigned long long p) { free((void *)p); return 0; }
 int cuMemcpyHtoD_v2(unsigned long long dst, const void *src, size_t n) { memcpy((void *)dst, src, n); return 0; }
-int cuMemcpyDtoH_v2(void *dst, unsigned long long src, size_t n) { memcpy(dst, (void *)src, n); return 0; }
+int cuMemcpyDtoH_v2(void *dst, unsigned long long src, size_t n) { if (!src) return 1; memcpy(dst, (void *)src, n); return 0; }
 int cuMemsetD32_v2(unsigned long long p, unsigned v, size_t n) { unsigned *q = (unsigned *)p; for (size_t i = 0; i < n; i++) q[i] = v; return 0; }
 /* A module is an image's text, or, for the image of the emulating NVRTC
    ("//EMU path"), the shared library at path, whose kernel NAME runs
