@@ -201,3 +201,83 @@ func Shared(ordinal int) (*Device, error) {
 	shared.devs[ordinal] = d
 	return d, nil
 }
+
+// precision moves float64 values to and from device buffers of a
+// sampler's precision, float64 or float32, and queues its products.
+type precision struct {
+	ctx  *cuda.Context
+	blas *cuda.BLAS
+	f32  bool
+}
+
+// size returns the bytes of one value.
+func (p precision) size() uint64 {
+	if p.f32 {
+		return 4
+	}
+	return 8
+}
+
+// real is v as a kernel argument of the precision.
+func (p precision) real(v float64) any {
+	if p.f32 {
+		return float32(v)
+	}
+	return v
+}
+
+// upload copies float64 values to a buffer of the precision.
+func (p precision) upload(dst cuda.Ptr, v []float64) error {
+	if !p.f32 {
+		return cuda.Upload(p.ctx, dst, v)
+	}
+	f := make([]float32, len(v))
+	for i, x := range v {
+		f[i] = float32(x)
+	}
+	return cuda.Upload(p.ctx, dst, f)
+}
+
+// download copies len(dst) values of the precision into dst.
+func (p precision) download(dst []float64, src cuda.Ptr) error {
+	if !p.f32 {
+		return cuda.Download(p.ctx, dst, src)
+	}
+	f := make([]float32, len(dst))
+	if err := cuda.Download(p.ctx, f, src); err != nil {
+		return err
+	}
+	for i, x := range f {
+		dst[i] = float64(x)
+	}
+	return nil
+}
+
+// gemm queues a product C = op(A)·op(B) (Alpha 1, Beta 0) in the
+// precision.
+func (p precision) gemm(g cuda.Gemm) error {
+	g.Alpha, g.Beta = 1, 0
+	if p.f32 {
+		return p.blas.Float32(g)
+	}
+	return p.blas.Float64(g)
+}
+
+// buffer is one allocation of allocAll: where its address goes, and its
+// size.
+type buffer struct {
+	p     *cuda.Ptr
+	bytes uint64
+}
+
+// allocAll allocates every buffer.
+func (a *arena) allocAll(bufs []buffer) error {
+	for _, b := range bufs {
+		p, err := a.alloc(b.bytes)
+		if err != nil {
+			return err
+		}
+		*b.p = p
+	}
+	return nil
+}

@@ -97,8 +97,8 @@ type Gibbs struct {
 	pairArgs []any // start, nbr, cpl, fields
 
 	// RBMs.
-	rbm       *rbm.RBM
-	f32       bool
+	rbm *rbm.RBM
+	precision
 	z, h, pre cuda.Ptr // n×d and n×M of ±1, and the products
 	wts, b, c cuda.Ptr
 }
@@ -159,7 +159,7 @@ func NewGibbs(dev *Device, p *sampler.Problem, set gibbs.Settings) (*Gibbs, erro
 	}
 	key := p.Key.For(rng.Sample).Rand().Uint64()
 	g := &Gibbs{dev: dev, m: p.Model, n: n, d: d, mem: arena{ctx: dev.ctx}, k0: uint32(key), k1: uint32(key >> 32),
-		f32: set.Precision == sampler.Float32}
+		precision: precision{ctx: dev.ctx, blas: dev.BLAS, f32: set.Precision == sampler.Float32}}
 	what := fmt.Sprintf("gibbs with %d chains of %d variables", n, d)
 	if err := g.mem.check(GibbsMemory(p.Model, n, g.f32), what); err != nil {
 		return nil, err
@@ -317,20 +317,10 @@ func colouring(m model.Model, d int) [][]int32 {
 // startRBM uploads the RBM's parameters and the chains' visible units.
 func (g *Gibbs) startRBM(r *rbm.RBM, z []int) error {
 	g.rbm = r
-	n, d, m := uint64(g.n), uint64(g.d), uint64(r.Hidden())
-	es := uint64(8)
-	if g.f32 {
-		es = 4
-	}
-	for _, b := range []struct {
-		p     *cuda.Ptr
-		bytes uint64
-	}{{&g.z, es * n * d}, {&g.h, es * n * m}, {&g.pre, es * n * max(d, m)}, {&g.wts, es * d * m}, {&g.b, es * d}, {&g.c, es * m}} {
-		p, err := g.mem.alloc(b.bytes)
-		if err != nil {
-			return err
-		}
-		*b.p = p
+	n, d, m, es := uint64(g.n), uint64(g.d), uint64(r.Hidden()), g.size()
+	if err := g.mem.allocAll([]buffer{{&g.z, es * n * d}, {&g.h, es * n * m}, {&g.pre, es * n * max(d, m)},
+		{&g.wts, es * d * m}, {&g.b, es * d}, {&g.c, es * m}}); err != nil {
+		return err
 	}
 	W := make([]float64, d*m)
 	for i := range int(d) {
@@ -351,27 +341,6 @@ func (g *Gibbs) startRBM(r *rbm.RBM, z []int) error {
 		}
 	}
 	return nil
-}
-
-// upload copies float64 values to a buffer of the RBM's precision.
-func (g *Gibbs) upload(dst cuda.Ptr, v []float64) error {
-	if !g.f32 {
-		return cuda.Upload(g.mem.ctx, dst, v)
-	}
-	f := make([]float32, len(v))
-	for i, x := range v {
-		f[i] = float32(x)
-	}
-	return cuda.Upload(g.mem.ctx, dst, f)
-}
-
-// gemm queues a product in the RBM's precision.
-func (g *Gibbs) gemm(p cuda.Gemm) error {
-	p.Alpha = 1
-	if g.f32 {
-		return g.dev.BLAS.Float32(p)
-	}
-	return g.dev.BLAS.Float64(p)
 }
 
 // Step runs one sweep of every chain: each colour class in turn, or the
@@ -446,17 +415,7 @@ func (g *Gibbs) Current() []int {
 	}
 	if g.rbm != nil {
 		spins := make([]float64, n*d)
-		var err error
-		if g.f32 {
-			f := make([]float32, n*d)
-			err = cuda.Download(g.mem.ctx, f, g.z)
-			for k, v := range f {
-				spins[k] = float64(v)
-			}
-		} else {
-			err = cuda.Download(g.mem.ctx, spins, g.z)
-		}
-		if err != nil {
+		if err := g.download(spins, g.z); err != nil {
 			return g.readFailed(err)
 		}
 		for k, v := range spins {

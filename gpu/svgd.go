@@ -83,14 +83,13 @@ func SupportsSVGD(m model.Model, t *transform.Transform, set gfsvgd.Settings) er
 // distances' bits). It is not safe for concurrent use; Close frees its
 // device memory.
 type SVGD struct {
-	dev       *Device
-	t         *transform.Transform
-	set       gfsvgd.Settings
-	f32       bool
+	dev *Device
+	t   *transform.Transform
+	set gfsvgd.Settings
+	precision
 	n, d, m   int
 	k         map[string]*cuda.Func
 	mem       arena
-	size      uint64 // bytes per real
 	perEval   int64
 	evals     int64
 	iter      int
@@ -162,13 +161,10 @@ func NewSVGD(dev *Device, p *sampler.Problem, set gfsvgd.Settings) (*SVGD, error
 		return nil, fmt.Errorf("gfsvgd on the GPU: %d particles have over 2³² pairs; at most 92681", n)
 	}
 	f32 := set.Precision == sampler.Float32
-	s := &SVGD{dev: dev, t: p.Transform, set: set, f32: f32, n: n, d: d, m: m, size: 8, perEval: 2,
+	s := &SVGD{dev: dev, t: p.Transform, set: set, precision: precision{ctx: dev.ctx, blas: dev.BLAS, f32: f32}, n: n, d: d, m: m, perEval: 2,
 		mem:   arena{ctx: dev.ctx},
 		hlogw: make([]float64, n), hw: make([]float64, n), hrows: make([]float64, n),
 		hcounts: make([]uint32, 1<<16), hflag: make([]int32, 1), hinside: make([]uint64, 2)}
-	if f32 {
-		s.size = 4
-	}
 	if set.Weights == svgd.Rank {
 		s.rank = make([]int, n)
 	}
@@ -214,11 +210,11 @@ func NewSVGD(dev *Device, p *sampler.Problem, set gfsvgd.Settings) (*SVGD, error
 			return nil, err
 		}
 	}
-	if err := s.mem.ctx.Fill32(s.am, 0, int(uint64(n*d)*s.size/4)); err != nil {
+	if err := s.mem.ctx.Fill32(s.am, 0, int(uint64(n*d)*s.size()/4)); err != nil {
 		s.Close()
 		return nil, err
 	}
-	if err := s.mem.ctx.Fill32(s.av, 0, int(uint64(n*d)*s.size/4)); err != nil {
+	if err := s.mem.ctx.Fill32(s.av, 0, int(uint64(n*d)*s.size()/4)); err != nil {
 		s.Close()
 		return nil, err
 	}
@@ -235,11 +231,8 @@ func NewSVGD(dev *Device, p *sampler.Problem, set gfsvgd.Settings) (*SVGD, error
 
 // allocate allocates every device buffer.
 func (s *SVGD) allocate() error {
-	n, d, m, es := uint64(s.n), uint64(s.d), uint64(s.m), s.size
-	for _, b := range []struct {
-		p     *cuda.Ptr
-		bytes uint64
-	}{
+	n, d, m, es := uint64(s.n), uint64(s.d), uint64(s.m), s.size()
+	return s.mem.allocAll([]buffer{
 		{&s.x, es * n * d}, {&s.xprev, es * n * d}, {&s.us, es * 2 * n * d}, {&s.dl, es * n * d},
 		{&s.pre, es * 2 * n * m}, {&s.th, es * n * m}, {&s.g, es * n * d}, {&s.s, es * n * d},
 		{&s.nrm, es * n}, {&s.kmat, es * n * n}, {&s.op, es * n * (2*d + 1)}, {&s.prod, es * n * (2*d + 1)},
@@ -247,54 +240,12 @@ func (s *SVGD) allocate() error {
 		{&s.w, es * n}, {&s.cut, es * d}, {&s.wts, es * d * m}, {&s.b, es * d}, {&s.c, es * m},
 		{&s.logw, 8 * n}, {&s.rows, 8 * n}, {&s.counts, 4 << 16}, {&s.flag, 4},
 		{&s.sample, es * sampleSize}, {&s.cand, es * uint64(candidates(int64(s.n)*int64(s.n-1)/2))}, {&s.inside, 16},
-	} {
-		p, err := s.mem.alloc(b.bytes)
-		if err != nil {
-			return err
-		}
-		*b.p = p
-	}
-	return nil
+	})
 }
 
 // Close frees the sampler's device memory; it is not used after.
 func (s *SVGD) Close() error {
 	s.mem.free()
-	return nil
-}
-
-// real is v as a kernel argument of the sampler's precision.
-func (s *SVGD) real(v float64) any {
-	if s.f32 {
-		return float32(v)
-	}
-	return v
-}
-
-// upload copies float64 values to a buffer of the sampler's precision.
-func (s *SVGD) upload(dst cuda.Ptr, v []float64) error {
-	if !s.f32 {
-		return cuda.Upload(s.mem.ctx, dst, v)
-	}
-	f := make([]float32, len(v))
-	for i, x := range v {
-		f[i] = float32(x)
-	}
-	return cuda.Upload(s.mem.ctx, dst, f)
-}
-
-// download copies len(dst) values of the sampler's precision into dst.
-func (s *SVGD) download(dst []float64, src cuda.Ptr) error {
-	if !s.f32 {
-		return cuda.Download(s.mem.ctx, dst, src)
-	}
-	f := make([]float32, len(dst))
-	if err := cuda.Download(s.mem.ctx, f, src); err != nil {
-		return err
-	}
-	for i, x := range f {
-		dst[i] = float64(x)
-	}
 	return nil
 }
 
@@ -308,15 +259,6 @@ func (s *SVGD) run(name string, total int64, args ...any) error {
 func (s *SVGD) run2(name string, args ...any) error {
 	grid, block := grid2(s.n)
 	return s.k[name].Queue(grid, block, args...)
-}
-
-// gemm queues a product in the sampler's precision.
-func (s *SVGD) gemm(g cuda.Gemm) error {
-	g.Alpha = 1
-	if s.f32 {
-		return s.dev.BLAS.Float32(g)
-	}
-	return s.dev.BLAS.Float64(g)
 }
 
 // firstErr returns the first non-nil error.

@@ -10,6 +10,7 @@ import (
 	"os"
 	"os/exec"
 	"path/filepath"
+	"strings"
 	"testing"
 )
 
@@ -149,16 +150,24 @@ func FakeDriver(t testing.TB, version, count int) string {
 	return compile(t, fakeSource, fmt.Sprintf("libcuda-%d-%d.so", version, count), fmt.Sprintf("-DVERSION=%d", version), fmt.Sprintf("-DCOUNT=%d", count), "-ldl")
 }
 
+// compiler returns the first of names on the PATH, or skips the test
+// saying it needs what.
+func compiler(t testing.TB, what string, names ...string) string {
+	t.Helper()
+	for _, n := range names {
+		if p, err := exec.LookPath(n); err == nil {
+			return p
+		}
+	}
+	t.Skipf("needs %s (%s)", what, strings.Join(names, " or "))
+	return ""
+}
+
 // compile builds C source src as the shared library lib in a temporary
 // directory with the given flags, and returns its path.
 func compile(t testing.TB, src, lib string, flags ...string) string {
 	t.Helper()
-	cc, err := exec.LookPath("cc")
-	if err != nil {
-		if cc, err = exec.LookPath("gcc"); err != nil {
-			t.Skip("no C compiler to build a stand-in library")
-		}
-	}
+	cc := compiler(t, "a C compiler to build a stand-in library", "cc", "gcc")
 	dir := t.TempDir()
 	file := filepath.Join(dir, "fake.c")
 	if err := os.WriteFile(file, []byte(src), 0o644); err != nil {
@@ -334,12 +343,7 @@ const char *nvrtcGetErrorString(int r) { return r == 6 ? "NVRTC_ERROR_COMPILATIO
 // without a GPU. It needs a C and a C++ compiler and skips without them.
 func EmulatingNVRTC(t testing.TB) string {
 	t.Helper()
-	cxx, err := exec.LookPath("g++")
-	if err != nil {
-		if cxx, err = exec.LookPath("c++"); err != nil {
-			t.Skip("no C++ compiler to emulate kernels")
-		}
-	}
+	cxx := compiler(t, "a C++ compiler to emulate kernels", "g++", "c++")
 	dir := t.TempDir()
 	header := filepath.Join(dir, "emu.h")
 	if err := os.WriteFile(header, []byte(emuHeader), 0o644); err != nil {
