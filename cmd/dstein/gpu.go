@@ -14,13 +14,15 @@ func newGPUCmd(e *env) *cobra.Command {
 		Use:   "gpu",
 		Short: "Report the NVIDIA GPUs dstein can use",
 		Long: `Report the NVIDIA GPUs dstein can use: the driver library, the CUDA version it
-supports, the runtime compiler (NVRTC, which compiles CUDA kernels at run time,
-as dstein's GPU samplers will; libnvrtc.so.13 or .12, or the path in ` + cuda.NVRTCEnv + `),
-and each device's name, memory and compute capability.
+supports, the runtime compiler (NVRTC, which compiles dstein's CUDA kernels at run
+time; libnvrtc.so.13, .12 or CUDA 11.8's, or the path in ` + cuda.NVRTCEnv + `), cuBLAS
+(the matrix products; libcublas.so.13 or .12, or ` + cuda.CUBLASEnv + `), and each device's
+name, memory and compute capability.
 
 dstein needs no CUDA to build: it opens the driver library (libcuda.so.1, or
-the path in ` + cuda.DriverEnv + `) when a command asks for a GPU, and only then.
-Without a usable GPU it says why in one line and exits with code 4.`,
+the path in ` + cuda.DriverEnv + `) when a command asks for a GPU, and only then
+(sample --device cuda with --method gfsvgd or gibbs). Without a usable GPU it says
+why in one line and exits with code 4.`,
 		Args: cobra.NoArgs,
 		RunE: func(cmd *cobra.Command, _ []string) error {
 			d, err := cuda.Load()
@@ -33,9 +35,14 @@ Without a usable GPU it says why in one line and exits with code 4.`,
 			}
 			fmt.Fprintf(e.stdout, "driver %s, CUDA %d.%d\n", d.Path, d.Version/1000, d.Version%1000/10)
 			if n, err := cuda.LoadNVRTC(); err != nil {
-				fmt.Fprintf(e.stdout, "runtime compiler: none (%v)\n\n", err)
+				fmt.Fprintf(e.stdout, "runtime compiler: none (%v)\n", err)
 			} else {
-				fmt.Fprintf(e.stdout, "runtime compiler %s, NVRTC %d.%d\n\n", n.Path, n.Major, n.Minor)
+				fmt.Fprintf(e.stdout, "runtime compiler %s, NVRTC %d.%d\n", n.Path, n.Major, n.Minor)
+			}
+			if b, err := cuda.LoadCUBLAS(); err != nil {
+				fmt.Fprintf(e.stdout, "cuBLAS: none (%v)\n\n", err)
+			} else {
+				fmt.Fprintf(e.stdout, "cuBLAS %s\n\n", b.Path)
 			}
 			tw := tabwriter.NewWriter(e.stdout, 0, 0, 2, ' ', 0)
 			fmt.Fprintln(tw, "device\tname\tmemory\tcompute capability")

@@ -20,8 +20,9 @@ func TestGPUCommand(t *testing.T) {
 	}
 	t.Setenv(cuda.DriverEnv, cudatest.FakeDriver(t, 13000, 1))
 	t.Setenv(cuda.NVRTCEnv, cudatest.FakeNVRTC(t, 13, 0))
+	t.Setenv(cuda.CUBLASEnv, cudatest.FakeCUBLAS(t))
 	code, out, errs = dstein(t, "gpu")
-	if code != 0 || !strings.Contains(out, "CUDA 13.0") || !strings.Contains(out, "NVRTC 13.0") || !strings.Contains(out, "Fake GPU 0") || !strings.Contains(out, "141.0 GiB") || !strings.Contains(out, "9.0") {
+	if code != 0 || !strings.Contains(out, "CUDA 13.0") || !strings.Contains(out, "NVRTC 13.0") || !strings.Contains(out, "cuBLAS /") || !strings.Contains(out, "Fake GPU 0") || !strings.Contains(out, "141.0 GiB") || !strings.Contains(out, "9.0") {
 		t.Errorf("fake driver: exit %d, stdout %q, stderr %q", code, out, errs)
 	}
 	t.Setenv(cuda.DriverEnv, cudatest.FakeDriver(t, 12080, 0))
