@@ -60,10 +60,12 @@ static __device__ __forceinline__ double uniform(unsigned a, unsigned b, unsigne
 // touch neighbouring bytes. The site's log conditionals are
 // fields[i·q + s] plus J·[s = t] for each neighbour j in state t with
 // coupling J; the new state is the first s whose cumulative probability
-// exceeds the uniform of counter (chain, site, sweep, 0).
+// exceeds the uniform of counter (chain, site, sweep, 0). With beta (not
+// null) chain c's log conditionals are multiplied by beta[c]: the
+// replicas of parallel tempering, each at its own temperature.
 extern "C" __global__ void colour(int n, int count, const int *__restrict__ sites, const int *__restrict__ start,
 		const int *__restrict__ nbr, const double *__restrict__ cpl, const double *__restrict__ fields, int q,
-		unsigned char *states, unsigned sweep, unsigned k0, unsigned k1) {
+		const double *__restrict__ beta, unsigned char *states, unsigned sweep, unsigned k0, unsigned k1) {
 	long long e = (long long)blockIdx.x * blockDim.x + threadIdx.x;
 	if (e >= (long long)count * n) return;
 	int c = (int)(e % n);
@@ -73,6 +75,8 @@ extern "C" __global__ void colour(int n, int count, const int *__restrict__ site
 	for (int k = start[i]; k < start[i + 1]; k++) {
 		lg[states[(long long)nbr[k] * n + c]] += cpl[k];
 	}
+	if (beta)
+		for (int s = 0; s < q; s++) lg[s] *= beta[c];
 	double top = lg[0];
 	for (int s = 1; s < q; s++) top = lg[s] > top ? lg[s] : top;
 	double sum = 0;
@@ -96,10 +100,11 @@ extern "C" __global__ void colour(int n, int count, const int *__restrict__ site
 // spins: colour's update for an Ising model (states 0 and 1 for z = ∓1;
 // fields[2i + 1] = h_i): with f = h_i + Σ_j J_ij z_j the site takes
 // state 0 (z = −1) when the uniform of counter (chain, site, sweep, 0) is
-// below σ(−2f), else state 1.
+// below σ(−2f), else state 1 (f multiplied by beta[c] when beta is not
+// null, as in colour).
 extern "C" __global__ void spins(int n, int count, const int *__restrict__ sites, const int *__restrict__ start,
 		const int *__restrict__ nbr, const double *__restrict__ cpl, const double *__restrict__ fields,
-		unsigned char *states, unsigned sweep, unsigned k0, unsigned k1) {
+		const double *__restrict__ beta, unsigned char *states, unsigned sweep, unsigned k0, unsigned k1) {
 	long long e = (long long)blockIdx.x * blockDim.x + threadIdx.x;
 	if (e >= (long long)count * n) return;
 	int c = (int)(e % n);
@@ -109,8 +114,33 @@ extern "C" __global__ void spins(int n, int count, const int *__restrict__ sites
 		double J = cpl[k];
 		f += states[(long long)nbr[k] * n + c] ? J : -J;
 	}
+	if (beta) f *= beta[c];
 	double p0 = 1.0 / (1.0 + exp(2.0 * f));
 	states[(long long)i * n + c] = uniform((unsigned)c, (unsigned)i, sweep, 0u, k0, k1) < p0 ? 0 : 1;
+}
+
+// energy: log p* of each chain's state (parallel tempering's swaps):
+// Σ_{i<j} J_ij z_i z_j + Σ_i h_i z_i for an Ising model (ising = 1,
+// fields[2i + 1] = h_i), Σ_{i<j} J_ij [s_i = s_j] + Σ_i h_i(s_i) for a
+// Potts model, summed site by site in order.
+extern "C" __global__ void energy(int n, int d, const int *__restrict__ start, const int *__restrict__ nbr,
+		const double *__restrict__ cpl, const double *__restrict__ fields, int q, int ising,
+		const unsigned char *__restrict__ states, double *__restrict__ ll) {
+	long long c = (long long)blockIdx.x * blockDim.x + threadIdx.x;
+	if (c >= n) return;
+	double e = 0;
+	for (int i = 0; i < d; i++) {
+		int s = states[(long long)i * n + c];
+		e += fields[i * q + s];
+		for (int k = start[i]; k < start[i + 1]; k++) {
+			int j = nbr[k];
+			if (j <= i) continue;
+			int t = states[(long long)j * n + c];
+			if (ising) e += (s == t) ? cpl[k] : -cpl[k];
+			else if (s == t) e += cpl[k];
+		}
+	}
+	ll[c] = e;
 }
 
 // units: one block of an RBM's units given the others: unit k of chain c
@@ -130,5 +160,6 @@ extern "C" __global__ void units(int n, int m, const real *__restrict__ pre, con
 #ifdef DSTEIN_EMULATE
 DSTEIN_EXPORT(colour)
 DSTEIN_EXPORT(spins)
+DSTEIN_EXPORT(energy)
 DSTEIN_EXPORT(units)
 #endif

@@ -20,7 +20,7 @@ import (
 var gibbsSource string
 
 // gibbsKernels are the kernels of gibbs.cu.
-var gibbsKernels = []string{"colour", "spins", "units"}
+var gibbsKernels = []string{"colour", "spins", "energy", "units"}
 
 // maxStates is gibbs.cu's MAX_STATES: the most states of a Potts model's
 // variable on the GPU.
@@ -359,18 +359,7 @@ func (g *Gibbs) Step(ctx context.Context) error {
 	if g.rbm != nil {
 		err = g.blockSweep(sweep)
 	} else {
-		for k, p := range g.colours {
-			grid, block := grid1(int64(g.counts[k]) * int64(g.n))
-			args := append([]any{int32(g.n), int32(g.counts[k]), p}, g.pairArgs...)
-			if g.ising {
-				err = g.k["spins"].Queue(grid, block, append(args, g.states, sweep, g.k0, g.k1)...)
-			} else {
-				err = g.k["colour"].Queue(grid, block, append(args, int32(g.q), g.states, sweep, g.k0, g.k1)...)
-			}
-			if err != nil {
-				break
-			}
-		}
+		err = g.colourSweep(sweep, 0)
 	}
 	if err == nil {
 		err = g.mem.ctx.Sync()
@@ -384,6 +373,26 @@ func (g *Gibbs) Step(ctx context.Context) error {
 		g.evals += int64(g.n) * int64(g.rbm.Hidden()+g.d)
 	} else {
 		g.evals += int64(g.n) * int64(g.d)
+	}
+	return nil
+}
+
+// colourSweep queues one sweep of a pairwise model's chains, colour
+// class by colour class; beta, when not 0, holds each chain's inverse
+// temperature (float64).
+func (g *Gibbs) colourSweep(sweep uint32, beta cuda.Ptr) error {
+	for k, p := range g.colours {
+		grid, block := grid1(int64(g.counts[k]) * int64(g.n))
+		args := append([]any{int32(g.n), int32(g.counts[k]), p}, g.pairArgs...)
+		var err error
+		if g.ising {
+			err = g.k["spins"].Queue(grid, block, append(args, beta, g.states, sweep, g.k0, g.k1)...)
+		} else {
+			err = g.k["colour"].Queue(grid, block, append(args, int32(g.q), beta, g.states, sweep, g.k0, g.k1)...)
+		}
+		if err != nil {
+			return err
+		}
 	}
 	return nil
 }

@@ -110,7 +110,15 @@ type Settings struct {
 	// (up to twice, to at most MaxLadder) while K − 1 < 1.5Λ. false (the
 	// default) keeps Ladder temperatures.
 	Auto bool `json:"auto" flag:"auto-ladder" help:"size the ladder from the target after a pilot of --tune iterations: plain chains when they mix faster per sweep than tempering, else ⌈2Λ⌉+1 temperatures for the measured barrier Λ (--ladder is the pilot's size)"`
+	// Device is where the replicas are swept: the CPU (the default) or an
+	// NVIDIA GPU (package gpu: Ising and Potts models with the site
+	// kernel, by colour classes; the swaps and the ladder stay on the
+	// host). See device.go.
+	Device sampler.Device `json:"device,omitempty" flag:"device" help:"where the replicas are swept: cpu, or cuda (an NVIDIA GPU; Ising and Potts models, kernel site; see dstein gpu)"`
 }
+
+// OnDevice returns the device the settings choose.
+func (s *Settings) OnDevice() sampler.Device { return s.Device }
 
 // Kernel selects the move that updates each replica between swaps.
 type Kernel int
@@ -229,6 +237,10 @@ func (s *Settings) Validate() error {
 		return fmt.Errorf("auto sizes the ladder at the end of tuning; tune is -1 (none): want a number of iterations or 0 for %d", DefaultAutoTune)
 	case s.Auto && s.Tune > 0 && s.Tune < 8:
 		return fmt.Errorf("tune is %d; auto needs a pilot of at least 8 iterations (0 for %d)", s.Tune, DefaultAutoTune)
+	case s.Device != sampler.CPU && s.Device != sampler.CUDA:
+		return fmt.Errorf("unknown device %d", int(s.Device))
+	case s.Device != sampler.CPU && (s.Auto || s.Kernel != Site):
+		return fmt.Errorf("pt on the GPU sweeps by the site kernel with a fixed or tuned ladder (not --auto-ladder, not kernel %s); use --device cpu", s.Kernel)
 	}
 	return nil
 }
@@ -336,6 +348,9 @@ type Sampler struct {
 	regrows       int
 	tuneLen       int
 	spinModel     gibbs.SpinModel
+
+	// dev, when not nil, sweeps the replicas on a device (device.go).
+	dev *onDevice
 }
 
 type chain struct {
@@ -639,9 +654,16 @@ func (s *Sampler) Step(ctx context.Context) error {
 	if err := ctx.Err(); err != nil {
 		return err
 	}
-	s.ctx = ctx
-	parallel.For(s.n, 1, &s.task)
-	s.ctx = context.Background()
+	if s.dev != nil {
+		if err := s.dev.iterate(ctx, s); err != nil {
+			s.err = err
+			return err
+		}
+	} else {
+		s.ctx = ctx
+		parallel.For(s.n, 1, &s.task)
+		s.ctx = context.Background()
+	}
 	if err := ctx.Err(); err != nil {
 		s.err = err
 		return err
@@ -695,6 +717,9 @@ func (s *Sampler) resetWindow(frozen bool) {
 
 // Current returns the states of the β = 1 replicas.
 func (s *Sampler) Current() []int {
+	if s.dev != nil {
+		return s.dev.current(s)
+	}
 	for c := range s.chains {
 		ch := &s.chains[c]
 		row := s.cur[c*s.d : (c+1)*s.d]

@@ -1,0 +1,113 @@
+package gpu
+
+import (
+	"context"
+	"fmt"
+
+	"github.com/dstein/dstein/internal/cuda"
+	"github.com/dstein/dstein/model/rbm"
+	"github.com/dstein/dstein/sampler"
+	"github.com/dstein/dstein/sampler/gibbs"
+	"github.com/dstein/dstein/sampler/pt"
+)
+
+func init() {
+	sampler.RegisterDevice("pt", sampler.CUDA, func(p *sampler.Problem, set sampler.Settings) (sampler.Sampler, error) {
+		dev, err := registryDevice(0)
+		if err != nil {
+			return nil, err
+		}
+		return NewPT(dev, p, *set.(*pt.Settings))
+	})
+}
+
+// NewPT starts parallel tempering on dev for p (an Ising or Potts model):
+// the n·K replicas are swept on the GPU, each at its temperature, by
+// colour classes (see Gibbs); their log p* is computed there and copied
+// to the host, where package pt swaps them, follows their round trips and
+// tunes the ladder as on the CPU.
+func NewPT(dev *Device, p *sampler.Problem, set pt.Settings) (*pt.Sampler, error) {
+	if _, ok := p.Model.(*rbm.RBM); ok {
+		return nil, fmt.Errorf("pt on the GPU tempers Ising and Potts models; an RBM's replicas run on the CPU (--device cpu, kernel block)")
+	}
+	if err := SupportsGibbs(p.Model, gibbs.Settings{}); err != nil {
+		return nil, fmt.Errorf("pt: %w", err)
+	}
+	return pt.NewOn(p, set, func(k int) (pt.Replicas, error) { return newReplicas(dev, p, k) })
+}
+
+// replicas are n chains' K replicas as n·K Gibbs chains on the GPU
+// (replica j of chain c is chain c·K + j), with each one's inverse
+// temperature and log p* in device buffers.
+type replicas struct {
+	g        *Gibbs
+	n, k     int
+	beta, ll cuda.Ptr
+	sweeps   uint32
+}
+
+// newReplicas starts every replica of chain c at its state in p.Z.
+func newReplicas(dev *Device, p *sampler.Problem, k int) (*replicas, error) {
+	n, d := p.N, p.Model.Dim()
+	z := make([]int, n*k*d)
+	for c := range n {
+		for j := range k {
+			copy(z[(c*k+j)*d:(c*k+j+1)*d], p.Z[c*d:(c+1)*d])
+		}
+	}
+	q := &sampler.Problem{Model: p.Model, Transform: p.Transform, N: n * k, Z: z, Key: p.Key}
+	extra := 2 * 8 * uint64(n*k)
+	if err := (&arena{ctx: dev.ctx}).check(GibbsMemory(p.Model, n*k, false)+extra, fmt.Sprintf("pt with %d chains of %d replicas of %d variables", n, k, d)); err != nil {
+		return nil, err
+	}
+	g, err := NewGibbs(dev, q, gibbs.Settings{Device: sampler.CUDA})
+	if err != nil {
+		return nil, err
+	}
+	r := &replicas{g: g, n: n, k: k}
+	if err := g.mem.allocAll([]buffer{{&r.beta, 8 * uint64(n*k)}, {&r.ll, 8 * uint64(n*k)}}); err != nil {
+		g.Close()
+		return nil, err
+	}
+	return r, nil
+}
+
+// Sweep sweeps every replica at its β and computes its log p*.
+func (r *replicas) Sweep(ctx context.Context, beta, ll []float64) error {
+	if err := ctx.Err(); err != nil {
+		return err
+	}
+	g := r.g
+	grid, block := grid1(int64(g.n))
+	err := firstErr(
+		cuda.Upload(g.mem.ctx, r.beta, beta),
+		g.colourSweep(r.sweeps, r.beta),
+		g.k["energy"].Queue(grid, block, append(append([]any{int32(g.n), int32(g.d)}, g.pairArgs...),
+			int32(g.q), int32(boolInt(g.ising)), g.states, r.ll)...),
+		cuda.Download(g.mem.ctx, ll, r.ll),
+	)
+	if err != nil {
+		return fmt.Errorf("pt on %s: %w", g.dev, err)
+	}
+	r.sweeps++
+	g.fresh = false
+	return nil
+}
+
+// States copies replica rep[c] of each chain c into row c of dst.
+func (r *replicas) States(rep []int, dst []int) error {
+	all := r.g.Current()
+	if err := r.g.Err(); err != nil {
+		return err
+	}
+	d := r.g.d
+	for c, j := range rep {
+		copy(dst[c*d:(c+1)*d], all[(c*r.k+j)*d:(c*r.k+j+1)*d])
+	}
+	return nil
+}
+
+// Close frees the replicas' device memory.
+func (r *replicas) Close() error { return r.g.Close() }
+
+var _ pt.Replicas = (*replicas)(nil)

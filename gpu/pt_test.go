@@ -1,0 +1,131 @@
+package gpu
+
+import (
+	"context"
+	"fmt"
+	"math"
+	"testing"
+
+	"github.com/dstein/dstein/model"
+	"github.com/dstein/dstein/model/ising"
+	"github.com/dstein/dstein/model/potts"
+	"github.com/dstein/dstein/sampler"
+	"github.com/dstein/dstein/sampler/pt"
+	"github.com/dstein/dstein/sampler/samplertest"
+)
+
+// TestPTMatchesExact is the conformance test of parallel tempering with
+// its replicas on the GPU: final states of 3000 chains, run through the
+// registry, against exact marginals by enumeration (within 5 standard
+// errors), on a 3×3 Ising grid with fields, a strongly coupled 3×3 torus
+// (J = 0.9: two modes a single-site sweep rarely crosses) and a 3-state
+// Potts torus; and the swap statistics are rates.
+func TestPTMatchesExact(t *testing.T) {
+	testDevice(t)
+	fields := []float64{0.3, -0.2, 0.1, 0, 0.5, -0.4, 0.2, 0.1, -0.3}
+	grid, err := ising.Grid(3, 3, false, 0.4, fields)
+	if err != nil {
+		t.Fatal(err)
+	}
+	strong, err := ising.Grid(3, 3, true, 0.9, []float64{0.05, 0, 0, 0, 0, 0, 0, 0, 0})
+	if err != nil {
+		t.Fatal(err)
+	}
+	pf := make([]float64, 6*3)
+	for k := range pf {
+		pf[k] = 0.2 * float64((k*7)%5-2)
+	}
+	pm, err := potts.Grid(2, 3, true, 3, 0.5, pf)
+	if err != nil {
+		t.Fatal(err)
+	}
+	for _, c := range []struct {
+		name string
+		m    model.Model
+	}{{"ising grid", grid}, {"strong torus", strong}, {"potts torus", pm}} {
+		t.Run(c.name, func(t *testing.T) {
+			set := &pt.Settings{Device: sampler.CUDA, Ladder: 5, Tune: 20}
+			s := samplertest.Run(t, "pt", set, c.m, 3000, 80, 13)
+			worst := samplertest.CheckMarginals(t, c.name, c.m, s, 0)
+			t.Logf("largest error %.2f standard errors", worst)
+		})
+	}
+}
+
+// TestPTOnDeviceRefusals: the GPU's parallel tempering has the site
+// kernel only, no automatic ladder, and no RBMs.
+func TestPTOnDeviceRefusals(t *testing.T) {
+	dev := testDevice(t)
+	m, err := ising.Grid(3, 3, false, 0.4, nil)
+	if err != nil {
+		t.Fatal(err)
+	}
+	p := rbmLikeProblem(m, 4, 1)
+	for _, set := range []pt.Settings{{Device: sampler.CUDA, Auto: true}, {Device: sampler.CUDA, Kernel: pt.Cluster}} {
+		if _, err := NewPT(dev, p, set); err == nil {
+			t.Errorf("%+v accepted", set)
+		}
+	}
+	r := rbmProblem(t, 4, 5, 2, 1)
+	if _, err := NewPT(dev, r, pt.Settings{Device: sampler.CUDA}); err == nil {
+		t.Error("an RBM accepted")
+	}
+	s, err := NewPT(dev, p, pt.Settings{Device: sampler.CUDA, Ladder: 3})
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer s.Close()
+	st := s.Stats()
+	if v, ok := st.Value("swap_rate"); !ok || v < 0 || v > 1 {
+		t.Errorf("swap_rate %v", v)
+	}
+}
+
+// TestPTSwapRatesMatchCPU: the swap acceptance rates of each pair of
+// neighbouring temperatures depend on the tempered distributions the
+// replicas sample, so the GPU's (replicas swept at their own β) must
+// equal the CPU's on the same fixed ladder, up to Monte Carlo error: each
+// rate averages 2000 chains over 100 iterations from the same start (all
+// spins −1); the tolerance of 0.03 is over 5 standard errors of the
+// difference (the spread of the per-chain acceptance probabilities, at
+// most 0.5, over √2000 chains, with the iterations' correlation taken as
+// no help).
+func TestPTSwapRatesMatchCPU(t *testing.T) {
+	dev := testDevice(t)
+	m, err := ising.Grid(4, 4, true, 0.6, nil)
+	if err != nil {
+		t.Fatal(err)
+	}
+	set := pt.Settings{Ladder: 4, Tune: -1, BetaMin: 0.2}
+	rates := func(s sampler.Sampler) []float64 {
+		for range 100 {
+			if err := s.Step(context.Background()); err != nil {
+				t.Fatal(err)
+			}
+		}
+		var out []float64
+		for j := 1; j < set.Ladder; j++ {
+			v, _ := s.Stats().Value(fmt.Sprintf("swap_%d", j))
+			out = append(out, v)
+		}
+		return out
+	}
+	cpu, err := pt.New(rbmLikeProblem(m, 2000, 3), set)
+	if err != nil {
+		t.Fatal(err)
+	}
+	gset := set
+	gset.Device = sampler.CUDA
+	gpu, err := NewPT(dev, rbmLikeProblem(m, 2000, 4), gset)
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer gpu.Close()
+	c, g := rates(cpu), rates(gpu)
+	t.Logf("swap rates: CPU %.3f, GPU %.3f", c, g)
+	for j := range c {
+		if math.Abs(c[j]-g[j]) > 0.03 {
+			t.Errorf("swap_%d: GPU %.3f, CPU %.3f", j+1, g[j], c[j])
+		}
+	}
+}
