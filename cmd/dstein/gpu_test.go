@@ -87,4 +87,12 @@ func TestSampleOnGPU(t *testing.T) {
 	if code != 0 || !strings.Contains(gout, `"device":"cuda"`) || !strings.Contains(gout, "R̂") {
 		t.Errorf("gibbs --device cuda: exit %d:\n%s%s", code, gout, errs)
 	}
+	// Parallel tempering's replicas there too; the default preset (an
+	// automatic ladder) says what to give instead.
+	if code, _, errs := dstein(t, "sample", "--model", grid, "--method", "pt", "--device", "cuda", "--chains", "2", "--draws", "50"); code != 0 {
+		t.Errorf("pt --device cuda: exit %d: %s", code, errs)
+	}
+	if code, _, errs := dstein(t, "sample", "--model", grid, "--device", "cuda"); code != exitUsage || !strings.Contains(errs, "give --method pt") {
+		t.Errorf("the default with --device cuda: exit %d: %s", code, errs)
+	}
 }

@@ -240,7 +240,14 @@ func (s *Settings) Validate() error {
 	case s.Device != sampler.CPU && s.Device != sampler.CUDA:
 		return fmt.Errorf("unknown device %d", int(s.Device))
 	case s.Device != sampler.CPU && (s.Auto || s.Kernel != Site):
-		return fmt.Errorf("pt on the GPU sweeps by the site kernel with a fixed or tuned ladder (not --auto-ladder, not kernel %s); use --device cpu", s.Kernel)
+		var asked []string
+		if s.Kernel != Site {
+			asked = append(asked, "kernel "+s.Kernel.String())
+		}
+		if s.Auto {
+			asked = append(asked, "--auto-ladder")
+		}
+		return fmt.Errorf("pt on the GPU has the site kernel and a fixed or tuned ladder only, and these settings ask for %s (the default preset does): give --method pt (or --kernel site without --auto-ladder), or --device cpu", strings.Join(asked, " and "))
 	}
 	return nil
 }
