@@ -22,23 +22,31 @@ var svgdSource string
 // svgdKernels are the kernels of svgd.cu.
 var svgdKernels = []string{"relax", "hidden", "rowstats", "scores", "norms", "sqdist", "hist", "hist1", "gather", "bracket", "kexp", "operand", "direction", "adam", "plain", "rowsum", "copyto"}
 
-// The median's selection: sampleSize pairs bracket the wanted ranks, and
-// the pairs inside the bracket (at most candidates(m) of m) are selected
-// from exactly; a bracket that misses falls back to the radix selection
-// over the whole matrix. bracketRows is the rows one thread of bracket
-// reads.
+// The median's selection: over more than bracketAbove pairs, sampleSize
+// of them bracket the wanted ranks, and the pairs inside the bracket (at
+// most candidates(m) of m) are selected from exactly; a bracket that
+// misses falls back to the radix selection over the whole matrix, which
+// is also the selection of fewer pairs (its histograms' atomics meet on
+// the few bins that the pairs' top bits share: fine for a few million
+// pairs, slow for the 5·10⁷ of 10⁴ particles). bracketRows is the rows
+// one thread of bracket reads.
 const (
-	sampleSize  = 1 << 16
+	sampleSize  = 1 << 14
 	bracketRows = 32
 )
 
-// bracketSigmas is the bracket's half-width in standard errors of a
-// sample quantile (a variable so that a test can make it miss).
-var bracketSigmas = 4.0
+// bracketAbove and bracketSigmas are the number of pairs over which the
+// median is bracketed, and the bracket's half-width in standard errors
+// of a sample quantile (variables so that a test can bracket few pairs
+// and make the bracket miss).
+var (
+	bracketAbove  int64 = 1 << 23
+	bracketSigmas       = 4.0
+)
 
 // candidates returns the capacity of the bracket's buffer for m pairs:
-// four times the share a bracket of ±4 sample standard errors holds
-// (about 1.6%), and a sample's worth more.
+// twice the share a bracket of ±4 sample standard errors of 2¹⁴ pairs
+// holds (about 3.2%), and a sample's worth more.
 func candidates(m int64) int64 { return min(m, m/16+sampleSize) }
 
 func init() {
@@ -113,9 +121,9 @@ type SVGD struct {
 	hflag            []int32
 	hsample          []float64
 	hinside          []uint64
-	// fallbacks counts medians the bracket missed (selected over the
-	// whole matrix instead).
-	fallbacks int
+	// bracketed counts the medians selected through a bracket, fallbacks
+	// those whose bracket missed (selected over the whole matrix instead).
+	bracketed, fallbacks int
 }
 
 var (
@@ -379,9 +387,10 @@ func (s *SVGD) selectPairs(ranks []int64) ([]float64, error) {
 		}
 		return nil
 	}
-	if m <= 4*sampleSize {
+	if m <= bracketAbove {
 		return out, whole()
 	}
+	s.bracketed++
 	if s.hsample == nil {
 		s.hsample = make([]float64, sampleSize)
 	}

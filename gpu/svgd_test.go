@@ -296,8 +296,9 @@ func TestSVGDThroughRegistry(t *testing.T) {
 	}
 }
 
-// TestSVGDMedianBracket runs enough particles that the median is
-// selected through a bracket (over 4·2¹⁶ pairs): the particles and the
+// TestSVGDMedianBracket brackets the median of 760 particles' pairs (the
+// threshold lowered from 2²³ pairs to 2¹⁸, so that the emulation runs
+// it; the sample has 2¹⁴ pairs of the 288,420): the particles and the
 // bandwidth equal the CPU's (to the last digits the Gram matrix's sums
 // leave), with the bracket as planned and with a bracket that misses
 // (selection over the whole matrix instead), and the misses are counted.
@@ -305,9 +306,9 @@ func TestSVGDMedianBracket(t *testing.T) {
 	dev := testDevice(t)
 	for _, sigmas := range []float64{4, -3} {
 		t.Run(fmt.Sprintf("sigmas=%g", sigmas), func(t *testing.T) {
-			saved := bracketSigmas
-			bracketSigmas = sigmas
-			defer func() { bracketSigmas = saved }()
+			savedSigmas, savedAbove := bracketSigmas, bracketAbove
+			bracketSigmas, bracketAbove = sigmas, 1<<18
+			defer func() { bracketSigmas, bracketAbove = savedSigmas, savedAbove }()
 			p := rbmProblem(t, 760, 3, 2, 9)
 			cpu, err := gfsvgd.New(p, gfsvgd.Settings{})
 			if err != nil {
@@ -330,8 +331,8 @@ func TestSVGDMedianBracket(t *testing.T) {
 					t.Errorf("iteration %d: bandwidth %v, CPU %v", it, g.Last().Bandwidth, cpu.Last().Bandwidth)
 				}
 			}
-			if (sigmas > 0) != (g.fallbacks == 0) {
-				t.Errorf("%d of 3 medians fell back to the whole matrix", g.fallbacks)
+			if g.bracketed != 3 || (sigmas > 0) != (g.fallbacks == 0) {
+				t.Errorf("%d of 3 medians bracketed, %d of them fell back to the whole matrix", g.bracketed, g.fallbacks)
 			}
 		})
 	}
