@@ -28,6 +28,12 @@ func init() {
 		Warnings:    warnings,
 		Memory: func(m model.Model, n int, s sampler.Settings) float64 {
 			nf, df := float64(n), float64(m.Dim())
+			if s != nil && s.(*Settings).Device != sampler.CPU {
+				// On a GPU the host holds the starting points, their
+				// copy, the positions read back and their states; the
+				// device's memory is checked against the device.
+				return 8 * 4 * nf * df
+			}
 			if s != nil && s.(*Settings).Kernel == svgd.Coordinatewise {
 				return 8*(0.5*nf*nf) + 8*13*nf*df
 			}
