@@ -73,8 +73,11 @@ func (r *RBF) ComputeContext(ctx context.Context, x []float64, bw Bandwidth) (fl
 	if err := ctx.Err(); err != nil {
 		return 0, err
 	}
-	parallel.For(n, 64, &r.tasks.norms)
-	parallel.For(n, 8, &r.tasks.dist)
+	// Each task's grain holds parallel.MinWork: a row's norm costs 2d, its
+	// distances and their copy about n (half a row), its exponentials
+	// about 10 operations each.
+	parallel.For(n, parallel.GrainWork(n, 2*float64(r.d)), &r.tasks.norms)
+	parallel.For(n, parallel.GrainWork(n, float64(n)), &r.tasks.dist)
 	r.med2 = 0
 	if bw.NeedsMedian() && n > 1 {
 		if err := ctx.Err(); err != nil {
@@ -86,8 +89,8 @@ func (r *RBF) ComputeContext(ctx context.Context, x []float64, bw Bandwidth) (fl
 	if err := ctx.Err(); err != nil {
 		return 0, err
 	}
-	parallel.For(n, 8, &r.tasks.exp)
-	parallel.For((n+tile-1)/tile, 1, &r.tasks.mirror)
+	parallel.For(n, parallel.GrainWork(n, 5*float64(n)), &r.tasks.exp)
+	parallel.For((n+tile-1)/tile, parallel.GrainWork((n+tile-1)/tile, float64(tile*n)), &r.tasks.mirror)
 	return r.h, nil
 }
 

@@ -192,7 +192,7 @@ func (c *Direction[T]) compute(dst, x, s []T, w []float64, bw kernel.Bandwidth) 
 		}
 	}
 	c.aT.w = w
-	parallel.For(n, parallel.Grain(n, 1), &c.aT)
+	parallel.For(n, parallel.GrainWork(n, 2*float64(na)), &c.aT)
 	c.mul = gemm.ABt{C: c.prod, A: c.a, B: c.sxt, M: n, N: 2 * d, K: na, Ldc: 2 * d, Lda: na, Ldb: na, Ctx: c.ctx}
 	c.mul.Mul()
 	c.mul.Ctx = nil
@@ -201,7 +201,7 @@ func (c *Direction[T]) compute(dst, x, s []T, w []float64, bw kernel.Bandwidth) 
 		return 0
 	}
 	c.dirT.h, c.dirT.dst, c.dirT.x = h, dst, xf
-	parallel.For(n, parallel.Grain(n, 1), &c.dirT)
+	parallel.For(n, parallel.GrainWork(n, 4*float64(d)), &c.dirT)
 	c.dirT.dst, c.dirT.x, c.aT.w = nil, nil, nil
 	if c.Diagnose {
 		c.repulsion, c.offdiag = 0, 0

@@ -70,8 +70,10 @@ func (p *ABt) mulAsm() {
 			first = (jc + 1) / mr // rows i ≤ jc have no column j ≥ jc with j < i
 		}
 		// Chunks of rows: about 4 per worker for balance, at most mcPanels
-		// tiles for the cache.
-		grain := min(mcPanels, parallel.Grain(tiles-first, 1))
+		// tiles for the cache, and enough multiply-adds (mr·nb·kc a tile)
+		// to be worth another core (parallel.MinWork).
+		grain := min(mcPanels, parallel.GrainWork(tiles-first, float64(mr*nb*min(kc, p.K))))
+		packs := parallel.GrainWork((nb+nr-1)/nr, float64(nr*min(kc, p.K)))
 		for pc := 0; pc < p.K; pc += kc {
 			if p.canceled() {
 				putJob(j)
@@ -79,7 +81,7 @@ func (p *ABt) mulAsm() {
 			}
 			j.pc, j.kb, j.jc, j.nb, j.first = pc, min(kc, p.K-pc), jc, nb, first
 			j.mode = modePack
-			parallel.For((nb+nr-1)/nr, packGrain, j)
+			parallel.For((nb+nr-1)/nr, max(packGrain, packs), j)
 			j.mode = modeKernel
 			parallel.For(tiles-first, grain, j)
 		}

@@ -1,6 +1,7 @@
 package parallel
 
 import (
+	"math"
 	"runtime"
 	"sync/atomic"
 	"testing"
@@ -95,6 +96,28 @@ func TestPoolFollowsGOMAXPROCS(t *testing.T) {
 	for i := range c.hits {
 		if h := c.hits[i].Load(); h != 3 {
 			t.Fatalf("index %d processed %d times, want 3", i, h)
+		}
+	}
+}
+
+// TestGrainWork: a chunk holds at least MinWork element operations, so
+// that little work runs in one chunk on the caller whatever GOMAXPROCS
+// is, and much work splits as Grain splits it.
+func TestGrainWork(t *testing.T) {
+	defer runtime.GOMAXPROCS(runtime.GOMAXPROCS(16))
+	for _, c := range []struct {
+		n       int
+		perItem float64
+		want    int
+	}{
+		{100, 100, 164},                 // 10⁴ operations in all: one chunk (164 ≥ 100)
+		{1000, 100, 164},                // 1.6·10⁴ per chunk: 7 chunks, not 64
+		{10000, 1000, Grain(10000, 1)},  // plenty: Grain's 4 chunks per core
+		{50, 0, MinWork},                // a cost under 1 counts as 1
+		{10, math.Inf(1), Grain(10, 1)}, // unknown, heavy items: one each
+	} {
+		if got := GrainWork(c.n, c.perItem); got != c.want {
+			t.Errorf("GrainWork(%d, %g) = %d, want %d", c.n, c.perItem, got, c.want)
 		}
 	}
 }

@@ -288,7 +288,13 @@ func (s *Sampler) evalAll() {
 	if s.batch != nil {
 		s.batch.LogProbScores(s.lr, s.score, s.x)
 	}
+	// With both batches each particle costs a few operations per
+	// coordinate (Γ, the base's log density, the log weight); without
+	// them the model's own evaluations, of unknown cost.
 	grain := parallel.Grain(s.n, 1)
+	if s.batch != nil && s.lpBatch != nil {
+		grain = parallel.GrainWork(s.n, 8*float64(s.d))
+	}
 	if s.lpBatch != nil {
 		s.evalT.gammaOnly = true
 		parallel.For(s.n, grain, &s.evalT)
@@ -455,7 +461,7 @@ func (s *Sampler) step() error {
 	copy(s.xprev, s.x)
 	copy(s.wasImp, s.imp)
 	copy(s.lwPrev, s.logw)
-	parallel.For(n, parallel.Grain(n, 1), &s.updT)
+	parallel.For(n, parallel.GrainWork(n, 10*float64(d)), &s.updT) // Adam: about 10 operations a coordinate
 	for _, v := range s.x {
 		if bad(v) {
 			copy(s.x, s.xprev)
