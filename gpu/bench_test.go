@@ -20,14 +20,7 @@ import (
 // float64 and float32. It needs a real GPU (DSTEIN_GPU_TEST=1): the
 // stand-ins run the kernels on the host, thread after thread.
 func BenchmarkSVGDStep(b *testing.B) {
-	if !realGPU() {
-		b.Skip("DSTEIN_GPU_TEST=1 runs this on a machine with an NVIDIA GPU")
-	}
-	dev, err := Open(0)
-	if err != nil {
-		b.Fatal(err)
-	}
-	defer dev.Close()
+	dev := benchDevice(b)
 	for _, size := range [][2]int{{100, 100}, {1000, 100}, {1000, 1000}, {10000, 1000}} {
 		for _, prec := range []sampler.Precision{sampler.Float64, sampler.Float32} {
 			b.Run(fmt.Sprintf("n=%d/d=%d/%s", size[0], size[1], prec), func(b *testing.B) {
@@ -60,14 +53,7 @@ func BenchmarkSVGDStep(b *testing.B) {
 // float64 and float32 (sweeps per second). It needs a real GPU
 // (DSTEIN_GPU_TEST=1).
 func BenchmarkGibbsSweep(b *testing.B) {
-	if !realGPU() {
-		b.Skip("DSTEIN_GPU_TEST=1 runs this on a machine with an NVIDIA GPU")
-	}
-	dev, err := Open(0)
-	if err != nil {
-		b.Fatal(err)
-	}
-	defer dev.Close()
+	dev := benchDevice(b)
 	sweep := func(b *testing.B, m model.Model, n int, set gibbs.Settings, perSweep float64, unit string) {
 		g, err := NewGibbs(dev, rbmLikeProblem(m, n, 1), set)
 		if err != nil {
@@ -105,4 +91,20 @@ func BenchmarkGibbsSweep(b *testing.B) {
 			sweep(b, r, 10000, gibbs.Settings{Device: sampler.CUDA, Precision: prec}, 1, "sweeps/s")
 		})
 	}
+}
+
+// benchDevice opens the real GPU 0 for a benchmark, which skips without
+// DSTEIN_GPU_TEST=1 (the stand-ins run the kernels on the host); the
+// device is closed when the benchmark ends.
+func benchDevice(b *testing.B) *Device {
+	b.Helper()
+	if !realGPU() {
+		b.Skip("DSTEIN_GPU_TEST=1 runs this on a machine with an NVIDIA GPU")
+	}
+	dev, err := Open(0)
+	if err != nil {
+		b.Fatal(err)
+	}
+	b.Cleanup(dev.Close)
+	return dev
 }

@@ -14,15 +14,7 @@ import (
 // loaded, the kernel found and launched with its arguments marshalled,
 // and an unknown kernel and an oversized allocation refused.
 func TestContextStandIn(t *testing.T) {
-	d, err := open(cudatest.FakeDriver(t, 13000, 1))
-	if err != nil {
-		t.Fatal(err)
-	}
-	c, err := d.Open(0)
-	if err != nil {
-		t.Fatal(err)
-	}
-	defer c.Close()
+	c := standInContext(t)
 	free, total, err := c.MemInfo()
 	if err != nil || free != 1<<30 || total != 141<<30 {
 		t.Fatalf("memory %d of %d, %v", free, total, err)
@@ -92,4 +84,20 @@ func runAxpy(t *testing.T, c *Context, m *Module, n int) *Func {
 		}
 	}
 	return f
+}
+
+// standInContext opens device 0 of the stand-in driver (CUDA 13.0, one
+// device); the context is closed when the test ends.
+func standInContext(t *testing.T) *Context {
+	t.Helper()
+	d, err := open(cudatest.FakeDriver(t, 13000, 1))
+	if err != nil {
+		t.Fatal(err)
+	}
+	c, err := d.Open(0)
+	if err != nil {
+		t.Fatal(err)
+	}
+	t.Cleanup(c.Close)
+	return c
 }

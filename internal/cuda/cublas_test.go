@@ -117,15 +117,7 @@ func testGemm(t *testing.T, c *Context, blas *BLAS) {
 // column-major calls on the stand-ins, and that a size over cuBLAS's
 // 32-bit arguments is refused.
 func TestGemmStandIn(t *testing.T) {
-	d, err := open(cudatest.FakeDriver(t, 13000, 1))
-	if err != nil {
-		t.Fatal(err)
-	}
-	c, err := d.Open(0)
-	if err != nil {
-		t.Fatal(err)
-	}
-	defer c.Close()
+	c := standInContext(t)
 	lib, err := openCUBLAS(cudatest.FakeCUBLAS(t))
 	if err != nil {
 		t.Fatal(err)
@@ -170,19 +162,11 @@ DSTEIN_EXPORT(lowbits)
 // passed as an option, atomics; and a source the compiler refuses fails
 // with its log.
 func TestEmulatedKernels(t *testing.T) {
-	d, err := open(cudatest.FakeDriver(t, 13000, 1))
-	if err != nil {
-		t.Fatal(err)
-	}
 	nv, err := openNVRTC(cudatest.EmulatingNVRTC(t))
 	if err != nil {
 		t.Fatal(err)
 	}
-	c, err := d.Open(0)
-	if err != nil {
-		t.Fatal(err)
-	}
-	defer c.Close()
+	c := standInContext(t)
 	ptx, err := nv.Compile(emuSource, "emu.cu", "-DREAL=float", "--gpu-architecture=compute_90")
 	if err != nil {
 		t.Fatal(err)
