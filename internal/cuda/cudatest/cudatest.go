@@ -212,6 +212,11 @@ int nvrtcCompileProgram(prog_t *p, int n, const char **opts) {
 	p->log = strdup("");
 	return 0;
 }
+`
+
+// nvrtcCalls are the calls both NVRTC stand-ins make alike: the PTX and
+// the log of a compiled program, its end, and the error strings.
+const nvrtcCalls = `
 int nvrtcGetPTXSize(prog_t *p, size_t *n) { if (!p->ptx) return 7; *n = strlen(p->ptx) + 1; return 0; }
 int nvrtcGetPTX(prog_t *p, char *out) { strcpy(out, p->ptx); return 0; }
 int nvrtcGetProgramLogSize(prog_t *p, size_t *n) { *n = p->log ? strlen(p->log) + 1 : 1; return 0; }
@@ -224,7 +229,7 @@ const char *nvrtcGetErrorString(int r) { return r == 6 ? "NVRTC_ERROR_COMPILATIO
 // returns its path (skipping the test without a C compiler).
 func FakeNVRTC(t testing.TB, major, minor int) string {
 	t.Helper()
-	return compile(t, nvrtcSource, fmt.Sprintf("libnvrtc-%d-%d.so", major, minor), fmt.Sprintf("-DMAJOR=%d", major), fmt.Sprintf("-DMINOR=%d", minor))
+	return compile(t, nvrtcSource+nvrtcCalls, fmt.Sprintf("libnvrtc-%d-%d.so", major, minor), fmt.Sprintf("-DMAJOR=%d", major), fmt.Sprintf("-DMINOR=%d", minor))
 }
 
 // emuHeader makes CUDA C kernels plain C++ functions run on the host, one
@@ -328,12 +333,6 @@ int nvrtcCompileProgram(prog_t *p, int n, const char **opts) {
 	snprintf(p->ptx, len, "//EMU %s\n", lib);
 	return 0;
 }
-int nvrtcGetPTXSize(prog_t *p, size_t *n) { if (!p->ptx) return 7; *n = strlen(p->ptx) + 1; return 0; }
-int nvrtcGetPTX(prog_t *p, char *out) { strcpy(out, p->ptx); return 0; }
-int nvrtcGetProgramLogSize(prog_t *p, size_t *n) { *n = p->log ? strlen(p->log) + 1 : 1; return 0; }
-int nvrtcGetProgramLog(prog_t *p, char *out) { strcpy(out, p->log ? p->log : ""); return 0; }
-int nvrtcDestroyProgram(prog_t **p) { free((*p)->src); free((*p)->name); free((*p)->ptx); free((*p)->log); free(*p); *p = 0; return 0; }
-const char *nvrtcGetErrorString(int r) { return r == 6 ? "NVRTC_ERROR_COMPILATION" : "NVRTC_ERROR"; }
 `
 
 // EmulatingNVRTC compiles an NVRTC stand-in (version 13.0) whose programs
@@ -350,7 +349,7 @@ func EmulatingNVRTC(t testing.TB) string {
 		t.Fatal(err)
 	}
 	q := func(s string) string { return fmt.Sprintf(`-D%s`, s) }
-	return compile(t, emuNVRTCSource, "libnvrtc-emu.so",
+	return compile(t, emuNVRTCSource+nvrtcCalls, "libnvrtc-emu.so",
 		q(fmt.Sprintf(`DIR="%s"`, dir)), q(fmt.Sprintf(`CXX="%s"`, cxx)), q(fmt.Sprintf(`EMU_HEADER="%s"`, header)))
 }
 
