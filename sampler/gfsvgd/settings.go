@@ -5,6 +5,7 @@ import (
 	"math"
 
 	"github.com/dstein/dstein/kernel"
+	"github.com/dstein/dstein/model"
 	"github.com/dstein/dstein/optim"
 	"github.com/dstein/dstein/sampler"
 	"github.com/dstein/dstein/svgd"
@@ -180,4 +181,33 @@ func (s *Settings) Validate() error {
 		return err
 	}
 	return r.Bandwidth.Validate()
+}
+
+// memory estimates the bytes GF-SVGD allocates for n particles on m
+// (the method's Memory).
+func memory(m model.Model, n int, s sampler.Settings) float64 {
+	nf, df := float64(n), float64(m.Dim())
+	if s != nil && s.(*Settings).Device != sampler.CPU {
+		// On a GPU the host holds the starting points, their
+		// copy, the positions read back and their states; the
+		// device's memory is checked against the device.
+		return 8 * 4 * nf * df
+	}
+	if s != nil && s.(*Settings).Kernel == svgd.Coordinatewise {
+		return 8*(0.5*nf*nf) + 8*13*nf*df
+	}
+	// Kernel, kernel × weights, median pairs; positions, states,
+	// scores, direction, previous positions, Adam's moments, and the
+	// direction's products.
+	need := 8*(2.5*nf*nf) + 8*11*nf*df
+	if _, ok := m.(model.RelaxedBatch); ok {
+		// The batched relaxation: memberships, derivatives and
+		// gradient over all K states, and the model's n×d products.
+		k := float64(model.Offsets(m)[m.Dim()])
+		need += 8*3*nf*k + 8*3*nf*df
+	}
+	if _, ok := m.(model.LogProbBatch); ok {
+		need += 8 * 2 * nf * df // the batched log p*: spins and preactivations
+	}
+	return need
 }
