@@ -208,10 +208,19 @@ type precision struct {
 	ctx  *cuda.Context
 	blas *cuda.BLAS
 	f32  bool
+	buf  []float32 // float32 copies in transit, reused
+}
+
+// scratch returns n float32 values of the reused buffer.
+func (p *precision) scratch(n int) []float32 {
+	if cap(p.buf) < n {
+		p.buf = make([]float32, n)
+	}
+	return p.buf[:n]
 }
 
 // size returns the bytes of one value.
-func (p precision) size() uint64 {
+func (p *precision) size() uint64 {
 	if p.f32 {
 		return 4
 	}
@@ -219,7 +228,7 @@ func (p precision) size() uint64 {
 }
 
 // real is v as a kernel argument of the precision.
-func (p precision) real(v float64) any {
+func (p *precision) real(v float64) any {
 	if p.f32 {
 		return float32(v)
 	}
@@ -227,11 +236,11 @@ func (p precision) real(v float64) any {
 }
 
 // upload copies float64 values to a buffer of the precision.
-func (p precision) upload(dst cuda.Ptr, v []float64) error {
+func (p *precision) upload(dst cuda.Ptr, v []float64) error {
 	if !p.f32 {
 		return cuda.Upload(p.ctx, dst, v)
 	}
-	f := make([]float32, len(v))
+	f := p.scratch(len(v))
 	for i, x := range v {
 		f[i] = float32(x)
 	}
@@ -239,11 +248,11 @@ func (p precision) upload(dst cuda.Ptr, v []float64) error {
 }
 
 // download copies len(dst) values of the precision into dst.
-func (p precision) download(dst []float64, src cuda.Ptr) error {
+func (p *precision) download(dst []float64, src cuda.Ptr) error {
 	if !p.f32 {
 		return cuda.Download(p.ctx, dst, src)
 	}
-	f := make([]float32, len(dst))
+	f := p.scratch(len(dst))
 	if err := cuda.Download(p.ctx, f, src); err != nil {
 		return err
 	}
@@ -255,7 +264,7 @@ func (p precision) download(dst []float64, src cuda.Ptr) error {
 
 // gemm queues a product C = op(A)·op(B) (Alpha 1, Beta 0) in the
 // precision.
-func (p precision) gemm(g cuda.Gemm) error {
+func (p *precision) gemm(g cuda.Gemm) error {
 	g.Alpha, g.Beta = 1, 0
 	if p.f32 {
 		return p.blas.Float32(g)

@@ -99,7 +99,8 @@ type Gibbs struct {
 	// RBMs.
 	rbm *rbm.RBM
 	precision
-	z, h, pre cuda.Ptr // n×d and n×M of ±1, and the products
+	z, h, pre cuda.Ptr  // n×d and n×M of ±1, and the products
+	spins     []float64 // the host's copy of z, read by Current
 	wts, b, c cuda.Ptr
 }
 
@@ -125,7 +126,7 @@ func GibbsMemory(m model.Model, n int, f32 bool) uint64 {
 		edges += uint64(len(nb))
 	}
 	q := uint64(len(m.States(0)))
-	return N*D + 4 + 4*(D+1) + 12*edges + 8*D*q + 4*D + 64
+	return N*D + 4*(D+1) + 12*edges + 8*D*q + 4*D + 64
 }
 
 // neighbours returns a pairwise model's neighbours of i and couplings.
@@ -243,7 +244,7 @@ func (g *Gibbs) startPairwise(z []int) error {
 		g.colours = append(g.colours, p)
 		g.counts = append(g.counts, len(cl))
 	}
-	st, err := g.mem.alloc((uint64(n)*uint64(d) + 3) &^ 3) // whole words: the copies move 32-bit words
+	st, err := g.mem.alloc(uint64(n) * uint64(d))
 	if err != nil {
 		return err
 	}
@@ -254,29 +255,7 @@ func (g *Gibbs) startPairwise(z []int) error {
 			g.hstates[i*n+ch] = byte(z[ch*d+i])
 		}
 	}
-	return uploadBytes(c, st, g.hstates)
-}
-
-// uploadBytes copies bytes to the device as 32-bit words (the buffer
-// holds len(b) rounded up to 4 bytes).
-func uploadBytes(c *cuda.Context, dst cuda.Ptr, b []byte) error {
-	words := make([]uint32, (len(b)+3)/4)
-	for k, v := range b {
-		words[k/4] |= uint32(v) << (8 * (k % 4))
-	}
-	return cuda.Upload(c, dst, words)
-}
-
-// downloadBytes copies len(b) bytes from the device (as uploadBytes).
-func downloadBytes(c *cuda.Context, b []byte, src cuda.Ptr) error {
-	words := make([]uint32, (len(b)+3)/4)
-	if err := cuda.Download(c, words, src); err != nil {
-		return err
-	}
-	for k := range b {
-		b[k] = byte(words[k/4] >> (8 * (k % 4)))
-	}
-	return nil
+	return cuda.Upload(c, st, g.hstates)
 }
 
 func boolInt(b bool) int {
@@ -423,15 +402,17 @@ func (g *Gibbs) Current() []int {
 		g.cur = make([]int, n*d)
 	}
 	if g.rbm != nil {
-		spins := make([]float64, n*d)
-		if err := g.download(spins, g.z); err != nil {
+		if g.spins == nil {
+			g.spins = make([]float64, n*d)
+		}
+		if err := g.download(g.spins, g.z); err != nil {
 			return g.readFailed(err)
 		}
-		for k, v := range spins {
+		for k, v := range g.spins {
 			g.cur[k] = boolInt(v > 0)
 		}
 	} else {
-		if err := downloadBytes(g.mem.ctx, g.hstates, g.states); err != nil {
+		if err := cuda.Download(g.mem.ctx, g.hstates, g.states); err != nil {
 			return g.readFailed(err)
 		}
 		for i := range d {

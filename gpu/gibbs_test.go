@@ -26,7 +26,8 @@ import (
 // 5 binomial standard errors). Models: an open 3×3 Ising grid with fields
 // (two colours), a 3×3 torus (odd sides: three colours), a 3-state Potts
 // model on a 2×3 torus with per-state fields, and RBMs with 8 visible and
-// 3 hidden units in float64 and float32.
+// 3 hidden units in float64 and float32; and targets the kernels were
+// not written on (otherTargets).
 func TestGibbsMatchesExact(t *testing.T) {
 	testDevice(t)
 	fields := []float64{0.3, -0.2, 0.1, 0, 0.5, -0.4, 0.2, 0.1, -0.3}
@@ -50,6 +51,7 @@ func TestGibbsMatchesExact(t *testing.T) {
 	if err != nil {
 		t.Fatal(err)
 	}
+	others := otherTargets(t)
 	const n, sweeps = 20000, 60
 	for _, c := range []struct {
 		name string
@@ -61,6 +63,9 @@ func TestGibbsMatchesExact(t *testing.T) {
 		{"potts torus", pt, gibbs.Settings{Device: sampler.CUDA}},
 		{"rbm", r, gibbs.Settings{Device: sampler.CUDA}},
 		{"rbm float32", r, gibbs.Settings{Device: sampler.CUDA, Precision: sampler.Float32}},
+		{"ising complete", others.complete, gibbs.Settings{Device: sampler.CUDA}},
+		{"potts 5 states", others.potts5, gibbs.Settings{Device: sampler.CUDA}},
+		{"rbm {0,1}", others.binary, gibbs.Settings{Device: sampler.CUDA}},
 	} {
 		t.Run(c.name, func(t *testing.T) {
 			set := c.set
@@ -236,4 +241,42 @@ func TestGibbsReadFailure(t *testing.T) {
 	if err := g.Step(context.Background()); err != g.Err() {
 		t.Errorf("Step after a failed read: %v", err)
 	}
+}
+
+// otherTargets are models the GPU kernels were not written on: an Ising
+// model on the complete graph of 7 spins with mixed couplings (no grid:
+// the colouring gives each spin its own colour), a 5-state Potts model on
+// a 2×2 torus whose first variable is nearly deterministic (a field of 6
+// on its state 0: P ≈ 0.99), and an RBM read with {0, 1} units.
+func otherTargets(t *testing.T) (m struct{ complete, potts5, binary model.Model }) {
+	t.Helper()
+	var edges []ising.Edge
+	for i := range 7 {
+		for j := i + 1; j < 7; j++ {
+			edges = append(edges, ising.Edge{I: i, J: j, Coupling: 0.25 * float64((i+2*j)%3-1)})
+		}
+	}
+	c, err := ising.New(7, edges, []float64{0.4, -0.3, 0.2, 0, 0.1, -0.5, 0.3})
+	if err != nil {
+		t.Fatal(err)
+	}
+	f := make([]float64, 4*5)
+	f[0] = 6
+	for k := 5; k < len(f); k++ {
+		f[k] = 0.3 * float64(k%4-1)
+	}
+	p, err := potts.Grid(2, 2, true, 5, 0.6, f)
+	if err != nil {
+		t.Fatal(err)
+	}
+	W, b, cb, err := rbm.RandomParams(7, 3, 0.8, 0.7, 21)
+	if err != nil {
+		t.Fatal(err)
+	}
+	bin, err := rbm.NewBinary(W, b, cb)
+	if err != nil {
+		t.Fatal(err)
+	}
+	m.complete, m.potts5, m.binary = c, p, bin
+	return m
 }

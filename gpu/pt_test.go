@@ -19,7 +19,8 @@ import (
 // registry, against exact marginals by enumeration (within 5 standard
 // errors), on a 3×3 Ising grid with fields, a strongly coupled 3×3 torus
 // (J = 0.9: two modes a single-site sweep rarely crosses) and a 3-state
-// Potts torus; and the swap statistics are rates.
+// Potts torus, and two targets the kernels were not written on
+// (otherTargets: a complete graph, a nearly deterministic marginal).
 func TestPTMatchesExact(t *testing.T) {
 	testDevice(t)
 	fields := []float64{0.3, -0.2, 0.1, 0, 0.5, -0.4, 0.2, 0.1, -0.3}
@@ -39,10 +40,11 @@ func TestPTMatchesExact(t *testing.T) {
 	if err != nil {
 		t.Fatal(err)
 	}
+	others := otherTargets(t)
 	for _, c := range []struct {
 		name string
 		m    model.Model
-	}{{"ising grid", grid}, {"strong torus", strong}, {"potts torus", pm}} {
+	}{{"ising grid", grid}, {"strong torus", strong}, {"potts torus", pm}, {"ising complete", others.complete}, {"potts 5 states", others.potts5}} {
 		t.Run(c.name, func(t *testing.T) {
 			set := &pt.Settings{Device: sampler.CUDA, Ladder: 5, Tune: 20}
 			s := samplertest.Run(t, "pt", set, c.m, 3000, 80, 13)

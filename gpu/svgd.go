@@ -441,10 +441,10 @@ func (s *SVGD) Current() []int {
 }
 
 // Stats reports what gfsvgd's Stats reports (no particle of an RBM is in
-// an impossible state, and no move is undone for one).
+// an impossible state, and no move is undone for one); like it, it
+// recomputes the weights into the buffer the next step recomputes.
 func (s *SVGD) Stats() sampler.Stats {
-	w := make([]float64, s.n)
-	ess := svgd.Weights(w, s.hlogw, s.set.Weights, s.set.WeightPowerAt(s.iter), s.rank)
+	ess := svgd.Weights(s.hw, s.hlogw, s.set.Weights, s.set.WeightPowerAt(s.iter), s.rank)
 	return sampler.Stats{Evaluations: s.evals, Values: []sampler.Stat{
 		{Name: "weight_ess", Value: ess},
 		{Name: "bandwidth", Value: s.last.Bandwidth},

@@ -109,10 +109,14 @@ func TestSVGDMatchesCPU(t *testing.T) {
 		{"paper rule", 13, 7, 2, gfsvgd.Settings{Bandwidth: kernel.Bandwidth{Rule: kernel.RuleMedianPaper}, Temperature: 0.5}},
 		{"fixed", 12, 7, 2, gfsvgd.Settings{Bandwidth: kernel.Bandwidth{Rule: kernel.RuleFixed, H: 3}}},
 		{"one particle", 1, 5, 2, gfsvgd.Settings{}},
+		{"{0,1} units", 18, 7, 3, gfsvgd.Settings{}},
 	}
 	for _, c := range cases {
 		t.Run(c.name, func(t *testing.T) {
 			p := rbmProblem(t, c.n, c.d, c.m, 7)
+			if c.name == "{0,1} units" {
+				p.Model = otherTargets(t).binary // 7 visible, 3 hidden
+			}
 			cpu, err := gfsvgd.New(p, c.set)
 			if err != nil {
 				t.Fatal(err)

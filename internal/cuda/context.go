@@ -4,6 +4,7 @@ import (
 	"fmt"
 	"math"
 	"runtime"
+	"sync"
 	"unsafe"
 )
 
@@ -96,12 +97,18 @@ func (d *Driver) Open(ordinal int) (*Context, error) {
 	return c, nil
 }
 
-// do runs f on the context's thread and returns its error.
+// do runs f on the context's thread and returns its error. The reply
+// channels are reused (every call of a sampler's iteration comes here).
 func (c *Context) do(f func() error) error {
-	errc := make(chan error, 1)
+	errc := replies.Get().(chan error)
 	c.work <- func() { errc <- f() }
-	return <-errc
+	err := <-errc
+	replies.Put(errc)
+	return err
 }
+
+// replies holds reply channels of do, each with room for one error.
+var replies = sync.Pool{New: func() any { return make(chan error, 1) }}
 
 // check turns a driver result into an error naming the call.
 func (c *Context) check(call string, res int32) error {
@@ -168,7 +175,7 @@ func (c *Context) CopyOut(dst []float64, src Ptr) error { return Download(c, dst
 // Value is a type whose values cross between host and device memory as
 // they are.
 type Value interface {
-	~float64 | ~float32 | ~int32 | ~uint32 | ~uint64
+	~float64 | ~float32 | ~int32 | ~uint32 | ~uint64 | ~uint8
 }
 
 // Upload copies src into device memory at dst (after the work queued

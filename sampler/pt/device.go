@@ -29,6 +29,7 @@ type Replicas interface {
 type onDevice struct {
 	reps     Replicas
 	beta, ll []float64 // n·K, by replica
+	top      []int     // each chain's replica at β = 1, for States
 	readErr  error     // a failed read of the states
 }
 
@@ -105,11 +106,13 @@ func (d *onDevice) iterate(ctx context.Context, s *Sampler) error {
 
 // current reads the β = 1 replicas' states from the device.
 func (d *onDevice) current(s *Sampler) []int {
-	rep := make([]int, s.n)
-	for c := range s.chains {
-		rep[c] = s.chains[c].perm[0]
+	if d.top == nil {
+		d.top = make([]int, s.n)
 	}
-	if err := d.reps.States(rep, s.cur); err != nil && d.readErr == nil {
+	for c := range s.chains {
+		d.top[c] = s.chains[c].perm[0]
+	}
+	if err := d.reps.States(d.top, s.cur); err != nil && d.readErr == nil {
 		d.readErr = err
 		s.err = err
 	}
