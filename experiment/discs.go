@@ -18,6 +18,12 @@ import (
 	"github.com/dstein/dstein/report"
 	"github.com/dstein/dstein/rng"
 	"github.com/dstein/dstein/sampler"
+	"github.com/dstein/dstein/sampler/dlmc"
+	"github.com/dstein/dstein/sampler/dmala"
+	"github.com/dstein/dstein/sampler/gibbs"
+	"github.com/dstein/dstein/sampler/gwg"
+	"github.com/dstein/dstein/sampler/pas"
+	"github.com/dstein/dstein/sampler/sw"
 	"github.com/dstein/dstein/transform"
 )
 
@@ -175,27 +181,27 @@ func one(int) float64 { return 1 }
 func discsMethods(kind string) []discsMethod {
 	sweep2 := func(d int) float64 { return float64(d) / 2 }
 	sweep := func(d int) float64 { return float64(d) }
-	gibbs := discsMethod{"gibbs", "gibbs", `{}`, "blockgibbs", sweep2, true, 0}
-	ms := []discsMethod{gibbs}
+	block := discsMethod{"gibbs", gibbs.Name, `{}`, "blockgibbs", sweep2, true, 0}
+	ms := []discsMethod{block}
 	switch kind {
 	case "binary", "potts":
-		ms = append(ms, discsMethod{"sw", "sw", `{}`, "", one, true, 0})
+		ms = append(ms, discsMethod{"sw", sw.Name, `{}`, "", one, true, 0})
 	}
 	if kind == "binary" {
 		ms = append(ms,
-			discsMethod{"gwg-multi-sqrt", "gwg-multi", `{"adapt":%d,"flips":1}`, "gwg/sqrt", one, false, 0},
-			discsMethod{"gwg-multi-ratio", "gwg-multi", `{"adapt":%d,"flips":1,"balance":"ratio"}`, "gwg/ratio", one, false, 0})
+			discsMethod{"gwg-multi-sqrt", gwg.MultiName, `{"adapt":%d,"flips":1}`, "gwg/sqrt", one, false, 0},
+			discsMethod{"gwg-multi-ratio", gwg.MultiName, `{"adapt":%d,"flips":1,"balance":"ratio"}`, "gwg/ratio", one, false, 0})
 	} else {
 		ms = append(ms,
-			discsMethod{"gwg", "gwg", `{}`, "gwg/sqrt", sweep, true, 400},
-			discsMethod{"gwg-multi-sqrt", "gwg-multi", `{"adapt":%d,"flips":1}`, "", one, false, 0})
+			discsMethod{"gwg", gwg.Name, `{}`, "gwg/sqrt", sweep, true, 400},
+			discsMethod{"gwg-multi-sqrt", gwg.MultiName, `{"adapt":%d,"flips":1}`, "", one, false, 0})
 	}
 	ms = append(ms,
-		discsMethod{"pas-sqrt", "pas", `{"adapt":%d,"path_length":1}`, "path_auxiliary/sqrt", one, false, 0},
-		discsMethod{"pas-ratio", "pas", `{"adapt":%d,"path_length":1,"balance":"ratio"}`, "path_auxiliary/ratio", one, false, 0},
-		discsMethod{"dmala", "dmala", `{"adapt":%d}`, "dmala/sqrt", one, false, 0},
-		discsMethod{"dlmc-sqrt", "dlmc", `{"adapt":%d}`, "dlmc/sqrt/interpolate", one, false, 0},
-		discsMethod{"dlmc-ratio", "dlmc", `{"adapt":%d,"balance":"ratio"}`, "dlmc/ratio/interpolate", one, false, 0})
+		discsMethod{"pas-sqrt", pas.Name, `{"adapt":%d,"path_length":1}`, "path_auxiliary/sqrt", one, false, 0},
+		discsMethod{"pas-ratio", pas.Name, `{"adapt":%d,"path_length":1,"balance":"ratio"}`, "path_auxiliary/ratio", one, false, 0},
+		discsMethod{"dmala", dmala.Name, `{"adapt":%d}`, "dmala/sqrt", one, false, 0},
+		discsMethod{"dlmc-sqrt", dlmc.Name, `{"adapt":%d}`, "dlmc/sqrt/interpolate", one, false, 0},
+		discsMethod{"dlmc-ratio", dlmc.Name, `{"adapt":%d,"balance":"ratio"}`, "dlmc/ratio/interpolate", one, false, 0})
 	return ms
 }
 

@@ -14,8 +14,12 @@ import (
 	"github.com/dstein/dstein/report"
 	"github.com/dstein/dstein/rng"
 	"github.com/dstein/dstein/sampler"
+	"github.com/dstein/dstein/sampler/dhmc"
+	"github.com/dstein/dstein/sampler/dmala"
 	"github.com/dstein/dstein/sampler/gfsvgd"
 	"github.com/dstein/dstein/sampler/gibbs"
+	"github.com/dstein/dstein/sampler/gwg"
+	"github.com/dstein/dstein/sampler/iid"
 )
 
 // Why one file of about 530 lines: the sampling experiments (ising-n, ising-sigma, rbm-n,
@@ -102,22 +106,22 @@ func samplingMethods(paperSurrogate string, withGradient bool, gwgSweeps int) []
 		ms = append(ms,
 			presetMethod("gfsvgd-hybrid", "hybrid preset: GF-SVGD + 30 stratified sweeps", "hybrid", "relaxed", infer.HybridIters),
 			sampleMethod{name: "strat-sweeps", label: "30 stratified sweeps alone", build: func(int) (sampler.Pipeline, error) {
-				return sampler.Pipeline{Stages: []sampler.Stage{{Method: "gibbs", Iters: infer.HybridSweeps, Settings: &gibbs.Settings{Stratified: true}}}}, nil
+				return sampler.Pipeline{Stages: []sampler.Stage{{Method: gibbs.Name, Iters: infer.HybridSweeps, Settings: &gibbs.Settings{Stratified: true}}}}, nil
 			}})
 	}
 	ms = append(ms, sampleMethod{name: "pt-4chains", label: "parallel tempering, 4 chains (the tempering preset, rounds one and two's default)", preset: "tempering",
 		build: func(int) (sampler.Pipeline, error) { return infer.Preset("tempering") }})
-	ms = append(ms, chainMethod("gibbs", "Gibbs", "gibbs", nil, 0))
+	ms = append(ms, chainMethod("gibbs", "Gibbs", gibbs.Name, nil, 0))
 	if withGradient {
-		gwg := chainMethod("gwg", "Gibbs-with-Gradients", "gwg", nil, 0)
+		withGrad := chainMethod("gwg", "Gibbs-with-Gradients", gwg.Name, nil, 0)
 		if gwgSweeps > 0 {
-			gwg = chainMethod(fmt.Sprintf("gwg-%d", gwgSweeps), fmt.Sprintf("Gibbs-with-Gradients (%d sweeps)", gwgSweeps), "gwg", nil, gwgSweeps)
+			withGrad = chainMethod(fmt.Sprintf("gwg-%d", gwgSweeps), fmt.Sprintf("Gibbs-with-Gradients (%d sweeps)", gwgSweeps), gwg.Name, nil, gwgSweeps)
 		}
-		ms = append(ms, gwg, chainMethod("dmala", "DMALA", "dmala", nil, 0))
+		ms = append(ms, withGrad, chainMethod("dmala", "DMALA", dmala.Name, nil, 0))
 	}
 	return append(ms,
-		chainMethod("dhmc", "DHMC", "dhmc", nil, 0),
-		chainMethod("exact", "exact i.i.d. (MC)", "exact", nil, 0))
+		chainMethod("dhmc", "DHMC", dhmc.Name, nil, 0),
+		chainMethod("exact", "exact i.i.d. (MC)", iid.Name, nil, 0))
 }
 
 // methodRecord is what the journal records of a method's settings: the

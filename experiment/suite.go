@@ -29,8 +29,14 @@ import (
 	"github.com/dstein/dstein/model/uai"
 	"github.com/dstein/dstein/rng"
 	"github.com/dstein/dstein/sampler"
+	"github.com/dstein/dstein/sampler/dhmc"
+	"github.com/dstein/dstein/sampler/dmala"
+	"github.com/dstein/dstein/sampler/gfsvgd"
 	"github.com/dstein/dstein/sampler/gibbs"
+	"github.com/dstein/dstein/sampler/gwg"
+	"github.com/dstein/dstein/sampler/iid"
 	"github.com/dstein/dstein/sampler/pt"
+	"github.com/dstein/dstein/sampler/sw"
 	"github.com/dstein/dstein/transform"
 )
 
@@ -154,63 +160,63 @@ const ptStratSweeps = 40
 func suiteMethods() []suiteMethod {
 	ptIters := func(b int) int { return max(1, b/pt.DefaultLadder) }
 	return []suiteMethod{
-		{name: suiteReference, label: "exact i.i.d.", candidate: false, build: func(int) sampler.Pipeline { return single("exact", nil, 1) }},
-		{name: suiteBaseline, label: "Gibbs", candidate: true, build: func(b int) sampler.Pipeline { return single("gibbs", nil, b) }},
+		{name: suiteReference, label: "exact i.i.d.", candidate: false, build: func(int) sampler.Pipeline { return single(iid.Name, nil, 1) }},
+		{name: suiteBaseline, label: "Gibbs", candidate: true, build: func(b int) sampler.Pipeline { return single(gibbs.Name, nil, b) }},
 		{name: "pt", label: "parallel tempering", candidate: true, build: func(b int) sampler.Pipeline {
-			return single("pt", &pt.Settings{Tune: max(1, ptIters(b)/4)}, ptIters(b))
+			return single(pt.Name, &pt.Settings{Tune: max(1, ptIters(b)/4)}, ptIters(b))
 		}},
-		{name: "sw", label: "Swendsen–Wang", candidate: false, build: func(b int) sampler.Pipeline { return single("sw", nil, b) }},
-		{name: "gwg", label: "Gibbs-with-Gradients", candidate: true, build: func(b int) sampler.Pipeline { return single("gwg", nil, b) }, trials: gwgSuiteTrials},
-		{name: "dmala", label: "DMALA", candidate: true, build: func(b int) sampler.Pipeline { return single("dmala", nil, b) }},
-		{name: "dhmc", label: "DHMC", candidate: true, build: func(b int) sampler.Pipeline { return single("dhmc", nil, max(1, b/8)) }},
+		{name: "sw", label: "Swendsen–Wang", candidate: false, build: func(b int) sampler.Pipeline { return single(sw.Name, nil, b) }},
+		{name: "gwg", label: "Gibbs-with-Gradients", candidate: true, build: func(b int) sampler.Pipeline { return single(gwg.Name, nil, b) }, trials: gwgSuiteTrials},
+		{name: "dmala", label: "DMALA", candidate: true, build: func(b int) sampler.Pipeline { return single(dmala.Name, nil, b) }},
+		{name: "dhmc", label: "DHMC", candidate: true, build: func(b int) sampler.Pipeline { return single(dhmc.Name, nil, max(1, b/8)) }},
 		{name: "gfsvgd", label: "GF-SVGD (transport)", candidate: true, build: func(b int) sampler.Pipeline {
 			p, _ := infer.Preset("transport")
-			p.Stages = []sampler.Stage{{Method: "gfsvgd", Iters: b, Settings: p.Stages[0].Settings}}
+			p.Stages = []sampler.Stage{{Method: gfsvgd.Name, Iters: b, Settings: p.Stages[0].Settings}}
 			return p
 		}, preset: "transport"},
 		{name: "hybrid", label: "GF-SVGD + stratified Gibbs", candidate: true, build: func(b int) sampler.Pipeline {
 			p, _ := infer.Preset("transport")
 			return sampler.Pipeline{Stages: []sampler.Stage{
-				{Method: "gfsvgd", Iters: infer.HybridIters, Settings: p.Stages[0].Settings},
-				{Method: "gibbs", Iters: max(1, b-infer.HybridIters), Settings: &gibbs.Settings{Stratified: true}},
+				{Method: gfsvgd.Name, Iters: infer.HybridIters, Settings: p.Stages[0].Settings},
+				{Method: gibbs.Name, Iters: max(1, b-infer.HybridIters), Settings: &gibbs.Settings{Stratified: true}},
 			}}
 		}, preset: "hybrid"},
 		{name: "strat-gibbs", label: "stratified Gibbs", candidate: true, build: func(b int) sampler.Pipeline {
-			return single("gibbs", &gibbs.Settings{Stratified: true}, b)
+			return single(gibbs.Name, &gibbs.Settings{Stratified: true}, b)
 		}},
 		{name: "pt-strat", label: "parallel tempering, then stratified Gibbs", candidate: true, build: func(b int) sampler.Pipeline {
 			// 40 stratified sweeps of the tempered chains' final states;
 			// the rest of the budget in rounds of 8 temperatures.
 			rounds := max(1, (b-ptStratSweeps)/pt.DefaultLadder)
 			return sampler.Pipeline{Stages: []sampler.Stage{
-				{Method: "pt", Iters: rounds, Settings: &pt.Settings{Tune: max(1, rounds/4)}},
-				{Method: "gibbs", Iters: min(b, ptStratSweeps), Settings: &gibbs.Settings{Stratified: true}},
+				{Method: pt.Name, Iters: rounds, Settings: &pt.Settings{Tune: max(1, rounds/4)}},
+				{Method: gibbs.Name, Iters: min(b, ptStratSweeps), Settings: &gibbs.Settings{Stratified: true}},
 			}}
 		}},
 		{name: "gibbs-4chains", label: "Gibbs, 4 long chains, thinned draws", candidate: true, build: func(b int) sampler.Pipeline {
-			return single("gibbs", nil, b)
+			return single(gibbs.Name, nil, b)
 		}, chains: 4, sweepsPerIter: 1},
 		{name: "pt-4chains", label: "parallel tempering, 4 long chains, thinned draws (rounds one and two's default)", candidate: true, build: func(b int) sampler.Pipeline {
-			return single("pt", nil, b)
+			return single(pt.Name, nil, b)
 		}, chains: 4, sweepsPerIter: pt.DefaultLadder, preset: "tempering"},
 		{name: "pt-8chains", label: "parallel tempering, 8 long chains, thinned draws", candidate: true, build: func(b int) sampler.Pipeline {
-			return single("pt", nil, b)
+			return single(pt.Name, nil, b)
 		}, chains: 8, sweepsPerIter: pt.DefaultLadder},
 		{name: "pt-20chains", label: "parallel tempering, 20 long chains, thinned draws", candidate: true, build: func(b int) sampler.Pipeline {
-			return single("pt", nil, b)
+			return single(pt.Name, nil, b)
 		}, chains: 20, sweepsPerIter: pt.DefaultLadder},
 		// Round three: the ladder sized by a pilot (plain chains when they
 		// mix faster) and the best kernel per model (block Gibbs for RBMs,
 		// Swendsen–Wang for ferromagnetic Ising models), at the budget's
 		// evaluations.
 		{name: "pt-auto", label: "parallel tempering, 4 long chains, ladder sized by a pilot, best kernel per model (the default since round three)", candidate: true, build: func(b int) sampler.Pipeline {
-			return single("pt", &pt.Settings{Auto: true, Kernel: pt.Best}, b)
+			return single(pt.Name, &pt.Settings{Auto: true, Kernel: pt.Best}, b)
 		}, chains: 4, evalBudget: true, preset: infer.DefaultMethod},
 		// Not a candidate for the default: its samples are not draws but
 		// points picked to match the draws, so no diagnostic can check
 		// them; users ask for them with the compact preset.
 		{name: "pt-herd", label: "parallel tempering, 4 long chains, herded to n points (the compact preset)", build: func(b int) sampler.Pipeline {
-			return single("pt", nil, b)
+			return single(pt.Name, nil, b)
 		}, chains: 4, sweepsPerIter: pt.DefaultLadder, herdThin: infer.CompactChains.Thin, preset: "compact"},
 	}
 }
@@ -240,7 +246,7 @@ func selectSuiteMethods(r *runner, names []string) ([]suiteMethod, error) {
 	if len(names) == 0 {
 		return all, nil
 	}
-	want := map[string]bool{"exact": true, "gibbs": true}
+	want := map[string]bool{suiteReference: true, suiteBaseline: true}
 	known := SuiteMethodNames()
 	for _, n := range names {
 		n = strings.TrimSpace(n)

@@ -20,6 +20,7 @@ import (
 	"github.com/dstein/dstein/sampler"
 	"github.com/dstein/dstein/sampler/gfsvgd"
 	"github.com/dstein/dstein/sampler/gibbs"
+	"github.com/dstein/dstein/sampler/iid"
 	"github.com/dstein/dstein/svgd"
 )
 
@@ -143,7 +144,7 @@ func (v variant) pipeline() sampler.Pipeline {
 	if v.iters > 0 {
 		set := v.set
 		set.Surrogate, set.Temperature = "relaxed", v.tau
-		p.Stages = append(p.Stages, sampler.Stage{Method: "gfsvgd", Iters: v.iters, Settings: &set})
+		p.Stages = append(p.Stages, sampler.Stage{Method: gfsvgd.Name, Iters: v.iters, Settings: &set})
 	}
 	if v.sweeps > 0 {
 		// Single-site sweeps, as the study defines them: stratified sweeps
@@ -155,7 +156,7 @@ func (v variant) pipeline() sampler.Pipeline {
 		if !v.stratified {
 			set.Scan = gibbs.Systematic
 		}
-		p.Stages = append(p.Stages, sampler.Stage{Method: "gibbs", Iters: v.sweeps, Settings: set})
+		p.Stages = append(p.Stages, sampler.Stage{Method: gibbs.Name, Iters: v.sweeps, Settings: set})
 	}
 	return p
 }
@@ -265,8 +266,8 @@ func runVariants(r *runner, modelName string) (*Result, error) {
 		name string
 		p    sampler.Pipeline
 	}
-	gibbsP, _ := sampler.Single("gibbs", nil, gibbsSweeps)
-	exactP, _ := sampler.Single("exact", nil, 1)
+	gibbsP, _ := sampler.Single(gibbs.Name, nil, gibbsSweeps)
+	exactP, _ := sampler.Single(iid.Name, nil, 1)
 	methods := []method{{"exact", exactP}, {fmt.Sprintf("gibbs%d", gibbsSweeps), gibbsP}}
 	for _, v := range vs {
 		methods = append(methods, method{v.name, v.pipeline()})

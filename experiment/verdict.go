@@ -135,10 +135,11 @@ func readRows(r io.Reader, path string) ([]Row, error) {
 // byX is one method's metric by x.
 type byX map[float64]Row
 
-func pick(rows []Row, method, metric string) byX {
+// pick is one series' metric by x (a series is a Row's Method).
+func pick(rows []Row, series, metric string) byX {
 	s := byX{}
 	for _, r := range rows {
-		if r.Method == method && r.Metric == metric {
+		if r.Method == series && r.Metric == metric {
 			s[r.X] = r
 		}
 	}

@@ -27,7 +27,7 @@ var gibbsKernels = []string{"colour", "spins", "energy", "units"}
 const maxStates = 64
 
 func init() {
-	sampler.RegisterDevice("gibbs", sampler.CUDA, func(p *sampler.Problem, set sampler.Settings) (sampler.Sampler, error) {
+	sampler.RegisterDevice(gibbs.Name, sampler.CUDA, func(p *sampler.Problem, set sampler.Settings) (sampler.Sampler, error) {
 		dev, err := registryDevice(0)
 		if err != nil {
 			return nil, err

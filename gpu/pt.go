@@ -12,7 +12,7 @@ import (
 )
 
 func init() {
-	sampler.RegisterDevice("pt", sampler.CUDA, func(p *sampler.Problem, set sampler.Settings) (sampler.Sampler, error) {
+	sampler.RegisterDevice(pt.Name, sampler.CUDA, func(p *sampler.Problem, set sampler.Settings) (sampler.Sampler, error) {
 		dev, err := registryDevice(0)
 		if err != nil {
 			return nil, err

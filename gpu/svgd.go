@@ -22,7 +22,7 @@ var svgdSource string
 var svgdKernels = []string{"relax", "hidden", "rowstats", "scores", "norms", "sqdist", "hist", "hist1", "gather", "bracket", "kexp", "operand", "direction", "adam", "plain", "rowsum", "copyto"}
 
 func init() {
-	sampler.RegisterDevice("gfsvgd", sampler.CUDA, func(p *sampler.Problem, set sampler.Settings) (sampler.Sampler, error) {
+	sampler.RegisterDevice(gfsvgd.Name, sampler.CUDA, func(p *sampler.Problem, set sampler.Settings) (sampler.Sampler, error) {
 		dev, err := registryDevice(0)
 		if err != nil {
 			return nil, err

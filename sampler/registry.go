@@ -125,6 +125,9 @@ func Lookup(name string) (*Method, error) {
 	if m := methods[name]; m != nil {
 		return m, nil
 	}
+	if len(order) == 0 {
+		return nil, fmt.Errorf("unknown method %q: no sampling method is registered in this program (import github.com/dstein/dstein/sampler/all, or the method's own package, to register them)", name)
+	}
 	return nil, fmt.Errorf("unknown method %q%s (methods: %s)", name, suggest.Hint(name, order), strings.Join(order, ", "))
 }
 

@@ -17,6 +17,8 @@ import (
 	"github.com/dstein/dstein/model/rbm"
 	"github.com/dstein/dstein/rng"
 	"github.com/dstein/dstein/sampler"
+	"github.com/dstein/dstein/sampler/gibbs"
+	"github.com/dstein/dstein/sampler/iid"
 )
 
 // demoModels are the built-in examples: small enough for exact answers by
@@ -60,11 +62,11 @@ The RMSE that n exact i.i.d. samples have on average is shown for scale.`,
 			if err != nil {
 				return usageError{err}
 			}
-			gibbs, err := sampler.Single("gibbs", nil, iters)
+			gibbsP, err := sampler.Single(gibbs.Name, nil, iters)
 			if err != nil {
 				return err
 			}
-			iid, err := sampler.Single("exact", nil, 1)
+			iidP, err := sampler.Single(iid.Name, nil, 1)
 			if err != nil {
 				return err
 			}
@@ -77,8 +79,8 @@ The RMSE that n exact i.i.d. samples have on average is shown for scale.`,
 				label string
 			}{
 				{main, method + ": " + infer.Describe(main)},
-				{gibbs, fmt.Sprintf("Gibbs (n chains, %d sweeps)", iters)},
-				{iid, "exact i.i.d. sampling"},
+				{gibbsP, fmt.Sprintf("Gibbs (n chains, %d sweeps)", iters)},
+				{iidP, "exact i.i.d. sampling"},
 			}
 			for k, m := range models {
 				truth, err := exact.NewEnumerated(m, 0)

@@ -145,9 +145,12 @@ type Sampler struct {
 
 var _ sampler.Positioned = (*Sampler)(nil)
 
+// Name is the name of discontinuous HMC in the sampler registry; pipelines name the method by it.
+const Name = "dhmc"
+
 func init() {
 	sampler.Register(sampler.Method{
-		Name:        "dhmc",
+		Name:        Name,
 		Description: "n independent chains of discontinuous HMC (Nishimura, Dunson & Lu) on p_c: Laplace momentum, coordinate-wise reflect-or-refract integrator",
 		NewSettings: func() sampler.Settings { return new(Settings) },
 		New: func(p *sampler.Problem, s sampler.Settings) (sampler.Sampler, error) {

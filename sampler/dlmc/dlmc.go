@@ -14,9 +14,15 @@ import (
 // Why one file of about 600 lines: the sampler's settings, their measured defaults and the
 // proposal with its Metropolis–Hastings test form one algorithm.
 
+// Name is the name of discrete Langevin Monte Carlo with its Metropolis–Hastings test in the sampler registry; pipelines name the method by it.
+const Name = "dlmc"
+
+// UncorrectedName is the name of DLMC without the test in the sampler registry; pipelines name the method by it.
+const UncorrectedName = "dlmc-uncorrected"
+
 func init() {
 	sampler.Register(sampler.Method{
-		Name:        "dlmc",
+		Name:        Name,
 		Description: "n independent chains of discrete Langevin Monte Carlo (Sun et al. 2023): every variable jumps at once by its own gradient-guided, locally balanced jump process run for time h, then a Metropolis–Hastings test",
 		NewSettings: func() sampler.Settings { return new(Settings) },
 		New: func(p *sampler.Problem, s sampler.Settings) (sampler.Sampler, error) {
@@ -28,7 +34,7 @@ func init() {
 		Memory: memory,
 	})
 	sampler.Register(sampler.Method{
-		Name:        "dlmc-uncorrected",
+		Name:        UncorrectedName,
 		Description: "n chains of discrete Langevin Monte Carlo without the Metropolis–Hastings test: every proposal is taken, so on coupled models the chains are biased, more so as the step size h grows",
 		NewSettings: func() sampler.Settings { return new(UncorrectedSettings) },
 		New: func(p *sampler.Problem, s sampler.Settings) (sampler.Sampler, error) {
@@ -223,7 +229,7 @@ func (s *UncorrectedSettings) Resolved() sampler.Settings {
 
 // Sampler is the state of n chains. It is not safe for concurrent use.
 type Sampler struct {
-	name    string // "dlmc" or "dlmc-uncorrected", for errors
+	name    string // Name or UncorrectedName, for errors
 	m       model.Relaxed
 	off     []int
 	n, d    int
@@ -260,7 +266,7 @@ func New(p *sampler.Problem, set Settings) (*Sampler, error) {
 		return nil, fmt.Errorf("dlmc: %w", err)
 	}
 	set = *set.Resolved().(*Settings)
-	s, err := start("dlmc", p, set.StepSize, set.Balance, true)
+	s, err := start(Name, p, set.StepSize, set.Balance, true)
 	if err != nil {
 		return nil, err
 	}
@@ -277,7 +283,7 @@ func NewUncorrected(p *sampler.Problem, set UncorrectedSettings) (*Sampler, erro
 		return nil, fmt.Errorf("dlmc-uncorrected: %w", err)
 	}
 	set = *set.Resolved().(*UncorrectedSettings)
-	return start("dlmc-uncorrected", p, set.StepSize, set.Balance, false)
+	return start(UncorrectedName, p, set.StepSize, set.Balance, false)
 }
 
 func start(name string, p *sampler.Problem, h float64, bal Balance, correct bool) (*Sampler, error) {

@@ -11,9 +11,12 @@ import (
 	"github.com/dstein/dstein/sampler/mh"
 )
 
+// Name is the name of DMALA in the sampler registry; pipelines name the method by it.
+const Name = "dmala"
+
 func init() {
 	sampler.Register(sampler.Method{
-		Name:        "dmala",
+		Name:        Name,
 		Description: "n independent chains of the discrete Metropolis-adjusted Langevin sampler (Zhang et al. 2022): one proposal moves every variable, guided by a gradient of the model (its proposal gradient or its relaxation's)",
 		NewSettings: func() sampler.Settings { return new(Settings) },
 		New: func(p *sampler.Problem, s sampler.Settings) (sampler.Sampler, error) {
@@ -189,13 +192,13 @@ func New(p *sampler.Problem, set Settings) (*Sampler, error) {
 		return nil, fmt.Errorf("dmala: %w", err)
 	}
 	set = *set.Resolved().(*Settings)
-	rm, off, base, err := mh.Start("dmala", p)
+	rm, off, base, err := mh.Start(Name, p)
 	if err != nil {
 		return nil, err
 	}
 	m, n, d := p.Model, p.N, p.Model.Dim()
 	s := &Sampler{m: rm, off: off, n: n, d: d, alpha: set.StepSize, invA: 1 / set.StepSize, chains: make([]chain, n), set: make(mh.Set, n), cur: make([]int, n*d)}
-	s.run = mh.Steps{Pkg: "dmala", Set: s.set, Adapt: set.Adapt, Ctx: context.Background()}
+	s.run = mh.Steps{Pkg: Name, Set: s.set, Adapt: set.Adapt, Ctx: context.Background()}
 	s.run.Ad = optim.Averaged{X: s.invA, Gain: -adaptGain, Target: set.TargetAcceptance, Lo: 1 / maxAdaptStep, Hi: 1 / minAdaptStep, Steps: set.Adapt}
 	f := off[d]
 	for c := range s.chains {

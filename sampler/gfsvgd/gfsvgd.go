@@ -13,9 +13,12 @@ import (
 	"github.com/dstein/dstein/transform"
 )
 
+// Name is the name of gradient-free SVGD in the sampler registry; pipelines name the method by it.
+const Name = "gfsvgd"
+
 func init() {
 	sampler.Register(sampler.Method{
-		Name:        "gfsvgd",
+		Name:        Name,
 		Description: "gradient-free SVGD (the paper's method): n interacting particles on the continuous parameterization, moved by a surrogate's score with importance weights",
 		NewSettings: func() sampler.Settings { return new(Settings) },
 		New: func(p *sampler.Problem, s sampler.Settings) (sampler.Sampler, error) {

@@ -17,9 +17,12 @@ import (
 // Why one file of about 610 lines: the scans (systematic, block, auto), stratified chains
 // and the conditionals' buffers share one chain state.
 
+// Name is the name of Gibbs sampling in the sampler registry; pipelines name the method by it.
+const Name = "gibbs"
+
 func init() {
 	sampler.Register(sampler.Method{
-		Name:        "gibbs",
+		Name:        Name,
 		Description: "n independent Gibbs chains: single-site systematic scans (any model), block Gibbs for RBMs; optionally with uniforms stratified across chains",
 		NewSettings: func() sampler.Settings { return new(Settings) },
 		New: func(p *sampler.Problem, s sampler.Settings) (sampler.Sampler, error) {

@@ -16,9 +16,12 @@ import (
 // Why one file of about 500 lines: Gibbs-with-Gradients' proposal, its reverse probability
 // and the gradient bookkeeping are one algorithm; the multi-flip variant is multiflip.go.
 
+// Name is the name of single-site Gibbs-with-Gradients in the sampler registry; pipelines name the method by it.
+const Name = "gwg"
+
 func init() {
 	sampler.Register(sampler.Method{
-		Name:        "gwg",
+		Name:        Name,
 		Description: "n independent chains of Gibbs-with-Gradients (Grathwohl et al. 2021): single-site Metropolis–Hastings proposals guided by a gradient of the model (its proposal gradient or its relaxation's)",
 		NewSettings: func() sampler.Settings { return new(Settings) },
 		New: func(p *sampler.Problem, s sampler.Settings) (sampler.Sampler, error) {
@@ -91,7 +94,7 @@ type chain struct {
 // New starts n = p.N chains at the states p.Z; chain c draws from
 // p.Key.ForIndex(rng.Sample, c).
 func New(p *sampler.Problem, _ Settings) (*Sampler, error) {
-	rm, off, base, err := mh.Start("gwg", p)
+	rm, off, base, err := mh.Start(Name, p)
 	if err != nil {
 		return nil, err
 	}
@@ -165,7 +168,7 @@ func (s *Sampler) Step(ctx context.Context) error {
 		s.err = err
 		return err
 	}
-	if s.err = s.set.Err("gwg"); s.err != nil {
+	if s.err = s.set.Err(Name); s.err != nil {
 		return s.err
 	}
 	s.sweeps++

@@ -16,9 +16,12 @@ import (
 // Why one file of about 670 lines: the multi-flip proposal (K flips without replacement),
 // its exact reverse probability and the measured default K are one derivation.
 
+// MultiName is the name of multi-flip Gibbs-with-Gradients in the sampler registry; pipelines name the method by it.
+const MultiName = "gwg-multi"
+
 func init() {
 	sampler.Register(sampler.Method{
-		Name:        "gwg-multi",
+		Name:        MultiName,
 		Description: "n independent chains of multi-flip Gibbs-with-Gradients (as the DISCS benchmark implements it): each proposal draws K variables with replacement in proportion to their gradient-estimated, locally balanced move weights and moves every variable drawn, then a Metropolis–Hastings test; K fixed or adapted to an acceptance rate",
 		NewSettings: func() sampler.Settings { return new(MultiSettings) },
 		New: func(p *sampler.Problem, s sampler.Settings) (sampler.Sampler, error) {
@@ -295,7 +298,7 @@ type mchain struct {
 // NewMulti starts n = p.N chains of multi-flip Gibbs-with-Gradients at the
 // states p.Z; chain c draws from p.Key.ForIndex(rng.Sample, c).
 func NewMulti(p *sampler.Problem, set MultiSettings) (*MultiSampler, error) {
-	const name = "gwg-multi"
+	const name = MultiName
 	if err := set.Validate(); err != nil {
 		return nil, fmt.Errorf("%s: %w", name, err)
 	}
@@ -307,7 +310,7 @@ func NewMulti(p *sampler.Problem, set MultiSettings) (*MultiSampler, error) {
 	m, n, d := p.Model, p.N, p.Model.Dim()
 	s := &MultiSampler{m: rm, off: off, n: n, d: d, bal: set.Balance, chains: make([]mchain, n), set: make(mh.Set, n),
 		cur: make([]int, n*d), flips: set.Flips}
-	s.run = mh.Steps{Pkg: "gwg-multi", Set: s.set, Adapt: set.Adapt, Ctx: context.Background()}
+	s.run = mh.Steps{Pkg: MultiName, Set: s.set, Adapt: set.Adapt, Ctx: context.Background()}
 	s.run.Ad = optim.Averaged{X: float64(set.Flips), Gain: flipsGain, Target: set.TargetAcceptance, Lo: 1, Hi: float64(max(d, set.Flips)), Steps: set.Adapt}
 	f := off[d]
 	for c := range s.chains {

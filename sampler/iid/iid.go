@@ -11,9 +11,12 @@ import (
 	"github.com/dstein/dstein/sampler"
 )
 
+// Name is the name of exact sampling in the sampler registry; pipelines name the method by it.
+const Name = "exact"
+
 func init() {
 	sampler.Register(sampler.Method{
-		Name:        "exact",
+		Name:        Name,
 		Description: "n independent exact samples (enumeration, transfer over Ising grids, hidden-unit enumeration for RBMs, variable elimination for UAI networks)",
 		NewSettings: func() sampler.Settings { return new(Settings) },
 		New: func(p *sampler.Problem, s sampler.Settings) (sampler.Sampler, error) {

@@ -16,9 +16,12 @@ import (
 // Why one file of about 640 lines: the path auxiliary sampler's settings, their measured
 // defaults, the path proposal and its reverse probability are one algorithm.
 
+// Name is the name of the path auxiliary sampler in the sampler registry; pipelines name the method by it.
+const Name = "pas"
+
 func init() {
 	sampler.Register(sampler.Method{
-		Name:        "pas",
+		Name:        Name,
 		Description: "n independent chains of the path auxiliary sampler (Sun et al. 2022, as DISCS implements it): each proposal changes a path of distinct variables, drawn without replacement by their gradient-guided, locally balanced weights, of a length uniform with mean R, then a Metropolis–Hastings test",
 		NewSettings: func() sampler.Settings { return new(Settings) },
 		New: func(p *sampler.Problem, s sampler.Settings) (sampler.Sampler, error) {
@@ -219,7 +222,7 @@ func New(p *sampler.Problem, set Settings) (*Sampler, error) {
 		return nil, fmt.Errorf("pas: %w", err)
 	}
 	set = *set.Resolved().(*Settings)
-	rm, off, base, err := mh.Start("pas", p)
+	rm, off, base, err := mh.Start(Name, p)
 	if err != nil {
 		return nil, err
 	}
@@ -232,7 +235,7 @@ func New(p *sampler.Problem, set Settings) (*Sampler, error) {
 	}
 	s := &Sampler{m: rm, off: off, n: n, d: d, movers: movers, bal: set.Balance,
 		chains: make([]chain, n), set: make(mh.Set, n), cur: make([]int, n*d)}
-	s.run = mh.Steps{Pkg: "pas", Set: s.set, Ctx: context.Background()}
+	s.run = mh.Steps{Pkg: Name, Set: s.set, Ctx: context.Background()}
 	s.binary = off[d] == 2*d && movers == d
 	hi := float64(max(movers, 1))
 	s.r = min(set.PathLength, max(movers, 1))

@@ -38,9 +38,12 @@ const (
 	DefaultIters = 200
 )
 
+// Name is the name of parallel tempering in the sampler registry; pipelines name the method by it.
+const Name = "pt"
+
 func init() {
 	sampler.Register(sampler.Method{
-		Name:        "pt",
+		Name:        Name,
 		Description: "n chains of parallel tempering: K tempered replicas each, single-site Gibbs sweeps (block Gibbs for RBMs, Swendsen–Wang for ferromagnetic Ising models: kernel), non-reversible even/odd swaps, ladder tuned to equal swap rates",
 		NewSettings: func() sampler.Settings { return new(Settings) },
 		New: func(p *sampler.Problem, s sampler.Settings) (sampler.Sampler, error) {

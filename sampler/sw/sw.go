@@ -16,9 +16,12 @@ import (
 // DefaultIters is the default number of iterations.
 const DefaultIters = 200
 
+// Name is the name of Swendsen–Wang in the sampler registry; pipelines name the method by it.
+const Name = "sw"
+
 func init() {
 	sampler.Register(sampler.Method{
-		Name:        "sw",
+		Name:        Name,
 		Description: "n independent chains of Swendsen–Wang cluster updates for ferromagnetic Ising and Potts models with fields",
 		NewSettings: func() sampler.Settings { return new(Settings) },
 		New: func(p *sampler.Problem, s sampler.Settings) (sampler.Sampler, error) {
