@@ -8,6 +8,7 @@ import (
 
 	"github.com/dstein/dstein/internal/cuda"
 	"github.com/dstein/dstein/model"
+	"github.com/dstein/dstein/model/categorical"
 	"github.com/dstein/dstein/model/ising"
 	"github.com/dstein/dstein/model/potts"
 	"github.com/dstein/dstein/model/rbm"
@@ -39,8 +40,10 @@ func init() {
 // SupportsGibbs says why Gibbs sampling of m with set cannot run on a GPU,
 // or nil: an Ising or a Potts model (any graph: the sites are updated by
 // the colour classes of a greedy proper colouring, a checkerboard on a
-// grid of even sides) or an RBM (block Gibbs); not stratified or
-// multi-spin sweeps, not a systematic scan of an RBM.
+// grid of even sides), independent categorical variables (one class:
+// every variable of every chain at once; DISCS's categorical target) or
+// an RBM (block Gibbs); not stratified or multi-spin sweeps, not a
+// systematic scan of an RBM.
 func SupportsGibbs(m model.Model, set gibbs.Settings) error {
 	switch set.Scan {
 	case gibbs.Auto:
@@ -56,14 +59,14 @@ func SupportsGibbs(m model.Model, set gibbs.Settings) error {
 	if set.Stratified || set.MultiSpin {
 		return fmt.Errorf("gibbs on the GPU has no stratified or multi-spin sweeps (each chain draws its own uniforms); use --device cpu")
 	}
-	switch v := m.(type) {
+	switch m.(type) {
 	case *rbm.RBM, *ising.Ising:
-	case *potts.Potts:
-		if v.Q() > maxStates {
-			return fmt.Errorf("gibbs on the GPU handles Potts models of up to %d states, not %d", maxStates, v.Q())
+	case *potts.Potts, *categorical.Categorical:
+		if q := mostStates(m); q > maxStates {
+			return fmt.Errorf("gibbs on the GPU handles variables of up to %d states, not %d", maxStates, q)
 		}
 	default:
-		return fmt.Errorf("gibbs on the GPU samples Ising, Potts and RBM models (this model is a %T); use --device cpu", m)
+		return fmt.Errorf("gibbs on the GPU samples Ising, Potts, categorical and RBM models (this model is a %T); use --device cpu", m)
 	}
 	return nil
 }
@@ -125,11 +128,21 @@ func GibbsMemory(m model.Model, n int, f32 bool) uint64 {
 		nb, _ := neighbours(m, i)
 		edges += uint64(len(nb))
 	}
-	q := uint64(len(m.States(0)))
+	q := uint64(mostStates(m))
 	return N*D + 4*(D+1) + 12*edges + 8*D*q + 4*D + 64
 }
 
-// neighbours returns a pairwise model's neighbours of i and couplings.
+// mostStates is the largest number of states of m's variables.
+func mostStates(m model.Model) int {
+	q := 0
+	for i := range m.Dim() {
+		q = max(q, len(m.States(i)))
+	}
+	return q
+}
+
+// neighbours returns a pairwise model's neighbours of i and couplings
+// (none for independent variables).
 func neighbours(m model.Model, i int) ([]int, []float64) {
 	switch v := m.(type) {
 	case *ising.Ising:
@@ -207,6 +220,20 @@ func (g *Gibbs) startPairwise(z []int) error {
 	case *potts.Potts:
 		g.q = v.Q()
 		fields = v.Fields()
+	case *categorical.Categorical:
+		// The log probabilities, −Inf for a state a variable cannot take
+		// and for the states past its own (the kernel's exp gives them 0).
+		g.q = mostStates(v)
+		fields = make([]float64, d*g.q)
+		for i := range d {
+			p := v.Probs(i)
+			for s := range g.q {
+				fields[i*g.q+s] = math.Inf(-1)
+				if s < len(p) && p[s] > 0 {
+					fields[i*g.q+s] = math.Log(p[s])
+				}
+			}
+		}
 	}
 	start := make([]int32, d+1)
 	var nbr []int32

@@ -9,6 +9,7 @@ import (
 	"testing"
 
 	"github.com/dstein/dstein/model"
+	"github.com/dstein/dstein/model/categorical"
 	"github.com/dstein/dstein/model/ising"
 	"github.com/dstein/dstein/model/potts"
 	"github.com/dstein/dstein/model/rbm"
@@ -25,9 +26,10 @@ import (
 // enumeration (samplertest.CheckMarginals: each state's frequency within
 // 5 binomial standard errors). Models: an open 3×3 Ising grid with fields
 // (two colours), a 3×3 torus (odd sides: three colours), a 3-state Potts
-// model on a 2×3 torus with per-state fields, and RBMs with 8 visible and
-// 3 hidden units in float64 and float32; and targets the kernels were
-// not written on (otherTargets).
+// model on a 2×3 torus with per-state fields, independent categorical
+// variables of 2, 3, 5 and 4 states (one state impossible, another at
+// 0.95), and RBMs with 8 visible and 3 hidden units in float64 and
+// float32; and targets the kernels were not written on (otherTargets).
 func TestGibbsMatchesExact(t *testing.T) {
 	testDevice(t)
 	fields := []float64{0.3, -0.2, 0.1, 0, 0.5, -0.4, 0.2, 0.1, -0.3}
@@ -51,6 +53,15 @@ func TestGibbsMatchesExact(t *testing.T) {
 	if err != nil {
 		t.Fatal(err)
 	}
+	cat, err := categorical.New([]categorical.Variable{
+		{States: []float64{0, 1}, Probs: []float64{0.3, 0.7}},
+		{States: []float64{0, 1, 2}, Probs: []float64{0.5, 0, 0.5}},
+		{States: []float64{0, 1, 2, 3, 4}, Probs: []float64{0.01, 0.95, 0.01, 0.02, 0.01}},
+		{States: []float64{0, 1, 2, 3}, Probs: []float64{0.1, 0.2, 0.3, 0.4}},
+	})
+	if err != nil {
+		t.Fatal(err)
+	}
 	others := otherTargets(t)
 	const n, sweeps = 20000, 60
 	for _, c := range []struct {
@@ -61,6 +72,7 @@ func TestGibbsMatchesExact(t *testing.T) {
 		{"ising grid", open, gibbs.Settings{Device: sampler.CUDA}},
 		{"ising torus", torus, gibbs.Settings{Device: sampler.CUDA}},
 		{"potts torus", pt, gibbs.Settings{Device: sampler.CUDA}},
+		{"categorical", cat, gibbs.Settings{Device: sampler.CUDA}},
 		{"rbm", r, gibbs.Settings{Device: sampler.CUDA}},
 		{"rbm float32", r, gibbs.Settings{Device: sampler.CUDA, Precision: sampler.Float32}},
 		{"ising complete", others.complete, gibbs.Settings{Device: sampler.CUDA}},

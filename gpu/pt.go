@@ -5,6 +5,7 @@ import (
 	"fmt"
 
 	"github.com/dstein/dstein/internal/cuda"
+	"github.com/dstein/dstein/model/categorical"
 	"github.com/dstein/dstein/model/rbm"
 	"github.com/dstein/dstein/sampler"
 	"github.com/dstein/dstein/sampler/gibbs"
@@ -27,8 +28,11 @@ func init() {
 // to the host, where package pt swaps them, follows their round trips and
 // tunes the ladder as on the CPU.
 func NewPT(dev *Device, p *sampler.Problem, set pt.Settings) (*pt.Sampler, error) {
-	if _, ok := p.Model.(*rbm.RBM); ok {
+	switch p.Model.(type) {
+	case *rbm.RBM:
 		return nil, fmt.Errorf("pt on the GPU tempers Ising and Potts models; an RBM's replicas run on the CPU (--device cpu, kernel block)")
+	case *categorical.Categorical:
+		return nil, fmt.Errorf("pt on the GPU tempers Ising and Potts models; independent categorical variables need no tempering (gibbs --device cuda draws them exactly every sweep)")
 	}
 	if err := SupportsGibbs(p.Model, gibbs.Settings{}); err != nil {
 		return nil, fmt.Errorf("pt: %w", err)

@@ -4,9 +4,11 @@ import (
 	"context"
 	"fmt"
 	"math"
+	"strings"
 	"testing"
 
 	"github.com/dstein/dstein/model"
+	"github.com/dstein/dstein/model/categorical"
 	"github.com/dstein/dstein/model/ising"
 	"github.com/dstein/dstein/model/potts"
 	"github.com/dstein/dstein/sampler"
@@ -71,6 +73,13 @@ func TestPTOnDeviceRefusals(t *testing.T) {
 	r := rbmProblem(t, 4, 5, 2, 1)
 	if _, err := NewPT(dev, r, pt.Settings{Device: sampler.CUDA}); err == nil {
 		t.Error("an RBM accepted")
+	}
+	cat, err := categorical.RandomSimplex(5, 3, 1)
+	if err != nil {
+		t.Fatal(err)
+	}
+	if _, err := NewPT(dev, rbmLikeProblem(cat, 4, 1), pt.Settings{Device: sampler.CUDA}); err == nil || !strings.Contains(err.Error(), "categorical") {
+		t.Errorf("independent categorical variables: %v", err)
 	}
 	s, err := NewPT(dev, p, pt.Settings{Device: sampler.CUDA, Ladder: 3})
 	if err != nil {
