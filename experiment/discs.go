@@ -4,8 +4,10 @@ import (
 	"context"
 	"encoding/json"
 	"fmt"
+	"io"
 	"math"
 	"math/rand/v2"
+	"slices"
 	"strings"
 	"text/tabwriter"
 	"time"
@@ -37,8 +39,38 @@ func init() {
 		Trials:      1,
 		QuickTrials: 1,
 		Setting:     "target",
+		Settings:    DISCSSettings{},
+		MethodNames: discsMethodNames,
 		body:        runDISCS,
 	})
+}
+
+// DISCSSettings are the DISCS experiment's options.
+type DISCSSettings struct {
+	Device DeviceOption `opt:"device" flag:"device" help:"cuda runs the methods that have a GPU path (gibbs) on an NVIDIA GPU, the others on the CPU; the per-second column then times the GPU"`
+}
+
+// discsAllMethods lists the methods of every DISCS target, each once
+// (as the first target kind that runs it defines it).
+func discsAllMethods() []discsMethod {
+	var out []discsMethod
+	for _, kind := range []string{"binary", "categorical", "potts"} {
+		for _, m := range discsMethods(kind) {
+			if !slices.ContainsFunc(out, func(o discsMethod) bool { return o.name == m.name }) {
+				out = append(out, m)
+			}
+		}
+	}
+	return out
+}
+
+// discsMethodNames lists the methods of every DISCS target.
+func discsMethodNames() []string {
+	var out []string
+	for _, m := range discsAllMethods() {
+		out = append(out, m.name)
+	}
+	return out
 }
 
 // discsChains is DISCS's batch size: the chains of every run, and
@@ -261,7 +293,7 @@ type discsRun struct {
 // chain to ref: Σ_i |z_i − ref_i| over state indices (DISCS's statistic:
 // the Hamming distance for two states, the L1 distance of the codes
 // 0, …, q − 1 for more).
-func runDISCSMethod(ctx context.Context, mod model.Model, m discsMethod, iters int, key rng.Key, ref []int) (*discsRun, error) {
+func runDISCSMethod(ctx context.Context, mod model.Model, m discsMethod, iters int, key rng.Key, ref []int, dev sampler.Device) (*discsRun, error) {
 	meth, err := sampler.Lookup(m.method)
 	if err != nil {
 		return nil, err
@@ -274,6 +306,11 @@ func runDISCSMethod(ctx context.Context, mod model.Model, m discsMethod, iters i
 	}
 	if err := json.Unmarshal([]byte(js), set); err != nil {
 		return nil, fmt.Errorf("settings of %s: %w", m.name, err)
+	}
+	if dev != sampler.CPU && sampler.HasDevice(m.method, dev) {
+		if err := json.Unmarshal(fmt.Appendf(nil, `{"device":%q}`, dev), set); err != nil {
+			return nil, fmt.Errorf("settings of %s: %w", m.name, err)
+		}
 	}
 	if err := set.Validate(); err != nil {
 		return nil, fmt.Errorf("settings of %s: %w", m.name, err)
@@ -292,9 +329,12 @@ func runDISCSMethod(ctx context.Context, mod model.Model, m discsMethod, iters i
 		}
 	}
 	p := &sampler.Problem{Model: mod, Transform: t, N: discsChains, Z: z0, Key: key}
-	s, err := meth.New(p, set)
+	s, err := meth.Start(p, set)
 	if err != nil {
 		return nil, err
+	}
+	if c, ok := s.(io.Closer); ok {
+		defer c.Close()
 	}
 	for range warm {
 		if err := s.Step(ctx); err != nil {
@@ -315,6 +355,9 @@ func runDISCSMethod(ctx context.Context, mod model.Model, m discsMethod, iters i
 		}
 		spent += time.Since(start)
 		z := s.Current()
+		if f, ok := s.(sampler.Failer); ok && f.Err() != nil {
+			return nil, f.Err()
+		}
 		for c := range discsChains {
 			dist := 0
 			for i, v := range z[c*d : (c+1)*d] {
@@ -355,6 +398,10 @@ func runDISCSMethod(ctx context.Context, mod model.Model, m discsMethod, iters i
 
 func runDISCS(r *runner) (*Result, error) {
 	targets := discsTargets(r.cfg.Mode)
+	dev := settingsOf[DISCSSettings](r).Device.Device
+	if err := sampler.CheckDevice(dev); err != nil {
+		return nil, err
+	}
 	// Each method's record lists its settings on every target it runs on.
 	described := map[string]map[string]any{}
 	var order []string
@@ -363,6 +410,9 @@ func runDISCS(r *runner) (*Result, error) {
 			r.presets[m.name] = m.method
 			if described[m.name] == nil {
 				described[m.name] = map[string]any{"method": m.method, "settings": m.settings, "chains": discsChains}
+				if dev != sampler.CPU && sampler.HasDevice(m.method, dev) {
+					described[m.name]["device"] = dev.String()
+				}
 				order = append(order, m.name)
 			}
 			described[m.name][t.title] = map[string]any{"iterations": discsIters(r.cfg.Mode, t, m)}
@@ -379,7 +429,12 @@ func runDISCS(r *runner) (*Result, error) {
 		}
 		tk := r.trialKey(tr)
 		for ti, t := range targets {
-			methods := discsMethods(t.kind)
+			var methods []discsMethod
+			for _, m := range discsMethods(t.kind) {
+				if r.selected(m.name) {
+					methods = append(methods, m)
+				}
+			}
 			missing := false
 			for _, m := range methods {
 				if !r.want(m.name, t.x, tr) {
@@ -403,7 +458,7 @@ func runDISCS(r *runner) (*Result, error) {
 			for _, m := range methods {
 				iters := discsIters(r.cfg.Mode, t, m)
 				_, err := r.trial(m.name, t.x, tr, func() (map[string]float64, error) {
-					run, err := runDISCSMethod(r.ctx, mod, m, iters, tk.Split(1+ti), ref)
+					run, err := runDISCSMethod(r.ctx, mod, m, iters, tk.Split(1+ti), ref, dev)
 					if err != nil {
 						return nil, err
 					}
@@ -418,7 +473,7 @@ func runDISCS(r *runner) (*Result, error) {
 	}
 	rows := r.summarize()
 	res := &Result{Rows: rows, Show: []string{"ess_per_step", "ess_per_second_total", "rhat"}}
-	res.Notes = append(res.Notes, discsTable(rows, targets)...)
+	res.Notes = append(res.Notes, discsTable(rows, targets, dev)...)
 	fig, err := discsFigure(r, rows, targets)
 	if err != nil {
 		return nil, err
@@ -480,9 +535,19 @@ func discsValue(rows []Row, method string, x float64, metric string) (float64, b
 
 // discsTable formats, per target, dstein's numbers beside DISCS's
 // published ones.
-func discsTable(rows []Row, targets []discsTarget) []string {
+func discsTable(rows []Row, targets []discsTarget, dev sampler.Device) []string {
 	var b strings.Builder
-	fmt.Fprintf(&b, "\nDISCS's metric beside its published numbers (%d chains; ESS = tfp's per-chain ESS of the distance to one random reference state, mean over chains; per step: per DISCS step; per second: summed over the chains, dstein on this machine; DISCS's per-second number is 100 × its ESS_T, on its accelerator):\n", discsChains)
+	where := "dstein on this machine"
+	if dev != sampler.CPU {
+		var on []string
+		for _, m := range discsAllMethods() {
+			if sampler.HasDevice(m.method, dev) {
+				on = append(on, m.name)
+			}
+		}
+		where = fmt.Sprintf("dstein's %s on this machine's GPU (%s), the others on its CPU", strings.Join(on, ", "), dev)
+	}
+	fmt.Fprintf(&b, "\nDISCS's metric beside its published numbers (%d chains; ESS = tfp's per-chain ESS of the distance to one random reference state, mean over chains; per step: per DISCS step; per second: summed over the chains, %s; DISCS's per-second number is 100 × its ESS_T, on its accelerator):\n", discsChains, where)
 	for _, t := range targets {
 		fmt.Fprintf(&b, "\n%g. %s\n", t.x, t.title)
 		tw := tabwriter.NewWriter(&b, 0, 0, 2, ' ', tabwriter.AlignRight)

@@ -8,12 +8,14 @@ import (
 	"math"
 	"os"
 	"path/filepath"
+	"slices"
 	"sort"
 	"strings"
 	"text/tabwriter"
 
 	"github.com/dstein/dstein/experiment/journal"
 	"github.com/dstein/dstein/internal/safeio"
+	"github.com/dstein/dstein/internal/suggest"
 	"github.com/dstein/dstein/report"
 )
 
@@ -37,8 +39,12 @@ type Experiment struct {
 	// Setting names the swept quantity (the x of the table).
 	Setting string
 	// UsesUAI experiments accept a directory of UAI networks
-	// (Config.UAIDir) and a selection of their methods (Config.Methods).
+	// (Config.UAIDir).
 	UsesUAI bool
+	// MethodNames, when not nil, lists the methods a run may be limited
+	// to (Config.Methods, --methods); experiments without it run all of
+	// theirs.
+	MethodNames func() []string
 	// UsesVariants experiments compare the GF-SVGD variants that
 	// Config.Variants names.
 	UsesVariants bool
@@ -196,6 +202,24 @@ func (e *Experiment) Check(cfg Config) error {
 	return nil
 }
 
+// CheckMethods checks a selection of methods (Config.Methods) against the
+// experiment's MethodNames.
+func (e *Experiment) CheckMethods(names []string) error {
+	if len(names) == 0 {
+		return nil
+	}
+	if e.MethodNames == nil {
+		return fmt.Errorf("experiment %s takes no selection of methods (--methods applies to %s)", e.Name, strings.Join(NamesWhere(func(e *Experiment) bool { return e.MethodNames != nil }), ", "))
+	}
+	known := e.MethodNames()
+	for _, n := range names {
+		if n = strings.TrimSpace(n); !slices.Contains(known, n) {
+			return fmt.Errorf("--methods: unknown method %q%s (%s's: %s)", n, suggest.Hint(n, known), e.Name, strings.Join(known, ", "))
+		}
+	}
+	return nil
+}
+
 // prepare completes cfg and opens the journal (see Run).
 func (e *Experiment) prepare(cfg Config) (Config, *journal.Journal, error) {
 	opts, err := e.encode(cfg.Settings)
@@ -213,8 +237,8 @@ func (e *Experiment) prepare(cfg Config) (Config, *journal.Journal, error) {
 	if len(cfg.Variants) > 0 && !e.UsesVariants {
 		return cfg, nil, fmt.Errorf("experiment %s compares no GF-SVGD variants (--variants applies to %s)", e.Name, strings.Join(NamesWhere(func(e *Experiment) bool { return e.UsesVariants }), ", "))
 	}
-	if len(cfg.Methods) > 0 && !e.UsesUAI {
-		return cfg, nil, fmt.Errorf("experiment %s takes no selection of methods (--methods applies to %s)", e.Name, strings.Join(NamesWhere(func(e *Experiment) bool { return e.UsesUAI }), ", "))
+	if err := e.CheckMethods(cfg.Methods); err != nil {
+		return cfg, nil, err
 	}
 	if cfg.UAIDir != "" {
 		if !e.UsesUAI {

@@ -71,9 +71,9 @@ type Config struct {
 	// of NAME.trials.csv.old, .old.2, … free for both)
 	// instead of resuming from it.
 	Restart bool
-	// Methods, for the suite, names the methods to run (nil: all); exact
-	// and gibbs always run. Trials of other methods in the journal are
-	// kept and left out of the tables.
+	// Methods names the methods to run (nil: all) of an experiment with
+	// MethodNames (the suite: exact and gibbs always run). Trials of other
+	// methods in the journal are kept and left out of the tables.
 	Methods []string
 	// Text also writes DIR/NAME.txt, the printed table and notes, with
 	// the other outputs (dstein reproduce's).
@@ -261,6 +261,22 @@ func (r *runner) save(fig report.Figure) error {
 // key split t ways (rng.Key.Split), the derivation every published trial
 // was drawn with.
 func (r *runner) trialKey(t int) rng.Key { return rng.NewKey(r.cfg.Seed).Split(t) }
+
+// selected says whether the run includes the named method: Config.Methods
+// is empty or names it. A method left out stays known to the runner, so
+// that a journal holding its trials still resumes.
+func (r *runner) selected(method string) bool {
+	if len(r.cfg.Methods) == 0 {
+		return true
+	}
+	for _, n := range r.cfg.Methods {
+		if strings.TrimSpace(n) == method {
+			return true
+		}
+	}
+	r.methods[method] = true
+	return false
+}
 
 // want marks (method, x, trial) as part of this run and reports whether the
 // journal already holds it.

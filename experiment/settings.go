@@ -10,6 +10,7 @@ import (
 	"strings"
 
 	"github.com/dstein/dstein/internal/textvalue"
+	"github.com/dstein/dstein/sampler"
 )
 
 // An experiment's settings are a struct of its own options (the Ising
@@ -399,4 +400,24 @@ func OptionFlags() ([]OptionFlag, error) {
 		out[i] = *byName[n]
 	}
 	return out, nil
+}
+
+// DeviceOption is sampler.Device as an experiment's option: the journal
+// records 0 for the CPU and 1 for CUDA.
+type DeviceOption struct{ sampler.Device }
+
+// UnmarshalText reads cpu or cuda.
+func (o *DeviceOption) UnmarshalText(b []byte) error { return o.Device.UnmarshalText(b) }
+
+// Option is the device's number.
+func (o DeviceOption) Option() float64 { return float64(o.Device) }
+
+// SetOption reads Option's number back.
+func (o *DeviceOption) SetOption(x float64) error {
+	switch x {
+	case float64(sampler.CPU), float64(sampler.CUDA):
+		o.Device = sampler.Device(x)
+		return nil
+	}
+	return fmt.Errorf("%v: want %d (cpu) or %d (cuda)", x, sampler.CPU, sampler.CUDA)
 }

@@ -11,7 +11,6 @@ import (
 	"math"
 	"os"
 	"path/filepath"
-	"slices"
 	"sort"
 	"strings"
 	"time"
@@ -19,7 +18,6 @@ import (
 	"github.com/dstein/dstein/infer"
 	"github.com/dstein/dstein/internal/memlimit"
 	"github.com/dstein/dstein/internal/safeio"
-	"github.com/dstein/dstein/internal/suggest"
 	"github.com/dstein/dstein/model"
 	"github.com/dstein/dstein/model/categorical"
 	"github.com/dstein/dstein/model/ising"
@@ -238,32 +236,17 @@ func SuiteMethodNames() []string {
 	return out
 }
 
-// selectSuiteMethods returns the suite's methods named in names (all when
-// names is empty), exact and gibbs always included; the others stay known
-// to the runner, so that a journal holding their trials still resumes.
-func selectSuiteMethods(r *runner, names []string) ([]suiteMethod, error) {
-	all := suiteMethods()
-	if len(names) == 0 {
-		return all, nil
-	}
-	want := map[string]bool{suiteReference: true, suiteBaseline: true}
-	known := SuiteMethodNames()
-	for _, n := range names {
-		n = strings.TrimSpace(n)
-		if !slices.Contains(known, n) {
-			return nil, fmt.Errorf("--methods: unknown method %q%s (the suite's: %s)", n, suggest.Hint(n, known), strings.Join(known, ", "))
-		}
-		want[n] = true
-	}
+// selectSuiteMethods returns the suite's methods that the run selects
+// (runner.selected), exact and gibbs always included: every ratio needs
+// them.
+func selectSuiteMethods(r *runner) []suiteMethod {
 	var out []suiteMethod
-	for _, m := range all {
-		if want[m.name] {
+	for _, m := range suiteMethods() {
+		if r.selected(m.name) || m.name == suiteReference || m.name == suiteBaseline {
 			out = append(out, m)
-		} else {
-			r.methods[m.name] = true
 		}
 	}
-	return out, nil
+	return out
 }
 
 // rbm100Trials caps the trials of the d = 100 RBM, added to the suite after
@@ -471,6 +454,7 @@ func init() {
 		QuickTrials: 2,
 		Setting:     "model",
 		UsesUAI:     true,
+		MethodNames: SuiteMethodNames,
 		Settings:    SuiteSettings{},
 		// The journals of rounds one and two scored the draws'
 		// frequencies and do not record the option.
@@ -543,10 +527,7 @@ func runSuite(r *runner) (*Result, error) {
 			return nil, fmt.Errorf("--n %d: the suite's longest-chain method runs 20 chains, so n must be at least 20", n)
 		}
 	}
-	methods, err := selectSuiteMethods(r, r.cfg.Methods)
-	if err != nil {
-		return nil, err
-	}
+	methods := selectSuiteMethods(r)
 	for _, mt := range methods {
 		rec := struct {
 			Pipeline      sampler.Pipeline `json:"pipeline"`

@@ -5,6 +5,7 @@ import (
 	"sync"
 
 	"github.com/dstein/dstein/internal/cuda"
+	"github.com/dstein/dstein/sampler"
 )
 
 // Device is one GPU opened for work: its context, a cuBLAS handle on it,
@@ -176,6 +177,13 @@ func grid2(n int) (grid, block [3]uint32) {
 var shared struct {
 	sync.Mutex
 	devs map[int]*Device
+}
+
+func init() {
+	sampler.RegisterDeviceCheck(sampler.CUDA, func() error {
+		_, err := registryDevice(0)
+		return err
+	})
 }
 
 // registryDevice is the device the registered methods run on: Shared's,

@@ -341,3 +341,11 @@ func TestSVGDMedianBracket(t *testing.T) {
 		})
 	}
 }
+
+// sampler.CheckDevice opens the GPU through the registered check.
+func TestDeviceCheck(t *testing.T) {
+	testDevice(t)
+	if err := sampler.CheckDevice(sampler.CUDA); err != nil {
+		t.Fatal(err)
+	}
+}

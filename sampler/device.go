@@ -100,6 +100,48 @@ func RegisterDevice(method string, d Device, New func(*Problem, Settings) (Sampl
 	devices.m[method][d] = New
 }
 
+// checks holds each device's check that the program can use it
+// (RegisterDeviceCheck).
+var checks = struct {
+	sync.Mutex
+	m map[Device]func() error
+}{m: map[Device]func() error{}}
+
+// RegisterDeviceCheck registers the check that device d can be used
+// here (package gpu: a GPU opens), which CheckDevice runs.
+func RegisterDeviceCheck(d Device, check func() error) {
+	checks.Lock()
+	defer checks.Unlock()
+	checks.m[d] = check
+}
+
+// CheckDevice says why device d cannot be used here, or nil, so that a
+// long run can fail before its work rather than at its first use of the
+// device. The CPU always can.
+func CheckDevice(d Device) error {
+	if d == CPU {
+		return nil
+	}
+	checks.Lock()
+	f := checks.m[d]
+	checks.Unlock()
+	if f == nil {
+		return fmt.Errorf("no %s path in this program (it is registered by importing github.com/dstein/dstein/gpu)", d)
+	}
+	return f()
+}
+
+// HasDevice says whether the program has method's path on device d (the
+// CPU's always).
+func HasDevice(method string, d Device) bool {
+	if d == CPU {
+		return true
+	}
+	devices.Lock()
+	defer devices.Unlock()
+	return devices.m[method][d] != nil
+}
+
 // Start builds the method's sampler for p on the device its settings
 // choose: the method's New on the CPU, else the constructor registered
 // for that device (an error naming the device when the program has none).

@@ -16,8 +16,8 @@
 # that would start after it are skipped and say so in $OUT/cores/log.txt).
 # QUICK=1 runs every benchmark once (a check of the script, not a measure).
 # Where dstein gpu finds a GPU, the GPU path's tests and benchmarks (GF-SVGD,
-# Gibbs) and the PyTorch GPU peers run first (about 3 minutes; NO_GPU=1
-# skips them).
+# Gibbs), the PyTorch GPU peers and DISCS's targets with Gibbs on the GPU
+# run first (about 4 minutes; NO_GPU=1 skips them).
 # The numbers go into BENCHMARKS.md ("Many cores") by hand, with the CPU
 # model the run records.
 set -euo pipefail
@@ -98,6 +98,11 @@ run() {
 		else
 			echo "SKIPPED the PyTorch GPU peer: $gpy has no torch with CUDA"
 		fi
+		# Issue 29's ESS per second on DISCS's targets with Gibbs on the GPU
+		# (full size: 100 chains, the published run's sweeps; seconds).
+		timeout 180 "$dir/dstein" experiment discs --device cuda --methods gibbs --out-dir "$out/discs-gpu" >"$out/discs-gpu.txt" 2>&1 ||
+			echo "dstein experiment discs --device cuda: exit $?"
+		grep -E "^[0-9]\.|^ +gibbs|largest ESS/s|best published" "$out/discs-gpu.txt" || true
 	fi
 	left() { echo $((budget - ($(date +%s) - start))); }
 	phase() { # phase NAME MIN_SECONDS: false (and a line) when too little time is left

@@ -4,13 +4,11 @@ import (
 	"fmt"
 	"os"
 	"path/filepath"
-	"slices"
 	"strings"
 
 	"github.com/spf13/cobra"
 
 	"github.com/dstein/dstein/experiment"
-	"github.com/dstein/dstein/internal/suggest"
 )
 
 // maxTrials bounds --trials (a journal numbers trials below 2³⁰; a
@@ -91,15 +89,9 @@ Experiments: ` + strings.Join(experiment.Names(), ", ") + `.`,
 				cfg.Variants = strings.Split(variants, ",")
 			}
 			if cmd.Flags().Changed("methods") {
-				if !ex.UsesUAI {
-					return usagef("--methods applies to the suite experiment, not to %s", ex.Name)
-				}
 				cfg.Methods = strings.Split(methods, ",")
-				known := experiment.SuiteMethodNames()
-				for _, m := range cfg.Methods {
-					if !slices.Contains(known, strings.TrimSpace(m)) {
-						return usagef("--methods: unknown method %q%s (the suite's: %s)", m, suggest.Hint(m, known), strings.Join(known, ", "))
-					}
+				if err := ex.CheckMethods(cfg.Methods); err != nil {
+					return usageError{err}
 				}
 			}
 			if cmd.Flags().Changed("uai") {
@@ -171,7 +163,7 @@ Experiments: ` + strings.Join(experiment.Names(), ", ") + `.`,
 	fs.BoolVar(&quick, "quick", false, "a reduced run that finishes in under a minute")
 	fs.BoolVar(&tiny, "tiny", false, "a run of a few seconds, for testing the pipeline")
 	fs.StringVar(&variants, "variants", strings.Join(experiment.DefaultVariants, ","), "variants-ising, variants-rbm: the GF-SVGD variants to compare, comma-separated, of "+strings.Join(experiment.VariantNames(), ", "))
-	fs.StringVar(&methods, "methods", "", "suite: run only these methods, comma-separated (exact and gibbs always run: the ratios need them); default all of "+strings.Join(experiment.SuiteMethodNames(), ", "))
+	fs.StringVar(&methods, "methods", "", "run only these of the experiment's methods, comma-separated ("+strings.Join(experiment.NamesWhere(func(e *experiment.Experiment) bool { return e.MethodNames != nil }), ", ")+"; the suite always runs exact and gibbs: the ratios need them); default all")
 	fs.StringVar(&uaiDir, "uai", "", "suite: also score every NAME.uai network of this directory (with NAME.uai.evid as evidence when present)")
 	fs.StringVar(&shard, "shard", "", "run only shard K/N of the trials (trial t is shard t mod N + 1's, counting from 0), with its own --out-dir; dstein merge joins the shards")
 	sl.register(fs)

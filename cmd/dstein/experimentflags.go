@@ -115,7 +115,7 @@ func experimentHelp(fallback func(*cobra.Command, []string)) func(*cobra.Command
 			}
 			mine[o.Flag] = true
 		}
-		selection := map[string]bool{"variants": ex.UsesVariants, "methods": ex.UsesUAI, "uai": ex.UsesUAI}
+		selection := map[string]bool{"variants": ex.UsesVariants, "methods": ex.MethodNames != nil, "uai": ex.UsesUAI}
 		all, _ := experiment.OptionFlags()
 		others := map[string]bool{}
 		for _, f := range all {
@@ -124,6 +124,10 @@ func experimentHelp(fallback func(*cobra.Command, []string)) func(*cobra.Command
 		common := pflag.NewFlagSet("common", pflag.ContinueOnError)
 		cmd.LocalFlags().VisitAll(func(f *pflag.Flag) {
 			switch use, isSel := selection[f.Name]; {
+			case isSel && use && f.Name == "methods":
+				c := *f
+				c.Usage = "run only these methods, comma-separated, and those the comparisons need: any of " + strings.Join(ex.MethodNames(), ", ")
+				own.AddFlag(&c)
 			case isSel && use:
 				own.AddFlag(f)
 			case isSel, others[f.Name]:
