@@ -285,6 +285,7 @@ type discsRun struct {
 	seconds  float64 // their wall time
 	evals    float64 // model evaluations per chain over them
 	accept   float64 // the method's acceptance rate (NaN when none)
+	onDevice float64 // 1 when it ran on the experiment's device, 0 not, −1 on the CPU's run
 	moreStat []sampler.Stat
 }
 
@@ -307,19 +308,21 @@ func runDISCSMethod(ctx context.Context, mod model.Model, m discsMethod, iters i
 	if err := json.Unmarshal([]byte(js), set); err != nil {
 		return nil, fmt.Errorf("settings of %s: %w", m.name, err)
 	}
-	if dev != sampler.CPU && sampler.HasDevice(m.method, dev) {
-		if err := json.Unmarshal(fmt.Appendf(nil, `{"device":%q}`, dev), set); err != nil {
-			return nil, fmt.Errorf("settings of %s: %w", m.name, err)
-		}
-	}
-	if err := set.Validate(); err != nil {
-		return nil, fmt.Errorf("settings of %s: %w", m.name, err)
-	}
-	set = set.Resolved()
 	t, err := transform.ForModel(nil, mod)
 	if err != nil {
 		return nil, err
 	}
+	// On a device, the method runs there when its path takes the target.
+	pl, moved, err := sampler.Pipeline{Stages: []sampler.Stage{{Method: m.method, Iters: iters, Settings: set}}}.
+		OnDevice(dev, &sampler.Problem{Model: mod, Transform: t, N: discsChains, Key: key})
+	if err != nil {
+		return nil, err
+	}
+	set = pl.Stages[0].Settings
+	if err := set.Validate(); err != nil {
+		return nil, fmt.Errorf("settings of %s: %w", m.name, err)
+	}
+	set = set.Resolved()
 	d := mod.Dim()
 	z0 := make([]int, discsChains*d)
 	r := key.For(rng.Init).Rand()
@@ -371,7 +374,10 @@ func runDISCSMethod(ctx context.Context, mod model.Model, m discsMethod, iters i
 		}
 	}
 	st := s.Stats()
-	out := &discsRun{kept: kept, seconds: spent.Seconds(), evals: float64(st.Evaluations-ev0) / discsChains, accept: math.NaN()}
+	out := &discsRun{kept: kept, seconds: spent.Seconds(), evals: float64(st.Evaluations-ev0) / discsChains, accept: math.NaN(), onDevice: -1}
+	if dev != sampler.CPU {
+		out.onDevice = float64(len(moved))
+	}
 	if v, ok := st.Value("acceptance_rate"); ok {
 		out.accept = v
 	}
@@ -398,10 +404,7 @@ func runDISCSMethod(ctx context.Context, mod model.Model, m discsMethod, iters i
 
 func runDISCS(r *runner) (*Result, error) {
 	targets := discsTargets(r.cfg.Mode)
-	dev := settingsOf[DISCSSettings](r).Device.Device
-	if err := sampler.CheckDevice(dev); err != nil {
-		return nil, err
-	}
+	dev := r.device()
 	// Each method's record lists its settings on every target it runs on.
 	described := map[string]map[string]any{}
 	var order []string
@@ -410,9 +413,6 @@ func runDISCS(r *runner) (*Result, error) {
 			r.presets[m.name] = m.method
 			if described[m.name] == nil {
 				described[m.name] = map[string]any{"method": m.method, "settings": m.settings, "chains": discsChains}
-				if dev != sampler.CPU && sampler.HasDevice(m.method, dev) {
-					described[m.name]["device"] = dev.String()
-				}
 				order = append(order, m.name)
 			}
 			described[m.name][t.title] = map[string]any{"iterations": discsIters(r.cfg.Mode, t, m)}
@@ -515,6 +515,9 @@ func discsMetrics(run *discsRun, m discsMethod, d int) map[string]float64 {
 	if !math.IsNaN(run.accept) {
 		out["acceptance_rate"] = run.accept
 	}
+	if run.onDevice >= 0 {
+		out["device_stages"] = run.onDevice
+	}
 	for _, v := range run.moreStat {
 		if !math.IsNaN(v.Value) && !math.IsInf(v.Value, 0) {
 			out["stat:"+v.Name] = v.Value
@@ -541,11 +544,14 @@ func discsTable(rows []Row, targets []discsTarget, dev sampler.Device) []string 
 	if dev != sampler.CPU {
 		var on []string
 		for _, m := range discsAllMethods() {
-			if sampler.HasDevice(m.method, dev) {
-				on = append(on, m.name)
+			for _, t := range targets {
+				if v, ok := discsValue(rows, m.name, t.x, "device_stages"); ok && v > 0 {
+					on = append(on, m.name)
+					break
+				}
 			}
 		}
-		where = fmt.Sprintf("dstein's %s on this machine's GPU (%s), the others on its CPU", strings.Join(on, ", "), dev)
+		where = fmt.Sprintf("dstein's %s on this machine's GPU (%s) where they ran there (device_stages in the CSV), the others on its CPU", strings.Join(on, ", "), dev)
 	}
 	fmt.Fprintf(&b, "\nDISCS's metric beside its published numbers (%d chains; ESS = tfp's per-chain ESS of the distance to one random reference state, mean over chains; per step: per DISCS step; per second: summed over the chains, %s; DISCS's per-second number is 100 × its ESS_T, on its accelerator):\n", discsChains, where)
 	for _, t := range targets {

@@ -8,15 +8,14 @@ import (
 	"math"
 	"os"
 	"path/filepath"
-	"slices"
 	"sort"
 	"strings"
 	"text/tabwriter"
 
 	"github.com/dstein/dstein/experiment/journal"
 	"github.com/dstein/dstein/internal/safeio"
-	"github.com/dstein/dstein/internal/suggest"
 	"github.com/dstein/dstein/report"
+	"github.com/dstein/dstein/sampler"
 )
 
 // Experiment is one figure of the paper.
@@ -202,24 +201,6 @@ func (e *Experiment) Check(cfg Config) error {
 	return nil
 }
 
-// CheckMethods checks a selection of methods (Config.Methods) against the
-// experiment's MethodNames.
-func (e *Experiment) CheckMethods(names []string) error {
-	if len(names) == 0 {
-		return nil
-	}
-	if e.MethodNames == nil {
-		return fmt.Errorf("experiment %s takes no selection of methods (--methods applies to %s)", e.Name, strings.Join(NamesWhere(func(e *Experiment) bool { return e.MethodNames != nil }), ", "))
-	}
-	known := e.MethodNames()
-	for _, n := range names {
-		if n = strings.TrimSpace(n); !slices.Contains(known, n) {
-			return fmt.Errorf("--methods: unknown method %q%s (%s's: %s)", n, suggest.Hint(n, known), e.Name, strings.Join(known, ", "))
-		}
-	}
-	return nil
-}
-
 // prepare completes cfg and opens the journal (see Run).
 func (e *Experiment) prepare(cfg Config) (Config, *journal.Journal, error) {
 	opts, err := e.encode(cfg.Settings)
@@ -238,6 +219,10 @@ func (e *Experiment) prepare(cfg Config) (Config, *journal.Journal, error) {
 		return cfg, nil, fmt.Errorf("experiment %s compares no GF-SVGD variants (--variants applies to %s)", e.Name, strings.Join(NamesWhere(func(e *Experiment) bool { return e.UsesVariants }), ", "))
 	}
 	if err := e.CheckMethods(cfg.Methods); err != nil {
+		return cfg, nil, err
+	}
+	// A run on a GPU fails here, before any work, where there is none.
+	if err := sampler.CheckDevice(deviceOf(cfg.settings)); err != nil {
 		return cfg, nil, err
 	}
 	if cfg.UAIDir != "" {

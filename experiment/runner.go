@@ -262,22 +262,6 @@ func (r *runner) save(fig report.Figure) error {
 // was drawn with.
 func (r *runner) trialKey(t int) rng.Key { return rng.NewKey(r.cfg.Seed).Split(t) }
 
-// selected says whether the run includes the named method: Config.Methods
-// is empty or names it. A method left out stays known to the runner, so
-// that a journal holding its trials still resumes.
-func (r *runner) selected(method string) bool {
-	if len(r.cfg.Methods) == 0 {
-		return true
-	}
-	for _, n := range r.cfg.Methods {
-		if strings.TrimSpace(n) == method {
-			return true
-		}
-	}
-	r.methods[method] = true
-	return false
-}
-
 // want marks (method, x, trial) as part of this run and reports whether the
 // journal already holds it.
 func (r *runner) want(method string, x float64, t int) bool {

@@ -223,6 +223,7 @@ func sampleOnce(r *runner, p point, mt sampleMethod, iters int, key rng.Key) (ma
 	// The published journals were computed from the draws' frequencies;
 	// a change of estimator will be a recorded setting of a rerun.
 	spec.Estimates = infer.Frequencies
+	spec.Device = r.device()
 	out, err := infer.Run(r.ctx, p.m, spec)
 	if err != nil {
 		return nil, err
@@ -236,6 +237,11 @@ func sampleOnce(r *runner, p point, mt sampleMethod, iters int, key rng.Key) (ma
 		"mse":         mse,
 		"seconds":     secs,
 		"evaluations": float64(out.Evaluations),
+	}
+	if spec.Device != sampler.CPU {
+		// How many of the method's stages ran on the device (none where
+		// its path there does not take the model).
+		res["device_stages"] = float64(len(out.OnDevice))
 	}
 	if mse > effNFloor*p.iidVar {
 		res["eff_n"] = p.iidVar / mse
@@ -305,6 +311,7 @@ func init() {
 		Trials:      50,
 		QuickTrials: 2,
 		Setting:     "d",
+		Settings:    RBMDSettings{},
 		body:        runRBMD,
 	})
 }
@@ -315,17 +322,25 @@ type IsingNSettings struct {
 	// with the seed (0: none, the paper's grid).
 	Field float64 `opt:"field" flag:"field,nonnegative" help:"fields drawn once from U(−A, A) with the seed (default 0: no fields, the paper's grid)"`
 	// NMax keeps the sample sizes n ≤ NMax (0: all).
-	NMax int `opt:"nmax,select" flag:"nmax,positive" help:"only sample sizes n ≤ NMAX (default: all)"`
+	NMax   int          `opt:"nmax,select" flag:"nmax,positive" help:"only sample sizes n ≤ NMAX (default: all)"`
+	Device DeviceOption `opt:"device" flag:"device" help:"cuda runs each method on an NVIDIA GPU where it has a path there that takes the model (gfsvgd on RBMs, gibbs, pt by the site kernel on Ising models), the others on the CPU"`
 }
 
 // IsingSigmaSettings are the options of ising-sigma.
 type IsingSigmaSettings struct {
-	Field float64 `opt:"field" flag:"field,nonnegative" help:"fields drawn once from U(−A, A) with the seed (default 0: no fields, the paper's grid)"`
+	Field  float64      `opt:"field" flag:"field,nonnegative" help:"fields drawn once from U(−A, A) with the seed (default 0: no fields, the paper's grid)"`
+	Device DeviceOption `opt:"device" flag:"device" help:"cuda runs each method on an NVIDIA GPU where it has a path there that takes the model (gfsvgd on RBMs, gibbs, pt by the site kernel on Ising models), the others on the CPU"`
 }
 
 // RBMNSettings are the options of rbm-n.
 type RBMNSettings struct {
-	NMax int `opt:"nmax,select" flag:"nmax,positive" help:"only sample sizes n ≤ NMAX (default: all)"`
+	NMax   int          `opt:"nmax,select" flag:"nmax,positive" help:"only sample sizes n ≤ NMAX (default: all)"`
+	Device DeviceOption `opt:"device" flag:"device" help:"cuda runs each method on an NVIDIA GPU where it has a path there that takes the model (gfsvgd on RBMs, gibbs, pt by the site kernel on Ising models), the others on the CPU"`
+}
+
+// RBMDSettings are the options of rbm-d.
+type RBMDSettings struct {
+	Device DeviceOption `opt:"device" flag:"device" help:"cuda runs each method on an NVIDIA GPU where it has a path there that takes the model (gfsvgd on RBMs, gibbs, pt by the site kernel on Ising models), the others on the CPU"`
 }
 
 func isingSize(mode Mode) (side, iters int) {

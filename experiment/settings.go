@@ -402,6 +402,25 @@ func OptionFlags() ([]OptionFlag, error) {
 	return out, nil
 }
 
+// device is the run's device option (a DeviceOption field of its
+// settings), or the CPU when its experiment has none.
+func (r *runner) device() sampler.Device { return deviceOf(r.cfg.settings) }
+
+// deviceOf returns the device option of an experiment's settings, or the
+// CPU when they have none.
+func deviceOf(settings any) sampler.Device {
+	v := reflect.ValueOf(settings)
+	if v.Kind() != reflect.Struct {
+		return sampler.CPU
+	}
+	for i := range v.NumField() {
+		if o, ok := v.Field(i).Interface().(DeviceOption); ok {
+			return o.Device
+		}
+	}
+	return sampler.CPU
+}
+
 // DeviceOption is sampler.Device as an experiment's option: the journal
 // records 0 for the CPU and 1 for CUDA.
 type DeviceOption struct{ sampler.Device }

@@ -5,6 +5,7 @@ import (
 	"fmt"
 
 	"github.com/dstein/dstein/internal/cuda"
+	"github.com/dstein/dstein/model"
 	"github.com/dstein/dstein/model/categorical"
 	"github.com/dstein/dstein/model/rbm"
 	"github.com/dstein/dstein/sampler"
@@ -13,13 +14,40 @@ import (
 )
 
 func init() {
-	sampler.RegisterDevice(pt.Name, sampler.CUDA, func(p *sampler.Problem, set sampler.Settings) (sampler.Sampler, error) {
-		dev, err := registryDevice(0)
-		if err != nil {
-			return nil, err
-		}
-		return NewPT(dev, p, *set.(*pt.Settings))
+	sampler.RegisterDevice(pt.Name, sampler.CUDA, sampler.DevicePath{
+		New: func(p *sampler.Problem, set sampler.Settings) (sampler.Sampler, error) {
+			dev, err := registryDevice(0)
+			if err != nil {
+				return nil, err
+			}
+			return NewPT(dev, p, *set.(*pt.Settings))
+		},
+		Supports: func(p *sampler.Problem, set sampler.Settings) error {
+			return SupportsPT(p.Model, *set.(*pt.Settings))
+		},
 	})
+}
+
+// SupportsPT says why parallel tempering of m with set cannot run on a
+// GPU, or nil: Ising and Potts models whose Gibbs sweeps run there
+// (SupportsGibbs), by the site kernel with a fixed or tuned ladder.
+func SupportsPT(m model.Model, set pt.Settings) error {
+	switch m.(type) {
+	case *rbm.RBM:
+		return fmt.Errorf("pt on the GPU tempers Ising and Potts models; an RBM's replicas run on the CPU (--device cpu, kernel block)")
+	case *categorical.Categorical:
+		return fmt.Errorf("pt on the GPU tempers Ising and Potts models; independent categorical variables need no tempering (gibbs --device cuda draws them exactly every sweep)")
+	}
+	if err := SupportsGibbs(m, gibbs.Settings{}); err != nil {
+		return fmt.Errorf("pt: %w", err)
+	}
+	if err := set.Validate(); err != nil {
+		return fmt.Errorf("pt: %w", err)
+	}
+	if r := set.Resolved().(*pt.Settings); r.Auto || r.Kernel != pt.Site {
+		return fmt.Errorf("pt on the GPU sweeps by the site kernel with a fixed or tuned ladder (not --auto-ladder, not the %s kernel); use --device cpu", r.Kernel)
+	}
+	return nil
 }
 
 // NewPT starts parallel tempering on dev for p (an Ising or Potts model):
@@ -28,14 +56,8 @@ func init() {
 // to the host, where package pt swaps them, follows their round trips and
 // tunes the ladder as on the CPU.
 func NewPT(dev *Device, p *sampler.Problem, set pt.Settings) (*pt.Sampler, error) {
-	switch p.Model.(type) {
-	case *rbm.RBM:
-		return nil, fmt.Errorf("pt on the GPU tempers Ising and Potts models; an RBM's replicas run on the CPU (--device cpu, kernel block)")
-	case *categorical.Categorical:
-		return nil, fmt.Errorf("pt on the GPU tempers Ising and Potts models; independent categorical variables need no tempering (gibbs --device cuda draws them exactly every sweep)")
-	}
-	if err := SupportsGibbs(p.Model, gibbs.Settings{}); err != nil {
-		return nil, fmt.Errorf("pt: %w", err)
+	if err := SupportsPT(p.Model, set); err != nil {
+		return nil, err
 	}
 	return pt.NewOn(p, set, func(k int) (pt.Replicas, error) { return newReplicas(dev, p, k) })
 }

@@ -4,6 +4,7 @@ import (
 	"context"
 	"fmt"
 	"math"
+	"slices"
 	"strings"
 	"testing"
 
@@ -12,6 +13,8 @@ import (
 	"github.com/dstein/dstein/model/ising"
 	"github.com/dstein/dstein/model/potts"
 	"github.com/dstein/dstein/sampler"
+	"github.com/dstein/dstein/sampler/gfsvgd"
+	"github.com/dstein/dstein/sampler/gibbs"
 	"github.com/dstein/dstein/sampler/pt"
 	"github.com/dstein/dstein/sampler/samplertest"
 )
@@ -137,6 +140,59 @@ func TestPTSwapRatesMatchCPU(t *testing.T) {
 	for j := range c {
 		if math.Abs(c[j]-g[j]) > 0.03 {
 			t.Errorf("swap_%d: GPU %.3f, CPU %.3f", j+1, g[j], c[j])
+		}
+	}
+}
+
+// Pipeline.OnDevice moves exactly the stages whose GPU path takes the
+// model and the stage's settings: on an RBM GF-SVGD and block Gibbs, not
+// stratified Gibbs nor parallel tempering (an RBM's replicas stay on the
+// CPU); on an Ising grid Gibbs and parallel tempering by the site
+// kernel, not GF-SVGD (RBMs only) nor the auto ladder. The stages it
+// leaves keep their settings, and the pipeline it was given is unchanged.
+func TestPipelineOnDevice(t *testing.T) {
+	testDevice(t)
+	grid, err := ising.Grid(3, 3, false, 0.4, nil)
+	if err != nil {
+		t.Fatal(err)
+	}
+	strat := &gibbs.Settings{Stratified: true}
+	pl := sampler.Pipeline{Stages: []sampler.Stage{
+		{Method: gfsvgd.Name, Iters: 2},
+		{Method: gibbs.Name, Iters: 2},
+		{Method: gibbs.Name, Iters: 2, Settings: strat},
+		{Method: pt.Name, Iters: 2},
+		{Method: pt.Name, Iters: 2, Settings: &pt.Settings{Auto: true}},
+	}}
+	for _, c := range []struct {
+		name string
+		p    *sampler.Problem
+		want []int
+	}{
+		{"rbm", rbmProblem(t, 4, 5, 2, 1), []int{0, 1}},
+		{"ising grid", rbmLikeProblem(grid, 4, 1), []int{1, 3}},
+	} {
+		got, moved, err := pl.OnDevice(sampler.CUDA, c.p)
+		if err != nil {
+			t.Fatal(err)
+		}
+		if fmt.Sprint(moved) != fmt.Sprint(c.want) {
+			t.Errorf("%s: stages moved %v, want %v", c.name, moved, c.want)
+		}
+		for k, st := range got.Stages {
+			ds, ok := st.Settings.(sampler.DeviceSettings)
+			on := ok && ds.OnDevice() == sampler.CUDA
+			if on != slices.Contains(c.want, k) {
+				t.Errorf("%s: stage %d (%s) on the GPU: %v", c.name, k, st.Method, on)
+			}
+			if pl.Stages[k].Settings != nil {
+				if ds, ok := pl.Stages[k].Settings.(sampler.DeviceSettings); ok && ds.OnDevice() != sampler.CPU {
+					t.Errorf("%s: the given pipeline's stage %d was changed", c.name, k)
+				}
+			}
+		}
+		if s := got.Stages[2].Settings; s != strat {
+			t.Errorf("%s: stratified Gibbs's settings replaced: %+v", c.name, s)
 		}
 	}
 }

@@ -55,6 +55,11 @@ type Spec struct {
 	// samples are meant to be draws from p and the model gives its
 	// conditionals, or Frequencies.
 	Estimates Estimates
+	// Device, when not the CPU, runs every stage whose method has a path
+	// on it that takes the model and the stage's settings there, and the
+	// others on the CPU (Output.OnDevice lists which): the experiments'
+	// --device. A stage's own device setting is left as it is.
+	Device sampler.Device
 }
 
 // TracePoint is a stage's statistics after one of its iterations.
@@ -77,6 +82,9 @@ type Output struct {
 	Status  sampler.Status
 	// Stages describe each stage that ran.
 	Stages []sampler.StageResult
+	// OnDevice lists the stages (0-based) that Spec.Device moved to that
+	// device.
+	OnDevice []int
 	// Samples are the final discrete states.
 	Samples *sampler.Samples
 	// Marginals[i][s] estimates p(z_i = s): the average over the samples
@@ -129,12 +137,19 @@ func Run(ctx context.Context, m model.Model, spec Spec) (*Output, error) {
 	if err != nil {
 		return nil, err
 	}
+	var onDev []int
+	if spec.Device != sampler.CPU {
+		pl, onDev, err = pl.OnDevice(spec.Device, &sampler.Problem{Model: m, Transform: t, N: spec.N, Key: spec.Key})
+		if err != nil {
+			return nil, err
+		}
+	}
 	reps := max(1, spec.Replicates)
 	if spec.Keep.Target > 0 && (reps > 1 || spec.Keep.Draws < 1) {
 		return nil, fmt.Errorf("an ESS target needs the draws of MCMC chains, one run (draws %d, replicates %d)", spec.Keep.Draws, reps)
 	}
 	d := m.Dim()
-	out := &Output{Pipeline: pl.Resolved(), N: spec.N, Dim: d, Key: spec.Key, Status: sampler.Completed}
+	out := &Output{Pipeline: pl.Resolved(), N: spec.N, Dim: d, Key: spec.Key, Status: sampler.Completed, OnDevice: onDev}
 	rows := spec.rows()
 	switch {
 	case spec.Keep.Draws > 0:

@@ -1,6 +1,7 @@
 package sampler
 
 import (
+	"encoding/json"
 	"fmt"
 	"sync"
 )
@@ -81,23 +82,52 @@ type DeviceSettings interface {
 	OnDevice() Device
 }
 
-// devices holds the constructors of methods on devices other than the
-// CPU, by method name and device, registered by the packages that
-// implement them (package gpu for CUDA), so that neither the methods'
-// packages nor this one import them.
+// DevicePath is a method's implementation on a device other than the
+// CPU.
+type DevicePath struct {
+	// New builds the sampler on the device.
+	New func(*Problem, Settings) (Sampler, error)
+	// Supports says why the path cannot run p with those settings (the
+	// models, parameterizations and settings it handles), or nil; New
+	// refuses what it refuses. p.Z may be nil.
+	Supports func(p *Problem, s Settings) error
+}
+
+// devices holds the methods' paths on devices other than the CPU, by
+// method name and device, registered by the packages that implement them
+// (package gpu for CUDA), so that neither the methods' packages nor this
+// one import them.
 var devices = struct {
 	sync.Mutex
-	m map[string]map[Device]func(*Problem, Settings) (Sampler, error)
-}{m: map[string]map[Device]func(*Problem, Settings) (Sampler, error){}}
+	m map[string]map[Device]DevicePath
+}{m: map[string]map[Device]DevicePath{}}
 
-// RegisterDevice registers New as method's constructor on device d.
-func RegisterDevice(method string, d Device, New func(*Problem, Settings) (Sampler, error)) {
+// RegisterDevice registers method's path on device d.
+func RegisterDevice(method string, d Device, path DevicePath) {
+	if path.New == nil || path.Supports == nil {
+		panic(fmt.Sprintf("sampler: incomplete registration of %s on %s", method, d))
+	}
 	devices.Lock()
 	defer devices.Unlock()
 	if devices.m[method] == nil {
-		devices.m[method] = map[Device]func(*Problem, Settings) (Sampler, error){}
+		devices.m[method] = map[Device]DevicePath{}
 	}
-	devices.m[method][d] = New
+	devices.m[method][d] = path
+}
+
+// DeviceSupports says why method cannot run p with settings s on device d
+// (no path there, or one that does not take them), or nil.
+func DeviceSupports(method string, d Device, p *Problem, s Settings) error {
+	if d == CPU {
+		return nil
+	}
+	devices.Lock()
+	path, ok := devices.m[method][d]
+	devices.Unlock()
+	if !ok {
+		return fmt.Errorf("%s has no %s path in this program", method, d)
+	}
+	return path.Supports(p, s)
 }
 
 // checks holds each device's check that the program can use it
@@ -131,6 +161,48 @@ func CheckDevice(d Device) error {
 	return f()
 }
 
+// OnDevice returns the pipeline with every stage whose method has a path
+// on d that takes p and the stage's settings (DeviceSupports) set to run
+// there, and the indexes of those stages; the others, and the pipeline
+// itself, are unchanged. A stage's settings are copied (through their
+// JSON form, then {"device": d}).
+func (pl Pipeline) OnDevice(d Device, p *Problem) (Pipeline, []int, error) {
+	out := pl
+	out.Stages = append([]Stage(nil), pl.Stages...)
+	var moved []int
+	for k, st := range out.Stages {
+		if d == CPU || !HasDevice(st.Method, d) {
+			continue
+		}
+		m, err := Lookup(st.Method)
+		if err != nil {
+			return pl, nil, err
+		}
+		set := m.NewSettings()
+		if st.Settings != nil {
+			b, err := json.Marshal(st.Settings)
+			if err != nil {
+				return pl, nil, named(st.Method, err)
+			}
+			if err := json.Unmarshal(b, set); err != nil {
+				return pl, nil, named(st.Method, err)
+			}
+		}
+		if err := json.Unmarshal(fmt.Appendf(nil, `{"device":%q}`, d), set); err != nil {
+			return pl, nil, named(st.Method, err)
+		}
+		if ds, ok := set.(DeviceSettings); !ok || ds.OnDevice() != d {
+			continue
+		}
+		if DeviceSupports(st.Method, d, p, set) != nil {
+			continue
+		}
+		out.Stages[k].Settings = set
+		moved = append(moved, k)
+	}
+	return out, moved, nil
+}
+
 // HasDevice says whether the program has method's path on device d (the
 // CPU's always).
 func HasDevice(method string, d Device) bool {
@@ -139,7 +211,8 @@ func HasDevice(method string, d Device) bool {
 	}
 	devices.Lock()
 	defer devices.Unlock()
-	return devices.m[method][d] != nil
+	_, ok := devices.m[method][d]
+	return ok
 }
 
 // Start builds the method's sampler for p on the device its settings
@@ -152,12 +225,12 @@ func (m *Method) Start(p *Problem, s Settings) (Sampler, error) {
 	}
 	d := ds.OnDevice()
 	devices.Lock()
-	f := devices.m[m.Name][d]
+	path, ok := devices.m[m.Name][d]
 	devices.Unlock()
-	if f == nil {
+	if !ok {
 		return nil, fmt.Errorf("%s has no %s path in this program (it is registered by importing github.com/dstein/dstein/gpu)", m.Name, d)
 	}
-	return f(p, s)
+	return path.New(p, s)
 }
 
 // Failer is a sampler whose reads can fail (a GPU sampler copies its

@@ -103,6 +103,11 @@ run() {
 		timeout 180 "$dir/dstein" experiment discs --device cuda --methods gibbs --out-dir "$out/discs-gpu" >"$out/discs-gpu.txt" 2>&1 ||
 			echo "dstein experiment discs --device cuda: exit $?"
 		grep -E "^[0-9]\.|^ +gibbs|largest ESS/s|best published" "$out/discs-gpu.txt" || true
+		# The paper's RBM experiment with its GPU paths (quick size): the
+		# device_stages column says which methods ran there.
+		timeout 120 "$dir/dstein" experiment rbm-n --quick --device cuda --out-dir "$out/rbm-n-gpu" >"$out/rbm-n-gpu.txt" 2>&1 ||
+			echo "dstein experiment rbm-n --device cuda: exit $?"
+		tail -5 "$out/rbm-n-gpu.txt" || true
 	fi
 	left() { echo $((budget - ($(date +%s) - start))); }
 	phase() { # phase NAME MIN_SECONDS: false (and a line) when too little time is left
