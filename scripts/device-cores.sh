@@ -146,8 +146,8 @@ run() {
 		bench svgd 'Direction/float64' 20x 5
 	fi
 	if phase "parallel tempering, Gibbs, the gradient samplers" 120; then
-		bench sampler/pt 'Iteration$' 100x 5
-		pinned sampler/pt 'Iteration$' 100x 5
+		bench sampler/pt 'Iteration$|IterationFourChains' 100x 5
+		pinned sampler/pt 'Iteration$|IterationFourChains' 100x 5
 		bench sampler/gibbs '.' 50x 5
 		bench sampler/gwg 'Sweep$|MultiStep$' 50x 5
 		bench sampler/dmala '.' 50x 5

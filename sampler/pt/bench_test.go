@@ -35,3 +35,17 @@ func BenchmarkIterationAutoPilot(b *testing.B) {
 		return New(sampler.NewProblem(m, t, 100, sampler.Init{}, rng.NewKey(1)), Settings{Auto: true, Tune: 5000})
 	})
 }
+
+// One iteration of 4 chains × 8 temperatures (the default's shape): block
+// Gibbs on the kit's RBM, site sweeps on the grid; the replicas' 32 sweeps
+// run in parallel (replicas.go), so this is the benchmark of issue 30's
+// "4 chains on 16 cores".
+func BenchmarkIterationFourChains(b *testing.B) {
+	samplertest.BenchSteps(b, func(m model.Model, t *transform.Transform) (sampler.Sampler, error) {
+		kern := Site
+		if _, ok := m.(rbmModel); ok {
+			kern = Block
+		}
+		return New(sampler.NewProblem(m, t, 4, sampler.Init{}, rng.NewKey(1)), Settings{Kernel: kern})
+	})
+}

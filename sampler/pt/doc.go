@@ -121,5 +121,9 @@
 //
 // Chain c draws its transitions from p.Key.ForIndex(rng.Sample, c) and the
 // ladder is adapted from sums taken in chain order, so results do not
-// depend on the number of cores.
+// depend on the number of cores. The chains run in parallel; when they are
+// fewer than two per core, so do their replicas' sweeps (every kernel but
+// the cluster updates takes a fixed number of uniform words a sweep, which
+// each chain draws first, in its sweeps' order: replicas.go), so that 4
+// chains of 8 temperatures keep 32 cores busy, not 4, with the same draws.
 package pt

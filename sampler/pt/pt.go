@@ -361,6 +361,12 @@ type Sampler struct {
 
 	// dev, when not nil, sweeps the replicas on a device (device.go).
 	dev *onDevice
+	// The replicas' sweeps in parallel (replicas.go); path (tests)
+	// forces one way of sweeping.
+	reps  replicaTask
+	swaps swapTask
+	fills fillTask
+	path  sweepPath
 }
 
 type chain struct {
@@ -372,13 +378,14 @@ type chain struct {
 	trips int64           // completed round trips since the ladder was fixed
 	spins []uint8         // spin kernel: K×d spins, replica by replica
 	reps  []rbmReplica    // RBM kernel: each replica's units
-	u     []float64       // RBM kernel: scratch
+	u     []float64       // RBM kernel: scratch, d per replica
+	draws []uint64        // the fixed-draw kernels' uniform words (see fixedDraws)
 	tr    []model.Tracker // otherwise: one tracker per replica
-	buf   []float64
-	work  *sw.Work // Cluster: the update's scratch
-	zb    []uint8  // Cluster on a Potts model: a replica's states as bytes
-	zi    []int    // and back
-	big   float64  // Cluster: the largest cluster's share of d in the last β = 1 update
+	bufs  [][]float64     // the trackers' sweeps: each replica's conditionals
+	work  *sw.Work        // Cluster: the update's scratch
+	zb    []uint8         // Cluster on a Potts model: a replica's states as bytes
+	zi    []int           // and back
+	big   float64         // Cluster: the largest cluster's share of d in the last β = 1 update
 }
 
 var _ sampler.Sampler = (*Sampler)(nil)
@@ -445,7 +452,7 @@ func New(p *sampler.Problem, set Settings) (*Sampler, error) {
 		zc := p.Z[c*d : (c+1)*d]
 		switch {
 		case s.rbm != nil:
-			ch.reps, ch.u = make([]rbmReplica, reps), make([]float64, d)
+			ch.reps = make([]rbmReplica, reps)
 		case s.spin != nil:
 			ch.spins = make([]uint8, reps*d)
 			if s.cluster != nil {
@@ -474,7 +481,12 @@ func New(p *sampler.Problem, set Settings) (*Sampler, error) {
 			}
 		}
 	}
-	s.task.s = s
+	if s.fixedDraws() > 0 {
+		for c := range s.chains {
+			s.prepare(&s.chains[c])
+		}
+	}
+	s.task.s, s.reps.s, s.swaps.s, s.fills.s = s, s, s, s
 	return s, nil
 }
 
@@ -536,37 +548,45 @@ func (t *iterTask) Do(lo, hi int) {
 	for c := lo; c < hi; c++ {
 		ch := &s.chains[c]
 		for lvl, rep := range ch.perm {
-			if !s.sweep(ch, rep, lvl) {
+			if !s.sweep(ch, rep, lvl, s.drawOne(ch)) {
 				return
 			}
 		}
-		if s.shadow == 1 && !s.sweep(ch, s.k, 0) { // the pilot's plain chain
+		if s.shadow == 1 && !s.sweep(ch, s.k, 0, s.drawOne(ch)) { // the pilot's plain chain
 			return
 		}
-		s.swap(ch)
-		if s.pilot != nil {
-			s.record(c)
-		} else if s.probe != nil {
-			s.recordProbe(c)
-		}
+		s.finish(c)
+	}
+}
+
+// finish runs chain c's swap phase after its sweeps, then the pilot's or
+// the probation's records.
+func (s *Sampler) finish(c int) {
+	s.swap(&s.chains[c])
+	if s.pilot != nil {
+		s.record(c)
+	} else if s.probe != nil {
+		s.recordProbe(c)
 	}
 }
 
 // sweep sweeps replica rep of ch at level lvl of the ladder and reports
-// false when the step's context was canceled before or during it.
-func (s *Sampler) sweep(ch *chain, rep, lvl int) bool {
+// false when the step's context was canceled before or during it. The
+// kernels that take a fixed number of uniforms a sweep (fixedDraws) take
+// them from draws; the others draw from the chain's stream.
+func (s *Sampler) sweep(ch *chain, rep, lvl int, draws []uint64) bool {
 	if s.ctx.Err() != nil {
 		return false
 	}
 	beta := s.ladder[lvl]
 	if s.rbm != nil {
-		ch.ll[rep] = s.rbm.sweep(&ch.reps[rep], beta, ch.u, ch.r)
+		ch.ll[rep] = s.rbm.sweep(&ch.reps[rep], beta, ch.u[rep*s.d:(rep+1)*s.d], draws)
 		return true
 	}
 	if s.spin != nil {
 		b := ch.spins[rep*s.d : (rep+1)*s.d]
 		if s.cluster == nil {
-			s.spin.sweep(b, lvl, ch.r)
+			s.spin.sweep(b, lvl, draws)
 		} else if !s.cluster.Update(s.ctx, b, lvl, ch.r, ch.work) {
 			return false
 		} else if lvl == 0 && rep != s.k {
@@ -597,15 +617,16 @@ func (s *Sampler) sweep(ch *chain, rep, lvl int) bool {
 		if i&(pollSites-1) == pollSites-1 && s.ctx.Err() != nil {
 			return false
 		}
-		ch.buf = tr.LogConditional(ch.buf, i)
+		buf := tr.LogConditional(ch.bufs[rep], i)
+		ch.bufs[rep] = buf
 		if beta != 1 {
-			for q, v := range ch.buf {
+			for q, v := range buf {
 				if !math.IsInf(v, -1) {
-					ch.buf[q] = beta * v
+					buf[q] = beta * v
 				}
 			}
 		}
-		tr.Set(i, gibbs.Draw(ch.buf, ch.r.Float64()))
+		tr.Set(i, gibbs.Draw(buf, unitFloat(draws[i])))
 	}
 	ch.ll[rep] = s.m.LogProb(tr.State())
 	return true
@@ -671,7 +692,11 @@ func (s *Sampler) Step(ctx context.Context) error {
 		}
 	} else {
 		s.ctx = ctx
-		parallel.For(s.n, 1, &s.task)
+		if s.byReplica() {
+			s.stepReplicas()
+		} else {
+			parallel.For(s.n, 1, &s.task)
+		}
 		s.ctx = context.Background()
 	}
 	if err := ctx.Err(); err != nil {

@@ -2,7 +2,6 @@ package pt
 
 import (
 	"math/bits"
-	"math/rand/v2"
 
 	"github.com/dstein/dstein/internal/vec"
 	"github.com/dstein/dstein/model"
@@ -91,10 +90,12 @@ func (rk *rbmKernel) preact(a, z []float64) {
 }
 
 // sweep draws the hidden then the visible units of rp at inverse
-// temperature beta (u is scratch of length d) and returns L(z, h).
-func (rk *rbmKernel) sweep(rp *rbmReplica, beta float64, u []float64, r *rand.Rand) float64 {
+// temperature beta from the m + d uniform words in draws (hidden units
+// first; u is scratch of length d) and returns L(z, h).
+func (rk *rbmKernel) sweep(rp *rbmReplica, beta float64, u []float64, draws []uint64) float64 {
+	hd, vd := draws[:rk.m], draws[rk.m:rk.m+rk.d]
 	for k, a := range rp.a {
-		_, borrow := bits.Sub64(r.Uint64(), gibbs.Threshold(beta*a), 0)
+		_, borrow := bits.Sub64(hd[k], gibbs.Threshold(beta*a), 0)
 		rp.h[k] = float64(2*int(borrow) - 1)
 	}
 	copy(u, rk.b)
@@ -110,7 +111,7 @@ func (rk *rbmKernel) sweep(rp *rbmReplica, beta float64, u []float64, r *rand.Ra
 	}
 	var lv float64
 	for i, ui := range u {
-		_, borrow := bits.Sub64(r.Uint64(), gibbs.Threshold(beta*ui), 0)
+		_, borrow := bits.Sub64(vd[i], gibbs.Threshold(beta*ui), 0)
 		rp.z[i] = float64(2*int(borrow) - 1)
 		lv += rk.b[i] * rp.z[i]
 	}

@@ -2,7 +2,6 @@ package pt
 
 import (
 	"math/bits"
-	"math/rand/v2"
 
 	"github.com/dstein/dstein/sampler/gibbs"
 )
@@ -60,8 +59,10 @@ func (sk *spinKernel) fill(ladder []float64) {
 	}
 }
 
-// sweep updates the spins b (0 for −1, 1 for +1) in order at level lvl.
-func (sk *spinKernel) sweep(b []uint8, lvl int, r *rand.Rand) {
+// sweep updates the spins b (0 for −1, 1 for +1) in order at level lvl,
+// site i by the uniform word draws[i].
+func (sk *spinKernel) sweep(b []uint8, lvl int, draws []uint64) {
+	draws = draws[:len(b)]
 	tab := sk.table[lvl*sk.size : (lvl+1)*sk.size]
 	beta := sk.beta[lvl]
 	for i := range b {
@@ -81,7 +82,7 @@ func (sk *spinKernel) sweep(b []uint8, lvl int, r *rand.Rand) {
 			th = gibbs.Threshold(beta * l)
 		}
 		// The borrow of u − th is 1 exactly when u < th.
-		_, borrow := bits.Sub64(r.Uint64(), th, 0)
+		_, borrow := bits.Sub64(draws[i], th, 0)
 		b[i] = uint8(borrow)
 	}
 }
