@@ -186,6 +186,29 @@ func init() {
 	})
 }
 
+// registerPath registers method's CUDA path: newOn on the registry's
+// device with the settings' value, and supports. A failed start returns a
+// nil Sampler (not a typed nil inside the interface).
+func registerPath[S any, P interface {
+	*S
+	sampler.Settings
+}, T sampler.Sampler](method string, newOn func(*Device, *sampler.Problem, S) (T, error), supports func(*sampler.Problem, S) error) {
+	sampler.RegisterDevice(method, sampler.CUDA, sampler.DevicePath{
+		New: func(p *sampler.Problem, set sampler.Settings) (sampler.Sampler, error) {
+			dev, err := registryDevice(0)
+			if err != nil {
+				return nil, err
+			}
+			s, err := newOn(dev, p, *set.(P))
+			if err != nil {
+				return nil, err
+			}
+			return s, nil
+		},
+		Supports: func(p *sampler.Problem, set sampler.Settings) error { return supports(p, *set.(P)) },
+	})
+}
+
 // registryDevice is the device the registered methods run on: Shared's,
 // or a test's.
 var registryDevice = Shared

@@ -28,18 +28,7 @@ var gibbsKernels = []string{"colour", "spins", "energy", "units"}
 const maxStates = 64
 
 func init() {
-	sampler.RegisterDevice(gibbs.Name, sampler.CUDA, sampler.DevicePath{
-		New: func(p *sampler.Problem, set sampler.Settings) (sampler.Sampler, error) {
-			dev, err := registryDevice(0)
-			if err != nil {
-				return nil, err
-			}
-			return NewGibbs(dev, p, *set.(*gibbs.Settings))
-		},
-		Supports: func(p *sampler.Problem, set sampler.Settings) error {
-			return SupportsGibbs(p.Model, *set.(*gibbs.Settings))
-		},
-	})
+	registerPath(gibbs.Name, NewGibbs, func(p *sampler.Problem, set gibbs.Settings) error { return SupportsGibbs(p.Model, set) })
 }
 
 // SupportsGibbs says why Gibbs sampling of m with set cannot run on a GPU,

@@ -14,18 +14,7 @@ import (
 )
 
 func init() {
-	sampler.RegisterDevice(pt.Name, sampler.CUDA, sampler.DevicePath{
-		New: func(p *sampler.Problem, set sampler.Settings) (sampler.Sampler, error) {
-			dev, err := registryDevice(0)
-			if err != nil {
-				return nil, err
-			}
-			return NewPT(dev, p, *set.(*pt.Settings))
-		},
-		Supports: func(p *sampler.Problem, set sampler.Settings) error {
-			return SupportsPT(p.Model, *set.(*pt.Settings))
-		},
-	})
+	registerPath(pt.Name, NewPT, func(p *sampler.Problem, set pt.Settings) error { return SupportsPT(p.Model, set) })
 }
 
 // SupportsPT says why parallel tempering of m with set cannot run on a

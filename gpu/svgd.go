@@ -22,17 +22,8 @@ var svgdSource string
 var svgdKernels = []string{"relax", "hidden", "rowstats", "scores", "norms", "sqdist", "hist", "hist1", "gather", "bracket", "kexp", "operand", "direction", "adam", "plain", "rowsum", "copyto"}
 
 func init() {
-	sampler.RegisterDevice(gfsvgd.Name, sampler.CUDA, sampler.DevicePath{
-		New: func(p *sampler.Problem, set sampler.Settings) (sampler.Sampler, error) {
-			dev, err := registryDevice(0)
-			if err != nil {
-				return nil, err
-			}
-			return NewSVGD(dev, p, *set.(*gfsvgd.Settings))
-		},
-		Supports: func(p *sampler.Problem, set sampler.Settings) error {
-			return SupportsSVGD(p.Model, p.Transform, *set.(*gfsvgd.Settings))
-		},
+	registerPath(gfsvgd.Name, NewSVGD, func(p *sampler.Problem, set gfsvgd.Settings) error {
+		return SupportsSVGD(p.Model, p.Transform, set)
 	})
 }
 
