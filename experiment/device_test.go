@@ -2,12 +2,15 @@ package experiment
 
 import (
 	"context"
+	"errors"
+	"fmt"
 	"math"
 	"os"
 	"path/filepath"
 	"strings"
 	"testing"
 
+	"github.com/dstein/dstein/gpu"
 	"github.com/dstein/dstein/internal/cuda"
 	"github.com/dstein/dstein/internal/cuda/cudatest"
 	"github.com/dstein/dstein/sampler"
@@ -25,6 +28,38 @@ func TestOnDevice(t *testing.T) {
 	}
 	t.Run("discs", testDISCSOnDevice)
 	t.Run("rbm-n", testSamplingOnDevice)
+	t.Run("merge without a GPU", testMergeWithoutDevice)
+}
+
+// testMergeWithoutDevice: the shards of a GPU run merge where there is no
+// GPU (a merge computes nothing), while a run that computes is refused
+// before any work with the device's error.
+func testMergeWithoutDevice(t *testing.T) {
+	e, _ := Get("rbm-n")
+	root := t.TempDir()
+	cfg := Config{Seed: 3, Mode: Tiny, Trials: 2, Settings: RBMNSettings{NMax: 10, Device: DeviceOption{sampler.CUDA}}}
+	var dirs []string
+	for k := 1; k <= 2; k++ {
+		c := cfg
+		c.Out, c.Shard = filepath.Join(root, fmt.Sprintf("shard%d", k)), Shard{K: k, N: 2}
+		if _, err := e.Run(context.Background(), c); err != nil {
+			t.Fatal(err)
+		}
+		dirs = append(dirs, c.Out)
+	}
+	sampler.RegisterDeviceCheck(sampler.CUDA, func() error { return errors.New("no usable NVIDIA GPU (the test's)") })
+	defer sampler.RegisterDeviceCheck(sampler.CUDA, func() error { _, err := gpu.Shared(0); return err })
+	if _, err := e.Merge(context.Background(), Config{Out: filepath.Join(root, "merged")}, dirs); err != nil {
+		t.Errorf("merging a GPU run's shards without a GPU: %v", err)
+	}
+	c := cfg
+	c.Out = filepath.Join(root, "again")
+	if _, err := e.Run(context.Background(), c); err == nil || !strings.Contains(err.Error(), "the test's") {
+		t.Errorf("a GPU run without a GPU: %v", err)
+	}
+	if _, err := os.Stat(c.Out); !os.IsNotExist(err) {
+		t.Errorf("the refused run left its output directory: %v", err)
+	}
 }
 
 // testDISCSOnDevice runs DISCS's tiny targets with --methods gibbs,dmala

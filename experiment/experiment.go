@@ -221,9 +221,12 @@ func (e *Experiment) prepare(cfg Config) (Config, *journal.Journal, error) {
 	if err := e.CheckMethods(cfg.Methods); err != nil {
 		return cfg, nil, err
 	}
-	// A run on a GPU fails here, before any work, where there is none.
-	if err := sampler.CheckDevice(deviceOf(cfg.settings)); err != nil {
-		return cfg, nil, err
+	// A run on a GPU fails here, before any work, where there is none
+	// (a merge's offline run computes nothing and needs none).
+	if !cfg.offline {
+		if err := sampler.CheckDevice(deviceOf(cfg.settings)); err != nil {
+			return cfg, nil, err
+		}
 	}
 	if cfg.UAIDir != "" {
 		if !e.UsesUAI {

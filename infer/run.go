@@ -58,7 +58,7 @@ type Spec struct {
 	// Device, when not the CPU, runs every stage whose method has a path
 	// on it that takes the model and the stage's settings there, and the
 	// others on the CPU (Output.OnDevice lists which): the experiments'
-	// --device. A stage's own device setting is left as it is.
+	// --device.
 	Device sampler.Device
 }
 
