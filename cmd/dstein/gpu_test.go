@@ -96,3 +96,18 @@ func TestSampleOnGPU(t *testing.T) {
 		t.Errorf("the default with --device cuda: exit %d: %s", code, errs)
 	}
 }
+
+// dstein methods says which methods have a GPU path, and only those.
+func TestMethodsListGPUPaths(t *testing.T) {
+	code, out, _ := dstein(t, "methods")
+	if code != 0 {
+		t.Fatalf("exit %d", code)
+	}
+	for _, block := range strings.Split(out, "\n\n") {
+		name, _, _ := strings.Cut(block, ":")
+		want := name == "gibbs" || name == "gfsvgd" || name == "pt"
+		if got := strings.Contains(block, "also on NVIDIA GPUs (--device cuda)"); got != want && !strings.HasPrefix(name, "Presets") {
+			t.Errorf("%s: GPU path listed %v, want %v", name, got, want)
+		}
+	}
+}

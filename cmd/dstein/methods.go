@@ -59,6 +59,9 @@ func printMethods(e *env) {
 		if m.Needs != "" {
 			fmt.Fprintf(w, "; needs %s", m.Needs)
 		}
+		if sampler.HasDevice(m.Name, sampler.CUDA) {
+			fmt.Fprint(w, "; also on NVIDIA GPUs (--device cuda)")
+		}
 		fmt.Fprintln(w)
 		set := m.NewSettings()
 		rows := settingRows(reflect.ValueOf(set.Resolved()).Elem(), "")
