@@ -323,24 +323,24 @@ type IsingNSettings struct {
 	Field float64 `opt:"field" flag:"field,nonnegative" help:"fields drawn once from U(−A, A) with the seed (default 0: no fields, the paper's grid)"`
 	// NMax keeps the sample sizes n ≤ NMax (0: all).
 	NMax   int          `opt:"nmax,select" flag:"nmax,positive" help:"only sample sizes n ≤ NMAX (default: all)"`
-	Device DeviceOption `opt:"device" flag:"device" help:"cuda runs each method on an NVIDIA GPU where it has a path there that takes the model (gfsvgd on RBMs, gibbs, pt by the site kernel on Ising models), the others on the CPU"`
+	Device DeviceOption `opt:"device" flag:"device" help:"cuda runs each method on an NVIDIA GPU where it has a path there that takes the model (gfsvgd on RBMs, gibbs, pt by the site kernel on Ising and Potts models or the block kernel on RBMs), the others on the CPU"`
 }
 
 // IsingSigmaSettings are the options of ising-sigma.
 type IsingSigmaSettings struct {
 	Field  float64      `opt:"field" flag:"field,nonnegative" help:"fields drawn once from U(−A, A) with the seed (default 0: no fields, the paper's grid)"`
-	Device DeviceOption `opt:"device" flag:"device" help:"cuda runs each method on an NVIDIA GPU where it has a path there that takes the model (gfsvgd on RBMs, gibbs, pt by the site kernel on Ising models), the others on the CPU"`
+	Device DeviceOption `opt:"device" flag:"device" help:"cuda runs each method on an NVIDIA GPU where it has a path there that takes the model (gfsvgd on RBMs, gibbs, pt by the site kernel on Ising and Potts models or the block kernel on RBMs), the others on the CPU"`
 }
 
 // RBMNSettings are the options of rbm-n.
 type RBMNSettings struct {
 	NMax   int          `opt:"nmax,select" flag:"nmax,positive" help:"only sample sizes n ≤ NMAX (default: all)"`
-	Device DeviceOption `opt:"device" flag:"device" help:"cuda runs each method on an NVIDIA GPU where it has a path there that takes the model (gfsvgd on RBMs, gibbs, pt by the site kernel on Ising models), the others on the CPU"`
+	Device DeviceOption `opt:"device" flag:"device" help:"cuda runs each method on an NVIDIA GPU where it has a path there that takes the model (gfsvgd on RBMs, gibbs, pt by the site kernel on Ising and Potts models or the block kernel on RBMs), the others on the CPU"`
 }
 
 // RBMDSettings are the options of rbm-d.
 type RBMDSettings struct {
-	Device DeviceOption `opt:"device" flag:"device" help:"cuda runs each method on an NVIDIA GPU where it has a path there that takes the model (gfsvgd on RBMs, gibbs, pt by the site kernel on Ising models), the others on the CPU"`
+	Device DeviceOption `opt:"device" flag:"device" help:"cuda runs each method on an NVIDIA GPU where it has a path there that takes the model (gfsvgd on RBMs, gibbs, pt by the site kernel on Ising and Potts models or the block kernel on RBMs), the others on the CPU"`
 }
 
 func isingSize(mode Mode) (side, iters int) {

@@ -144,17 +144,34 @@ extern "C" __global__ void energy(int n, int d, const int *__restrict__ start, c
 }
 
 // units: one block of an RBM's units given the others: unit k of chain c
-// takes +1 with probability σ(2(a + bias_k)), a = pre[c·m + k] (the
-// product of the other layer with the weights), from the uniform of counter
-// (chain, unit, sweep, phase); out holds ±1.
+// takes +1 with probability σ(2β_c(a + bias_k)), a = pre[c·m + k] (the
+// product of the other layer with the weights), β_c = beta[c] (1 when beta
+// is null: parallel tempering's replicas of the joint have their own),
+// from the uniform of counter (chain, unit, sweep, phase); out holds ±1.
 extern "C" __global__ void units(int n, int m, const real *__restrict__ pre, const real *__restrict__ bias,
-		real *__restrict__ out, unsigned sweep, unsigned phase, unsigned k0, unsigned k1) {
+		const double *__restrict__ beta, real *__restrict__ out, unsigned sweep, unsigned phase, unsigned k0, unsigned k1) {
 	long long e = (long long)blockIdx.x * blockDim.x + threadIdx.x;
 	if (e >= (long long)n * m) return;
 	int c = (int)(e / m), k = (int)(e % m);
 	double a = 2.0 * ((double)pre[e] + (double)bias[k]);
+	if (beta) a *= beta[c];
 	double p = 1.0 / (1.0 + exp(-a));
 	out[e] = uniform((unsigned)c, (unsigned)k, sweep, phase, k0, k1) < p ? 1 : -1;
+}
+
+// joint: L(z, h) = bᵀz + hᵀ(Wᵀz + c) of each chain c of an RBM, the log
+// of its joint density up to a constant, which parallel tempering's swaps
+// compare (see sampler/pt's block kernel): z (n×d) and h (n×m) of ±1, preh
+// = zW (n×m). One thread per chain, summing in the CPU's order (visible
+// units, then hidden).
+extern "C" __global__ void joint(int n, int d, int m, const real *__restrict__ z, const real *__restrict__ h,
+		const real *__restrict__ preh, const real *__restrict__ b, const real *__restrict__ cb, double *__restrict__ ll) {
+	long long c = (long long)blockIdx.x * blockDim.x + threadIdx.x;
+	if (c >= n) return;
+	double l = 0;
+	for (int i = 0; i < d; i++) l += (double)b[i] * (double)z[c * d + i];
+	for (int k = 0; k < m; k++) l += (double)h[c * m + k] * ((double)preh[c * m + k] + (double)cb[k]);
+	ll[c] = l;
 }
 
 #ifdef DSTEIN_EMULATE
@@ -162,4 +179,5 @@ DSTEIN_EXPORT(colour)
 DSTEIN_EXPORT(spins)
 DSTEIN_EXPORT(energy)
 DSTEIN_EXPORT(units)
+DSTEIN_EXPORT(joint)
 #endif

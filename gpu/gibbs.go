@@ -21,7 +21,7 @@ import (
 var gibbsSource string
 
 // gibbsKernels are the kernels of gibbs.cu.
-var gibbsKernels = []string{"colour", "spins", "energy", "units"}
+var gibbsKernels = []string{"colour", "spins", "energy", "units", "joint"}
 
 // maxStates is gibbs.cu's MAX_STATES: the most states of a Potts model's
 // variable on the GPU.
@@ -357,7 +357,7 @@ func (g *Gibbs) Step(ctx context.Context) error {
 	g.fresh = false
 	var err error
 	if g.rbm != nil {
-		err = g.blockSweep(sweep)
+		err = g.blockSweep(sweep, 0)
 	} else {
 		err = g.colourSweep(sweep, 0)
 	}
@@ -398,16 +398,28 @@ func (g *Gibbs) colourSweep(sweep uint32, beta cuda.Ptr) error {
 }
 
 // blockSweep draws the hidden units given the visible (phase 0), then
-// the visible given the hidden (phase 1).
-func (g *Gibbs) blockSweep(sweep uint32) error {
+// the visible given the hidden (phase 1); beta, when not 0, holds each
+// chain's inverse temperature of the joint (float64).
+func (g *Gibbs) blockSweep(sweep uint32, beta cuda.Ptr) error {
 	n, d, m := g.n, g.d, g.rbm.Hidden()
 	gh, bh := grid1(int64(n) * int64(m))
 	gv, bv := grid1(int64(n) * int64(d))
 	return firstErr(
 		g.gemm(cuda.Gemm{M: n, N: m, K: d, A: g.z, B: g.wts, C: g.pre}),
-		g.k["units"].Queue(gh, bh, int32(n), int32(m), g.pre, g.c, g.h, sweep, uint32(0), g.k0, g.k1),
+		g.k["units"].Queue(gh, bh, int32(n), int32(m), g.pre, g.c, beta, g.h, sweep, uint32(0), g.k0, g.k1),
 		g.gemm(cuda.Gemm{M: n, N: d, K: m, A: g.h, B: g.wts, TransB: true, C: g.pre}),
-		g.k["units"].Queue(gv, bv, int32(n), int32(d), g.pre, g.b, g.z, sweep, uint32(1), g.k0, g.k1),
+		g.k["units"].Queue(gv, bv, int32(n), int32(d), g.pre, g.b, beta, g.z, sweep, uint32(1), g.k0, g.k1),
+	)
+}
+
+// joint writes L(z, h) of every chain into ll (float64, n): zW into the
+// products' buffer, then one sum per chain.
+func (g *Gibbs) joint(ll cuda.Ptr) error {
+	n, d, m := g.n, g.d, g.rbm.Hidden()
+	grid, block := grid1(int64(n))
+	return firstErr(
+		g.gemm(cuda.Gemm{M: n, N: m, K: d, A: g.z, B: g.wts, C: g.pre}),
+		g.k["joint"].Queue(grid, block, int32(n), int32(d), int32(m), g.z, g.h, g.pre, g.b, g.c, ll),
 	)
 }
 

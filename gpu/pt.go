@@ -19,31 +19,42 @@ func init() {
 
 // SupportsPT says why parallel tempering of m with set cannot run on a
 // GPU, or nil: Ising and Potts models whose Gibbs sweeps run there
-// (SupportsGibbs), by the site kernel with a fixed or tuned ladder.
+// (SupportsGibbs) by the site kernel, and RBMs by the block kernel (block
+// Gibbs of the tempered joint, as on the CPU), with a fixed or tuned
+// ladder.
 func SupportsPT(m model.Model, set pt.Settings) error {
+	if err := set.Validate(); err != nil {
+		return fmt.Errorf("pt: %w", err)
+	}
+	r := set.Resolved().(*pt.Settings)
+	if r.Auto {
+		return fmt.Errorf("pt on the GPU sweeps with a fixed or tuned ladder, not --auto-ladder; use --device cpu")
+	}
 	switch m.(type) {
 	case *rbm.RBM:
-		return fmt.Errorf("pt on the GPU tempers Ising and Potts models; an RBM's replicas run on the CPU (--device cpu, kernel block)")
+		if r.Kernel != pt.Block && r.Kernel != pt.Best {
+			return fmt.Errorf("pt on the GPU tempers an RBM by block Gibbs of the joint (--kernel block or best), not the %s kernel; use --device cpu", r.Kernel)
+		}
+		return nil
 	case *categorical.Categorical:
 		return fmt.Errorf("pt on the GPU tempers Ising and Potts models; independent categorical variables need no tempering (gibbs --device cuda draws them exactly every sweep)")
 	}
 	if err := SupportsGibbs(m, gibbs.Settings{}); err != nil {
 		return fmt.Errorf("pt: %w", err)
 	}
-	if err := set.Validate(); err != nil {
-		return fmt.Errorf("pt: %w", err)
-	}
-	if r := set.Resolved().(*pt.Settings); r.Auto || r.Kernel != pt.Site {
-		return fmt.Errorf("pt on the GPU sweeps by the site kernel with a fixed or tuned ladder (not --auto-ladder, not the %s kernel); use --device cpu", r.Kernel)
+	if r.Kernel != pt.Site {
+		return fmt.Errorf("pt on the GPU sweeps Ising and Potts models by the site kernel, not the %s kernel; use --device cpu", r.Kernel)
 	}
 	return nil
 }
 
-// NewPT starts parallel tempering on dev for p (an Ising or Potts model):
-// the n·K replicas are swept on the GPU, each at its temperature, by
-// colour classes (see Gibbs); their log p* is computed there and copied
-// to the host, where package pt swaps them, follows their round trips and
-// tunes the ladder as on the CPU.
+// NewPT starts parallel tempering on dev for p (SupportsPT): the n·K
+// replicas are swept on the GPU, each at its temperature, by colour
+// classes of an Ising or Potts model (see Gibbs) or by block Gibbs of an
+// RBM's tempered joint; what the swaps compare (log p*, or the joint's
+// L(z, h)) is computed there and copied to the host, where package pt
+// swaps them, follows their round trips and tunes the ladder as on the
+// CPU.
 func NewPT(dev *Device, p *sampler.Problem, set pt.Settings) (*pt.Sampler, error) {
 	if err := SupportsPT(p.Model, set); err != nil {
 		return nil, err
@@ -93,14 +104,24 @@ func (r *replicas) Sweep(ctx context.Context, beta, ll []float64) error {
 		return err
 	}
 	g := r.g
-	grid, block := grid1(int64(g.n))
-	err := firstErr(
-		cuda.Upload(g.mem.ctx, r.beta, beta),
-		g.colourSweep(r.sweeps, r.beta),
-		g.k["energy"].Queue(grid, block, append(append([]any{int32(g.n), int32(g.d)}, g.pairArgs...),
-			int32(g.q), int32(boolInt(g.ising)), g.states, r.ll)...),
-		cuda.Download(g.mem.ctx, ll, r.ll),
-	)
+	var err error
+	if g.rbm != nil {
+		err = firstErr(
+			cuda.Upload(g.mem.ctx, r.beta, beta),
+			g.blockSweep(r.sweeps, r.beta),
+			g.joint(r.ll),
+			cuda.Download(g.mem.ctx, ll, r.ll),
+		)
+	} else {
+		grid, block := grid1(int64(g.n))
+		err = firstErr(
+			cuda.Upload(g.mem.ctx, r.beta, beta),
+			g.colourSweep(r.sweeps, r.beta),
+			g.k["energy"].Queue(grid, block, append(append([]any{int32(g.n), int32(g.d)}, g.pairArgs...),
+				int32(g.q), int32(boolInt(g.ising)), g.states, r.ll)...),
+			cuda.Download(g.mem.ctx, ll, r.ll),
+		)
+	}
 	if err != nil {
 		return fmt.Errorf("pt on %s: %w", g.dev, err)
 	}

@@ -12,6 +12,7 @@ import (
 	"github.com/dstein/dstein/model/categorical"
 	"github.com/dstein/dstein/model/ising"
 	"github.com/dstein/dstein/model/potts"
+	"github.com/dstein/dstein/model/rbm"
 	"github.com/dstein/dstein/sampler"
 	"github.com/dstein/dstein/sampler/gfsvgd"
 	"github.com/dstein/dstein/sampler/gibbs"
@@ -25,7 +26,9 @@ import (
 // errors), on a 3×3 Ising grid with fields, a strongly coupled 3×3 torus
 // (J = 0.9: two modes a single-site sweep rarely crosses) and a 3-state
 // Potts torus, and two targets the kernels were not written on
-// (otherTargets: a complete graph, a nearly deterministic marginal).
+// (otherTargets: a complete graph, a nearly deterministic marginal); and,
+// by the block kernel, a strongly coupled RBM with 8 visible and 3 hidden
+// units and the {0, 1} RBM of otherTargets.
 func TestPTMatchesExact(t *testing.T) {
 	testDevice(t)
 	fields := []float64{0.3, -0.2, 0.1, 0, 0.5, -0.4, 0.2, 0.1, -0.3}
@@ -45,13 +48,19 @@ func TestPTMatchesExact(t *testing.T) {
 	if err != nil {
 		t.Fatal(err)
 	}
+	strongRBM, err := rbm.Random(8, 3, 1.2, 0.5, 9)
+	if err != nil {
+		t.Fatal(err)
+	}
 	others := otherTargets(t)
 	for _, c := range []struct {
 		name string
 		m    model.Model
-	}{{"ising grid", grid}, {"strong torus", strong}, {"potts torus", pm}, {"ising complete", others.complete}, {"potts 5 states", others.potts5}} {
+		kern pt.Kernel
+	}{{"ising grid", grid, pt.Site}, {"strong torus", strong, pt.Site}, {"potts torus", pm, pt.Site}, {"ising complete", others.complete, pt.Site},
+		{"potts 5 states", others.potts5, pt.Site}, {"strong rbm, block", strongRBM, pt.Block}, {"rbm {0,1}, block", others.binary, pt.Block}} {
 		t.Run(c.name, func(t *testing.T) {
-			set := &pt.Settings{Device: sampler.CUDA, Ladder: 5, Tune: 20}
+			set := &pt.Settings{Device: sampler.CUDA, Ladder: 5, Tune: 20, Kernel: c.kern}
 			s := samplertest.Run(t, "pt", set, c.m, 3000, 80, 13)
 			worst := samplertest.CheckMarginals(t, c.name, c.m, s, 0)
 			t.Logf("largest error %.2f standard errors", worst)
@@ -106,11 +115,26 @@ func TestPTOnDeviceRefusals(t *testing.T) {
 // no help).
 func TestPTSwapRatesMatchCPU(t *testing.T) {
 	dev := testDevice(t)
-	m, err := ising.Grid(4, 4, true, 0.6, nil)
+	grid, err := ising.Grid(4, 4, true, 0.6, nil)
 	if err != nil {
 		t.Fatal(err)
 	}
-	set := pt.Settings{Ladder: 4, Tune: -1, BetaMin: 0.2}
+	r, err := rbm.Random(10, 4, 1, 0.3, 5)
+	if err != nil {
+		t.Fatal(err)
+	}
+	for _, c := range []struct {
+		name string
+		m    model.Model
+		kern pt.Kernel
+	}{{"ising torus, site", grid, pt.Site}, {"rbm, block", r, pt.Block}} {
+		t.Run(c.name, func(t *testing.T) {
+			swapRatesMatch(t, dev, c.m, pt.Settings{Ladder: 4, Tune: -1, BetaMin: 0.2, Kernel: c.kern})
+		})
+	}
+}
+
+func swapRatesMatch(t *testing.T, dev *Device, m model.Model, set pt.Settings) {
 	rates := func(s sampler.Sampler) []float64 {
 		for range 100 {
 			if err := s.Step(context.Background()); err != nil {
@@ -145,10 +169,11 @@ func TestPTSwapRatesMatchCPU(t *testing.T) {
 }
 
 // Pipeline.OnDevice moves exactly the stages whose GPU path takes the
-// model and the stage's settings: on an RBM GF-SVGD and block Gibbs, not
-// stratified Gibbs nor parallel tempering (an RBM's replicas stay on the
-// CPU); on an Ising grid Gibbs and parallel tempering by the site
-// kernel, not GF-SVGD (RBMs only) nor the auto ladder. The stages it
+// model and the stage's settings: on an RBM GF-SVGD, block Gibbs and
+// parallel tempering by the block kernel, not stratified Gibbs nor
+// tempering by the site kernel; on an Ising grid Gibbs and parallel
+// tempering by the site kernel, not GF-SVGD (RBMs only), the auto ladder
+// nor the block kernel. The stages it
 // leaves keep their settings, and the pipeline it was given is unchanged.
 func TestPipelineOnDevice(t *testing.T) {
 	testDevice(t)
@@ -163,13 +188,14 @@ func TestPipelineOnDevice(t *testing.T) {
 		{Method: gibbs.Name, Iters: 2, Settings: strat},
 		{Method: pt.Name, Iters: 2},
 		{Method: pt.Name, Iters: 2, Settings: &pt.Settings{Auto: true}},
+		{Method: pt.Name, Iters: 2, Settings: &pt.Settings{Kernel: pt.Block}},
 	}}
 	for _, c := range []struct {
 		name string
 		p    *sampler.Problem
 		want []int
 	}{
-		{"rbm", rbmProblem(t, 4, 5, 2, 1), []int{0, 1}},
+		{"rbm", rbmProblem(t, 4, 5, 2, 1), []int{0, 1, 5}},
 		{"ising grid", rbmLikeProblem(grid, 4, 1), []int{1, 3}},
 	} {
 		got, moved, err := pl.OnDevice(sampler.CUDA, c.p)

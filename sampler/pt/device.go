@@ -13,10 +13,12 @@ import (
 // implements it for CUDA): parallel tempering's swaps, round trips and
 // ladder stay on the host, in Step, as on the CPU.
 type Replicas interface {
-	// Sweep sweeps every replica once by single-site Gibbs updates of
-	// p*^β, replica j of chain c (index c·K + j) at inverse temperature
-	// beta[c·K + j], and writes each replica's log p* into ll at the same
-	// index.
+	// Sweep sweeps every replica once, replica j of chain c (index
+	// c·K + j) at inverse temperature beta[c·K + j], by the kernel the
+	// settings chose, and writes what the swaps compare into ll at the
+	// same index: with the site kernel, single-site Gibbs updates of p*^β
+	// and log p*; with the block kernel (RBMs), block Gibbs of the tempered
+	// joint and L(z, h) (see the CPU's rbmKernel).
 	Sweep(ctx context.Context, beta, ll []float64) error
 	// States writes the states of replica rep[c] of each chain c into
 	// row c of dst (n×d).
@@ -33,9 +35,9 @@ type onDevice struct {
 	readErr  error     // a failed read of the states
 }
 
-// NewOn starts parallel tempering whose replicas open sweeps (kernel site,
-// no automatic sizing): open is given the number of replicas per chain
-// and starts n·K replicas at the chains' states p.Z (replica j of chain c
+// NewOn starts parallel tempering whose replicas open sweeps (the site
+// kernel, or the block kernel for an RBM; no automatic sizing): open is
+// given the number of replicas per chain and starts n·K replicas at the chains' states p.Z (replica j of chain c
 // at c·K + j). The swaps draw from chain c's stream
 // p.Key.ForIndex(rng.Sample, c), as on the CPU; the sweeps' uniforms are
 // the device's.
@@ -47,8 +49,12 @@ func NewOn(p *sampler.Problem, set Settings, open func(k int) (Replicas, error))
 		return nil, fmt.Errorf("pt: %w", err)
 	}
 	set = *set.Resolved().(*Settings)
-	if set.Auto || set.Kernel != Site {
-		return nil, fmt.Errorf("pt on a device sweeps by the site kernel with a fixed or tuned ladder")
+	kern, err := set.Kernel.choose(p.Model)
+	if err != nil {
+		return nil, fmt.Errorf("pt: %w", err)
+	}
+	if set.Auto || (kern != Site && kern != Block) {
+		return nil, fmt.Errorf("pt on a device sweeps by the site or block kernel with a fixed or tuned ladder")
 	}
 	n, k := p.N, set.Ladder
 	reps, err := open(k)
@@ -65,6 +71,9 @@ func NewOn(p *sampler.Problem, set Settings, open func(k int) (Replicas, error))
 		names:    make([]string, k-1),
 		ctx:      context.Background(),
 		dev:      &onDevice{reps: reps, beta: make([]float64, n*k), ll: make([]float64, n*k)},
+	}
+	if rm, ok := p.Model.(rbmModel); ok && kern == Block {
+		s.hidden = rm.Hidden()
 	}
 	for j := range s.names {
 		s.names[j] = fmt.Sprintf("swap_%d", j+1)

@@ -242,15 +242,15 @@ func (s *Settings) Validate() error {
 		return fmt.Errorf("tune is %d; auto needs a pilot of at least 8 iterations (0 for %d)", s.Tune, DefaultAutoTune)
 	case s.Device != sampler.CPU && s.Device != sampler.CUDA:
 		return fmt.Errorf("unknown device %d", int(s.Device))
-	case s.Device != sampler.CPU && (s.Auto || s.Kernel != Site):
+	case s.Device != sampler.CPU && (s.Auto || s.Kernel == Cluster):
 		var asked []string
-		if s.Kernel != Site {
+		if s.Kernel == Cluster {
 			asked = append(asked, "kernel "+s.Kernel.String())
 		}
 		if s.Auto {
 			asked = append(asked, "--auto-ladder")
 		}
-		return fmt.Errorf("pt on the GPU has the site kernel and a fixed or tuned ladder only, and these settings ask for %s (the default preset does): give --method pt (or --kernel site without --auto-ladder), or --device cpu", strings.Join(asked, " and "))
+		return fmt.Errorf("pt on the GPU has the site kernel (Ising and Potts models) and the block kernel (RBMs) with a fixed or tuned ladder only, and these settings ask for %s (the default preset does): give --method pt (--kernel site or block, without --auto-ladder), or --device cpu", strings.Join(asked, " and "))
 	}
 	return nil
 }
@@ -361,6 +361,9 @@ type Sampler struct {
 
 	// dev, when not nil, sweeps the replicas on a device (device.go).
 	dev *onDevice
+	// hidden is the RBM's hidden units under block Gibbs (counted in the
+	// evaluations), else 0.
+	hidden int
 	// The replicas' sweeps in parallel (replicas.go); path (tests)
 	// forces one way of sweeping.
 	reps  replicaTask
@@ -428,7 +431,7 @@ func New(p *sampler.Problem, set Settings) (*Sampler, error) {
 	}
 	reps := k + s.shadow
 	if rm, ok := m.(rbmModel); ok && kern == Block {
-		s.rbm = newRBMKernel(rm)
+		s.rbm, s.hidden = newRBMKernel(rm), rm.Hidden()
 	} else if sm, ok := m.(gibbs.SpinModel); ok {
 		s.spin, s.spinModel = newSpinKernel(sm, k), sm
 		if kern == Cluster {
@@ -713,10 +716,7 @@ func (s *Sampler) Step(ctx context.Context) error {
 		}
 		s.rate[lvl] = sum / (float64(s.n) * float64(s.attempts[lvl]))
 	}
-	sites := int64(s.d)
-	if s.rbm != nil {
-		sites += int64(s.rbm.m) // hidden units drawn too
-	}
+	sites := int64(s.d + s.hidden) // an RBM's hidden units are drawn too by block Gibbs
 	s.evals += int64(s.n) * (int64(s.k+s.shadow)*sites + 2*int64(pairs))
 	s.iter++
 	if s.probe != nil && s.iter == s.probeEnd {
