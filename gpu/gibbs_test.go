@@ -26,30 +26,16 @@ import (
 // enumeration (samplertest.CheckMarginals: each state's frequency within
 // 5 binomial standard errors). Models: an open 3×3 Ising grid with fields
 // (two colours), a 3×3 torus (odd sides: three colours), a 3-state Potts
-// model on a 2×3 torus with per-state fields, independent categorical
+// model on a 2×3 torus with per-state fields (the grid, the Potts model
+// and the RBM are samplertest.SmallModels'), independent categorical
 // variables of 2, 3, 5 and 4 states (one state impossible, another at
 // 0.95), and RBMs with 8 visible and 3 hidden units in float64 and
 // float32; and targets the kernels were not written on (otherTargets).
 func TestGibbsMatchesExact(t *testing.T) {
 	testDevice(t)
-	fields := []float64{0.3, -0.2, 0.1, 0, 0.5, -0.4, 0.2, 0.1, -0.3}
-	open, err := ising.Grid(3, 3, false, 0.4, fields)
-	if err != nil {
-		t.Fatal(err)
-	}
-	torus, err := ising.Grid(3, 3, true, -0.3, fields)
-	if err != nil {
-		t.Fatal(err)
-	}
-	pf := make([]float64, 6*3)
-	for k := range pf {
-		pf[k] = 0.2 * float64((k*7)%5-2)
-	}
-	pt, err := potts.Grid(2, 3, true, 3, 0.5, pf)
-	if err != nil {
-		t.Fatal(err)
-	}
-	r, err := rbm.Random(8, 3, 0.7, 1, 5)
+	small := samplertest.SmallModels(t)
+	open, pt, r := small["ising"], small["potts"], small["rbm"]
+	torus, err := ising.Grid(3, 3, true, -0.3, []float64{0.3, -0.2, 0.1, 0, 0.5, -0.4, 0.2, 0.1, -0.3})
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -73,6 +59,7 @@ func TestGibbsMatchesExact(t *testing.T) {
 		{"ising torus", torus, gibbs.Settings{Device: sampler.CUDA}},
 		{"potts torus", pt, gibbs.Settings{Device: sampler.CUDA}},
 		{"categorical", cat, gibbs.Settings{Device: sampler.CUDA}},
+		{"categorical, the kit's", small["categorical"], gibbs.Settings{Device: sampler.CUDA}},
 		{"rbm", r, gibbs.Settings{Device: sampler.CUDA}},
 		{"rbm float32", r, gibbs.Settings{Device: sampler.CUDA, Precision: sampler.Float32}},
 		{"ising complete", others.complete, gibbs.Settings{Device: sampler.CUDA}},

@@ -11,7 +11,6 @@ import (
 	"github.com/dstein/dstein/model"
 	"github.com/dstein/dstein/model/categorical"
 	"github.com/dstein/dstein/model/ising"
-	"github.com/dstein/dstein/model/potts"
 	"github.com/dstein/dstein/model/rbm"
 	"github.com/dstein/dstein/sampler"
 	"github.com/dstein/dstein/sampler/gfsvgd"
@@ -23,28 +22,17 @@ import (
 // TestPTMatchesExact is the conformance test of parallel tempering with
 // its replicas on the GPU: final states of 3000 chains, run through the
 // registry, against exact marginals by enumeration (within 5 standard
-// errors), on a 3×3 Ising grid with fields, a strongly coupled 3×3 torus
-// (J = 0.9: two modes a single-site sweep rarely crosses) and a 3-state
-// Potts torus, and two targets the kernels were not written on
+// errors), on samplertest.SmallModels' 3×3 Ising grid with fields and
+// 3-state Potts torus, a strongly coupled 3×3 torus (J = 0.9: two modes a
+// single-site sweep rarely crosses), and two targets the kernels were not written on
 // (otherTargets: a complete graph, a nearly deterministic marginal); and,
 // by the block kernel, a strongly coupled RBM with 8 visible and 3 hidden
 // units and the {0, 1} RBM of otherTargets.
 func TestPTMatchesExact(t *testing.T) {
 	testDevice(t)
-	fields := []float64{0.3, -0.2, 0.1, 0, 0.5, -0.4, 0.2, 0.1, -0.3}
-	grid, err := ising.Grid(3, 3, false, 0.4, fields)
-	if err != nil {
-		t.Fatal(err)
-	}
+	small := samplertest.SmallModels(t)
+	grid, pm := small["ising"], small["potts"]
 	strong, err := ising.Grid(3, 3, true, 0.9, []float64{0.05, 0, 0, 0, 0, 0, 0, 0, 0})
-	if err != nil {
-		t.Fatal(err)
-	}
-	pf := make([]float64, 6*3)
-	for k := range pf {
-		pf[k] = 0.2 * float64((k*7)%5-2)
-	}
-	pm, err := potts.Grid(2, 3, true, 3, 0.5, pf)
 	if err != nil {
 		t.Fatal(err)
 	}

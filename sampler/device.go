@@ -216,8 +216,9 @@ func HasDevice(method string, d Device) bool {
 }
 
 // Start builds the method's sampler for p on the device its settings
-// choose: the method's New on the CPU, else the constructor registered
-// for that device (an error naming the device when the program has none).
+// choose: the method's New on the CPU, else the path registered for that
+// device (an error naming the device when the program has none, or the
+// path's Supports error).
 func (m *Method) Start(p *Problem, s Settings) (Sampler, error) {
 	ds, ok := s.(DeviceSettings)
 	if !ok || ds.OnDevice() == CPU {
@@ -229,6 +230,11 @@ func (m *Method) Start(p *Problem, s Settings) (Sampler, error) {
 	devices.Unlock()
 	if !ok {
 		return nil, fmt.Errorf("%s has no %s path in this program (it is registered by importing github.com/dstein/dstein/gpu)", m.Name, d)
+	}
+	// What the path does not take is said before the device is opened, so
+	// that the answer does not depend on whether this machine has one.
+	if err := path.Supports(p, s); err != nil {
+		return nil, err
 	}
 	return path.New(p, s)
 }

@@ -429,7 +429,7 @@ func (o offsetProgress) Update(done, _ int) { o.p.Update(o.base+done, o.total) }
 // named prefixes err with the method's name unless the sampler's package
 // already did (its errors start with its name, as Go's do).
 func named(method string, err error) error {
-	if strings.HasPrefix(err.Error(), method+": ") {
+	if msg := err.Error(); strings.HasPrefix(msg, method+": ") || strings.HasPrefix(msg, method+" ") {
 		return err
 	}
 	return fmt.Errorf("%s: %w", method, err)

@@ -42,10 +42,36 @@ func BenchmarkIterationAutoPilot(b *testing.B) {
 // "4 chains on 16 cores".
 func BenchmarkIterationFourChains(b *testing.B) {
 	samplertest.BenchSteps(b, func(m model.Model, t *transform.Transform) (sampler.Sampler, error) {
-		kern := Site
-		if _, ok := m.(rbmModel); ok {
-			kern = Block
-		}
-		return New(sampler.NewProblem(m, t, 4, sampler.Init{}, rng.NewKey(1)), Settings{Kernel: kern})
+		return New(sampler.NewProblem(m, t, 4, sampler.Init{}, rng.NewKey(1)), Settings{Kernel: fourChainsKernel(m)})
 	})
+}
+
+// The same round with each way of spreading the sweeps forced: chain by
+// chain, or replica by replica (which BenchmarkIterationFourChains takes
+// when the chains are fewer than two per core); on one core the
+// difference is the replica path's cost (drawing every word of the round
+// first), on many its gain.
+func BenchmarkIterationFourChainsPaths(b *testing.B) {
+	for _, p := range []struct {
+		name string
+		path sweepPath
+	}{{"by-chain", byChain}, {"by-replica", byReplicaAlways}} {
+		b.Run(p.name, func(b *testing.B) {
+			samplertest.BenchSteps(b, func(m model.Model, t *transform.Transform) (sampler.Sampler, error) {
+				s, err := New(sampler.NewProblem(m, t, 4, sampler.Init{}, rng.NewKey(1)), Settings{Kernel: fourChainsKernel(m)})
+				if err == nil {
+					s.path = p.path
+				}
+				return s, err
+			})
+		})
+	}
+}
+
+// fourChainsKernel is block Gibbs for the RBM, site sweeps otherwise.
+func fourChainsKernel(m model.Model) Kernel {
+	if _, ok := m.(rbmModel); ok {
+		return Block
+	}
+	return Site
 }

@@ -250,7 +250,11 @@ func (s *Settings) Validate() error {
 		if s.Auto {
 			asked = append(asked, "--auto-ladder")
 		}
-		return fmt.Errorf("pt on the GPU has the site kernel (Ising and Potts models) and the block kernel (RBMs) with a fixed or tuned ladder only, and these settings ask for %s (the default preset does): give --method pt (--kernel site or block, without --auto-ladder), or --device cpu", strings.Join(asked, " and "))
+		why := ""
+		if s.Auto {
+			why = " (the default preset does)"
+		}
+		return fmt.Errorf("pt on the GPU has the site kernel (Ising and Potts models) and the block kernel (RBMs) with a fixed or tuned ladder only, and these settings ask for %s%s: give --method pt (--kernel site or block, without --auto-ladder), or --device cpu", strings.Join(asked, " and "), why)
 	}
 	return nil
 }
