@@ -111,3 +111,22 @@ func TestMethodsListGPUPaths(t *testing.T) {
 		}
 	}
 }
+
+// What a GPU path does not take is said whether or not the machine has a
+// GPU: with no driver at all, parallel tempering of an RBM by the site
+// kernel gets its reason (the block kernel), not "no usable GPU"; one
+// line, exit 1, nothing written.
+func TestGPUUnsupportedBeforeNoGPU(t *testing.T) {
+	dir := t.TempDir()
+	model := filepath.Join(dir, "rbm.json")
+	os.WriteFile(model, []byte(`{"type":"rbm","visible":6,"hidden":2,"random":{"w_std":0.3,"bias_std":0.5,"seed":3}}`), 0o644)
+	t.Setenv(cuda.DriverEnv, "/nonexistent/libcuda.so.1")
+	out := filepath.Join(dir, "draws.csv")
+	code, _, errs := dstein(t, "sample", "--model", model, "--method", "pt", "--device", "cuda", "--chains", "2", "--draws", "10", "--out", out)
+	if code != 1 || strings.Count(errs, "\n") != 1 || !strings.Contains(errs, "--kernel block") || strings.Contains(errs, "pt: pt") {
+		t.Errorf("exit %d, %q", code, errs)
+	}
+	if _, err := os.Stat(out); err == nil {
+		t.Error("a refused run wrote its output")
+	}
+}
