@@ -210,6 +210,15 @@ type discsMethod struct {
 
 func one(int) float64 { return 1 }
 
+// settingsFor returns m's settings as JSON for a run of iters iterations:
+// the template with the warm-up's length (the first half) filled in.
+func (m discsMethod) settingsFor(iters int) string {
+	if strings.Contains(m.settings, "%d") {
+		return fmt.Sprintf(m.settings, iters/2)
+	}
+	return m.settings
+}
+
 func discsMethods(kind string) []discsMethod {
 	sweep2 := func(d int) float64 { return float64(d) / 2 }
 	sweep := func(d int) float64 { return float64(d) }
@@ -300,12 +309,7 @@ func runDISCSMethod(ctx context.Context, mod model.Model, m discsMethod, iters i
 		return nil, err
 	}
 	set := meth.NewSettings()
-	warm := iters / 2
-	js := m.settings
-	if strings.Contains(js, "%d") {
-		js = fmt.Sprintf(js, warm)
-	}
-	if err := json.Unmarshal([]byte(js), set); err != nil {
+	if err := json.Unmarshal([]byte(m.settingsFor(iters)), set); err != nil {
 		return nil, fmt.Errorf("settings of %s: %w", m.name, err)
 	}
 	t, err := transform.ForModel(nil, mod)
@@ -339,6 +343,7 @@ func runDISCSMethod(ctx context.Context, mod model.Model, m discsMethod, iters i
 	if c, ok := s.(io.Closer); ok {
 		defer c.Close()
 	}
+	warm := iters / 2
 	for range warm {
 		if err := s.Step(ctx); err != nil {
 			return nil, err
@@ -405,17 +410,19 @@ func runDISCSMethod(ctx context.Context, mod model.Model, m discsMethod, iters i
 func runDISCS(r *runner) (*Result, error) {
 	targets := discsTargets(r.cfg.Mode)
 	dev := r.device()
-	// Each method's record lists its settings on every target it runs on.
+	// Each method's record lists, for every target it runs on, its length
+	// and its settings as run (the warm-up's length depends on the first).
 	described := map[string]map[string]any{}
 	var order []string
 	for _, t := range targets {
 		for _, m := range discsMethods(t.kind) {
 			r.presets[m.name] = m.method
 			if described[m.name] == nil {
-				described[m.name] = map[string]any{"method": m.method, "settings": m.settings, "chains": discsChains}
+				described[m.name] = map[string]any{"method": m.method, "chains": discsChains}
 				order = append(order, m.name)
 			}
-			described[m.name][t.title] = map[string]any{"iterations": discsIters(r.cfg.Mode, t, m)}
+			n := discsIters(r.cfg.Mode, t, m)
+			described[m.name][t.title] = map[string]any{"iterations": n, "settings": json.RawMessage(m.settingsFor(n))}
 		}
 	}
 	for _, name := range order {

@@ -75,6 +75,13 @@ func TestTinyRunsWriteCheckedCSV(t *testing.T) {
 				t.Errorf("%s: %s missing or empty", name, f)
 			}
 		}
+		// The journal records the settings that ran, never a template
+		// (discs's warm-up is half of each target's length: 4 of 8 here).
+		if js, err := os.ReadFile(filepath.Join(dir, name+".trials.json")); err != nil {
+			t.Errorf("%s: %v", name, err)
+		} else if strings.Contains(string(js), "%d") || (name == "discs" && !strings.Contains(string(js), `"adapt": 4`)) {
+			t.Errorf("%s: the journal's settings are not those that ran:\n%s", name, js)
+		}
 		rows := readCSV(t, filepath.Join(dir, name+".csv"))
 		if strings.Join(rows[0], ",") != "experiment,method,preset,setting,x,metric,mean,se,trials" {
 			t.Fatalf("%s: header %v", name, rows[0])
