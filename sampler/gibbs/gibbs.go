@@ -351,7 +351,9 @@ func (t *sweepTask) Do(lo, hi int) {
 // u ∈ [0, 1): the states' intervals are laid out from 0 to 1 in the order
 // of FirstState first (for two states, state 1 then state 0; otherwise
 // 0, 1, …), and u picks one. When every entry is −Inf (the other variables
-// are in an impossible configuration) it picks an index uniformly.
+// are in an impossible configuration) it picks an index uniformly. It
+// takes each exponential once (up to drawStack states; more take them
+// twice, the same numbers) and does not allocate.
 func Draw(lp []float64, u float64) int {
 	m := math.Inf(-1)
 	for _, v := range lp {
@@ -366,6 +368,37 @@ func Draw(lp []float64, u float64) int {
 		}
 		return 0
 	}
+	if len(lp) > drawStack {
+		return drawTwice(lp, m, u)
+	}
+	var buf [drawStack]float64
+	e := buf[:len(lp)]
+	var tot float64
+	for k, v := range lp {
+		e[k] = math.Exp(v - m)
+		tot += e[k]
+	}
+	u *= tot
+	last := 0
+	for k, v := range lp {
+		if math.IsInf(v, -1) {
+			continue
+		}
+		u -= e[k]
+		last = k
+		if u < 0 {
+			return k
+		}
+	}
+	return last
+}
+
+// drawStack is the most states whose exponentials Draw keeps on the stack.
+const drawStack = 16
+
+// drawTwice is Draw for more than drawStack states (m the largest entry,
+// finite): it takes every exponential twice rather than allocate.
+func drawTwice(lp []float64, m, u float64) int {
 	var tot float64
 	for _, v := range lp {
 		tot += math.Exp(v - m)

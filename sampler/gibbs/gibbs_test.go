@@ -4,6 +4,7 @@ import (
 	"context"
 	"fmt"
 	"math"
+	"math/rand/v2"
 	"runtime"
 	"testing"
 
@@ -11,6 +12,7 @@ import (
 	"github.com/dstein/dstein/model"
 	"github.com/dstein/dstein/model/categorical"
 	"github.com/dstein/dstein/model/ising"
+	"github.com/dstein/dstein/model/potts"
 	"github.com/dstein/dstein/model/rbm"
 	"github.com/dstein/dstein/rng"
 	"github.com/dstein/dstein/sampler"
@@ -199,6 +201,43 @@ func TestDrawAndFirstProb(t *testing.T) {
 	}
 }
 
+// Draw keeps each exponential for its second pass instead of taking it
+// again: the state it draws must be the one the two-pass draw gives, for
+// every u, with impossible states, underflowing ones (v − max < −745, whose
+// exponential is 0 but which still count as the last possible state) and
+// ties, on both sides of drawStack.
+func TestDrawTakesEachExponentialOnce(t *testing.T) {
+	r := rand.New(rand.NewPCG(1, 2))
+	for trial := range 20000 {
+		k := 3 + r.IntN(2*drawStack)
+		lp := make([]float64, k)
+		for i := range lp {
+			switch r.IntN(6) {
+			case 0:
+				lp[i] = math.Inf(-1)
+			case 1:
+				lp[i] = -800 - r.Float64()
+			case 2:
+				lp[i] = 0.5
+			default:
+				lp[i] = 3 * r.NormFloat64()
+			}
+		}
+		m := math.Inf(-1)
+		for _, v := range lp {
+			m = max(m, v)
+		}
+		if math.IsInf(m, -1) {
+			continue
+		}
+		for _, u := range []float64{0, r.Float64(), 1 - 0x1p-53} {
+			if got, want := Draw(lp, u), drawTwice(lp, m, u); got != want {
+				t.Fatalf("trial %d: Draw(%v, %v) = %d, the two-pass draw %d", trial, lp, u, got, want)
+			}
+		}
+	}
+}
+
 // BenchmarkIsingGrid10x10 measures single-site updates per second on the
 // 10×10 grid with 100 chains (one op = one sweep of every chain); the
 // chains=N variants measure how the chains spread over cores (run with
@@ -250,6 +289,34 @@ func BenchmarkRBMBlock(b *testing.B) {
 			for b.Loop() {
 				s.Step(ctx)
 			}
+		})
+	}
+}
+
+// BenchmarkCategoricalSweep measures site updates of variables of more
+// than two states (one op = one sweep of 100 chains): DISCS's 30×30 Potts
+// lattice with q = 4 and its 2000 independent variables of 4 states.
+func BenchmarkCategoricalSweep(b *testing.B) {
+	ctx := context.Background()
+	pg, err := potts.Grid(30, 30, false, 4, 1, nil)
+	if err != nil {
+		b.Fatal(err)
+	}
+	cat, err := categorical.RandomSimplex(2000, 4, 3)
+	if err != nil {
+		b.Fatal(err)
+	}
+	for _, tc := range []struct {
+		name string
+		m    model.Model
+	}{{"potts30x30q4", pg}, {"categorical2000x4", cat}} {
+		b.Run(tc.name, func(b *testing.B) {
+			s := newSampler(b, tc.m, 100, Settings{}, 1)
+			b.ReportAllocs()
+			for b.Loop() {
+				s.Step(ctx)
+			}
+			b.ReportMetric(float64(100*tc.m.Dim()*b.N)/b.Elapsed().Seconds()/1e6, "Mupdates/s")
 		})
 	}
 }
