@@ -11,8 +11,8 @@
 //
 // with one rounding per step (a fused multiply-add), in order of increasing
 // k, in one accumulator: no split accumulators along k, no reassociation.
-// Every kernel of the package does exactly this: the AVX2/FMA assembly
-// kernel, the pure-Go kernels (math.FMA, edge entries included), and the
+// Every kernel of the package does exactly this: the AVX2/FMA and AVX-512
+// assembly kernels, the pure-Go kernels (math.FMA, edge entries included), and the
 // blocked driver, which stores a partial sum after one slice of k and loads
 // it again for the next. Results are therefore bit-identical between the
 // assembly and pure-Go paths, on any number of cores, with any cache
@@ -30,9 +30,17 @@
 // padded; A in panels of 4 rows, by the worker that uses them), and the
 // product is blocked for the cache: slices of k of depth 256 (a panel of B
 // stays in L1 while the kernel runs down up to 64 rows of A, which stay in
-// L2) and blocks of at most 1020 columns of B (2 MiB packed). Edge tiles (the
+// L2) and blocks of at most 1008 columns of B (2 MiB packed). Edge tiles (the
 // last rows and columns, the diagonal of a lower triangle) run in a scratch
 // tile of which only the entries that belong to the product are copied.
+//
+// Where the CPU and the operating system also have AVX-512F, a second
+// kernel keeps a 4×24 tile in twelve 512-bit registers (panels of B 24
+// columns wide, slices of k of depth 128 so that a panel still fits in
+// L1): the same FMAs in the same order, twice as many a step. It doubles
+// the kernel's rate where 512-bit FMAs run at full width (BENCHMARKS.md);
+// GODEBUG=cpu.avx512f=off selects the AVX2 kernel, and both give the same
+// bits (the tests run each).
 //
 // Elsewhere, and for tiny products (M·N·K < 256), Mul uses the pure-Go
 // kernels: 4×2 register blocks, which keep 8 accumulators and 6 operands in

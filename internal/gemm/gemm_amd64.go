@@ -8,15 +8,23 @@ import (
 	"github.com/dstein/dstein/internal/parallel"
 )
 
-// useAsm selects the AVX2/FMA kernel; tests flip it to compare the paths.
-var useAsm = cpu.X86.HasAVX2 && cpu.X86.HasFMA
+// useAsm selects an assembly kernel, useWide the AVX-512 one among them
+// (where the CPU and the operating system have AVX-512F); tests flip them
+// to compare the paths, and GODEBUG=cpu.avx512f=off (or cpu.avx2=off)
+// turns them off for a whole run.
+var (
+	useAsm  = cpu.X86.HasAVX2 && cpu.X86.HasFMA
+	useWide = useAsm && cpu.X86.HasAVX512F
+)
 
-// The micro-kernel computes a tile of mr rows × nr columns of C in twelve
-// vector registers: each step along k broadcasts one element of A per row and
-// multiplies it into three vectors of 4 packed elements of B.
+// Each micro-kernel computes a tile of mr rows × nr columns of C in twelve
+// vector registers: each step along k broadcasts one element of A per row
+// and multiplies it into three vectors of packed elements of B, 4 of them
+// (AVX2, nr = 12) or 8 (AVX-512, nr = 24).
 const (
-	mr = 4
-	nr = 12
+	mr    = 4
+	nrAVX = 12
+	nrMax = 24
 )
 
 // Cache blocking. They are variables only so that tests can check that the
@@ -24,11 +32,14 @@ const (
 var (
 	// kc is the depth of a slice of k: a packed panel of B (kc×nr, 24 KiB)
 	// stays in L1 while the kernel runs down a chunk of rows, whose packed
-	// slice of A (mcPanels·mr rows × kc, 128 KiB) stays in L2.
-	kc = 256
-	// nc is the number of columns of B packed at once (a multiple of nr):
-	// the packed block (kc×nc, 2 MiB) is shared by all workers.
-	nc = 1020
+	// slice of A (mcPanels·mr rows × kc, 128 KiB) stays in L2. kcWide is
+	// the AVX-512 kernel's, whose panels are twice as wide.
+	kc     = 256
+	kcWide = 128
+	// nc is the number of columns of B packed at once (rounded down to a
+	// multiple of nr): the packed block (kc×nc, 2 MiB) is shared by all
+	// workers.
+	nc = 1008
 	// mcPanels caps a parallel chunk, in tiles of mr rows.
 	mcPanels = 16
 	// packGrain is the number of panels of B one packing chunk handles.
@@ -41,6 +52,17 @@ type jobAsm struct {
 	pc, kb int       // the k range [pc, pc+kb) being multiplied
 	jc, nb int       // the columns [jc, jc+nb) packed in bp
 	first  int       // the first tile row of the parallel range
+	nr     int       // the kernel's tile width
+	wide   bool      // the AVX-512 kernel (else AVX2)
+}
+
+// kern runs the job's kernel on one tile (see kern4x12).
+func (j *job) kern(kb int, a, b, c *float64, ldc int, load bool) {
+	if j.wide {
+		kern4x24(kb, a, b, c, ldc, load)
+		return
+	}
+	kern4x12(kb, a, b, c, ldc, load)
 }
 
 // mulAsm runs the product with the assembly kernel. For each block of
@@ -58,8 +80,14 @@ func (p *ABt) mulAsm() {
 	}
 	j := getJob()
 	j.prod = *p
-	ncb := min(nc, (cols+nr-1)/nr*nr)
-	if need := ncb * min(kc, p.K); cap(j.bp) < need {
+	j.wide = useWide
+	nr, depth := nrAVX, kc
+	if j.wide {
+		nr, depth = nrMax, kcWide
+	}
+	j.nr = nr
+	ncb := min(max(nr, nc/nr*nr), (cols+nr-1)/nr*nr)
+	if need := ncb * min(depth, p.K); cap(j.bp) < need {
 		j.bp = make([]float64, need)
 	}
 	tiles := (p.M + mr - 1) / mr
@@ -70,16 +98,16 @@ func (p *ABt) mulAsm() {
 			first = (jc + 1) / mr // rows i ≤ jc have no column j ≥ jc with j < i
 		}
 		// Chunks of rows: about 4 per worker for balance, at most mcPanels
-		// tiles for the cache, and enough multiply-adds (mr·nb·kc a tile)
+		// tiles for the cache, and enough multiply-adds (mr·nb·depth a tile)
 		// to be worth another core (parallel.MinWork).
-		grain := min(mcPanels, parallel.GrainWork(tiles-first, float64(mr*nb*min(kc, p.K))))
-		packs := parallel.GrainWork((nb+nr-1)/nr, float64(nr*min(kc, p.K)))
-		for pc := 0; pc < p.K; pc += kc {
+		grain := min(mcPanels, parallel.GrainWork(tiles-first, float64(mr*nb*min(depth, p.K))))
+		packs := parallel.GrainWork((nb+nr-1)/nr, float64(nr*min(depth, p.K)))
+		for pc := 0; pc < p.K; pc += depth {
 			if p.canceled() {
 				putJob(j)
 				return
 			}
-			j.pc, j.kb, j.jc, j.nb, j.first = pc, min(kc, p.K-pc), jc, nb, first
+			j.pc, j.kb, j.jc, j.nb, j.first = pc, min(depth, p.K-pc), jc, nb, first
 			j.mode = modePack
 			parallel.For((nb+nr-1)/nr, max(packGrain, packs), j)
 			j.mode = modeKernel
@@ -102,7 +130,7 @@ func (j *job) doAsm(lo, hi int) {
 // It copies four columns at a time, so that it writes 32 bytes at once.
 func (j *job) packB(lo, hi int) {
 	p := &j.prod
-	kb := j.kb
+	kb, nr := j.kb, j.nr
 	end := j.jc + j.nb
 	for q := lo; q < hi; q++ {
 		dst := j.bp[q*nr*kb : (q+1)*nr*kb]
@@ -172,12 +200,12 @@ func (j *job) packA(ap []float64, lo, hi int) {
 // pass.
 func (j *job) tiles(lo, hi int) {
 	p := &j.prod
-	kb, load := j.kb, j.pc > 0
+	kb, load, nr := j.kb, j.pc > 0, j.nr
 	end := j.jc + j.nb // columns [jc, end) are written
 	abuf := getBuf((hi - lo) * mr * kb)
 	ap := *abuf
 	j.packA(ap, lo, hi)
-	var tile [mr * nr]float64
+	var tile [mr * nrMax]float64
 	for q := 0; q*nr < j.nb; q++ {
 		j0 := j.jc + q*nr
 		b := &j.bp[q*nr*kb]
@@ -189,20 +217,20 @@ func (j *job) tiles(lo, hi int) {
 			}
 			a := &ap[(t-lo)*mr*kb]
 			if rows == mr && j0+nr <= end && (!p.Lower || j0+nr <= i0+1) {
-				kern4x12(kb, a, b, &p.C[i0*p.Ldc+j0], p.Ldc, load)
+				j.kern(kb, a, b, &p.C[i0*p.Ldc+j0], p.Ldc, load)
 				continue
 			}
 			// An edge tile: run it in a scratch tile and copy the entries
 			// that are written.
 			if load {
 				for r := range rows {
-					w := tileCols(p, j0, end, i0+r)
+					w := tileCols(p, nr, j0, end, i0+r)
 					copy(tile[r*nr:r*nr+w], p.C[(i0+r)*p.Ldc+j0:])
 				}
 			}
-			kern4x12(kb, a, b, &tile[0], nr, load)
+			j.kern(kb, a, b, &tile[0], nr, load)
 			for r := range rows {
-				w := tileCols(p, j0, end, i0+r)
+				w := tileCols(p, nr, j0, end, i0+r)
 				copy(p.C[(i0+r)*p.Ldc+j0:(i0+r)*p.Ldc+j0+w], tile[r*nr:r*nr+w])
 			}
 		}
@@ -211,7 +239,7 @@ func (j *job) tiles(lo, hi int) {
 }
 
 // tileCols returns how many of the nr columns from j0 are written in row i.
-func tileCols(p *ABt, j0, end, i int) int {
+func tileCols(p *ABt, nr, j0, end, i int) int {
 	if p.Lower {
 		end = min(end, i)
 	}
@@ -226,13 +254,27 @@ func tileCols(p *ABt, j0, end, i int) int {
 //go:noescape
 func kern4x12(kb int, a *float64, b *float64, c *float64, ldc int, load bool)
 
-// fmaPeak runs n steps of 12 independent vector FMAs.
+// kern4x24 is kern4x12 for a tile of mr×24 (AVX-512F): panels of B of
+// kb groups of 24.
+//
+//go:noescape
+func kern4x24(kb int, a *float64, b *float64, c *float64, ldc int, load bool)
+
+// fmaPeak runs n steps of 12 independent vector FMAs (AVX2), fmaPeak512
+// the same with 512-bit vectors (AVX-512F).
 //
 //go:noescape
 func fmaPeak(n int)
+
+//go:noescape
+func fmaPeak512(n int)
 
 // fmaPeakFlops is the number of flops in one step of fmaPeak, which needs
 // AVX2 and FMA (fmaPeakOK).
 const fmaPeakFlops = 12 * 4 * 2
 
 var fmaPeakOK = useAsm
+
+// fmaPeak512OK: fmaPeak512 needs AVX-512F; it does twice fmaPeak's flops
+// a step.
+var fmaPeak512OK = useWide

@@ -17,9 +17,9 @@ func TestBlockingKeepsBits(t *testing.T) {
 		t.Skip("no AVX2/FMA")
 	}
 	r := rng.Key{Seed: 6, Stream: 0}.Rand()
-	defer func(k, n, m, g int) { kc, nc, mcPanels, packGrain = k, n, m, g }(kc, nc, mcPanels, packGrain)
-	for _, blk := range [][4]int{{256, 1020, 16, 4}, {5, 12, 1, 1}, {64, 48, 3, 2}, {1, 24, 2, 7}, {100, 2040, 64, 100}} {
-		kc, nc, mcPanels, packGrain = blk[0], blk[1], blk[2], blk[3]
+	defer func(k, kw, n, m, g int) { kc, kcWide, nc, mcPanels, packGrain = k, kw, n, m, g }(kc, kcWide, nc, mcPanels, packGrain)
+	for _, blk := range [][4]int{{256, 1008, 16, 4}, {5, 12, 1, 1}, {64, 48, 3, 2}, {1, 24, 2, 7}, {100, 2040, 64, 100}, {3, 36, 1, 1}} {
+		kc, kcWide, nc, mcPanels, packGrain = blk[0], blk[0], blk[1], blk[2], blk[3]
 		for _, sz := range [][3]int{{37, 29, 131}, {130, 130, 67}, {9, 101, 300}} {
 			for _, lower := range []bool{false, true} {
 				if lower && sz[0] != sz[1] {
@@ -27,9 +27,11 @@ func TestBlockingKeepsBits(t *testing.T) {
 				}
 				oc := newOddCase(r, sz[0], sz[1], sz[2], lower)
 				want := naive(oc.a, oc.b, oc.m, oc.n, oc.k)
-				var got []float64
-				withAsmAlways(func() { got = oc.run(t) })
-				sameBits(t, fmt.Sprintf("blocking %v", blk), oc, got, want)
+				for _, wide := range asmKernels() {
+					var got []float64
+					withKernel(wide, func() { withAsmAlways(func() { got = oc.run(t) }) })
+					sameBits(t, fmt.Sprintf("%s, blocking %v", kernelName(wide), blk), oc, got, want)
+				}
 			}
 		}
 	}

@@ -8,6 +8,9 @@ import "math"
 // purego build.
 var useAsm = false
 
+// useWide is false: no AVX-512 kernel either.
+var useWide = false
+
 type jobAsm struct{}
 
 func (p *ABt) mulAsm()          { panic("gemm: no assembly kernel") }
@@ -40,3 +43,8 @@ var fmaSink float64
 const fmaPeakFlops = 24
 
 var fmaPeakOK = true
+
+// fmaPeak512 has no form here (fmaPeak512OK is false).
+func fmaPeak512(n int) { panic("gemm: no AVX-512") }
+
+var fmaPeak512OK = false

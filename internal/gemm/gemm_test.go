@@ -45,6 +45,43 @@ func withPureGo(f func()) {
 	f()
 }
 
+// asmKernels returns the assembly kernels this machine and build can run:
+// AVX2 (useWide false), then AVX-512 (useWide true); none without useAsm.
+func asmKernels() []bool {
+	switch {
+	case !useAsm:
+		return nil
+	case useWide:
+		return []bool{false, true}
+	}
+	return []bool{false}
+}
+
+// kernelName names an assembly kernel of asmKernels.
+func kernelName(wide bool) string {
+	if wide {
+		return "AVX-512"
+	}
+	return "AVX2"
+}
+
+// kernelNames names asmKernels.
+func kernelNames() []string {
+	var s []string
+	for _, w := range asmKernels() {
+		s = append(s, kernelName(w))
+	}
+	return s
+}
+
+// withKernel runs f with the AVX-512 kernel (wide) or the AVX2 one.
+func withKernel(wide bool, f func()) {
+	old := useWide
+	useWide = wide
+	defer func() { useWide = old }()
+	f()
+}
+
 // withAsmAlways runs f with the assembly kernel used for every size (where
 // there is one).
 func withAsmAlways(f func()) {
@@ -195,18 +232,21 @@ func TestAsmMatchesPureGoBits(t *testing.T) {
 					}
 					oc := newOddCase(r, m, n, k, lower)
 					want := naive(oc.a, oc.b, m, n, k)
-					var asm, pure []float64
-					withAsmAlways(func() { asm = oc.run(t) })
+					var pure []float64
 					withPureGo(func() { pure = oc.run(t) })
 					sameBits(t, "pure Go vs naive FMA", oc, pure, want)
-					sameBits(t, "assembly vs naive FMA", oc, asm, want)
+					for _, wide := range asmKernels() {
+						var asm []float64
+						withKernel(wide, func() { withAsmAlways(func() { asm = oc.run(t) }) })
+						sameBits(t, kernelName(wide)+" vs naive FMA", oc, asm, want)
+					}
 				}
 			}
 		}
 	}
 }
 
-// TestABtSameBitsOnOneAndTwoCores checks both paths on 1 and 2 workers.
+// TestABtSameBitsOnOneAndTwoCores checks every path on 1 and 2 workers.
 func TestABtSameBitsOnOneAndTwoCores(t *testing.T) {
 	r := rng.Key{Seed: 2, Stream: 0}.Rand()
 	for _, sz := range [][3]int{{103, 57, 77}, {301, 301, 290}, {257, 1031, 513}} {
@@ -224,18 +264,19 @@ func TestABtSameBitsOnOneAndTwoCores(t *testing.T) {
 			}
 			for _, procs := range []int{1, 2} {
 				old := runtime.GOMAXPROCS(procs)
-				for _, pure := range []bool{false, true} {
+				for _, path := range append([]string{"pure Go"}, kernelNames()...) {
 					c := make([]float64, m*n)
 					mul := func() {
 						(&ABt{C: c, A: a, B: bb, M: m, N: n, K: k, Ldc: n, Lda: k, Ldb: k, Lower: lower}).Mul()
 					}
-					if pure {
+					switch path {
+					case "pure Go":
 						withPureGo(mul)
-					} else {
-						mul()
+					default:
+						withKernel(path == kernelName(true), mul)
 					}
 					oc := &oddCase{m: m, n: n, k: k, lower: lower}
-					sameBits(t, fmt.Sprintf("GOMAXPROCS=%d pure=%v", procs, pure), oc, c, want)
+					sameBits(t, fmt.Sprintf("GOMAXPROCS=%d %s", procs, path), oc, c, want)
 				}
 				runtime.GOMAXPROCS(old)
 			}
@@ -342,16 +383,28 @@ func reportGFLOPs(b *testing.B, flops float64) {
 
 // BenchmarkFMAPeak measures one core's double-precision FMA throughput with
 // twelve independent vector accumulators (AVX2; scalar math.FMA where there
-// is no assembly), the peak against which the kernel's GFLOP/s are judged.
+// is no assembly), and avx512 the same with 512-bit vectors: the peaks
+// against which the kernels' GFLOP/s are judged.
 func BenchmarkFMAPeak(b *testing.B) {
-	if !fmaPeakOK {
-		b.Skip("no AVX2/FMA")
-	}
 	const steps = 1 << 16
-	for b.Loop() {
-		fmaPeak(steps)
-	}
-	reportGFLOPs(b, fmaPeakFlops*steps)
+	b.Run("avx2", func(b *testing.B) {
+		if !fmaPeakOK {
+			b.Skip("no AVX2/FMA")
+		}
+		for b.Loop() {
+			fmaPeak(steps)
+		}
+		reportGFLOPs(b, fmaPeakFlops*steps)
+	})
+	b.Run("avx512", func(b *testing.B) {
+		if !fmaPeak512OK {
+			b.Skip("no AVX-512F")
+		}
+		for b.Loop() {
+			fmaPeak512(steps)
+		}
+		reportGFLOPs(b, 2*fmaPeakFlops*steps)
+	})
 }
 
 func TestGonumAllocs(t *testing.T) {

@@ -10,9 +10,19 @@ import "golang.org/x/sys/cpu"
 // and AVX2 for its integer lanes. Tests flip it to compare the paths.
 var useAsm = cpu.X86.HasAVX && cpu.X86.HasAVX2 && cpu.X86.HasFMA
 
+// useWide selects the AVX-512 kernel (eight lanes) where the CPU and the
+// operating system have AVX-512F, under the same flags as useAsm
+// (GODEBUG=cpu.avx512f=off leaves the AVX2 kernel).
+var useWide = useAsm && cpu.X86.HasAVX512F
+
 // expAVX2 evaluates groups of four elements from x into dst, at most groups
 // of them, and returns the number of elements done: it stops before the
 // first group with an argument outside [−708, 709] (or NaN).
 //
 //go:noescape
 func expAVX2(dst, x *float64, groups int) int
+
+// expAVX512 is expAVX2 in groups of eight elements.
+//
+//go:noescape
+func expAVX512(dst, x *float64, groups int) int

@@ -29,7 +29,8 @@ DATA vexpc<>+480(SB)/4, $1023 // the exponent bias, in four int32 lanes
 DATA vexpc<>+484(SB)/4, $1023
 DATA vexpc<>+488(SB)/4, $1023
 DATA vexpc<>+492(SB)/4, $1023
-GLOBL vexpc<>(SB), RODATA|NOPTR, $496
+DATA vexpc<>+496(SB)/8, $1023 // the exponent bias, as an int64
+GLOBL vexpc<>(SB), RODATA|NOPTR, $504
 
 // func expAVX2(dst, x *float64, groups int) int
 TEXT ·expAVX2(SB), NOSPLIT, $0-32
@@ -95,6 +96,78 @@ loop:
 	JMP     loop
 
 done:
+	VZEROUPPER
+	MOVQ AX, ret+24(FP)
+	RET
+
+// func expAVX512(dst, x *float64, groups int) int
+//
+// expAVX2's operations on eight lanes of a ZMM word (AVX-512F), each
+// constant broadcast from the first lane of its entry in vexpc: the same
+// roundings in the same order, lane by lane. The exponent bias is added
+// after sign extension (in int64 lanes) rather than before (int32): k is in
+// [−1021, 1023] for x in [−708, 709], so the sum is the same integer.
+TEXT ·expAVX512(SB), NOSPLIT, $0-32
+	MOVQ dst+0(FP), DI
+	MOVQ x+8(FP), SI
+	MOVQ groups+16(FP), CX
+	XORQ AX, AX // elements done
+
+loopz:
+	TESTQ CX, CX
+	JZ    donez
+	VMOVUPD (SI)(AX*8), Z0
+
+	// Stop before a group with an argument outside [lo, hi] or NaN.
+	VCMPPD.BCST $0x1D, vexpc<>+416(SB), Z0, K1     // x >= lo
+	VCMPPD.BCST $0x12, vexpc<>+448(SB), Z0, K1, K2 // and x <= hi
+	KMOVW       K2, DX
+	CMPQ        DX, $255
+	JNE         donez
+
+	// k = round(x·log2 e), as an int32 and back as a double.
+	VMULPD.BCST vexpc<>+0(SB), Z0, Z1
+	VCVTPD2DQ   Z1, Y2
+	VCVTDQ2PD   Y2, Z1
+
+	// x − k·ln2 in two parts, then /16.
+	VFNMADD231PD.BCST vexpc<>+32(SB), Z1, Z0
+	VFNMADD231PD.BCST vexpc<>+64(SB), Z1, Z0
+	VMULPD.BCST       vexpc<>+96(SB), Z0, Z0
+
+	// The polynomial, in math.Exp's order.
+	VBROADCASTSD     vexpc<>+128(SB), Z1
+	VFMADD213PD.BCST vexpc<>+160(SB), Z0, Z1
+	VFMADD213PD.BCST vexpc<>+192(SB), Z0, Z1
+	VFMADD213PD.BCST vexpc<>+224(SB), Z0, Z1
+	VFMADD213PD.BCST vexpc<>+256(SB), Z0, Z1
+	VFMADD213PD.BCST vexpc<>+288(SB), Z0, Z1
+	VFMADD213PD.BCST vexpc<>+320(SB), Z0, Z1
+	VFMADD213PD.BCST vexpc<>+352(SB), Z0, Z1
+	VMULPD           Z1, Z0, Z0
+
+	// Four squarings of (1 + y): y ← y·(y + 2), the last one plus 1.
+	VADDPD.BCST      vexpc<>+384(SB), Z0, Z1
+	VMULPD           Z1, Z0, Z0
+	VADDPD.BCST      vexpc<>+384(SB), Z0, Z1
+	VMULPD           Z1, Z0, Z0
+	VADDPD.BCST      vexpc<>+384(SB), Z0, Z1
+	VMULPD           Z1, Z0, Z0
+	VADDPD.BCST      vexpc<>+384(SB), Z0, Z1
+	VFMADD213PD.BCST vexpc<>+352(SB), Z1, Z0
+
+	// Times 2^k: (k + 1023) << 52 is the double 2^k.
+	VPMOVSXDQ        Y2, Z3
+	VPADDQ.BCST      vexpc<>+496(SB), Z3, Z3
+	VPSLLQ           $52, Z3, Z3
+	VMULPD           Z3, Z0, Z0
+
+	VMOVUPD Z0, (DI)(AX*8)
+	ADDQ    $8, AX
+	DECQ    CX
+	JMP     loopz
+
+donez:
 	VZEROUPPER
 	MOVQ AX, ret+24(FP)
 	RET

@@ -39,6 +39,33 @@ func inputs(r *rand.Rand) []float64 {
 	return xs
 }
 
+// path is one of Exp's kernels: AVX-512 (wide), AVX2 (asm) or math.Exp.
+type path struct {
+	name      string
+	asm, wide bool
+}
+
+// paths returns the kernels this machine and build can run, the scalar
+// loop last.
+func paths() []path {
+	var ps []path
+	if useWide {
+		ps = append(ps, path{"AVX-512", true, true})
+	}
+	if useAsm {
+		ps = append(ps, path{"AVX2", true, false})
+	}
+	return append(ps, path{"math.Exp", false, false})
+}
+
+// with runs f on path p.
+func (p path) with(f func()) {
+	asm, wide := useAsm, useWide
+	useAsm, useWide = p.asm, p.wide
+	defer func() { useAsm, useWide = asm, wide }()
+	f()
+}
+
 func sameBits(a, b float64) bool {
 	return math.Float64bits(a) == math.Float64bits(b) || (math.IsNaN(a) && math.IsNaN(b))
 }
@@ -50,44 +77,47 @@ func TestExpMatchesMathExp(t *testing.T) {
 	r := rand.New(rand.NewPCG(1, 2))
 	xs := inputs(r)
 	r.Shuffle(len(xs), func(i, j int) { xs[i], xs[j] = xs[j], xs[i] })
-	saved := useAsm
-	defer func() { useAsm = saved }()
-	for _, asm := range []bool{saved, false} {
-		useAsm = asm
-		dst := make([]float64, len(xs))
-		Exp(dst, xs)
-		bad := 0
-		for i, x := range xs {
-			if want := math.Exp(x); !sameBits(dst[i], want) {
-				if bad < 10 {
-					t.Errorf("asm=%v: Exp(%v) = %v (%#x), math.Exp gives %v (%#x)", asm, x, dst[i], math.Float64bits(dst[i]), want, math.Float64bits(want))
-				}
-				bad++
+	for _, p := range paths() {
+		p.with(func() { expMatches(t, p.name, xs) })
+	}
+	t.Logf("paths: %v; %d arguments", paths(), len(xs))
+}
+
+// expMatches is TestExpMatchesMathExp on the current path.
+func expMatches(t *testing.T, asm string, xs []float64) {
+	t.Helper()
+	dst := make([]float64, len(xs))
+	Exp(dst, xs)
+	bad := 0
+	for i, x := range xs {
+		if want := math.Exp(x); !sameBits(dst[i], want) {
+			if bad < 10 {
+				t.Errorf("%s: Exp(%v) = %v (%#x), math.Exp gives %v (%#x)", asm, x, dst[i], math.Float64bits(dst[i]), want, math.Float64bits(want))
 			}
+			bad++
 		}
-		if bad > 0 {
-			t.Fatalf("asm=%v: %d of %d elements differ from math.Exp", asm, bad, len(xs))
-		}
-		// Every length and start, so that groups and tails fall everywhere;
-		// the element after the end must stay untouched.
-		for start := range 5 {
-			for n := range 23 {
-				src := xs[start : start+n]
-				out := make([]float64, n+1)
-				out[n] = 42
-				Exp(out, src)
-				for i, x := range src {
-					if !sameBits(out[i], math.Exp(x)) {
-						t.Fatalf("asm=%v, start %d, length %d: element %d differs", asm, start, n, i)
-					}
+	}
+	if bad > 0 {
+		t.Fatalf("%s: %d of %d elements differ from math.Exp", asm, bad, len(xs))
+	}
+	// Every length and start, so that groups and tails fall everywhere;
+	// the element after the end must stay untouched.
+	for start := range 9 {
+		for n := range 40 {
+			src := xs[start : start+n]
+			out := make([]float64, n+1)
+			out[n] = 42
+			Exp(out, src)
+			for i, x := range src {
+				if !sameBits(out[i], math.Exp(x)) {
+					t.Fatalf("%s, start %d, length %d: element %d differs", asm, start, n, i)
 				}
-				if out[n] != 42 {
-					t.Fatalf("asm=%v, length %d: wrote past the end", asm, n)
-				}
+			}
+			if out[n] != 42 {
+				t.Fatalf("%s, length %d: wrote past the end", asm, n)
 			}
 		}
 	}
-	t.Logf("vector path available: %v; %d arguments", saved, len(xs))
 }
 
 // TestExpInPlace checks that dst and x may be the same slice, with special
@@ -156,16 +186,14 @@ func TestTanhMatchesMathTanh(t *testing.T) {
 	for range 100000 {
 		xs = append(xs, r.NormFloat64()*3, (r.Float64()*2-1)*50, math.Float64frombits(r.Uint64()))
 	}
-	saved := useAsm
-	defer func() { useAsm = saved }()
-	for _, asm := range []bool{saved, false} {
-		useAsm = asm
+	for _, p := range paths() {
+		asm := p.name
 		dst := make([]float64, len(xs)+1)
 		dst[len(xs)] = 42
-		Tanh(dst, xs)
+		p.with(func() { Tanh(dst, xs) })
 		for i, x := range xs {
 			if want := math.Tanh(x); !sameBits(dst[i], want) {
-				t.Fatalf("asm=%v: Tanh(%v) = %v, math.Tanh gives %v", asm, x, dst[i], want)
+				t.Fatalf("%s: Tanh(%v) = %v, math.Tanh gives %v", asm, x, dst[i], want)
 			}
 		}
 		if dst[len(xs)] != 42 {
