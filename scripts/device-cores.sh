@@ -139,10 +139,22 @@ run() {
 			-test.benchtime "$bt" -test.count "$count") |
 			grep -E '^Benchmark' | sed "s/^/pinned2 /" >>"$out/bench.txt" || true
 	}
+	# The same pinned run on the AVX2 kernels (GODEBUG=cpu.avx512f=off), to
+	# compare with the AVX-512 ones on this CPU (issue 30).
+	pinned_avx2() {
+		local p=$1 pat=$2 bt=$3 count=$4 name
+		[ -z "${QUICK:-}" ] || bt=1x count=1
+		name=$(echo "$p" | tr / -)
+		command -v taskset >/dev/null || return 0
+		(cd "$root/$p" && GODEBUG=cpu.avx512f=off GOMAXPROCS=2 taskset -c 0,1 "$dir/$name.test" -test.run '^$' \
+			-test.bench "$pat" -test.benchtime "$bt" -test.count "$count") |
+			grep -E '^Benchmark' | sed "s/^/pinned2-avx2 /" >>"$out/bench.txt" || true
+	}
 	: >"$out/bench.txt"
 	if phase "GF-SVGD and its direction" 120; then
 		bench sampler/gfsvgd 'StepRBM' 20x 5
 		pinned sampler/gfsvgd 'StepRBM' 20x 5
+		pinned_avx2 sampler/gfsvgd 'StepRBM' 20x 5
 		bench svgd 'Direction/float64' 20x 5
 	fi
 	if phase "parallel tempering, Gibbs, the gradient samplers" 120; then
@@ -156,6 +168,8 @@ run() {
 	fi
 	if phase "kernels (gemm, vexp, RBF, the pool)" 60; then
 		bench internal/gemm 'ABt' 20x 3
+		pinned internal/gemm 'ABt/dstein|FMAPeak' 20x 3
+		pinned_avx2 internal/gemm 'ABt/dstein|FMAPeak' 20x 3
 		bench internal/vexp '.' 1000x 3
 		bench kernel '.' 20x 3
 		bench internal/parallel '.' 1000x 3

@@ -3,9 +3,12 @@ package cuda
 import (
 	"fmt"
 	"math"
+	"reflect"
 	"runtime"
 	"sync"
 	"unsafe"
+
+	"github.com/ebitengine/purego"
 )
 
 // The driver's calls for running work on a device, bound by bindContext.
@@ -23,12 +26,16 @@ type ctxCalls struct {
 	cuModuleGetFunction       func(fn *uintptr, mod uintptr, name *byte) int32
 	cuModuleUnload            func(mod uintptr) int32
 	cuLaunchKernel            func(fn uintptr, gx, gy, gz, bx, by, bz, shared uint32, stream uintptr, params, extra unsafe.Pointer) int32
-	cuMemsetD32               func(dst uint64, v uint32, n uint64) int32
+	// launchSym is cuLaunchKernel's address, called through
+	// purego.SyscallN by Queue: a function bound by RegisterFunc goes
+	// through reflection and allocates at every call.
+	launchSym   uintptr
+	cuMemsetD32 func(dst uint64, v uint32, n uint64) int32
 }
 
 func (d *Driver) bindContext() error {
 	c := &d.ctx
-	return bind(d.handle, d.Path, "an NVIDIA driver library", []symbol{
+	err := bind(d.handle, d.Path, "an NVIDIA driver library", []symbol{
 		{"cuDevicePrimaryCtxRetain", &c.cuDevicePrimaryCtxRetain},
 		{"cuDevicePrimaryCtxRelease_v2", &c.cuDevicePrimaryCtxRelease},
 		{"cuCtxSetCurrent", &c.cuCtxSetCurrent},
@@ -44,6 +51,11 @@ func (d *Driver) bindContext() error {
 		{"cuLaunchKernel", &c.cuLaunchKernel},
 		{"cuMemsetD32_v2", &c.cuMemsetD32},
 	})
+	if err != nil {
+		return err
+	}
+	c.launchSym, err = purego.Dlsym(d.handle, "cuLaunchKernel")
+	return err
 }
 
 // Context runs work on one device. The driver binds a context to the OS
@@ -268,40 +280,92 @@ func (f *Func) Launch(grid, block [3]uint32, args ...any) error {
 
 // Queue queues the kernel like Launch without waiting for it: the
 // context's later work (kernels, copies, cuBLAS calls) runs after it, and
-// an error of the kernel itself surfaces at the next Sync or Download.
+// an error of the kernel itself surfaces at the next Sync or Download. It
+// takes at most maxKernelArgs arguments and allocates nothing once warm
+// (the request is pooled).
 func (f *Func) Queue(grid, block [3]uint32, args ...any) error {
-	// Each argument's value in its own 8-byte slot of one buffer, and the
-	// slots' addresses as integers: memory holding no Go pointers.
-	slots := make([]uint64, len(args))
+	if len(args) > maxKernelArgs {
+		return fmt.Errorf("cuda: kernel %s: %d arguments; at most %d", f.Name, len(args), maxKernelArgs)
+	}
+	l := launches.Get().(*launch)
+	defer launches.Put(l)
+	// Each argument's value in its own 8-byte slot, and the slots'
+	// addresses as integers: memory holding no Go pointers (l is on the
+	// heap, which does not move).
 	for i, a := range args {
+		slot := &l.slots[i]
 		switch v := a.(type) {
 		case Ptr:
-			slots[i] = uint64(v)
+			*slot = uint64(v)
 		case int32:
-			*(*int32)(unsafe.Pointer(&slots[i])) = v
+			*slot = 0
+			*(*int32)(unsafe.Pointer(slot)) = v
 		case uint32:
-			*(*uint32)(unsafe.Pointer(&slots[i])) = v
+			*slot = 0
+			*(*uint32)(unsafe.Pointer(slot)) = v
 		case uint64:
-			slots[i] = v
+			*slot = v
 		case int64:
-			slots[i] = uint64(v)
+			*slot = uint64(v)
 		case float64:
-			slots[i] = math.Float64bits(v)
+			*slot = math.Float64bits(v)
 		case float32:
-			*(*float32)(unsafe.Pointer(&slots[i])) = v
+			*slot = 0
+			*(*float32)(unsafe.Pointer(slot)) = v
 		default:
-			return fmt.Errorf("cuda: kernel %s: argument %d of type %T; want Ptr, int32, uint32, int64, uint64, float64 or float32", f.Name, i, a)
+			// reflect.TypeOf, not %T: a value handed to fmt escapes, and
+			// every argument would be boxed on the heap.
+			return fmt.Errorf("cuda: kernel %s: argument %d of type %v; want Ptr, int32, uint32, int64, uint64, float64 or float32", f.Name, i, reflect.TypeOf(a))
 		}
+		l.addrs[i] = uintptr(unsafe.Pointer(slot))
 	}
-	addrs := make([]uintptr, len(args)+1)
-	for i := range args {
-		addrs[i] = uintptr(unsafe.Pointer(&slots[i]))
-	}
+	l.addrs[len(args)] = 0
+	l.f, l.grid, l.block = f, grid, block
 	c := f.m.c
-	err := c.do(func() error {
-		res := c.d.ctx.cuLaunchKernel(f.fn, grid[0], grid[1], grid[2], block[0], block[1], block[2], 0, 0, unsafe.Pointer(&addrs[0]), nil)
-		return c.check("cuLaunchKernel("+f.Name+")", res)
-	})
-	runtime.KeepAlive(slots)
+	c.work <- l.run
+	err := <-l.reply
+	l.f = nil
 	return err
+}
+
+// maxKernelArgs is the most arguments a kernel launch takes (dstein's
+// kernels take at most 13).
+const maxKernelArgs = 24
+
+// launch is one kernel launch handed to the context's thread: its
+// arguments' slots and their addresses, and a reply channel. run is bound
+// once, when the pool makes the launch, so that handing it over allocates
+// nothing.
+type launch struct {
+	f           *Func
+	grid, block [3]uint32
+	slots       [maxKernelArgs]uint64
+	addrs       [maxKernelArgs + 1]uintptr
+	call        [11]uintptr
+	reply       chan error
+	run         func()
+}
+
+var launches = sync.Pool{New: func() any {
+	l := &launch{reply: make(chan error, 1)}
+	l.run = l.exec
+	return l
+}}
+
+// exec runs on the context's thread.
+func (l *launch) exec() {
+	f := l.f
+	c := f.m.c
+	// cuLaunchKernel(f, grid, block, shared memory 0, stream 0, params,
+	// extra NULL), its arguments in the launch's own array: SyscallN's
+	// variadic slice would be allocated at every call. l stays reachable
+	// (and heap memory does not move) until the reply.
+	l.call = [11]uintptr{f.fn, uintptr(l.grid[0]), uintptr(l.grid[1]), uintptr(l.grid[2]),
+		uintptr(l.block[0]), uintptr(l.block[1]), uintptr(l.block[2]), 0, 0, uintptr(unsafe.Pointer(&l.addrs[0])), 0}
+	r, _, _ := purego.SyscallN(c.d.ctx.launchSym, l.call[:]...)
+	var err error
+	if res := int32(r); res != 0 {
+		err = c.check("cuLaunchKernel("+f.Name+")", res)
+	}
+	l.reply <- err
 }

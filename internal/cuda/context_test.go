@@ -101,3 +101,43 @@ func standInContext(t *testing.T) *Context {
 	t.Cleanup(c.Close)
 	return c
 }
+
+// TestQueueDoesNotAllocate: a sampler queues several kernels an
+// iteration, so a launch (its arguments marshalled, the request handed to
+// the context's thread and its reply) allocates nothing once warm, with
+// arguments of every kind; more than maxKernelArgs arguments are refused.
+func TestQueueDoesNotAllocate(t *testing.T) {
+	c := standInContext(t)
+	m, err := c.Load(append([]byte(`.entry axpy (...)`), 0))
+	if err != nil {
+		t.Fatal(err)
+	}
+	f := runAxpy(t, c, m, 16)
+	x, err := c.Alloc(16 * 8)
+	if err != nil {
+		t.Fatal(err)
+	}
+	y, err := c.Alloc(16 * 8)
+	if err != nil {
+		t.Fatal(err)
+	}
+	a, n := 0.25, int32(16)
+	grid, block := [3]uint32{1, 1, 1}, [3]uint32{16, 1, 1}
+	if allocs := testing.AllocsPerRun(100, func() {
+		if err := f.Queue(grid, block, a, x, y, n); err != nil {
+			t.Fatal(err)
+		}
+	}); allocs != 0 {
+		t.Errorf("Queue allocates %v times a launch", allocs)
+	}
+	if err := c.Sync(); err != nil {
+		t.Fatal(err)
+	}
+	args := make([]any, maxKernelArgs+1)
+	for i := range args {
+		args[i] = int32(i)
+	}
+	if err := f.Queue(grid, block, args...); err == nil || !strings.Contains(err.Error(), "arguments") {
+		t.Errorf("%d arguments: %v", len(args), err)
+	}
+}
