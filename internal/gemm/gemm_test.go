@@ -333,7 +333,8 @@ var benchShapes = []struct {
 // BenchmarkABt compares this package's product (the dispatched path and the
 // pure-Go path) with gonum's Dgemm on the shapes of a GF-SVGD iteration,
 // reporting GFLOP/s (2·M·N·K flops, half of it for a lower triangle). Run it
-// with -cpu 1,2 for one and two workers.
+// with -test.cpu 1, then 2, in two processes for one and two workers (a
+// -cpu 1,2 list runs b.Loop benchmarks at its last value: BENCHMARKS.md).
 func BenchmarkABt(b *testing.B) {
 	r := rng.Key{Seed: 3, Stream: 0}.Rand()
 	for _, sh := range benchShapes {

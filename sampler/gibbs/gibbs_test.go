@@ -241,7 +241,9 @@ func TestDrawTakesEachExponentialOnce(t *testing.T) {
 // BenchmarkIsingGrid10x10 measures single-site updates per second on the
 // 10×10 grid with 100 chains (one op = one sweep of every chain); the
 // chains=N variants measure how the chains spread over cores (run with
-// -cpu 1,2), and multispin/chains=N the same with Settings.MultiSpin
+// -test.cpu 1, then 2, in two processes: a -cpu 1,2 list runs b.Loop
+// benchmarks at its last value, BENCHMARKS.md), and multispin/chains=N
+// the same with Settings.MultiSpin
 // (stratified=false is the scalar kernel at 100 chains).
 func BenchmarkIsingGrid10x10(b *testing.B) {
 	g, _ := ising.Grid(10, 10, false, 0.1, nil)
