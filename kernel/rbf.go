@@ -203,16 +203,10 @@ func Median2(pairs []float64, n int, includeDiagonal bool) float64 {
 	}
 	va, vb := 0.0, 0.0
 	if b >= 0 {
-		vb = Select(p, b)
-		switch {
-		case a == b:
+		// a is b, b − 1, or −1 (one of the n zeros, va = 0).
+		va, vb = ranks(p, b, a >= 0 && a < b)
+		if a == b {
 			va = vb
-		case a >= 0:
-			// a = b − 1: after Select, p[:b] holds the b smallest values.
-			va = p[0]
-			for _, v := range p[:b] {
-				va = max(va, v)
-			}
 		}
 	}
 	return (va + vb) / 2
