@@ -40,6 +40,12 @@ func ranks(p []float64, b int, both bool) (va, vb float64) {
 			return va, vb
 		}
 	}
+	return selectRanks(p, b, both)
+}
+
+// selectRanks is ranks on one core: Select, then the largest of the
+// values before rank b.
+func selectRanks(p []float64, b int, both bool) (va, vb float64) {
 	vb = Select(p, b)
 	if both {
 		// After Select, p[:b] holds the b smallest values.

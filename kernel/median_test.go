@@ -9,18 +9,9 @@ import (
 	"github.com/dstein/dstein/rng"
 )
 
-// serialRanks is ranks' one-core form: Select on a copy, then the
-// largest value before rank b.
+// serialRanks is ranks' one-core form on a copy of p.
 func serialRanks(p []float64, b int, both bool) (va, vb float64) {
-	q := slices.Clone(p)
-	vb = Select(q, b)
-	if both {
-		va = q[0]
-		for _, v := range q[:b] {
-			va = max(va, v)
-		}
-	}
-	return va, vb
+	return selectRanks(slices.Clone(p), b, both)
 }
 
 // TestRanksSplitMatchesSelect: the split selection (a sample's bracket,
