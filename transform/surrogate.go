@@ -208,6 +208,28 @@ func (s *SoftBins) rowMemberships(mem, dmem, x []float64, off []int) {
 			continue
 		}
 		m, dm := mem[a:b], dmem[a:b]
+		if len(m) == 2 {
+			// Two states (binary models, the common case): the loop
+			// below for its two bins, unrolled, with the same operations.
+			// Bin 0 sees pl, plc, pdl = 1, 0, 0, so u = lc − 0 = lc;
+			// bin 1 has l, lc, dl = 0, 1, 0, so u is l(bin 0) − 0 or
+			// 1 − lc(bin 0), and pdl − 0 = dl. dm[0] keeps the
+			// subtraction 0 − dl, which gives +0 where −dl would be −0.
+			z, e := m[0], dm[0]
+			big, small := 1/(1+e), e/(1+e)
+			l, lc := small, big
+			if z >= 0 {
+				l, lc = big, small
+			}
+			dl := l * lc / s.tau
+			u := 1 - lc
+			if l < 0.5 {
+				u = l
+			}
+			m[0], dm[0] = max(lc, MinMembership), 0-dl
+			m[1], dm[1] = max(u, MinMembership), dl
+			continue
+		}
 		pl, plc, pdl := 1.0, 0.0, 0.0
 		for c := range m {
 			l, lc, dl := 0.0, 1.0, 0.0
