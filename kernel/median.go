@@ -60,16 +60,15 @@ func selectRanks(p []float64, b int, both bool) (va, vb float64) {
 // selectJob is the split selection's workspace, kept in a pool: a
 // GF-SVGD iteration allocates nothing once warm.
 type selectJob struct {
-	p          []float64
-	lo, hi     float64 // the bracket [lo, hi]
-	size       int     // values per piece
-	copying    bool    // the second pass
-	below, in  []int   // per piece: values < lo, values in the bracket
-	nan        []bool  // per piece: a NaN seen
-	off        []int   // per piece: where its bracket values go in mid
-	sample     []float64
-	mid        []float64
-	totalBelow int
+	p         []float64
+	lo, hi    float64 // the bracket [lo, hi]
+	size      int     // values per piece
+	copying   bool    // the second pass
+	below, in []int   // per piece: values < lo, values in the bracket
+	nan       []bool  // per piece: a NaN seen
+	off       []int   // per piece: where its bracket values go in mid
+	sample    []float64
+	mid       []float64
 }
 
 var selectJobs = sync.Pool{New: func() any {
@@ -81,7 +80,8 @@ var selectJobs = sync.Pool{New: func() any {
 }}
 
 // ranks is the split selection; ok is false when the bracket missed the
-// rank or a value is NaN (p is then untouched).
+// rank, held more than a quarter of the values, or a value is NaN (p is
+// then untouched).
 func (j *selectJob) ranks(p []float64, b int, both bool) (va, vb float64, ok bool) {
 	n := len(p)
 	s := min(selectSample, n/16)
@@ -119,9 +119,11 @@ func (j *selectJob) ranks(p []float64, b int, both bool) (va, vb float64, ok boo
 		in += j.in[c]
 	}
 	// Rank b must fall in the bracket, and rank b − 1 too when both (the
-	// bracket centred on b misses b − 1 only in degenerate samples).
+	// bracket centred on b misses b − 1 only in degenerate samples); a
+	// bracket that holds more than a quarter of the values (many ties)
+	// would save little and cost a large copy.
 	k := b - below
-	if k < 0 || k >= in || (both && k == 0) {
+	if k < 0 || k >= in || (both && k == 0) || in > n/4 {
 		return 0, 0, false
 	}
 	if cap(j.mid) < in {

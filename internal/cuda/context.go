@@ -25,12 +25,12 @@ type ctxCalls struct {
 	cuModuleLoadData          func(mod *uintptr, image unsafe.Pointer) int32
 	cuModuleGetFunction       func(fn *uintptr, mod uintptr, name *byte) int32
 	cuModuleUnload            func(mod uintptr) int32
-	cuLaunchKernel            func(fn uintptr, gx, gy, gz, bx, by, bz, shared uint32, stream uintptr, params, extra unsafe.Pointer) int32
+	cuMemsetD32               func(dst uint64, v uint32, n uint64) int32
 	// launchSym is cuLaunchKernel's address, called through
-	// purego.SyscallN by Queue: a function bound by RegisterFunc goes
-	// through reflection and allocates at every call.
-	launchSym   uintptr
-	cuMemsetD32 func(dst uint64, v uint32, n uint64) int32
+	// purego.SyscallN by Queue (f, grid, block, shared memory, stream,
+	// params, extra): a function bound by RegisterFunc goes through
+	// reflection and allocates at every call.
+	launchSym uintptr
 }
 
 func (d *Driver) bindContext() error {
@@ -48,14 +48,15 @@ func (d *Driver) bindContext() error {
 		{"cuModuleLoadData", &c.cuModuleLoadData},
 		{"cuModuleGetFunction", &c.cuModuleGetFunction},
 		{"cuModuleUnload", &c.cuModuleUnload},
-		{"cuLaunchKernel", &c.cuLaunchKernel},
 		{"cuMemsetD32_v2", &c.cuMemsetD32},
 	})
 	if err != nil {
 		return err
 	}
-	c.launchSym, err = purego.Dlsym(d.handle, "cuLaunchKernel")
-	return err
+	if c.launchSym, err = purego.Dlsym(d.handle, "cuLaunchKernel"); err != nil || c.launchSym == 0 {
+		return &Unavailable{Reason: fmt.Sprintf("%s has no function cuLaunchKernel: not an NVIDIA driver library, or one too old", d.Path)}
+	}
+	return nil
 }
 
 // Context runs work on one device. The driver binds a context to the OS

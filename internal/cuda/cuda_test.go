@@ -87,8 +87,9 @@ func TestVersionString(t *testing.T) {
 }
 
 // TestManyArguments: the calls with the most arguments that the GPU path
-// needs (cuLaunchKernel, 11; cublasDgemm_v2, 14, with pointers, integers
-// and pointers to doubles mixed) cross purego intact, on the stand-in.
+// needs (cuLaunchKernel, 11, bound and through SyscallN as Queue calls it;
+// cublasDgemm_v2, 14, with pointers, integers and pointers to doubles
+// mixed) cross purego intact, on the stand-in.
 func TestManyArguments(t *testing.T) {
 	h, err := purego.Dlopen(cudatest.FakeDriver(t, 12080, 1), purego.RTLD_NOW|purego.RTLD_LOCAL)
 	if err != nil {
@@ -110,6 +111,20 @@ func TestManyArguments(t *testing.T) {
 	want := []uint64{1, 2, 3, 4, 5, 6, 7, 0xf00d, 0xbeef, uint64(uintptr(unsafe.Pointer(&params[0]))), uint64(uintptr(unsafe.Pointer(&extra[0])))}
 	if fmt.Sprint(got) != fmt.Sprint(want) {
 		t.Errorf("cuLaunchKernel received %v, want %v", got, want)
+	}
+	// The same through purego.SyscallN, as Queue calls it.
+	sym, err := purego.Dlsym(h, "cuLaunchKernel")
+	if err != nil {
+		t.Fatal(err)
+	}
+	clear(got)
+	if r, _, _ := purego.SyscallN(sym, 0xf00d, 1, 2, 3, 4, 5, 6, 7, 0xbeef,
+		uintptr(unsafe.Pointer(&params[0])), uintptr(unsafe.Pointer(&extra[0]))); int32(r) != 0 {
+		t.Fatalf("launch through SyscallN returned %d", int32(r))
+	}
+	last(&got[0])
+	if fmt.Sprint(got) != fmt.Sprint(want) {
+		t.Errorf("cuLaunchKernel through SyscallN received %v, want %v", got, want)
 	}
 
 	// C (2×3) = 2·Aᵀ B + 0.5 C with A 4×2 and B 4×3, column-major.
