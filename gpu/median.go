@@ -27,7 +27,7 @@ const (
 // and make the bracket miss).
 var (
 	bracketAbove  int64 = 1 << 23
-	bracketSigmas       = 4.0
+	bracketSigmas       = float64(kernel.BracketSigmas)
 )
 
 // candidates returns the capacity of the bracket's buffer for m pairs:
@@ -113,17 +113,7 @@ func (s *SVGD) selectPairs(ranks []int64) ([]float64, error) {
 	); err != nil {
 		return nil, err
 	}
-	// ±4 standard errors of a sample quantile (and two places) around
-	// the ranks' quantiles.
-	lo, hi := float64(ranks[0])/float64(m), float64(ranks[len(ranks)-1])/float64(m)
-	spread := bracketSigmas*math.Sqrt(0.25/sampleSize) + 2.0/sampleSize
-	lv, hv := math.Inf(-1), math.Inf(1)
-	if a := int(math.Floor((lo - spread) * sampleSize)); a >= 0 {
-		lv = kernel.Select(s.hsample, a)
-	}
-	if b := int(math.Ceil((hi + spread) * sampleSize)); b < sampleSize {
-		hv = kernel.Select(s.hsample, b)
-	}
+	lv, hv := kernel.SampleBracket(s.hsample, ranks[0], ranks[len(ranks)-1], m, bracketSigmas)
 	capacity := candidates(m)
 	grid := [3]uint32{uint32((s.n + 255) / 256), uint32((s.n + bracketRows - 1) / bracketRows), 1}
 	if err := firstErr(
