@@ -72,9 +72,16 @@ type LogProbBatch interface {
 
 // LogProbBatcher writes lp[j] = log p*(row j of z) for the n rows of z
 // (n×d), equal to LogProb up to rounding (the sums are taken in another
-// order). It is not safe for concurrent use.
+// order). LogProbs spreads the rows over the cores; LogProbRows evaluates
+// rows [lo, hi) alone on the calling goroutine, with the same bits, for
+// callers that split their own work by rows. LogProbRows on disjoint
+// ranges may run concurrently; nothing else is safe for concurrent use.
 type LogProbBatcher interface {
 	LogProbs(lp []float64, z []int)
+	LogProbRows(lo, hi int, lp []float64, z []int)
+	// RowWork is the element operations (multiply-adds, reads and
+	// writes) of one row, for callers' chunk sizes (parallel.GrainWork).
+	RowWork() float64
 }
 
 // RelaxedBatch is a Relaxed model that evaluates its relaxation at many
@@ -88,10 +95,16 @@ type RelaxedBatch interface {
 // RelaxedBatcher evaluates RelaxedLogProb at n points: for each row j of
 // mem (n rows laid out like the memberships, Offsets), f[j] is the value
 // and row j of grad the gradient, equal to RelaxedLogProb's up to rounding
-// (the sums are taken in another order). It is not safe for concurrent
-// use.
+// (the sums are taken in another order). RelaxedLogProbs spreads the
+// points over the cores; RelaxedLogProbRows evaluates points [lo, hi)
+// alone on the calling goroutine, with the same bits. RelaxedLogProbRows
+// on disjoint ranges may run concurrently; nothing else is safe for
+// concurrent use.
 type RelaxedBatcher interface {
 	RelaxedLogProbs(f, grad, mem []float64)
+	RelaxedLogProbRows(lo, hi int, f, grad, mem []float64)
+	// RowWork is the element operations of one point (see LogProbBatcher).
+	RowWork() float64
 }
 
 // RelaxedIncremental is a Relaxed model with its own fast GradientTracker.

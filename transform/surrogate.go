@@ -306,10 +306,17 @@ type BatchSurrogate interface {
 }
 
 // SurrogateBatch evaluates LogProbScore at n points: lr[j] and row j of
-// score (n×d) for row j of x, equal to LogProbScore's up to rounding. It is
-// not safe for concurrent use.
+// score (n×d) for row j of x, equal to LogProbScore's up to rounding. Only
+// LogProbScoresRows on disjoint ranges is safe for concurrent use.
 type SurrogateBatch interface {
 	LogProbScores(lr, score, x []float64)
+	// LogProbScoresRows evaluates points [lo, hi) alone on the calling
+	// goroutine, with LogProbScores's bits; calls on disjoint ranges may
+	// run concurrently.
+	LogProbScoresRows(lo, hi int, lr, score, x []float64)
+	// RowWork is the element operations of one point (see
+	// model.LogProbBatcher).
+	RowWork() float64
 }
 
 var _ BatchSurrogate = (*RelaxedSurrogate)(nil)
@@ -337,35 +344,46 @@ type relaxedBatch struct {
 	task            batchTask
 }
 
+// batchTask hands chunks of points to LogProbScoresRows.
 type batchTask struct {
 	b            *relaxedBatch
-	chain        bool // false: memberships; true: the chain rule
 	lr, score, x []float64
 }
 
-func (t *batchTask) Do(lo, hi int) {
-	s := t.b.s
+func (t *batchTask) Do(lo, hi int) { t.b.LogProbScoresRows(lo, hi, t.lr, t.score, t.x) }
+
+// RowWork is the element operations of one point: about 30 per state
+// for the memberships and the chain rule, and the model's.
+func (b *relaxedBatch) RowWork() float64 {
+	return 30*float64(b.s.off[len(b.s.off)-1]) + b.mb.RowWork()
+}
+
+// LogProbScoresRows evaluates points [lo, hi) on the calling goroutine:
+// their memberships, the model's relaxation of their rows alone and the
+// chain rule. Calls on disjoint ranges may run concurrently; the bits are
+// those of LogProbScores.
+func (b *relaxedBatch) LogProbScoresRows(lo, hi int, lr, score, x []float64) {
+	if hi <= lo {
+		return
+	}
+	s := b.s
 	d, k := len(s.off)-1, s.off[len(s.off)-1]
 	for j := lo; j < hi; j++ {
-		xj := t.x[j*d : (j+1)*d]
-		mem, dmem := t.b.mem[j*k:(j+1)*k], t.b.dmem[j*k:(j+1)*k]
-		if !t.chain {
-			s.memberships(mem, dmem, xj)
-			continue
-		}
-		t.lr[j] = s.chain(t.lr[j], t.score[j*d:(j+1)*d], xj, t.b.grad[j*k:(j+1)*k], dmem)
+		s.memberships(b.mem[j*k:(j+1)*k], b.dmem[j*k:(j+1)*k], x[j*d:(j+1)*d])
+	}
+	b.mb.RelaxedLogProbRows(lo, hi, lr, b.grad, b.mem)
+	for j := lo; j < hi; j++ {
+		lr[j] = s.chain(lr[j], score[j*d:(j+1)*d], x[j*d:(j+1)*d], b.grad[j*k:(j+1)*k], b.dmem[j*k:(j+1)*k])
 	}
 }
 
-// LogProbScores evaluates the n points of x (n×d).
+// LogProbScores evaluates the n points of x (n×d), chunks of points on
+// the cores, each chunk start to end on one (LogProbScoresRows): the
+// phases of a point never wait for the other cores, and its data stay in
+// one core's cache.
 func (b *relaxedBatch) LogProbScores(lr, score, x []float64) {
 	t := &b.task
 	t.lr, t.score, t.x = lr, score, x
-	grain := parallel.Grain(b.n, max(1, 2048/len(b.s.off)))
-	t.chain = false
-	parallel.For(b.n, grain, t)
-	b.mb.RelaxedLogProbs(lr, b.grad, b.mem)
-	t.chain = true
-	parallel.For(b.n, grain, t)
+	parallel.For(b.n, parallel.GrainWork(b.n, b.RowWork()), t)
 	t.lr, t.score, t.x = nil, nil, nil
 }

@@ -373,7 +373,8 @@ func TestStepMatchesSigmoid(t *testing.T) {
 }
 
 // The batched relaxed surrogate (an RBM's two matrix products) gives the
-// point-by-point values and scores up to rounding: relative 1e-12.
+// point-by-point values and scores up to rounding (relative 1e-12), and
+// its row ranges the whole batch's bits.
 func TestRelaxedBatchMatchesPointwise(t *testing.T) {
 	m, err := rbm.Random(37, 9, 0.4, 1, 3)
 	if err != nil {
@@ -410,6 +411,22 @@ func TestRelaxedBatchMatchesPointwise(t *testing.T) {
 			if got := score[j*d+i]; math.Abs(got-g) > 1e-12*math.Max(1, math.Abs(g)) {
 				t.Fatalf("particle %d, score %d: batch %v, pointwise %v", j, i, got, g)
 			}
+		}
+	}
+	// Row ranges, last first, on a fresh batch: the same bits.
+	b2 := s.NewBatch(n)
+	lr2, score2 := make([]float64, n), make([]float64, n*d)
+	for hi := n; hi > 0; hi -= 5 {
+		b2.LogProbScoresRows(max(0, hi-5), hi, lr2, score2, x)
+	}
+	for j := range n {
+		if math.Float64bits(lr2[j]) != math.Float64bits(lr[j]) {
+			t.Fatalf("particle %d: rows %v, whole batch %v", j, lr2[j], lr[j])
+		}
+	}
+	for k := range score {
+		if math.Float64bits(score2[k]) != math.Float64bits(score[k]) {
+			t.Fatalf("score entry %d: rows %v, whole batch %v", k, score2[k], score[k])
 		}
 	}
 	// Models without a batched relaxation get none.

@@ -24,6 +24,10 @@ type ABt struct {
 	// it first, and C is then left partly computed, for the caller, which
 	// checks Ctx after Mul, to discard. Uncanceled, the bits are the same.
 	Ctx context.Context
+	// Serial runs the product on the calling goroutine, for callers that
+	// already split their work over the cores (rows of particles, each
+	// chunk with its own product); the bits are the same.
+	Serial bool
 }
 
 // canceled reports whether the product's context is canceled.
@@ -54,7 +58,7 @@ func (p *ABt) Mul() {
 	if p.Lower {
 		grain = 2
 	}
-	parallel.For(blocks, grain, j)
+	parallel.ForIf(!p.Serial, blocks, grain, j)
 	putJob(j)
 }
 

@@ -109,9 +109,9 @@ func (p *ABt) mulAsm() {
 			}
 			j.pc, j.kb, j.jc, j.nb, j.first = pc, min(depth, p.K-pc), jc, nb, first
 			j.mode = modePack
-			parallel.For((nb+nr-1)/nr, max(packGrain, packs), j)
+			parallel.ForIf(!p.Serial, (nb+nr-1)/nr, max(packGrain, packs), j)
 			j.mode = modeKernel
-			parallel.For(tiles-first, grain, j)
+			parallel.ForIf(!p.Serial, tiles-first, grain, j)
 		}
 	}
 	putJob(j)

@@ -284,6 +284,42 @@ func TestABtSameBitsOnOneAndTwoCores(t *testing.T) {
 	}
 }
 
+// TestSerialAndRowBlocksKeepBits checks that a product run on the calling
+// goroutine (Serial), and products of blocks of A's rows (as callers that
+// split particles over the cores make them), give every entry the bits of
+// the whole product on every path.
+func TestSerialAndRowBlocksKeepBits(t *testing.T) {
+	r := rng.Key{Seed: 7, Stream: 0}.Rand()
+	for _, sz := range [][3]int{{100, 25, 100}, {97, 100, 25}, {301, 57, 290}} {
+		m, n, k := sz[0], sz[1], sz[2]
+		a, b := normals(r, m*k), normals(r, n*k)
+		want := naive(a, b, m, n, k)
+		oc := &oddCase{m: m, n: n, k: k}
+		for _, path := range append([]string{"pure Go"}, kernelNames()...) {
+			run := func(f func()) {
+				if path == "pure Go" {
+					withPureGo(f)
+					return
+				}
+				withKernel(path == kernelName(true), func() { withAsmAlways(f) })
+			}
+			c := make([]float64, m*n)
+			run(func() { (&ABt{C: c, A: a, B: b, M: m, N: n, K: k, Ldc: n, Lda: k, Ldb: k, Serial: true}).Mul() })
+			sameBits(t, path+" serial", oc, c, want)
+			for _, rows := range []int{1, 3, 12, 13} {
+				c := make([]float64, m*n)
+				run(func() {
+					for lo := 0; lo < m; lo += rows {
+						hi := min(lo+rows, m)
+						(&ABt{C: c[lo*n:], A: a[lo*k:], B: b, M: hi - lo, N: n, K: k, Ldc: n, Lda: k, Ldb: k, Serial: true}).Mul()
+					}
+				})
+				sameBits(t, fmt.Sprintf("%s in blocks of %d rows", path, rows), oc, c, want)
+			}
+		}
+	}
+}
+
 // TestMulAllocs checks that Mul allocates nothing once warm, on both paths,
 // with the ABt on the caller's stack, even after a garbage collection (the
 // packing buffers are kept in free lists, not in a sync.Pool).

@@ -181,6 +181,20 @@ func (p *pool) For(n, grain int, task Task) {
 	batches.Put(b)
 }
 
+// ForIf runs For when par is set, and otherwise For's chunks in order on
+// the calling goroutine: for work that already runs inside one chunk of a
+// parallel loop, such as gemm's Serial products of one chunk of particles.
+func ForIf(par bool, n, grain int, task Task) {
+	if par {
+		defaultPool.For(n, grain, task)
+		return
+	}
+	grain = max(grain, 1)
+	for lo := 0; lo < n; lo += grain {
+		task.Do(lo, min(lo+grain, n))
+	}
+}
+
 // MinWork is the least work a chunk handed to another core should hold,
 // in element operations (a multiply-add, or reading or writing one
 // value), so that a small problem runs on fewer cores rather than slower

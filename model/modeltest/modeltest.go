@@ -213,6 +213,17 @@ func checkLogProbBatch(t testing.TB, m model.Model, lb model.LogProbBatch, opt O
 			t.Errorf("LogProbs row %d = %v; LogProb gives %v", j, lp[j], want)
 		}
 	}
+	// Row ranges, last first, on a fresh batch: the whole batch's bits.
+	rows := make([]float64, n)
+	b := lb.NewLogProbBatch(n)
+	for hi := n; hi > 0; hi -= 3 {
+		b.LogProbRows(max(0, hi-3), hi, rows, z)
+	}
+	for j := range n {
+		if math.Float64bits(rows[j]) != math.Float64bits(lp[j]) {
+			t.Errorf("LogProbRows row %d = %v; LogProbs gives %v", j, rows[j], lp[j])
+		}
+	}
 }
 
 // checkGradientTracker checks the gradient tracker of a Relaxed model (the
@@ -539,6 +550,21 @@ func checkRelaxedBatch(t testing.TB, r model.RelaxedBatch, mem []float64) {
 	copy(rows[2*k:], mem)
 	f, grad := make([]float64, 3), make([]float64, 3*k)
 	r.NewRelaxedBatch(3).RelaxedLogProbs(f, grad, rows)
+	// One point at a time, last first, on a fresh batch: the same bits.
+	f1, grad1 := make([]float64, 3), make([]float64, 3*k)
+	b := r.NewRelaxedBatch(3)
+	for j := 2; j >= 0; j-- {
+		b.RelaxedLogProbRows(j, j+1, f1, grad1, rows)
+	}
+	for q := range grad {
+		if q < 3 && math.Float64bits(f1[q]) != math.Float64bits(f[q]) {
+			t.Errorf("RelaxedLogProbRows row %d = %v; RelaxedLogProbs gives %v", q, f1[q], f[q])
+		}
+		if math.Float64bits(grad1[q]) != math.Float64bits(grad[q]) {
+			t.Errorf("RelaxedLogProbRows gradient entry %d = %v; RelaxedLogProbs gives %v", q, grad1[q], grad[q])
+			break
+		}
+	}
 	want, wg := make([]float64, 3), make([]float64, 3*k)
 	for j := range 3 {
 		want[j] = r.RelaxedLogProb(wg[j*k:(j+1)*k], rows[j*k:(j+1)*k])

@@ -547,7 +547,7 @@ type relaxedBatch struct {
 	u, a, g []float64 // n×d, n×M, n×d
 	e       []float64 // n×2M: each point's exponentials and preactivations
 	w       []float64 // W row-major, d×M: the second product's operand
-	rows    rowTask
+	chunks  relaxedChunks
 }
 
 // NewRelaxedBatch returns an evaluator of the relaxation at n points; it
@@ -559,7 +559,6 @@ func (r *RBM) NewRelaxedBatch(n int) model.RelaxedBatcher {
 			b.w[i*r.m+k] = r.wt[k*r.d+i]
 		}
 	}
-	b.rows.b = b
 	return b
 }
 
@@ -611,19 +610,40 @@ func (t *rowTask) Do(lo, hi int) {
 }
 
 func (b *relaxedBatch) RelaxedLogProbs(f, grad, mem []float64) {
-	r, n := b.r, b.n
-	t := &b.rows
-	t.f, t.grad, t.mem = f, grad, mem
-	grain := parallel.Grain(n, max(1, 4096/r.d))
+	b.chunks = relaxedChunks{b: b, f: f, grad: grad, mem: mem}
+	parallel.For(b.n, parallel.GrainWork(b.n, b.RowWork()), &b.chunks)
+	b.chunks = relaxedChunks{}
+}
+
+// RowWork is the multiply-adds of one point's two products (2dM) and its
+// other operations (about 20 per hidden unit, 4 per visible one).
+func (b *relaxedBatch) RowWork() float64 { return float64(2*b.r.d*b.r.m + 20*b.r.m + 4*b.r.d) }
+
+// relaxedChunks hands chunks of points to RelaxedLogProbRows.
+type relaxedChunks struct {
+	b            *relaxedBatch
+	f, grad, mem []float64
+}
+
+func (t *relaxedChunks) Do(lo, hi int) { t.b.RelaxedLogProbRows(lo, hi, t.f, t.grad, t.mem) }
+
+// RelaxedLogProbRows evaluates points [lo, hi) on the calling goroutine,
+// with the products of their rows alone (the same bits as the whole
+// batch's: each entry's multiply-adds run in the same order).
+func (b *relaxedBatch) RelaxedLogProbRows(lo, hi int, f, grad, mem []float64) {
+	if hi <= lo {
+		return
+	}
+	r, d, m := b.r, b.r.d, b.r.m
+	t := rowTask{b: b, f: f, grad: grad, mem: mem}
 	t.phase = 0
-	parallel.For(n, grain, t)
-	(&gemm.ABt{C: b.a, A: b.u, B: r.wt, M: n, N: r.m, K: r.d, Ldc: r.m, Lda: r.d, Ldb: r.d}).Mul()
+	t.Do(lo, hi)
+	(&gemm.ABt{C: b.a[lo*m:], A: b.u[lo*d:], B: r.wt, M: hi - lo, N: m, K: d, Ldc: m, Lda: d, Ldb: d, Serial: true}).Mul()
 	t.phase = 1
-	parallel.For(n, grain, t)
-	(&gemm.ABt{C: b.g, A: b.a, B: b.w, M: n, N: r.d, K: r.m, Ldc: r.d, Lda: r.m, Ldb: r.m}).Mul()
+	t.Do(lo, hi)
+	(&gemm.ABt{C: b.g[lo*d:], A: b.a[lo*m:], B: b.w, M: hi - lo, N: d, K: m, Ldc: d, Lda: m, Ldb: m, Serial: true}).Mul()
 	t.phase = 2
-	parallel.For(n, grain, t)
-	t.f, t.grad, t.mem = nil, nil, nil
+	t.Do(lo, hi)
 }
 
 var _ model.LogProbBatch = (*RBM)(nil)
@@ -631,17 +651,16 @@ var _ model.LogProbBatch = (*RBM)(nil)
 // logProbBatch evaluates log p* at n states with one matrix product: the
 // hidden preactivations S·W + c of the n×d matrix of spins S.
 type logProbBatch struct {
-	r    *RBM
-	n    int
-	s, a []float64 // n×d, n×M
-	task logProbTask
+	r      *RBM
+	n      int
+	s, a   []float64 // n×d, n×M
+	chunks logProbChunks
 }
 
 // NewLogProbBatch returns an evaluator of log p* at n states; it holds
 // 8(nd + nM) bytes.
 func (r *RBM) NewLogProbBatch(n int) model.LogProbBatcher {
 	b := &logProbBatch{r: r, n: n, s: make([]float64, n*r.d), a: make([]float64, n*r.m)}
-	b.task.b = b
 	return b
 }
 
@@ -675,14 +694,34 @@ func (t *logProbTask) Do(lo, hi int) {
 }
 
 func (b *logProbBatch) LogProbs(lp []float64, z []int) {
-	r, n := b.r, b.n
-	t := &b.task
-	t.lp, t.z = lp, z
-	grain := parallel.Grain(n, max(1, 4096/r.d))
-	t.sums = false
-	parallel.For(n, grain, t)
-	(&gemm.ABt{C: b.a, A: b.s, B: r.wt, M: n, N: r.m, K: r.d, Ldc: r.m, Lda: r.d, Ldb: r.d}).Mul()
+	b.chunks = logProbChunks{b: b, lp: lp, z: z}
+	parallel.For(b.n, parallel.GrainWork(b.n, b.RowWork()), &b.chunks)
+	b.chunks = logProbChunks{}
+}
+
+// RowWork is the multiply-adds of one state's product (dM) and its other
+// operations (about 20 per hidden unit, 3 per visible one).
+func (b *logProbBatch) RowWork() float64 { return float64(b.r.d*b.r.m + 20*b.r.m + 3*b.r.d) }
+
+// logProbChunks hands chunks of states to LogProbRows.
+type logProbChunks struct {
+	b  *logProbBatch
+	lp []float64
+	z  []int
+}
+
+func (t *logProbChunks) Do(lo, hi int) { t.b.LogProbRows(lo, hi, t.lp, t.z) }
+
+// LogProbRows evaluates states [lo, hi) on the calling goroutine, with the
+// product of their rows alone (the same bits as the whole batch's).
+func (b *logProbBatch) LogProbRows(lo, hi int, lp []float64, z []int) {
+	if hi <= lo {
+		return
+	}
+	r, d, m := b.r, b.r.d, b.r.m
+	t := logProbTask{b: b, lp: lp, z: z}
+	t.Do(lo, hi)
+	(&gemm.ABt{C: b.a[lo*m:], A: b.s[lo*d:], B: r.wt, M: hi - lo, N: m, K: d, Ldc: m, Lda: d, Ldb: d, Serial: true}).Mul()
 	t.sums = true
-	parallel.For(n, grain, t)
-	t.lp, t.z = nil, nil
+	t.Do(lo, hi)
 }

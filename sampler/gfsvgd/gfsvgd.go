@@ -237,47 +237,46 @@ func (s *Sampler) Stats() sampler.Stats {
 	}}
 }
 
-// evalTask computes Γ(x_j), the log weight and the score of each particle
-// (gammaOnly: only Γ(x_j), before a batched log p*).
-type evalTask struct {
-	s         *Sampler
-	gammaOnly bool
-}
+// evalTask evaluates chunks of particles, each chunk start to end on one
+// core: the surrogate's batch of its rows, Γ and the batch of log p* of
+// its rows, then each particle's log weight and score. The batches' rows
+// give the bits of whole batches, so the chunks never change a result.
+type evalTask struct{ s *Sampler }
 
 func (e *evalTask) Do(lo, hi int) {
 	s := e.s
+	d := s.d
+	if s.ctx.Err() != nil {
+		return
+	}
+	if s.batch != nil {
+		s.batch.LogProbScoresRows(lo, hi, s.lr, s.score, s.x)
+	}
+	if s.lpBatch != nil {
+		for j := lo; j < hi; j++ {
+			s.t.Gamma(s.z[j*d:(j+1)*d], s.x[j*d:(j+1)*d])
+		}
+		s.lpBatch.LogProbRows(lo, hi, s.lp, s.z)
+	}
 	for j := lo; j < hi; j++ {
 		if s.ctx.Err() != nil {
 			return
-		}
-		if e.gammaOnly {
-			s.t.Gamma(s.z[j*s.d:(j+1)*s.d], s.x[j*s.d:(j+1)*s.d])
-			continue
 		}
 		s.evalParticle(j, s.batch != nil, s.lpBatch != nil)
 	}
 }
 
-// evalAll evaluates every particle: the surrogate and log p* in batches
-// where the model allows, then each particle's state and weight. When the
-// step's context is canceled it stops early (the particles not evaluated
-// keep their old values), and the caller undoes the iteration.
+// evalAll evaluates every particle, in one parallel loop over chunks of
+// particles (evalTask). When the step's context is canceled it stops
+// early (the particles not evaluated keep their old values), and the
+// caller undoes the iteration.
 func (s *Sampler) evalAll() {
-	if s.batch != nil {
-		s.batch.LogProbScores(s.lr, s.score, s.x)
-	}
-	// With both batches each particle costs a few operations per
-	// coordinate (Γ, the base's log density, the log weight); without
-	// them the model's own evaluations, of unknown cost.
+	// With both batches a particle costs their rows' work and a few
+	// operations per coordinate (Γ, the base's log density, the log
+	// weight); without them the model's own evaluations, of unknown cost.
 	grain := parallel.Grain(s.n, 1)
 	if s.batch != nil && s.lpBatch != nil {
-		grain = parallel.GrainWork(s.n, 8*float64(s.d))
-	}
-	if s.lpBatch != nil {
-		s.evalT.gammaOnly = true
-		parallel.For(s.n, grain, &s.evalT)
-		s.evalT.gammaOnly = false
-		s.lpBatch.LogProbs(s.lp, s.z)
+		grain = parallel.GrainWork(s.n, s.batch.RowWork()+s.lpBatch.RowWork()+8*float64(s.d))
 	}
 	parallel.For(s.n, grain, &s.evalT)
 	if s.ctx.Err() == nil {

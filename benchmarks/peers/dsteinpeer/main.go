@@ -16,9 +16,10 @@
 //
 //  1. for each particle, the surrogate's log-density and score ∇log ρ(x_j)
 //     and the log weight log ρ(x_j) − log p0(x_j) − log p*(Γ(x_j)), as the
-//     sampler's evalAll computes them: the relaxation of all particles in
-//     one batch (two matrix products), Γ of every particle, log p* of all
-//     states in one batch, then each particle's log weight;
+//     sampler's evalAll computes them: chunks of particles on the cores,
+//     each chunk's relaxation in one batch of its rows (two matrix
+//     products), Γ of its particles, log p* of its states in one batch,
+//     then each particle's log weight;
 //  2. the weights w_j = (ρ/p_c)(x_j) / Σ_l (ρ/p_c)(x_l) (svgd.Weights);
 //  3. the kernel and the direction Δx_i = Σ_j w_j [k(x_j, x_i) ∇log ρ(x_j) +
 //     ∇_{x_j} k(x_j, x_i)] (svgd.Direction.Compute).
@@ -43,6 +44,7 @@ import (
 	"math"
 	"os"
 	"runtime"
+	"runtime/pprof"
 	"slices"
 	"strings"
 	"time"
@@ -83,7 +85,6 @@ type problem struct {
 	batch   transform.SurrogateBatch // the relaxation of all particles at once
 	lpb     model.LogProbBatcher     // log p* of all states at once
 	lr, lp  []float64                // their outputs
-	phase   int                      // Do's phase: 0 Γ, 1 the log weights
 }
 
 func newProblem(n, d, m int, tau float64, seed uint64) (*problem, error) {
@@ -114,31 +115,25 @@ func newProblem(n, d, m int, tau float64, seed uint64) (*problem, error) {
 	return p, nil
 }
 
-// Do evaluates particles [lo, hi): in phase 0 Γ(x_j), in phase 1 the log
-// weight from the batches' outputs, as gfsvgd's evalParticle (the RBM gives
+// Do evaluates the chunk of particles [lo, hi) as gfsvgd's evalTask: the
+// surrogate's rows, Γ, log p*'s rows, then the log weights (the RBM gives
 // every state positive probability, so its special cases for −Inf do not
 // arise).
 func (p *problem) Do(lo, hi int) {
 	d := p.d
+	p.batch.LogProbScoresRows(lo, hi, p.lr, p.score, p.x)
 	for j := lo; j < hi; j++ {
-		xj := p.x[j*d : (j+1)*d]
-		if p.phase == 0 {
-			p.tr.Gamma(p.z[j*d:(j+1)*d], xj)
-			continue
-		}
-		p.logw[j] = (p.lr[j] - p.tr.LogBase(xj)) - p.lp[j]
+		p.tr.Gamma(p.z[j*d:(j+1)*d], p.x[j*d:(j+1)*d])
+	}
+	p.lpb.LogProbRows(lo, hi, p.lp, p.z)
+	for j := lo; j < hi; j++ {
+		p.logw[j] = (p.lr[j] - p.tr.LogBase(p.x[j*d:(j+1)*d])) - p.lp[j]
 	}
 }
 
 // full computes one iteration's direction from the particles.
 func (p *problem) full() {
-	p.batch.LogProbScores(p.lr, p.score, p.x)
-	grain := parallel.Grain(p.n, 1)
-	p.phase = 0
-	parallel.For(p.n, grain, p)
-	p.lpb.LogProbs(p.lp, p.z)
-	p.phase = 1
-	parallel.For(p.n, grain, p)
+	parallel.For(p.n, parallel.GrainWork(p.n, p.batch.RowWork()+p.lpb.RowWork()+8*float64(p.d)), p)
 	p.ess = svgd.Weights(p.w, p.logw, svgd.SelfNormalized, 1, nil)
 	p.direction()
 }
@@ -209,6 +204,7 @@ func main() {
 	repeats := flag.Int("repeats", 0, "timed repetitions of each measurement (0: no timing)")
 	warmup := flag.Int("warmup", 2, "untimed repetitions before each measurement")
 	check := flag.Bool("check-sampler", false, "compare the direction with one step of dstein's gfsvgd sampler")
+	cpuprofile := flag.String("cpuprofile", "", "write a CPU profile of the timed repetitions to this file")
 	flag.Parse()
 
 	fail := func(err error) {
@@ -242,6 +238,21 @@ func main() {
 		res["file"] = *out
 	}
 	if *repeats > 0 {
+		if *cpuprofile != "" {
+			f, err := os.Create(*cpuprofile)
+			if err != nil {
+				fail(err)
+			}
+			if err := pprof.StartCPUProfile(f); err != nil {
+				fail(err)
+			}
+			defer func() {
+				pprof.StopCPUProfile()
+				if err := f.Close(); err != nil {
+					fail(err)
+				}
+			}()
+		}
 		full := timeIt(p.full, *warmup, *repeats)
 		dir := timeIt(p.direction, *warmup, *repeats)
 		res["full_ms"], res["direction_ms"] = median(full), median(dir)
