@@ -9,6 +9,7 @@ import (
 
 	"github.com/dstein/dstein/internal/numeric"
 	"github.com/dstein/dstein/internal/parallel"
+	"github.com/dstein/dstein/internal/vexp"
 	"github.com/dstein/dstein/model"
 	"github.com/dstein/dstein/rng"
 	"github.com/dstein/dstein/sampler"
@@ -352,8 +353,8 @@ func (t *sweepTask) Do(lo, hi int) {
 // of FirstState first (for two states, state 1 then state 0; otherwise
 // 0, 1, …), and u picks one. When every entry is −Inf (the other variables
 // are in an impossible configuration) it picks an index uniformly. It
-// takes each exponential once (up to drawStack states; more take them
-// twice, the same numbers) and does not allocate.
+// takes each exponential once (up to drawStack states, together, with
+// vexp; more take them twice, the same numbers) and does not allocate.
 func Draw(lp []float64, u float64) int {
 	m := math.Inf(-1)
 	for _, v := range lp {
@@ -373,10 +374,13 @@ func Draw(lp []float64, u float64) int {
 	}
 	var buf [drawStack]float64
 	e := buf[:len(lp)]
-	var tot float64
 	for k, v := range lp {
-		e[k] = math.Exp(v - m)
-		tot += e[k]
+		e[k] = v - m
+	}
+	vexp.Exp(e, e) // math.Exp's bits, four or eight at a time
+	var tot float64
+	for _, x := range e {
+		tot += x
 	}
 	u *= tot
 	last := 0

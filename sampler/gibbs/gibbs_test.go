@@ -201,8 +201,9 @@ func TestDrawAndFirstProb(t *testing.T) {
 	}
 }
 
-// Draw keeps each exponential for its second pass instead of taking it
-// again: the state it draws must be the one the two-pass draw gives, for
+// Draw takes the exponentials together (vexp, math.Exp's bits) and keeps
+// each for its second pass instead of taking it again: the state it draws
+// must be the one the two-pass draw with math.Exp gives, for
 // every u, with impossible states, underflowing ones (v − max < −745, whose
 // exponential is 0 but which still count as the last possible state) and
 // ties, on both sides of drawStack.
