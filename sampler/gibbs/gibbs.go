@@ -7,6 +7,7 @@ import (
 	"math/bits"
 	"math/rand/v2"
 
+	"github.com/dstein/dstein/exact"
 	"github.com/dstein/dstein/internal/numeric"
 	"github.com/dstein/dstein/internal/parallel"
 	"github.com/dstein/dstein/internal/vexp"
@@ -199,6 +200,7 @@ type Sampler struct {
 	m      model.Model
 	block  BlockModel
 	spin   *spinKernel
+	fixed  *fixedConditionals
 	ms     *multiSpin
 	strat  *stratified
 	n, d   int
@@ -260,6 +262,9 @@ func New(p *sampler.Problem, set Settings) (*Sampler, error) {
 		} else if set.Scan == Block {
 			return nil, fmt.Errorf("gibbs: block Gibbs needs a model with latent units (an RBM)")
 		}
+	}
+	if pm, ok := m.(exact.Product); ok && s.block == nil {
+		s.fixed = newFixedConditionals(pm, p.Z[:d])
 	}
 	var spins []uint8
 	if sm, ok := m.(SpinModel); ok && s.block == nil {
@@ -338,6 +343,15 @@ func (t *sweepTask) Do(lo, hi int) {
 			s.block.SampleVisible(ch.z, ch.h, ch.r)
 			continue
 		}
+		if f := s.fixed; f != nil {
+			for i := range s.d {
+				if i&(pollSites-1) == pollSites-1 && s.ctx.Err() != nil {
+					return
+				}
+				ch.tr.Set(i, f.draw(i, ch.r.Float64()))
+			}
+			continue
+		}
 		for i := range s.d {
 			if i&(pollSites-1) == pollSites-1 && s.ctx.Err() != nil {
 				return
@@ -389,6 +403,84 @@ func Draw(lp []float64, u float64) int {
 			continue
 		}
 		u -= e[k]
+		last = k
+		if u < 0 {
+			return k
+		}
+	}
+	return last
+}
+
+// fixedConditionals holds the conditionals of a model of independent
+// variables (exact.Product: model/categorical), which are their marginals
+// whatever the other variables are: each is taken once, as Draw takes it
+// (the same exponentials, their sum in the same order), so that a site
+// update is Draw's comparison alone and draws the same state from the
+// same uniform.
+type fixedConditionals struct {
+	off  []int     // variable i's states are at off[i]:off[i+1]
+	e    []float64 // exp(lp − max lp), 0 for impossible states
+	poss []bool    // lp > −Inf
+	tot  []float64 // Σ e, as Draw sums it; for two states, P(state 1)
+	dead []bool    // every state impossible: Draw's uniform pick
+	two  []bool    // two states: Draw's sigmoid
+}
+
+func newFixedConditionals(m exact.Product, z []int) *fixedConditionals {
+	d := m.Dim()
+	f := &fixedConditionals{off: make([]int, d+1), tot: make([]float64, d), dead: make([]bool, d), two: make([]bool, d)}
+	tr := model.NewTracker(m, z)
+	var lp []float64
+	for i := range d {
+		lp = tr.LogConditional(lp, i)
+		f.off[i+1] = f.off[i] + len(lp)
+		mx := math.Inf(-1)
+		for _, v := range lp {
+			mx = max(mx, v)
+		}
+		f.dead[i] = math.IsInf(mx, -1)
+		f.two[i] = len(lp) == 2
+		for _, v := range lp {
+			f.poss = append(f.poss, !math.IsInf(v, -1))
+			f.e = append(f.e, 0)
+		}
+		switch {
+		case f.dead[i]:
+		case f.two[i]:
+			f.tot[i] = numeric.Sigmoid(lp[1] - lp[0])
+		default:
+			e := f.e[f.off[i]:f.off[i+1]]
+			for k, v := range lp {
+				e[k] = v - mx
+			}
+			vexp.Exp(e, e)
+			for _, x := range e {
+				f.tot[i] += x
+			}
+		}
+	}
+	return f
+}
+
+// draw is Draw(lp_i, u) for variable i's fixed conditional lp_i.
+func (f *fixedConditionals) draw(i int, u float64) int {
+	a, b := f.off[i], f.off[i+1]
+	switch {
+	case f.dead[i]:
+		return min(int(u*float64(b-a)), b-a-1)
+	case f.two[i]:
+		if u < f.tot[i] {
+			return 1
+		}
+		return 0
+	}
+	u *= f.tot[i]
+	last := 0
+	for k, e := range f.e[a:b] {
+		if !f.poss[a+k] {
+			continue
+		}
+		u -= e
 		last = k
 		if u < 0 {
 			return k

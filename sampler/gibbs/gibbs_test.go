@@ -323,3 +323,65 @@ func BenchmarkCategoricalSweep(b *testing.B) {
 		})
 	}
 }
+
+// opaque hides a model's other methods, so that Gibbs takes its generic
+// path (a tracker's conditional at every site update).
+type opaque struct{ c *categorical.Categorical }
+
+func (o opaque) Dim() int                { return o.c.Dim() }
+func (o opaque) States(i int) []float64  { return o.c.States(i) }
+func (o opaque) LogProb(z []int) float64 { return o.c.LogProb(z) }
+func (o opaque) LogConditional(dst []float64, z []int, i int) []float64 {
+	return o.c.LogConditional(dst, z, i)
+}
+
+// Independent variables (model/categorical) take each conditional once,
+// as Draw takes it: the chains draw the same states from the same
+// uniforms as the generic path's, sweep by sweep, with one, two, three,
+// four and twenty states (above Draw's stack), impossible states among
+// them and a variable with one possible state of two.
+func TestIndependentVariablesDrawAsDraw(t *testing.T) {
+	r := rand.New(rand.NewPCG(3, 4))
+	simplex := func(k int, zeros int) []float64 {
+		p := make([]float64, k)
+		var s float64
+		for i := range p {
+			if i >= zeros {
+				p[i] = r.ExpFloat64()
+				s += p[i]
+			}
+		}
+		for i := range p {
+			p[i] /= s
+		}
+		r.Shuffle(k, func(a, b int) { p[a], p[b] = p[b], p[a] })
+		return p
+	}
+	var vars []categorical.Variable
+	for _, v := range []struct{ k, zeros int }{{1, 0}, {2, 0}, {2, 1}, {3, 1}, {4, 0}, {20, 5}, {4, 2}} {
+		st := make([]float64, v.k)
+		for i := range st {
+			st[i] = float64(i)
+		}
+		vars = append(vars, categorical.Variable{States: st, Probs: simplex(v.k, v.zeros)})
+	}
+	c, err := categorical.New(vars)
+	if err != nil {
+		t.Fatal(err)
+	}
+	fast, slow := newSampler(t, c, 40, Settings{}, 9), newSampler(t, opaque{c}, 40, Settings{}, 9)
+	if fast.fixed == nil || slow.fixed != nil {
+		t.Fatalf("fixed conditionals: %v for the categorical model, %v for the opaque one; want the first only", fast.fixed != nil, slow.fixed != nil)
+	}
+	ctx := context.Background()
+	for sweep := range 30 {
+		fast.Step(ctx)
+		slow.Step(ctx)
+		a, b := fast.Current(), slow.Current()
+		for k := range a {
+			if a[k] != b[k] {
+				t.Fatalf("sweep %d, entry %d: %d with fixed conditionals, %d on the generic path", sweep, k, a[k], b[k])
+			}
+		}
+	}
+}
