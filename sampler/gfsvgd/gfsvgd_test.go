@@ -285,22 +285,25 @@ func bruteWeights(logw []float64, how svgd.Weighting) []float64 {
 	return w
 }
 
-// Same seed, same particles to the last bit, on one core and on two.
+// Same seed, same particles to the last bit, on one core, two and three
+// (the evaluation's chunks of particles differ with each).
 func TestSameBitsOnOneAndTwoCores(t *testing.T) {
 	m, err := rbm.Random(30, 5, 0.3, 1, 9)
 	if err != nil {
 		t.Fatal(err)
 	}
-	var runs [2][]float64
-	for k, procs := range []int{1, 2} {
+	var runs [3][]float64
+	for k, procs := range []int{1, 2, 3} {
 		old := runtime.GOMAXPROCS(procs)
 		s, _ := run(t, m, true, 70, 25, Settings{}, 4)
 		runtime.GOMAXPROCS(old)
 		runs[k] = append([]float64(nil), s.Positions()...)
 	}
-	for k := range runs[0] {
-		if runs[0][k] != runs[1][k] {
-			t.Fatalf("particle value %d differs between 1 and 2 cores: %v vs %v", k, runs[0][k], runs[1][k])
+	for c := 1; c < len(runs); c++ {
+		for k := range runs[0] {
+			if math.Float64bits(runs[0][k]) != math.Float64bits(runs[c][k]) {
+				t.Fatalf("particle value %d differs between 1 and %d cores: %v vs %v", k, c+1, runs[0][k], runs[c][k])
+			}
 		}
 	}
 }

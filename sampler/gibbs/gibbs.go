@@ -418,75 +418,83 @@ func Draw(lp []float64, u float64) int {
 // update is Draw's comparison alone and draws the same state from the
 // same uniform.
 type fixedConditionals struct {
-	off  []int     // variable i's states are at off[i]:off[i+1]
-	e    []float64 // exp(lp − max lp), 0 for impossible states
-	poss []bool    // lp > −Inf
+	// Variable i's possible states are idx[off[i]:off[i+1]], in order,
+	// with their exponentials exp(lp − max lp) at the same positions.
+	off  []int
+	e    []float64
+	idx  []int
 	tot  []float64 // Σ e, as Draw sums it; for two states, P(state 1)
-	dead []bool    // every state impossible: Draw's uniform pick
-	two  []bool    // two states: Draw's sigmoid
+	k    []int     // the number of states
+	kind []uint8   // fixedSum, fixedTwo or fixedNone
 }
+
+// The kinds of fixed conditionals, as Draw treats them.
+const (
+	fixedSum  = iota // Draw's sum of exponentials
+	fixedTwo         // two states, one of them possible: Draw's sigmoid
+	fixedNone        // no state possible: Draw's uniform pick
+)
 
 func newFixedConditionals(m exact.Product, z []int) *fixedConditionals {
 	d := m.Dim()
-	f := &fixedConditionals{off: make([]int, d+1), tot: make([]float64, d), dead: make([]bool, d), two: make([]bool, d)}
+	f := &fixedConditionals{off: make([]int, d+1), tot: make([]float64, d), k: make([]int, d), kind: make([]uint8, d)}
 	tr := model.NewTracker(m, z)
-	var lp []float64
+	var lp, e []float64
 	for i := range d {
 		lp = tr.LogConditional(lp, i)
-		f.off[i+1] = f.off[i] + len(lp)
+		f.k[i] = len(lp)
 		mx := math.Inf(-1)
 		for _, v := range lp {
 			mx = max(mx, v)
 		}
-		f.dead[i] = math.IsInf(mx, -1)
-		f.two[i] = len(lp) == 2
-		for _, v := range lp {
-			f.poss = append(f.poss, !math.IsInf(v, -1))
-			f.e = append(f.e, 0)
-		}
 		switch {
-		case f.dead[i]:
-		case f.two[i]:
+		case math.IsInf(mx, -1):
+			f.kind[i] = fixedNone
+		case len(lp) == 2:
+			f.kind[i] = fixedTwo
 			f.tot[i] = numeric.Sigmoid(lp[1] - lp[0])
 		default:
-			e := f.e[f.off[i]:f.off[i+1]]
-			for k, v := range lp {
-				e[k] = v - mx
+			e = e[:0]
+			for _, v := range lp {
+				e = append(e, v-mx)
 			}
 			vexp.Exp(e, e)
-			for _, x := range e {
+			for k, x := range e {
 				f.tot[i] += x
+				if !math.IsInf(lp[k], -1) {
+					f.e, f.idx = append(f.e, x), append(f.idx, k)
+				}
 			}
 		}
+		f.off[i+1] = len(f.e)
 	}
 	return f
 }
 
-// draw is Draw(lp_i, u) for variable i's fixed conditional lp_i.
+// draw is Draw(lp_i, u) for variable i's fixed conditional lp_i. Draw
+// subtracts the possible states' exponentials from u·Σe in turn and takes
+// the first state that leaves it negative (else the last possible one);
+// the remainders never increase (each subtracts a value ≥ 0), so that
+// state's position is the number of remainders ≥ 0, counted without a
+// branch by their sign bits (u·Σe ≥ +0, so no remainder is −0).
 func (f *fixedConditionals) draw(i int, u float64) int {
-	a, b := f.off[i], f.off[i+1]
-	switch {
-	case f.dead[i]:
-		return min(int(u*float64(b-a)), b-a-1)
-	case f.two[i]:
+	switch f.kind[i] {
+	case fixedTwo:
 		if u < f.tot[i] {
 			return 1
 		}
 		return 0
+	case fixedNone:
+		return min(int(u*float64(f.k[i])), f.k[i]-1)
 	}
+	a, b := f.off[i], f.off[i+1]
 	u *= f.tot[i]
-	last := 0
-	for k, e := range f.e[a:b] {
-		if !f.poss[a+k] {
-			continue
-		}
+	c := 0
+	for _, e := range f.e[a:b] {
 		u -= e
-		last = k
-		if u < 0 {
-			return k
-		}
+		c += int(^math.Float64bits(u) >> 63)
 	}
-	return last
+	return f.idx[a+min(c, b-a-1)]
 }
 
 // drawStack is the most states whose exponentials Draw keeps on the stack.

@@ -369,6 +369,32 @@ func TestIndependentVariablesDrawAsDraw(t *testing.T) {
 	if err != nil {
 		t.Fatal(err)
 	}
+	// Each variable's draw against Draw's at uniforms on both sides of
+	// every boundary between states (u·Σe equal to a partial sum, and the
+	// neighbouring floats), and at random ones.
+	f := newFixedConditionals(c, make([]int, c.Dim()))
+	for i := range c.Dim() {
+		lp := c.LogConditional(nil, nil, i)
+		var us []float64
+		var part float64
+		for k := range lp {
+			part += c.Probs(i)[k]
+			for _, u := range []float64{part, math.Nextafter(part, 0), math.Nextafter(part, 1)} {
+				if u >= 0 && u < 1 {
+					us = append(us, u)
+				}
+			}
+		}
+		for range 1000 {
+			us = append(us, r.Float64())
+		}
+		us = append(us, 0, 1-0x1p-53)
+		for _, u := range us {
+			if got, want := f.draw(i, u), Draw(lp, u); got != want {
+				t.Fatalf("variable %d (%d states), u = %v: fixed draw %d, Draw %d", i, len(lp), u, got, want)
+			}
+		}
+	}
 	fast, slow := newSampler(t, c, 40, Settings{}, 9), newSampler(t, opaque{c}, 40, Settings{}, 9)
 	if fast.fixed == nil || slow.fixed != nil {
 		t.Fatalf("fixed conditionals: %v for the categorical model, %v for the opaque one; want the first only", fast.fixed != nil, slow.fixed != nil)
