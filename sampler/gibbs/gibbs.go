@@ -396,19 +396,27 @@ func Draw(lp []float64, u float64) int {
 	for _, x := range e {
 		tot += x
 	}
+	// The first state whose exponential leaves u·Σe negative, counted
+	// without a branch: the remainders never increase (each subtracts a
+	// value ≥ 0), so its index is the number of remainders ≥ 0 (their
+	// sign bits; u·Σe ≥ +0, so none is −0). An impossible state's
+	// exponential is 0 and cannot be the first to make one negative.
 	u *= tot
-	last := 0
-	for k, v := range lp {
-		if math.IsInf(v, -1) {
-			continue
-		}
-		u -= e[k]
-		last = k
-		if u < 0 {
+	c := 0
+	for _, x := range e {
+		u -= x
+		c += int(^math.Float64bits(u) >> 63)
+	}
+	if c < len(lp) {
+		return c
+	}
+	// None did (rounding): the last possible state.
+	for k := len(lp) - 1; k > 0; k-- {
+		if !math.IsInf(lp[k], -1) {
 			return k
 		}
 	}
-	return last
+	return 0
 }
 
 // fixedConditionals holds the conditionals of a model of independent

@@ -231,7 +231,23 @@ func TestDrawTakesEachExponentialOnce(t *testing.T) {
 		if math.IsInf(m, -1) {
 			continue
 		}
-		for _, u := range []float64{0, r.Float64(), 1 - 0x1p-53} {
+		// Uniforms at random and on both sides of each boundary between
+		// states (where the count of remainders ≥ 0 must stop exactly).
+		us := []float64{0, r.Float64(), 1 - 0x1p-53}
+		var tot, part float64
+		for _, v := range lp {
+			tot += math.Exp(v - m)
+		}
+		for _, v := range lp {
+			part += math.Exp(v - m)
+			b := part / tot
+			for _, u := range []float64{math.Nextafter(b, 0), b, math.Nextafter(b, 1)} {
+				if u >= 0 && u < 1 {
+					us = append(us, u)
+				}
+			}
+		}
+		for _, u := range us {
 			if got, want := Draw(lp, u), drawTwice(lp, m, u); got != want {
 				t.Fatalf("trial %d: Draw(%v, %v) = %d, the two-pass draw %d", trial, lp, u, got, want)
 			}
