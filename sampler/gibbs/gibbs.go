@@ -396,17 +396,9 @@ func Draw(lp []float64, u float64) int {
 	for _, x := range e {
 		tot += x
 	}
-	// The first state whose exponential leaves u·Σe negative, counted
-	// without a branch: the remainders never increase (each subtracts a
-	// value ≥ 0), so its index is the number of remainders ≥ 0 (their
-	// sign bits; u·Σe ≥ +0, so none is −0). An impossible state's
-	// exponential is 0 and cannot be the first to make one negative.
-	u *= tot
-	c := 0
-	for _, x := range e {
-		u -= x
-		c += int(^math.Float64bits(u) >> 63)
-	}
+	// The first state whose exponential leaves u·Σe negative; an
+	// impossible state's exponential is 0 and cannot be that state.
+	c := remaindersAtLeastZero(u*tot, e)
 	if c < len(lp) {
 		return c
 	}
@@ -479,12 +471,9 @@ func newFixedConditionals(m exact.Product, z []int) *fixedConditionals {
 	return f
 }
 
-// draw is Draw(lp_i, u) for variable i's fixed conditional lp_i. Draw
-// subtracts the possible states' exponentials from u·Σe in turn and takes
-// the first state that leaves it negative (else the last possible one);
-// the remainders never increase (each subtracts a value ≥ 0), so that
-// state's position is the number of remainders ≥ 0, counted without a
-// branch by their sign bits (u·Σe ≥ +0, so no remainder is −0).
+// draw is Draw(lp_i, u) for variable i's fixed conditional lp_i: the
+// first possible state whose exponential leaves u·Σe negative, else the
+// last possible one.
 func (f *fixedConditionals) draw(i int, u float64) int {
 	switch f.kind[i] {
 	case fixedTwo:
@@ -496,13 +485,21 @@ func (f *fixedConditionals) draw(i int, u float64) int {
 		return min(int(u*float64(f.k[i])), f.k[i]-1)
 	}
 	a, b := f.off[i], f.off[i+1]
-	u *= f.tot[i]
+	return f.idx[a+min(remaindersAtLeastZero(u*f.tot[i], f.e[a:b]), b-a-1)]
+}
+
+// remaindersAtLeastZero subtracts the values e (each ≥ 0) from v ≥ +0 in
+// turn and counts the remainders that are ≥ 0, by their sign bits (none is
+// −0), without a branch. The remainders never increase, so the count is
+// the index of the first negative one (len(e) when none is): the state
+// Draw's inverse CDF picks.
+func remaindersAtLeastZero(v float64, e []float64) int {
 	c := 0
-	for _, e := range f.e[a:b] {
-		u -= e
-		c += int(^math.Float64bits(u) >> 63)
+	for _, x := range e {
+		v -= x
+		c += int(^math.Float64bits(v) >> 63)
 	}
-	return f.idx[a+min(c, b-a-1)]
+	return c
 }
 
 // drawStack is the most states whose exponentials Draw keeps on the stack.
