@@ -48,6 +48,12 @@ func init() {
 // DISCSSettings are the DISCS experiment's options.
 type DISCSSettings struct {
 	Device DeviceOption `opt:"device" flag:"device" help:"cuda runs the methods that have a GPU path (gibbs) on an NVIDIA GPU, the others on the CPU; the per-second column then times the GPU"`
+	// Length multiplies every run's iterations (0: 1), warm-up included:
+	// tfp's per-chain estimate is biased upward on chains not much longer
+	// than their mixing time, and R̂ says where they are too short.
+	Length int `opt:"length" flag:"length,positive" help:"multiply every run's iterations, warm-up included, by this factor (default 1): longer chains for the per-chain ESS's bias and R̂"`
+	// Target runs only the target whose setting is Target (0: all).
+	Target int `opt:"target,select" flag:"target,positive" help:"run only this target: 1 Ising λ = 0.5, 2 Ising λ = 1, 3 categorical, 4 Potts (default: all)"`
 }
 
 // discsAllMethods lists the methods of every DISCS target, each once
@@ -252,7 +258,12 @@ func discsMethods(kind string) []discsMethod {
 // lattices would take hours per method; the lengths below keep the full
 // experiment near an hour on 2 cores (R̂ of the same statistic says where
 // they are too short).
-func discsIters(mode Mode, t discsTarget, m discsMethod) int {
+func discsIters(mode Mode, t discsTarget, m discsMethod, length int) int {
+	return max(length, 1) * discsBaseIters(mode, t, m)
+}
+
+// discsBaseIters is discsIters at length 1.
+func discsBaseIters(mode Mode, t discsTarget, m discsMethod) int {
 	sweeps := m.sweeps
 	var it [2]int // sweeps, steps
 	switch {
@@ -408,20 +419,31 @@ func runDISCSMethod(ctx context.Context, mod model.Model, m discsMethod, iters i
 }
 
 func runDISCS(r *runner) (*Result, error) {
-	targets := discsTargets(r.cfg.Mode)
+	set := settingsOf[DISCSSettings](r)
+	all := discsTargets(r.cfg.Mode)
+	// The targets run; each keeps its index among all (its streams).
+	var targets []discsTarget
+	for _, t := range all {
+		if set.Target == 0 || t.x == float64(set.Target) {
+			targets = append(targets, t)
+		}
+	}
+	if len(targets) == 0 {
+		return nil, fmt.Errorf("no DISCS target %d: want 1 (Ising λ = 0.5), 2 (Ising λ = 1), 3 (categorical) or 4 (Potts)", set.Target)
+	}
 	dev := r.device()
 	// Each method's record lists, for every target it runs on, its length
 	// and its settings as run (the warm-up's length depends on the first).
 	described := map[string]map[string]any{}
 	var order []string
-	for _, t := range targets {
+	for _, t := range all {
 		for _, m := range discsMethods(t.kind) {
 			r.presets[m.name] = m.method
 			if described[m.name] == nil {
 				described[m.name] = map[string]any{"method": m.method, "chains": discsChains}
 				order = append(order, m.name)
 			}
-			n := discsIters(r.cfg.Mode, t, m)
+			n := discsIters(r.cfg.Mode, t, m, set.Length)
 			described[m.name][t.title] = map[string]any{"iterations": n, "settings": json.RawMessage(m.settingsFor(n))}
 		}
 	}
@@ -435,7 +457,10 @@ func runDISCS(r *runner) (*Result, error) {
 			continue
 		}
 		tk := r.trialKey(tr)
-		for ti, t := range targets {
+		for ti, t := range all {
+			if !slices.ContainsFunc(targets, func(u discsTarget) bool { return u.x == t.x }) {
+				continue
+			}
 			var methods []discsMethod
 			for _, m := range discsMethods(t.kind) {
 				if r.selected(m.name) {
@@ -463,7 +488,7 @@ func runDISCS(r *runner) (*Result, error) {
 				ref[i] = rr.IntN(len(mod.States(i)))
 			}
 			for _, m := range methods {
-				iters := discsIters(r.cfg.Mode, t, m)
+				iters := discsIters(r.cfg.Mode, t, m, set.Length)
 				_, err := r.trial(m.name, t.x, tr, func() (map[string]float64, error) {
 					run, err := runDISCSMethod(r.ctx, mod, m, iters, tk.Split(1+ti), ref, dev)
 					if err != nil {
@@ -652,7 +677,7 @@ func discsFigure(r *runner, rows []Row, targets []discsTarget) (report.Figure, e
 		}
 		panels = append(panels, p)
 	}
-	return report.Figure{Panels: panels, Cols: 2, SharedLegend: true, Title: figureTitle(r, rows,
+	return report.Figure{Panels: panels, Cols: min(2, len(panels)), SharedLegend: true, Title: figureTitle(r, rows,
 		"DISCS's targets and metric: tfp's per-chain ESS of the distance to a reference state per step",
 		fmt.Sprintf("%d chains", discsChains))}, nil
 }

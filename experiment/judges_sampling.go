@@ -3,6 +3,7 @@ package experiment
 import (
 	"fmt"
 	"math"
+	"slices"
 	"sort"
 	"strings"
 )
@@ -307,7 +308,8 @@ func judgeDISCS(rows []Row, mode Mode) Verdict {
 	fast, targets := 0, 0
 	var slow []string
 	for _, t := range discsTargets(mode) {
-		if t.key == "" {
+		// Targets without DISCS numbers, or not run (--target).
+		if t.key == "" || !slices.ContainsFunc(rows, func(r Row) bool { return r.X == t.x }) {
 			continue
 		}
 		targets++
