@@ -13,6 +13,7 @@ import (
 	"time"
 
 	"github.com/dstein/dstein/diag"
+	"github.com/dstein/dstein/internal/memlimit"
 	"github.com/dstein/dstein/model"
 	"github.com/dstein/dstein/model/categorical"
 	"github.com/dstein/dstein/model/ising"
@@ -290,6 +291,16 @@ func discsBaseIters(mode Mode, t discsTarget, m discsMethod) int {
 	return it[1]
 }
 
+// discsTraceBytes estimates a run's peak memory for kept iterations of
+// DISCS's chains: the process's base, the samplers' own work (under 300
+// MB on the published targets) and 12 times the traces (one float64 per
+// chain and kept iteration), the growth measured with Gibbs on the
+// categorical target: 32 MB peak at 100 kept sweeps, 213 MB at 20,000
+// (traces of 16 MB; the ESS estimators' work and the collector's slack).
+func discsTraceBytes(kept int) float64 {
+	return memlimit.Base + 300e6 + 12*8*float64(discsChains)*float64(kept)
+}
+
 // discsRun is what one run measured.
 type discsRun struct {
 	ess []float64 // per chain (tfp's estimator)
@@ -430,6 +441,20 @@ func runDISCS(r *runner) (*Result, error) {
 	}
 	if len(targets) == 0 {
 		return nil, fmt.Errorf("no DISCS target %d: want 1 (Ising λ = 0.5), 2 (Ising λ = 1), 3 (categorical) or 4 (Potts)", set.Target)
+	}
+	// The traces grow with --length: refuse a run whose longest one would
+	// not fit, before any work.
+	most := 0
+	for _, t := range targets {
+		for _, m := range discsMethods(t.kind) {
+			if r.selected(m.name) {
+				n := discsIters(r.cfg.Mode, t, m, set.Length)
+				most = max(most, n-n/2)
+			}
+		}
+	}
+	if err := r.cfg.Budget.Check(fmt.Sprintf("DISCS's traces of %d kept iterations of %d chains (--length %d)", most, discsChains, max(set.Length, 1)), discsTraceBytes(most)); err != nil {
+		return nil, err
 	}
 	dev := r.device()
 	// Each method's record lists, for every target it runs on, its length

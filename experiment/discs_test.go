@@ -2,10 +2,13 @@ package experiment
 
 import (
 	"context"
+	"errors"
 	"os"
 	"path/filepath"
 	"strings"
 	"testing"
+
+	"github.com/dstein/dstein/internal/memlimit"
 )
 
 // A run of one target (--target) gives that target the rows of the run of
@@ -57,5 +60,17 @@ func TestDISCSTargetAndLength(t *testing.T) {
 	}
 	if _, err := e.Run(context.Background(), Config{Out: t.TempDir(), Seed: 5, Mode: Tiny, Methods: []string{"dlmc-ratio"}, Settings: DISCSSettings{Target: 5}}); err == nil || !strings.Contains(err.Error(), "no DISCS target 5") {
 		t.Errorf("target 5: %v", err)
+	}
+	// A length whose traces would not fit the memory limit is refused
+	// before any work, and leaves no output directory.
+	out := filepath.Join(t.TempDir(), "out")
+	_, err := e.Run(context.Background(), Config{Out: out, Seed: 5, Mode: Tiny, Methods: []string{"dlmc-ratio"},
+		Settings: DISCSSettings{Length: 1 << 30}, Budget: memlimit.Budget{Limit: 1 << 30}})
+	var over *memlimit.Exceeded
+	if !errors.As(err, &over) {
+		t.Errorf("--length 2^30 under a 1 GiB limit: %v; want *memlimit.Exceeded", err)
+	}
+	if _, err := os.Stat(out); !os.IsNotExist(err) {
+		t.Errorf("the refused run left its output directory: %v", err)
 	}
 }

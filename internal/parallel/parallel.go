@@ -132,9 +132,7 @@ func (p *pool) For(n, grain int, task Task) {
 	procs := runtime.GOMAXPROCS(0)
 	helpers := min(procs-1, chunks-1)
 	if helpers <= 0 {
-		for lo := 0; lo < n; lo += grain {
-			task.Do(lo, min(lo+grain, n))
-		}
+		inOrder(n, grain, task)
 		return
 	}
 	p.grow(procs - 1)
@@ -189,7 +187,12 @@ func ForIf(par bool, n, grain int, task Task) {
 		defaultPool.For(n, grain, task)
 		return
 	}
-	grain = max(grain, 1)
+	inOrder(n, max(grain, 1), task)
+}
+
+// inOrder runs task's chunks of grain ≥ 1 over [0, n) in order on the
+// calling goroutine.
+func inOrder(n, grain int, task Task) {
 	for lo := 0; lo < n; lo += grain {
 		task.Do(lo, min(lo+grain, n))
 	}
