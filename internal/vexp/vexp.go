@@ -9,30 +9,28 @@ func Exp(dst, x []float64) {
 	dst = dst[:n]
 	i := 0
 	for i < n {
+		var lanes int
 		switch {
 		case useWide && n-i >= 8:
+			lanes = 8
 			i += expAVX512(&dst[i], &x[i], (n-i)/8)
-			if i+8 <= n {
-				// The kernel stopped before the end of its groups: this group
-				// has an argument outside [−708, 709], for math.Exp's special
-				// branches.
-				for j := i; j < i+8; j++ {
-					dst[j] = math.Exp(x[j])
-				}
-				i += 8
-			}
 		case useAsm && n-i >= 4:
+			lanes = 4
 			i += expAVX2(&dst[i], &x[i], (n-i)/4)
-			if i+4 <= n {
-				for j := i; j < i+4; j++ {
-					dst[j] = math.Exp(x[j])
-				}
-				i += 4
-			}
 		default:
 			for ; i < n; i++ {
 				dst[i] = math.Exp(x[i])
 			}
+			return
+		}
+		if i+lanes <= n {
+			// The kernel stopped before the end of its groups: this group
+			// has an argument outside [−708, 709], for math.Exp's special
+			// branches.
+			for j := i; j < i+lanes; j++ {
+				dst[j] = math.Exp(x[j])
+			}
+			i += lanes
 		}
 	}
 }
