@@ -5,6 +5,7 @@ import (
 	"runtime"
 	"sync/atomic"
 	"testing"
+	"time"
 )
 
 type countTask struct {
@@ -118,6 +119,24 @@ func TestGrainWork(t *testing.T) {
 	} {
 		if got := GrainWork(c.n, c.perItem); got != c.want {
 			t.Errorf("GrainWork(%d, %g) = %d, want %d", c.n, c.perItem, got, c.want)
+		}
+	}
+}
+
+// An idle worker polls through about twice the last gap between batches
+// when gaps are short, and for spin only after a long one.
+func TestSpinFor(t *testing.T) {
+	for _, c := range []struct{ idle, want time.Duration }{
+		{0, spin},
+		{10 * time.Microsecond, spin},
+		{100 * time.Microsecond, 200 * time.Microsecond},
+		{400 * time.Microsecond, 800 * time.Microsecond},
+		{maxSpin, maxSpin},
+		{maxSpin + 1, spin},
+		{time.Second, spin},
+	} {
+		if got := spinFor(c.idle); got != c.want {
+			t.Errorf("spinFor(%v) = %v, want %v", c.idle, got, c.want)
 		}
 	}
 }

@@ -34,3 +34,34 @@ func AddMul(u []float64, t float64, w []float64) {
 		u[i] += float64(t * w[i])
 	}
 }
+
+// Wide reports whether CountAtLeastBytes runs its AVX-512 loop: callers with a
+// faster Go form of their own for narrow counts keep it elsewhere.
+func Wide() bool { return useWide }
+
+// CountAtLeastBytes sets dst[i] to the number of j < k with m[i]&mask ≥
+// thr[j·stride+i], for every i < len(dst): a count of thresholds, each
+// row of them (stride apart) a threshold per element. m must be at least
+// as long as dst, thr must hold (k−1)·stride + len(dst) elements, k must
+// be below 256, and every value compared must be below 2⁶³.
+func CountAtLeastBytes(dst []uint8, m []uint64, mask uint64, thr []uint64, stride, k int) {
+	n := len(dst)
+	if n == 0 || k <= 0 {
+		clear(dst)
+		return
+	}
+	m = m[:n]
+	_ = thr[(k-1)*stride+n-1]
+	i := 0
+	if useWide && n >= 8 {
+		i = n &^ 7
+		countAtLeastAVX512(&dst[0], &m[0], mask, &thr[0], stride, k, i/8)
+	}
+	for ; i < n; i++ {
+		x, c := m[i]&mask, 0
+		for j := range k {
+			c += int(^uint64(int64(x)-int64(thr[j*stride+i])) >> 63)
+		}
+		dst[i] = uint8(c)
+	}
+}

@@ -60,3 +60,40 @@ loop1:
 done1:
 	VZEROUPPER
 	RET
+
+// func countAtLeastAVX512(dst *uint8, m *uint64, mask uint64, thr *uint64, stride, k, groups int)
+TEXT ·countAtLeastAVX512(SB), NOSPLIT, $0-56
+	MOVQ dst+0(FP), DI
+	MOVQ m+8(FP), SI
+	VPBROADCASTQ mask+16(FP), Z30
+	MOVQ thr+24(FP), DX
+	MOVQ stride+32(FP), R8
+	SHLQ $3, R8 // the rows' stride in bytes
+	MOVQ k+40(FP), R9
+	MOVQ groups+48(FP), CX
+	MOVQ $1, AX
+	VPBROADCASTQ AX, Z31
+
+group:
+	VMOVDQU64 (SI), Z0
+	VPANDQ    Z30, Z0, Z0
+	VPXORQ    Z1, Z1, Z1
+	MOVQ      DX, R10
+	MOVQ      R9, R11
+
+row:
+	VPCMPUQ $5, (R10), Z0, K1 // m ≥ thr (not less than)
+	VPADDQ  Z31, Z1, K1, Z1   // +1 where it is
+	ADDQ    R8, R10
+	DECQ    R11
+	JNZ     row
+
+	VPMOVQB   Z1, (DI) // the eight counts as bytes
+	ADDQ      $64, SI
+	ADDQ      $8, DI
+	ADDQ      $64, DX
+	DECQ      CX
+	JNZ       group
+
+	VZEROUPPER
+	RET

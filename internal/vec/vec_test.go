@@ -100,3 +100,57 @@ func BenchmarkAddMul4(b *testing.B) {
 		})
 	}
 }
+
+// CountAtLeastBytes's AVX-512 loop gives the Go loop's counts, and both the
+// plain count, on thresholds equal to the masked value, one above and one
+// below it, 0, 2⁵³ and random ones, for every length around the groups of
+// eight and one to five rows.
+func TestCountAtLeastBytesMatchesGo(t *testing.T) {
+	if !useWide {
+		t.Log("no AVX-512: only the Go loop is tested on this machine")
+	}
+	saved := useWide
+	defer func() { useWide = saved }()
+	r := rand.New(rand.NewPCG(7, 8))
+	const mask = 1<<53 - 1
+	for n := range 41 {
+		for k := 1; k <= 5; k++ {
+			stride := n + r.IntN(3)
+			m := make([]uint64, n)
+			thr := make([]uint64, (k-1)*stride+n)
+			for i := range m {
+				m[i] = r.Uint64()
+			}
+			for j := range k {
+				for i := range n {
+					x := m[i] & mask
+					thr[j*stride+i] = []uint64{x, x + 1, max(x, 1) - 1, 0, 1 << 53, r.Uint64N(1 << 53)}[r.IntN(6)]
+				}
+			}
+			want := make([]int, n)
+			for i := range want {
+				for j := range k {
+					if m[i]&mask >= thr[j*stride+i] {
+						want[i]++
+					}
+				}
+			}
+			for _, wide := range []bool{false, true} {
+				useWide = wide && saved
+				got := make([]uint8, n+1)
+				for i := range got {
+					got[i] = 0xff
+				}
+				CountAtLeastBytes(got[:n], m, mask, thr, stride, k)
+				if got[n] != 0xff {
+					t.Fatalf("n %d, k %d, AVX-512 %v: a byte past dst written", n, k, useWide)
+				}
+				for i := range got[:n] {
+					if int(got[i]) != want[i] {
+						t.Fatalf("n %d, k %d, AVX-512 %v, element %d: %d, want %d", n, k, useWide, i, got[i], want[i])
+					}
+				}
+			}
+		}
+	}
+}

@@ -6,10 +6,13 @@ import (
 	"math"
 	"math/bits"
 	"math/rand/v2"
+	"slices"
 
 	"github.com/dstein/dstein/exact"
+	"github.com/dstein/dstein/internal/chacha8"
 	"github.com/dstein/dstein/internal/numeric"
 	"github.com/dstein/dstein/internal/parallel"
+	"github.com/dstein/dstein/internal/vec"
 	"github.com/dstein/dstein/internal/vexp"
 	"github.com/dstein/dstein/model"
 	"github.com/dstein/dstein/rng"
@@ -217,9 +220,10 @@ type chain struct {
 	tr  model.Tracker
 	b   []uint8 // spins as 0/1 for the spin kernel
 	r   *rand.Rand
-	src *rand.ChaCha8 // r's source, called directly by the spin kernel
+	src chacha8.State // the stream's position, for the spin kernel and fixed conditionals (which do not use r)
 	h   []int         // latent units for block Gibbs
-	z   []int         // visible units for block Gibbs
+	z   []int         // visible units for block Gibbs; the state with fixed conditionals
+	zb  []uint8       // the state with fixed conditionals in the padded layout
 	buf []float64
 }
 
@@ -245,7 +249,7 @@ func New(p *sampler.Problem, set Settings) (*Sampler, error) {
 		s := &Sampler{m: m, n: n, d: d, cur: make([]int, n*d), ms: newMultiSpin(newSpinKernel(sm), n), ctx: context.Background()}
 		s.ms.set(p.Z)
 		for b := range s.ms.src {
-			s.ms.src[b] = p.Key.ForIndex(rng.Sample, b).Source()
+			s.ms.src[b] = chacha8.NewState(p.Key.ForIndex(rng.Sample, b).Source())
 		}
 		s.task.s = s
 		return s, nil
@@ -276,8 +280,11 @@ func New(p *sampler.Problem, set Settings) (*Sampler, error) {
 	}
 	for c := range s.chains {
 		ch := &s.chains[c]
-		ch.src = p.Key.ForIndex(rng.Sample, c).Source()
-		ch.r = rand.New(ch.src)
+		if src := p.Key.ForIndex(rng.Sample, c).Source(); s.spin != nil || s.fixed != nil {
+			ch.src = chacha8.NewState(src)
+		} else {
+			ch.r = rand.New(src)
+		}
 		zc := p.Z[c*d : (c+1)*d]
 		switch {
 		case s.spin != nil:
@@ -288,6 +295,13 @@ func New(p *sampler.Problem, set Settings) (*Sampler, error) {
 		case s.block != nil:
 			ch.z = append([]int(nil), zc...)
 			ch.h = make([]int, s.block.Hidden())
+		case s.fixed != nil && s.fixed.w > 0:
+			ch.zb = make([]uint8, d)
+			for i, v := range zc {
+				ch.zb[i] = uint8(v)
+			}
+		case s.fixed != nil:
+			ch.z = append([]int(nil), zc...)
 		default:
 			ch.tr = model.NewTracker(m, zc)
 		}
@@ -324,18 +338,21 @@ func (t *sweepTask) Do(lo, hi int) {
 		}
 		return
 	}
+	var src chacha8.Stream // a chain's numbers, while it is swept
 	for c := lo; c < hi; c++ {
 		if s.ctx.Err() != nil {
 			return
 		}
 		ch := &s.chains[c]
 		if s.spin != nil {
+			src.Begin(&ch.src)
 			for a := 0; a < s.d; a += pollSites {
 				if a > 0 && s.ctx.Err() != nil {
-					return
+					break
 				}
-				s.spin.sweep(ch.b, a, min(a+pollSites, s.d), ch.src)
+				s.spin.sweep(ch.b, a, min(a+pollSites, s.d), &src)
 			}
+			src.End()
 			continue
 		}
 		if s.block != nil {
@@ -344,12 +361,14 @@ func (t *sweepTask) Do(lo, hi int) {
 			continue
 		}
 		if f := s.fixed; f != nil {
-			for i := range s.d {
-				if i&(pollSites-1) == pollSites-1 && s.ctx.Err() != nil {
-					return
+			src.Begin(&ch.src)
+			for a := 0; a < s.d; a += pollSites {
+				if a > 0 && s.ctx.Err() != nil {
+					break
 				}
-				ch.tr.Set(i, f.draw(i, ch.r.Float64()))
+				f.sweep(ch.z, ch.zb, a, min(a+pollSites, s.d), &src)
 			}
+			src.End()
 			continue
 		}
 		for i := range s.d {
@@ -413,79 +432,189 @@ func Draw(lp []float64, u float64) int {
 
 // fixedConditionals holds the conditionals of a model of independent
 // variables (exact.Product: model/categorical), which are their marginals
-// whatever the other variables are: each is taken once, as Draw takes it
-// (the same exponentials, their sum in the same order), so that a site
-// update is Draw's comparison alone and draws the same state from the
-// same uniform.
+// whatever the other variables are. Draw's state is a non-decreasing step
+// function of its uniform's 53 bits m (u = m·2⁻⁵³: every operation Draw
+// applies to u rounds monotonically), so each conditional is kept as the
+// values of m where Draw's state changes, found once by bisection with
+// Draw's own arithmetic: a site update is then a count of the thresholds
+// at or below m, without a branch, and draws the state Draw draws from
+// the same uniform.
 type fixedConditionals struct {
-	// Variable i's possible states are idx[off[i]:off[i+1]], in order,
-	// with their exponentials exp(lp − max lp) at the same positions.
-	off  []int
-	e    []float64
-	idx  []int
-	tot  []float64 // Σ e, as Draw sums it; for two states, P(state 1)
-	k    []int     // the number of states
-	kind []uint8   // fixedSum, fixedTwo or fixedNone
+	// Variable i draws st[off[i]+c], c the number of thresholds
+	// thr[off[i]+1 : off[i+1]] at or below m (thr[off[i]] is unused).
+	off []int
+	thr []uint64
+	st  []int
+	// The padded layout, taken when every variable has at most w ≤
+	// maxPadded intervals, its states are below 256 and padding costs
+	// little memory: variable i's thresholds are pthr[w·i : w·(i+1)],
+	// those past its own 2⁵³ (never reached), so that a sweep counts a
+	// fixed number of them, and its states pst[w·i : w·(i+1)] as bytes;
+	// the chains keep their states as bytes too. tt holds the thresholds
+	// again by rank (variable i's j-th at tt[(j−1)·d+i], for
+	// vec.CountAtLeastBytes), and ident says whether every variable's
+	// count is its state (pst[w·i+c] = c for its intervals c).
+	w     int // the padded width, or 0 for the ragged layout
+	pthr  []uint64
+	pst   []uint8
+	tt    []uint64
+	ident bool
 }
 
-// The kinds of fixed conditionals, as Draw treats them.
-const (
-	fixedSum  = iota // Draw's sum of exponentials
-	fixedTwo         // two states, one of them possible: Draw's sigmoid
-	fixedNone        // no state possible: Draw's uniform pick
-)
+// uniformBits is the number of a 64-bit draw's bits that
+// rand.Rand.Float64 keeps: u = (x mod 2⁵³)·2⁻⁵³.
+const uniformBits = 53
 
 func newFixedConditionals(m exact.Product, z []int) *fixedConditionals {
 	d := m.Dim()
-	f := &fixedConditionals{off: make([]int, d+1), tot: make([]float64, d), k: make([]int, d), kind: make([]uint8, d)}
+	f := &fixedConditionals{off: make([]int, d+1)}
 	tr := model.NewTracker(m, z)
-	var lp, e []float64
+	var lp []float64
+	w := 1
 	for i := range d {
 		lp = tr.LogConditional(lp, i)
-		f.k[i] = len(lp)
-		mx := math.Inf(-1)
-		for _, v := range lp {
-			mx = max(mx, v)
-		}
-		switch {
-		case math.IsInf(mx, -1):
-			f.kind[i] = fixedNone
-		case len(lp) == 2:
-			f.kind[i] = fixedTwo
-			f.tot[i] = numeric.Sigmoid(lp[1] - lp[0])
-		default:
-			e = e[:0]
-			for _, v := range lp {
-				e = append(e, v-mx)
+		pick := func(bits uint64) int { return Draw(lp, float64(bits)/(1<<uniformBits)) }
+		// The states Draw can pick, in the order of its intervals, and
+		// where each begins (the first m that picks it).
+		a := len(f.st)
+		f.thr, f.st = append(f.thr, 0), append(f.st, pick(0))
+		for lo := uint64(0); ; {
+			cur := pick(lo)
+			// The first m above lo whose state is not cur (2⁵³ if none).
+			hi := uint64(1) << uniformBits
+			for l := lo; hi-l > 1; {
+				mid := l + (hi-l)/2
+				if pick(mid) == cur {
+					l = mid
+				} else {
+					hi = mid
+				}
 			}
-			vexp.Exp(e, e)
-			for k, x := range e {
-				f.tot[i] += x
-				if !math.IsInf(lp[k], -1) {
-					f.e, f.idx = append(f.e, x), append(f.idx, k)
+			if hi == 1<<uniformBits {
+				break
+			}
+			f.thr, f.st = append(f.thr, hi), append(f.st, pick(hi))
+			lo = hi
+		}
+		if len(f.st)-a > len(lp) {
+			// Draw's state is not monotone in u: impossible unless its
+			// arithmetic changed; refuse rather than draw wrongly.
+			panic(fmt.Sprintf("gibbs: variable %d's draw changes state %d times over %d states", i, len(f.st)-a-1, len(lp)))
+		}
+		f.off[i+1] = len(f.st)
+		w = max(w, len(f.st)-a)
+	}
+	if w <= maxPadded && d*w <= 2*len(f.st) && slices.Max(f.st) < 256 {
+		f.w, f.pthr, f.pst = w, make([]uint64, d*w), make([]uint8, d*w)
+		f.tt, f.ident = make([]uint64, (w-1)*d), true
+		for i := range d {
+			a, b := f.off[i], f.off[i+1]
+			for j := range w {
+				t, st := uint64(1)<<uniformBits, f.st[b-1]
+				if j < b-a {
+					t, st = f.thr[a+j], f.st[a+j]
+					f.ident = f.ident && st == j
+				}
+				f.pthr[w*i+j], f.pst[w*i+j] = t, uint8(st)
+				if j > 0 {
+					f.tt[(j-1)*d+i] = t
 				}
 			}
 		}
-		f.off[i+1] = len(f.e)
 	}
 	return f
 }
 
-// draw is Draw(lp_i, u) for variable i's fixed conditional lp_i: the
-// first possible state whose exponential leaves u·Σe negative, else the
-// last possible one.
-func (f *fixedConditionals) draw(i int, u float64) int {
-	switch f.kind[i] {
-	case fixedTwo:
-		if u < f.tot[i] {
-			return 1
-		}
-		return 0
-	case fixedNone:
-		return min(int(u*float64(f.k[i])), f.k[i]-1)
+// maxPadded is the widest padded layout, in intervals per variable.
+const maxPadded = 8
+
+// atLeast is 1 when m ≥ t, else 0 (both below 2⁶³), without a branch.
+func atLeast(m, t uint64) int { return int(^uint64(int64(m)-int64(t)) >> 63) }
+
+// draw is Draw(lp_i, m·2⁻⁵³) for variable i's fixed conditional lp_i and
+// m < 2⁵³: the state of the last threshold at or below m. It takes the
+// sweeps' paths for the layout (but vec.CountAtLeastBytes's).
+func (f *fixedConditionals) draw(i int, m uint64) int {
+	switch f.w {
+	case 0:
+		return pickAny(f.off, f.thr, f.st, i, m)
+	case 2:
+		return int(pick2(f.pthr, f.pst, i, m))
+	case 4:
+		return int(pick4(f.pthr, f.pst, i, m))
 	}
-	a, b := f.off[i], f.off[i+1]
-	return f.idx[a+min(remaindersAtLeastZero(u*f.tot[i], f.e[a:b]), b-a-1)]
+	return int(pickPadded(f.pthr, f.pst, f.w, i, m))
+}
+
+// pick2 is draw for variables padded to two intervals.
+func pick2(thr []uint64, st []uint8, i int, m uint64) uint8 {
+	return st[2*i+atLeast(m, thr[2*i+1])]
+}
+
+// pick4 is draw for variables padded to four intervals.
+func pick4(thr []uint64, st []uint8, i int, m uint64) uint8 {
+	t := thr[4*i : 4*i+4 : 4*i+4]
+	return st[4*i+atLeast(m, t[1])+atLeast(m, t[2])+atLeast(m, t[3])]
+}
+
+// pickPadded is draw for variables padded to w intervals.
+func pickPadded(thr []uint64, st []uint8, w, i int, m uint64) uint8 {
+	c := 0
+	for _, t := range thr[w*i+1 : w*(i+1)] {
+		c += atLeast(m, t)
+	}
+	return st[w*i+c]
+}
+
+// pickAny is draw for the ragged layout.
+func pickAny(off []int, thr []uint64, st []int, i int, m uint64) int {
+	a, b := off[i], off[i+1]
+	c := a
+	for _, t := range thr[a+1 : b] {
+		c += atLeast(m, t)
+	}
+	return st[c]
+}
+
+// sweep draws the variables [lo, hi) of one chain's state (z in the
+// ragged layout, zb in the padded one) from the uniforms of src, m the
+// low 53 bits of each 64-bit draw (as rand.Rand.Float64 takes them).
+func (f *fixedConditionals) sweep(z []int, zb []uint8, lo, hi int, src *chacha8.Stream) {
+	const mask = 1<<uniformBits - 1
+	if f.w == 0 {
+		for i := lo; i < hi; i++ {
+			z[i] = pickAny(f.off, f.thr, f.st, i, src.Uint64()&mask)
+		}
+		return
+	}
+	w, d := f.w, len(f.off)-1
+	for lo < hi {
+		u := src.Take(hi - lo)
+		zu := zb[lo : lo+len(u)]
+		thr, st := f.pthr[w*lo:w*(lo+len(u))], f.pst[w*lo:w*(lo+len(u))]
+		switch {
+		case vec.Wide():
+			vec.CountAtLeastBytes(zu, u, mask, f.tt[lo:], d, w-1)
+			if !f.ident {
+				for i, c := range zu {
+					zu[i] = st[w*i+int(c)]
+				}
+			}
+		case w == 2:
+			for i, x := range u {
+				zu[i] = pick2(thr, st, i, x&mask)
+			}
+		case w == 4:
+			for i, x := range u {
+				zu[i] = pick4(thr, st, i, x&mask)
+			}
+		default:
+			for i, x := range u {
+				zu[i] = pickPadded(thr, st, w, i, x&mask)
+			}
+		}
+		lo += len(u)
+	}
 }
 
 // remaindersAtLeastZero subtracts the values e (each ≥ 0) from v ≥ +0 in
@@ -631,8 +760,12 @@ func (s *Sampler) Current() []int {
 			for i, v := range s.chains[c].b {
 				row[i] = int(v)
 			}
-		case s.block != nil:
+		case s.block != nil, s.fixed != nil && s.fixed.w == 0:
 			copy(row, s.chains[c].z)
+		case s.fixed != nil:
+			for i, v := range s.chains[c].zb {
+				row[i] = int(v)
+			}
 		default:
 			copy(row, s.chains[c].tr.State())
 		}
@@ -748,7 +881,7 @@ func newSpinKernel(m SpinModel) *spinKernel {
 }
 
 // sweep updates the spins b[lo:hi] (0 for −1, 1 for +1) in order.
-func (k *spinKernel) sweep(b []uint8, lo, hi int, r *rand.ChaCha8) {
+func (k *spinKernel) sweep(b []uint8, lo, hi int, r *chacha8.Stream) {
 	for i := lo; i < hi; i++ {
 		lo, hi := k.Start[i], k.Start[i+1]
 		var th uint64

@@ -7,8 +7,10 @@ import (
 	"math/rand/v2"
 	"runtime"
 	"testing"
+	"time"
 
 	"github.com/dstein/dstein/exact"
+	"github.com/dstein/dstein/internal/vec"
 	"github.com/dstein/dstein/model"
 	"github.com/dstein/dstein/model/categorical"
 	"github.com/dstein/dstein/model/ising"
@@ -338,6 +340,27 @@ func BenchmarkCategoricalSweep(b *testing.B) {
 			b.ReportMetric(float64(100*tc.m.Dim()*b.N)/b.Elapsed().Seconds()/1e6, "Mupdates/s")
 		})
 	}
+	// As DISCS's metric uses the sampler: the caller reads every chain's
+	// state between sweeps (DISCS's distance to a reference state), and
+	// only the sweeps are timed (step-µs), so that the time includes the
+	// hand-off to workers that were idle meanwhile.
+	b.Run("categorical2000x4/read", func(b *testing.B) {
+		s := newSampler(b, cat, 100, Settings{}, 1)
+		var spent time.Duration
+		sum := 0
+		for b.Loop() {
+			start := time.Now()
+			s.Step(ctx)
+			spent += time.Since(start)
+			for _, v := range s.Current() {
+				sum += v
+			}
+		}
+		b.ReportMetric(float64(spent.Microseconds())/float64(b.N), "step-µs")
+		if sum < 0 {
+			b.Fatal("negative states")
+		}
+	})
 }
 
 // opaque hides a model's other methods, so that Gibbs takes its generic
@@ -373,56 +396,86 @@ func TestIndependentVariablesDrawAsDraw(t *testing.T) {
 		r.Shuffle(k, func(a, b int) { p[a], p[b] = p[b], p[a] })
 		return p
 	}
-	var vars []categorical.Variable
-	for _, v := range []struct{ k, zeros int }{{1, 0}, {2, 0}, {2, 1}, {3, 1}, {4, 0}, {20, 5}, {4, 2}} {
-		st := make([]float64, v.k)
-		for i := range st {
-			st[i] = float64(i)
+	type kz struct{ k, zeros int }
+	// The layouts: ragged (a variable of 20 states), padded to 4 (the
+	// unrolled sweep, or vec.CountAtLeast with AVX-512), to 2 and to 3
+	// (the loop over padded thresholds); padded ones whose counts are the
+	// states (ident) and not (two states are drawn 1 first, and an
+	// impossible state is skipped).
+	if !vec.Wide() {
+		t.Log("no AVX-512: the sweeps through vec.CountAtLeast are not tested on this machine")
+	}
+	for _, tc := range []struct {
+		vars  []kz
+		w     int
+		ident bool
+	}{
+		{[]kz{{1, 0}, {2, 0}, {2, 1}, {3, 1}, {4, 0}, {20, 5}, {4, 2}}, 0, false},
+		{[]kz{{4, 0}, {4, 1}, {3, 0}, {4, 0}, {2, 0}, {4, 3}, {4, 0}, {1, 0}}, 4, false},
+		{[]kz{{4, 0}, {4, 0}, {3, 0}, {1, 0}, {4, 0}}, 4, true},
+		{[]kz{{2, 0}, {2, 1}, {2, 0}, {1, 0}, {2, 0}}, 2, false},
+		{[]kz{{3, 0}, {3, 1}, {3, 0}, {2, 0}, {3, 0}}, 3, false},
+	} {
+		var vars []categorical.Variable
+		for _, v := range tc.vars {
+			st := make([]float64, v.k)
+			for i := range st {
+				st[i] = float64(i)
+			}
+			vars = append(vars, categorical.Variable{States: st, Probs: simplex(v.k, v.zeros)})
 		}
-		vars = append(vars, categorical.Variable{States: st, Probs: simplex(v.k, v.zeros)})
-	}
-	c, err := categorical.New(vars)
-	if err != nil {
-		t.Fatal(err)
-	}
-	// Each variable's draw against Draw's at uniforms on both sides of
-	// every boundary between states (u·Σe equal to a partial sum, and the
-	// neighbouring floats), and at random ones.
-	f := newFixedConditionals(c, make([]int, c.Dim()))
-	for i := range c.Dim() {
-		lp := c.LogConditional(nil, nil, i)
-		var us []float64
-		var part float64
-		for k := range lp {
-			part += c.Probs(i)[k]
-			for _, u := range []float64{part, math.Nextafter(part, 0), math.Nextafter(part, 1)} {
-				if u >= 0 && u < 1 {
-					us = append(us, u)
+		c, err := categorical.New(vars)
+		if err != nil {
+			t.Fatal(err)
+		}
+		// Each variable's draw against Draw's at the 53-bit uniforms on
+		// both sides of every threshold, at those where u·Σe equals a
+		// partial sum of the probabilities and the neighbouring floats,
+		// and at random ones.
+		f := newFixedConditionals(c, make([]int, c.Dim()))
+		if f.w != tc.w || f.ident != tc.ident {
+			t.Fatalf("%v: padded to %d, counts are states %v; want %d, %v", tc.vars, f.w, f.ident, tc.w, tc.ident)
+		}
+		const one = 1 << uniformBits
+		for i := range c.Dim() {
+			lp := c.LogConditional(nil, nil, i)
+			ms := []uint64{0, one - 1}
+			for _, th := range f.thr[f.off[i]+1 : f.off[i+1]] {
+				if th < one { // not padding
+					ms = append(ms, th-1, th, min(th+1, one-1))
+				}
+			}
+			var part float64
+			for k := range lp {
+				part += c.Probs(i)[k]
+				for _, u := range []float64{part, math.Nextafter(part, 0), math.Nextafter(part, 1)} {
+					if u >= 0 && u < 1 {
+						ms = append(ms, uint64(u*one))
+					}
+				}
+			}
+			for range 1000 {
+				ms = append(ms, r.Uint64N(one))
+			}
+			for _, m := range ms {
+				if got, want := f.draw(i, m), Draw(lp, float64(m)/one); got != want {
+					t.Fatalf("%v: variable %d (%d states), m = %d: fixed draw %d, Draw %d", tc.vars, i, len(lp), m, got, want)
 				}
 			}
 		}
-		for range 1000 {
-			us = append(us, r.Float64())
+		fast, slow := newSampler(t, c, 40, Settings{}, 9), newSampler(t, opaque{c}, 40, Settings{}, 9)
+		if fast.fixed == nil || slow.fixed != nil {
+			t.Fatalf("fixed conditionals: %v for the categorical model, %v for the opaque one; want the first only", fast.fixed != nil, slow.fixed != nil)
 		}
-		us = append(us, 0, 1-0x1p-53)
-		for _, u := range us {
-			if got, want := f.draw(i, u), Draw(lp, u); got != want {
-				t.Fatalf("variable %d (%d states), u = %v: fixed draw %d, Draw %d", i, len(lp), u, got, want)
-			}
-		}
-	}
-	fast, slow := newSampler(t, c, 40, Settings{}, 9), newSampler(t, opaque{c}, 40, Settings{}, 9)
-	if fast.fixed == nil || slow.fixed != nil {
-		t.Fatalf("fixed conditionals: %v for the categorical model, %v for the opaque one; want the first only", fast.fixed != nil, slow.fixed != nil)
-	}
-	ctx := context.Background()
-	for sweep := range 30 {
-		fast.Step(ctx)
-		slow.Step(ctx)
-		a, b := fast.Current(), slow.Current()
-		for k := range a {
-			if a[k] != b[k] {
-				t.Fatalf("sweep %d, entry %d: %d with fixed conditionals, %d on the generic path", sweep, k, a[k], b[k])
+		ctx := context.Background()
+		for sweep := range 30 {
+			fast.Step(ctx)
+			slow.Step(ctx)
+			a, b := fast.Current(), slow.Current()
+			for k := range a {
+				if a[k] != b[k] {
+					t.Fatalf("%v, sweep %d, entry %d: %d with fixed conditionals, %d on the generic path", tc.vars, sweep, k, a[k], b[k])
+				}
 			}
 		}
 	}

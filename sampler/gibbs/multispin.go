@@ -3,7 +3,8 @@ package gibbs
 import (
 	"context"
 	"math/bits"
-	"math/rand/v2"
+
+	"github.com/dstein/dstein/internal/chacha8"
 )
 
 // Multi-spin coding (Settings.MultiSpin): the chains of a ±1 pairwise model
@@ -65,7 +66,7 @@ type multiSpin struct {
 	stride int      // words between two blocks' spins: d rounded up to a cache line
 	w      []uint64 // w[b*stride+i]: spin i of block b's 64 chains
 	last   uint64   // the active lanes of the last block
-	src    []*rand.ChaCha8
+	src    []chacha8.State
 	// sel[i*msDepth+j] has bit q set when bit 63−j of site i's threshold
 	// for neighbour pattern q is set (sites of degree ≤ maxSliceDegree).
 	sel []uint64
@@ -76,7 +77,7 @@ func newMultiSpin(k *spinKernel, n int) *multiSpin {
 	ms := &multiSpin{k: k, n: n, d: d, blocks: (n + 63) / 64, stride: (d + 7) &^ 7}
 	ms.w = make([]uint64, ms.blocks*ms.stride)
 	ms.last = ^uint64(0) >> (uint(ms.blocks*64-n) & 63)
-	ms.src = make([]*rand.ChaCha8, ms.blocks)
+	ms.src = make([]chacha8.State, ms.blocks)
 	ms.sel = make([]uint64, d*msDepth)
 	ms.tabulate()
 	return ms
@@ -134,22 +135,26 @@ func (ms *multiSpin) get(dst []int) {
 func (ms *multiSpin) sweep(ctx context.Context, b int) bool {
 	w := ms.w[b*ms.stride : b*ms.stride+ms.d]
 	act := ms.active(b)
-	src := words{src: ms.src[b]}
+	var st chacha8.Stream
+	st.Begin(&ms.src[b])
+	src := words{src: &st}
 	for lo := 0; lo < len(w); lo += pollSites {
 		if ctx.Err() != nil {
+			st.End()
 			return false
 		}
 		for i := lo; i < min(lo+pollSites, len(w)); i++ {
 			w[i] = ms.site(i, w, act, &src)
 		}
 	}
+	st.End()
 	return true
 }
 
 // words hands out a block's uniform 64-bit words: from its stream, or in
 // tests from a list (kept small enough to be inlined).
 type words struct {
-	src  *rand.ChaCha8
+	src  *chacha8.Stream
 	list []uint64
 	used int // words of list handed out
 }
