@@ -371,14 +371,24 @@ func (t *sweepTask) Do(lo, hi int) {
 			src.End()
 			continue
 		}
-		for i := range s.d {
-			if i&(pollSites-1) == pollSites-1 && s.ctx.Err() != nil {
-				return
-			}
-			ch.buf = ch.tr.LogConditional(ch.buf, i)
-			ch.tr.Set(i, Draw(ch.buf, ch.r.Float64()))
+		if !s.sweepGeneric(ch) {
+			return
 		}
 	}
+}
+
+// sweepGeneric sweeps one chain through its tracker's conditionals. It
+// reports false when the step's context was canceled (the chain stopped
+// between two site updates).
+func (s *Sampler) sweepGeneric(ch *chain) bool {
+	for i := range s.d {
+		if i&(pollSites-1) == pollSites-1 && s.ctx.Err() != nil {
+			return false
+		}
+		ch.buf = ch.tr.LogConditional(ch.buf, i)
+		ch.tr.Set(i, Draw(ch.buf, ch.r.Float64()))
+	}
+	return true
 }
 
 // Draw returns the state drawn from probabilities ∝ exp(lp) by the uniform
@@ -478,11 +488,25 @@ func newFixedConditionals(m exact.Product, z []int) *fixedConditionals {
 		// where each begins (the first m that picks it).
 		a := len(f.st)
 		f.thr, f.st = append(f.thr, 0), append(f.st, pick(0))
+		lse := numeric.LogSumExp(lp)
 		for lo := uint64(0); ; {
 			cur := pick(lo)
-			// The first m above lo whose state is not cur (2⁵³ if none).
-			hi := uint64(1) << uniformBits
-			for l := lo; hi-l > 1; {
+			// The first m above lo whose state is not cur (2⁵³ if none),
+			// by bisection: within guessWindow of where cur's probability
+			// puts it when the window holds it (Draw's arithmetic differs
+			// from the probability's by a few rounding errors, far below
+			// the window), else over all of (lo, 2⁵³].
+			const one = uint64(1) << uniformBits
+			l, hi := lo, one
+			p := 1 / float64(len(lp))
+			if !math.IsInf(lse, -1) {
+				p = math.Exp(lp[cur] - lse)
+			}
+			if g := lo + uint64(p*float64(one)); g > lo+guessWindow && g+guessWindow < one &&
+				pick(g-guessWindow) == cur && pick(g+guessWindow) != cur {
+				l, hi = g-guessWindow, g+guessWindow
+			}
+			for hi-l > 1 {
 				mid := l + (hi-l)/2
 				if pick(mid) == cur {
 					l = mid
@@ -490,7 +514,7 @@ func newFixedConditionals(m exact.Product, z []int) *fixedConditionals {
 					hi = mid
 				}
 			}
-			if hi == 1<<uniformBits {
+			if hi == one {
 				break
 			}
 			f.thr, f.st = append(f.thr, hi), append(f.st, pick(hi))
@@ -524,6 +548,10 @@ func newFixedConditionals(m exact.Product, z []int) *fixedConditionals {
 	}
 	return f
 }
+
+// guessWindow is the half-width of the bracket newFixedConditionals tries
+// first around a boundary between states.
+const guessWindow = 1 << 12
 
 // maxPadded is the widest padded layout, in intervals per variable.
 const maxPadded = 8
