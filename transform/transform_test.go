@@ -437,3 +437,45 @@ func TestRelaxedBatchMatchesPointwise(t *testing.T) {
 		t.Error("an Ising grid got a batch evaluator")
 	}
 }
+
+// normalAgain is Normal behind another type, so that the relaxed
+// surrogate's chain takes its generic path (the base's methods).
+type normalAgain struct{ Normal }
+
+// The relaxed surrogate's chain with Normal's LogProb and Score written
+// out gives the bits of its generic path, on every relaxed model.
+func TestChainNormalMatchesBase(t *testing.T) {
+	r := rng.Key{Seed: 4, Stream: 0}.Rand()
+	for name, m := range relaxedModels(t) {
+		states := make([]int, m.Dim())
+		for i := range states {
+			states[i] = len(m.States(i))
+		}
+		var fs [2]float64
+		var scores [2][]float64
+		x := make([]float64, m.Dim())
+		for i := range x {
+			x[i] = 1.5 * r.NormFloat64()
+		}
+		for j, base := range []Base{Normal{}, normalAgain{}} {
+			tr, err := New(base, states)
+			if err != nil {
+				t.Fatal(err)
+			}
+			s, err := NewRelaxed(tr, m, 0.3)
+			if err != nil {
+				t.Fatal(err)
+			}
+			scores[j] = make([]float64, len(x))
+			fs[j] = s.LogProbScore(scores[j], x)
+		}
+		if math.Float64bits(fs[0]) != math.Float64bits(fs[1]) {
+			t.Fatalf("%s: log ρ %v written out, %v through the base", name, fs[0], fs[1])
+		}
+		for i := range x {
+			if math.Float64bits(scores[0][i]) != math.Float64bits(scores[1][i]) {
+				t.Fatalf("%s: score %d %v written out, %v through the base", name, i, scores[0][i], scores[1][i])
+			}
+		}
+	}
+}

@@ -28,6 +28,12 @@ type ABt struct {
 	// already split their work over the cores (rows of particles, each
 	// chunk with its own product); the bits are the same.
 	Serial bool
+	// Packed, when not nil, is PackB of this product's B (the same slice,
+	// N, K and Ldb; Mul panics otherwise): the assembly path then uses
+	// its panels instead of packing B again, for the many products that
+	// share one B, such as each chunk of rows' product with a model's
+	// weights. The bits are the same.
+	Packed *PackedB
 }
 
 // canceled reports whether the product's context is canceled.
@@ -235,4 +241,35 @@ func putBuf(b *[]float64) {
 	bufs.Lock()
 	bufs.free = append(bufs.free, b)
 	bufs.Unlock()
+}
+
+// PackedB is an operand B packed once for the assembly kernel, for many
+// products that share it (Mul's Packed). It is read-only once made, so
+// products on many goroutines may share it.
+type PackedB struct {
+	b         []float64
+	n, k, ldb int
+	wide      bool        // packed for the AVX-512 kernel (else AVX2)
+	ncb, kc   int         // the blocks' columns and depth
+	blocks    [][]float64 // the panels of each block of columns and slice of k, in Mul's order
+}
+
+// PackB packs B (n×k, leading dimension ldb) for products A·Bᵀ with any
+// A. It keeps b, which must not change while the PackedB is used; where
+// there is no assembly kernel it packs nothing and products pack as
+// usual. It holds about 8·n·k bytes (n rounded up to the kernel's width).
+func PackB(b []float64, n, k, ldb int) *PackedB {
+	pb := &PackedB{b: b, n: n, k: k, ldb: ldb}
+	if useAsm && n > 0 && k > 0 {
+		_ = b[(n-1)*ldb+k-1]
+		packAll(pb)
+	}
+	return pb
+}
+
+// check panics, as a programming mistake, when pb is not p's B.
+func (pb *PackedB) check(p *ABt) {
+	if pb.n != p.N || pb.k != p.K || pb.ldb != p.Ldb || len(pb.b) == 0 || len(p.B) == 0 || &pb.b[0] != &p.B[0] {
+		panic("gemm: Packed does not hold this product's B")
+	}
 }

@@ -49,6 +49,7 @@ var (
 // jobAsm is the assembly path's part of a job.
 type jobAsm struct {
 	bp     []float64 // packed B: panels of kb×nr, k-major, zero padded
+	panel  []float64 // the panels the kernel reads: bp, or a PackedB's
 	pc, kb int       // the k range [pc, pc+kb) being multiplied
 	jc, nb int       // the columns [jc, jc+nb) packed in bp
 	first  int       // the first tile row of the parallel range
@@ -87,10 +88,18 @@ func (p *ABt) mulAsm() {
 	}
 	j.nr = nr
 	ncb := min(max(nr, nc/nr*nr), (cols+nr-1)/nr*nr)
-	if need := ncb * min(depth, p.K); cap(j.bp) < need {
+	pk := p.Packed
+	if pk != nil {
+		pk.check(p)
+		if pk.blocks == nil || pk.wide != j.wide || pk.ncb != ncb || pk.kc != depth || p.Lower {
+			pk = nil // packed for another kernel or blocking (tests flip them)
+		}
+	}
+	if need := ncb * min(depth, p.K); cap(j.bp) < need && pk == nil {
 		j.bp = make([]float64, need)
 	}
 	tiles := (p.M + mr - 1) / mr
+	block := 0 // the PackedB's block of (jc, pc)
 	for jc := 0; jc < cols; jc += ncb {
 		nb := min(ncb, cols-jc)
 		first := 0
@@ -104,16 +113,51 @@ func (p *ABt) mulAsm() {
 		packs := parallel.GrainWork((nb+nr-1)/nr, float64(nr*min(depth, p.K)))
 		for pc := 0; pc < p.K; pc += depth {
 			if p.canceled() {
+				j.panel = nil
 				putJob(j)
 				return
 			}
 			j.pc, j.kb, j.jc, j.nb, j.first = pc, min(depth, p.K-pc), jc, nb, first
-			j.mode = modePack
-			parallel.ForIf(!p.Serial, (nb+nr-1)/nr, max(packGrain, packs), j)
+			if pk != nil {
+				j.panel = pk.blocks[block]
+				block++
+			} else {
+				j.mode = modePack
+				parallel.ForIf(!p.Serial, (nb+nr-1)/nr, max(packGrain, packs), j)
+				j.panel = j.bp
+			}
 			j.mode = modeKernel
 			parallel.ForIf(!p.Serial, tiles-first, grain, j)
 		}
 	}
+	j.panel = nil
+	putJob(j)
+}
+
+// packAll packs the whole of b for PackB, block by block in mulAsm's
+// order: the columns in blocks of ncb, each in slices of k of depth.
+func packAll(pb *PackedB) {
+	j := getJob()
+	own := j.bp
+	j.prod = ABt{B: pb.b, N: pb.n, K: pb.k, Ldb: pb.ldb}
+	j.wide = useWide
+	nr, depth := nrAVX, kc
+	if j.wide {
+		nr, depth = nrMax, kcWide
+	}
+	j.nr = nr
+	ncb := min(max(nr, nc/nr*nr), (pb.n+nr-1)/nr*nr)
+	for jc := 0; jc < pb.n; jc += ncb {
+		for pc := 0; pc < pb.k; pc += depth {
+			nb := min(ncb, pb.n-jc)
+			j.pc, j.kb, j.jc, j.nb = pc, min(depth, pb.k-pc), jc, nb
+			j.bp = make([]float64, (nb+nr-1)/nr*nr*j.kb)
+			j.packB(0, (nb+nr-1)/nr)
+			pb.blocks = append(pb.blocks, j.bp)
+		}
+	}
+	pb.wide, pb.ncb, pb.kc = j.wide, ncb, depth
+	j.bp = own
 	putJob(j)
 }
 
@@ -208,7 +252,7 @@ func (j *job) tiles(lo, hi int) {
 	var tile [mr * nrMax]float64
 	for q := 0; q*nr < j.nb; q++ {
 		j0 := j.jc + q*nr
-		b := &j.bp[q*nr*kb]
+		b := &j.panel[q*nr*kb]
 		for t := lo; t < hi; t++ {
 			i0 := t * mr
 			rows := min(mr, p.M-i0)

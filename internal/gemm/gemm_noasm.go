@@ -48,3 +48,6 @@ var fmaPeakOK = true
 func fmaPeak512(n int) { panic("gemm: no AVX-512") }
 
 var fmaPeak512OK = false
+
+// packAll packs nothing where there is no assembly kernel.
+func packAll(pb *PackedB) {}

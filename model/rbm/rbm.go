@@ -27,8 +27,12 @@ type RBM struct {
 	coshW, sinhW []float64
 	// wt holds Wᵀ row-major: wt[k*d+i] = W[i][k], so that the weights of
 	// hidden unit k are contiguous.
-	wt   []float64
-	b, c []float64
+	wt []float64
+	// wtp is wt packed for the matrix kernel once, for the batches'
+	// products of every chunk of rows with Wᵀ (built on first use).
+	wtpOnce sync.Once
+	wtp     *gemm.PackedB
+	b, c    []float64
 	// binary marks an RBM read with {0, 1} units (NewBinary): its
 	// variables report the state values 0 and 1.
 	binary bool
@@ -533,8 +537,9 @@ func bernoulli(a float64, rnd *rand.Rand) int {
 }
 
 // Bytes returns the model's size: Wᵀ, biases and, once trackers were made,
-// the tabulated cosh and sinh of 2W.
-func (r *RBM) Bytes() int64 { return 8 * (3*int64(len(r.wt)) + int64(len(r.b)+len(r.c))) }
+// the tabulated cosh and sinh of 2W, and once batches were made Wᵀ packed
+// for the matrix kernel.
+func (r *RBM) Bytes() int64 { return 8 * (4*int64(len(r.wt)) + int64(len(r.b)+len(r.c))) }
 
 var _ model.RelaxedBatch = (*RBM)(nil)
 
@@ -547,11 +552,12 @@ type relaxedBatch struct {
 	u, a, g []float64 // n×d, n×M, n×d
 	e       []float64 // n×2M: each point's exponentials and preactivations
 	w       []float64 // W row-major, d×M: the second product's operand
+	wp      *gemm.PackedB
 	chunks  relaxedChunks
 }
 
 // NewRelaxedBatch returns an evaluator of the relaxation at n points; it
-// holds 8(2nd + 3nM + dM) bytes.
+// holds 8(2nd + 3nM + 2dM) bytes (W, also packed for the matrix kernel).
 func (r *RBM) NewRelaxedBatch(n int) model.RelaxedBatcher {
 	b := &relaxedBatch{r: r, n: n, u: make([]float64, n*r.d), a: make([]float64, n*r.m), g: make([]float64, n*r.d), e: make([]float64, 2*n*r.m), w: make([]float64, r.d*r.m)}
 	for k := range r.m {
@@ -559,7 +565,15 @@ func (r *RBM) NewRelaxedBatch(n int) model.RelaxedBatcher {
 			b.w[i*r.m+k] = r.wt[k*r.d+i]
 		}
 	}
+	b.wp = gemm.PackB(b.w, r.d, r.m, r.m)
 	return b
+}
+
+// packedWt returns Wᵀ packed for the matrix kernel, packing it on the
+// first call.
+func (r *RBM) packedWt() *gemm.PackedB {
+	r.wtpOnce.Do(func() { r.wtp = gemm.PackB(r.wt, r.m, r.d, r.d) })
+	return r.wtp
 }
 
 type rowTask struct {
@@ -638,10 +652,10 @@ func (b *relaxedBatch) RelaxedLogProbRows(lo, hi int, f, grad, mem []float64) {
 	t := rowTask{b: b, f: f, grad: grad, mem: mem}
 	t.phase = 0
 	t.Do(lo, hi)
-	(&gemm.ABt{C: b.a[lo*m:], A: b.u[lo*d:], B: r.wt, M: hi - lo, N: m, K: d, Ldc: m, Lda: d, Ldb: d, Serial: true}).Mul()
+	(&gemm.ABt{C: b.a[lo*m:], A: b.u[lo*d:], B: r.wt, M: hi - lo, N: m, K: d, Ldc: m, Lda: d, Ldb: d, Serial: true, Packed: r.packedWt()}).Mul()
 	t.phase = 1
 	t.Do(lo, hi)
-	(&gemm.ABt{C: b.g[lo*d:], A: b.a[lo*m:], B: b.w, M: hi - lo, N: d, K: m, Ldc: d, Lda: m, Ldb: m, Serial: true}).Mul()
+	(&gemm.ABt{C: b.g[lo*d:], A: b.a[lo*m:], B: b.w, M: hi - lo, N: d, K: m, Ldc: d, Lda: m, Ldb: m, Serial: true, Packed: b.wp}).Mul()
 	t.phase = 2
 	t.Do(lo, hi)
 }
@@ -721,7 +735,7 @@ func (b *logProbBatch) LogProbRows(lo, hi int, lp []float64, z []int) {
 	r, d, m := b.r, b.r.d, b.r.m
 	t := logProbTask{b: b, lp: lp, z: z}
 	t.Do(lo, hi)
-	(&gemm.ABt{C: b.a[lo*m:], A: b.s[lo*d:], B: r.wt, M: hi - lo, N: m, K: d, Ldc: m, Lda: d, Ldb: d, Serial: true}).Mul()
+	(&gemm.ABt{C: b.a[lo*m:], A: b.s[lo*d:], B: r.wt, M: hi - lo, N: m, K: d, Ldc: m, Lda: d, Ldb: d, Serial: true, Packed: r.packedWt()}).Mul()
 	t.sums = true
 	t.Do(lo, hi)
 }
