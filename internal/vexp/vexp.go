@@ -35,6 +35,31 @@ func Exp(dst, x []float64) {
 	}
 }
 
+// Log sets dst[i] = math.Log(x[i]) for every i < len(x), with the same
+// bits: eight at a time where the CPU has AVX-512 (math.Log's amd64
+// operations in lanes), math.Log itself elsewhere and for arguments that
+// are not positive and finite. dst must be at least as long as x; dst and
+// x may be the same slice.
+func Log(dst, x []float64) {
+	n := len(x)
+	dst = dst[:n]
+	i := 0
+	for useLog && n-i >= 8 {
+		i += logAVX512(&dst[i], &x[i], (n-i)/8)
+		if i+8 <= n {
+			// The kernel stopped before this group: an argument in it
+			// takes one of math.Log's special cases.
+			for j := i; j < i+8; j++ {
+				dst[j] = math.Log(x[j])
+			}
+			i += 8
+		}
+	}
+	for ; i < n; i++ {
+		dst[i] = math.Log(x[i])
+	}
+}
+
 // Tanh sets dst[i] = math.Tanh(x[i]) for every i < len(x), with the same
 // bits. dst must be at least as long as x and must not overlap it.
 //

@@ -171,3 +171,114 @@ donez:
 	VZEROUPPER
 	MOVQ AX, ret+24(FP)
 	RET
+
+// The constants of math.Log's amd64 kernel (math/log_amd64.s), one per
+// entry, for broadcasting.
+DATA vlogc<>+0(SB)/8, $0x0000000000000000  // 0 (as an integer)
+DATA vlogc<>+8(SB)/8, $0x7FF0000000000000  // +Inf's bits
+DATA vlogc<>+16(SB)/8, $0x000FFFFFFFFFFFFF // the mantissa's bits
+DATA vlogc<>+24(SB)/8, $0x3FE0000000000000 // 0.5
+DATA vlogc<>+32(SB)/8, $0x7FF              // the exponent's bits, shifted
+DATA vlogc<>+40(SB)/8, $0x3FE              // its bias − 1
+DATA vlogc<>+48(SB)/8, $7.07106781186547524401e-01 // sqrt(2)/2
+DATA vlogc<>+56(SB)/8, $1.0
+DATA vlogc<>+64(SB)/8, $2.0
+DATA vlogc<>+72(SB)/8, $6.666666666666735130e-01 // L1
+DATA vlogc<>+80(SB)/8, $3.999999999940941908e-01 // L2
+DATA vlogc<>+88(SB)/8, $2.857142874366239149e-01 // L3
+DATA vlogc<>+96(SB)/8, $2.222219843214978396e-01 // L4
+DATA vlogc<>+104(SB)/8, $1.818357216161805012e-01 // L5
+DATA vlogc<>+112(SB)/8, $1.531383769920937332e-01 // L6
+DATA vlogc<>+120(SB)/8, $1.479819860511658591e-01 // L7
+DATA vlogc<>+128(SB)/8, $6.93147180369123816490e-01 // Ln2Hi
+DATA vlogc<>+136(SB)/8, $1.90821492927058770002e-10 // Ln2Lo
+GLOBL vlogc<>(SB), RODATA|NOPTR, $144
+
+// func logAVX512(dst, x *float64, groups int) int
+//
+// math.Log's amd64 operations (math/log_amd64.s) on eight lanes of a ZMM
+// word (AVX-512F), without fused multiply-adds, in the same order: the
+// same bits lane by lane. It stops before the first group with an
+// argument that is not positive and finite (math.Log's special cases).
+TEXT ·logAVX512(SB), NOSPLIT, $0-32
+	MOVQ dst+0(FP), DI
+	MOVQ x+8(FP), SI
+	MOVQ groups+16(FP), CX
+	XORQ AX, AX // elements done
+
+loopl:
+	TESTQ CX, CX
+	JZ    donel
+	VMOVUPD (SI)(AX*8), Z0
+
+	// Stop before a group with an argument ≤ 0 (or −0), +Inf or NaN:
+	// its bits, as signed integers, must lie in (0, +Inf's).
+	VPCMPQ.BCST $6, vlogc<>+0(SB), Z0, K1     // bits > 0
+	VPCMPQ.BCST $1, vlogc<>+8(SB), Z0, K1, K2 // and bits < +Inf's
+	KMOVW       K2, DX
+	CMPQ        DX, $255
+	JNE         donel
+
+	// f1 = the mantissa with the exponent of 0.5; k = exponent − 0x3FE.
+	VPANDQ.BCST vlogc<>+16(SB), Z0, Z2
+	VPORQ.BCST  vlogc<>+24(SB), Z2, Z2
+	VPSRLQ      $52, Z0, Z1
+	VPANDQ.BCST vlogc<>+32(SB), Z1, Z1
+	VPSUBQ.BCST vlogc<>+40(SB), Z1, Z1
+	VPMOVQD     Z1, Y1
+	VCVTDQ2PD   Y1, Z1
+
+	// Where f1 ≤ sqrt(2)/2 (math's CMPSD not-less-than): k −= 1, f1 *= 2,
+	// as 1 or 0 subtracted and 2 or 1 multiplied.
+	VCMPPD.BCST  $2, vlogc<>+48(SB), Z2, K3
+	VPXORQ       Z3, Z3, Z3
+	VBROADCASTSD vlogc<>+56(SB), K3, Z3
+	VSUBPD       Z3, Z1, Z1
+	VADDPD.BCST  vlogc<>+56(SB), Z3, Z3
+	VMULPD       Z3, Z2, Z2
+
+	// f = f1 − 1; s = f/(2 + f); s2 = s·s; s4 = s2·s2.
+	VSUBPD.BCST vlogc<>+56(SB), Z2, Z2
+	VADDPD.BCST vlogc<>+64(SB), Z2, Z0
+	VDIVPD      Z0, Z2, Z3
+	VMULPD      Z3, Z3, Z4
+	VMULPD      Z4, Z4, Z5
+
+	// t1 = s2·(L1 + s4·(L3 + s4·(L5 + s4·L7))).
+	VMULPD.BCST vlogc<>+120(SB), Z5, Z6
+	VADDPD.BCST vlogc<>+104(SB), Z6, Z6
+	VMULPD      Z5, Z6, Z6
+	VADDPD.BCST vlogc<>+88(SB), Z6, Z6
+	VMULPD      Z5, Z6, Z6
+	VADDPD.BCST vlogc<>+72(SB), Z6, Z6
+	VMULPD      Z6, Z4, Z4
+
+	// t2 = s4·(L2 + s4·(L4 + s4·L6)); R = t1 + t2.
+	VMULPD.BCST vlogc<>+112(SB), Z5, Z6
+	VADDPD.BCST vlogc<>+96(SB), Z6, Z6
+	VMULPD      Z5, Z6, Z6
+	VADDPD.BCST vlogc<>+80(SB), Z6, Z6
+	VMULPD      Z6, Z5, Z5
+	VADDPD      Z5, Z4, Z4
+
+	// hfsq = 0.5·f·f; k·Ln2Hi − ((hfsq − (s·(hfsq + R) + k·Ln2Lo)) − f).
+	VMULPD.BCST vlogc<>+24(SB), Z2, Z0
+	VMULPD      Z2, Z0, Z0
+	VADDPD      Z0, Z4, Z4
+	VMULPD      Z4, Z3, Z3
+	VMULPD.BCST vlogc<>+136(SB), Z1, Z4
+	VADDPD      Z4, Z3, Z3
+	VSUBPD      Z3, Z0, Z0
+	VSUBPD      Z2, Z0, Z0
+	VMULPD.BCST vlogc<>+128(SB), Z1, Z1
+	VSUBPD      Z0, Z1, Z1
+
+	VMOVUPD Z1, (DI)(AX*8)
+	ADDQ    $8, AX
+	DECQ    CX
+	JMP     loopl
+
+donel:
+	VZEROUPPER
+	MOVQ AX, ret+24(FP)
+	RET

@@ -12,3 +12,8 @@ var useWide = false
 func expAVX2(dst, x *float64, groups int) int { panic("vexp: no vector kernel") }
 
 func expAVX512(dst, x *float64, groups int) int { panic("vexp: no vector kernel") }
+
+// useLog is false: no AVX-512 logarithm either.
+var useLog = false
+
+func logAVX512(dst, x *float64, groups int) int { panic("vexp: no vector kernel") }

@@ -226,3 +226,67 @@ func BenchmarkTanh(b *testing.B) {
 		})
 	}
 }
+
+// Log gives math.Log's bits on random arguments of every magnitude,
+// subnormals, arguments at and around sqrt(2)/2·2^k (where math's kernel
+// halves its mantissa), exact powers of two, 1 and its neighbours, and in
+// groups holding special values (0, −0, negatives, +Inf, NaN), at every
+// length around the groups of eight.
+func TestLogMatchesMathLog(t *testing.T) {
+	if !useLog {
+		t.Log("no AVX-512: Log is math.Log itself on this machine")
+	}
+	r := rand.New(rand.NewPCG(11, 12))
+	var xs []float64
+	for range 20000 {
+		xs = append(xs, math.Exp(r.Float64()*1400-700), r.Float64()*4)
+	}
+	for range 2000 {
+		xs = append(xs, math.Float64frombits(r.Uint64N(1<<52)+1)) // subnormal
+	}
+	for k := -1074; k <= 1023; k++ {
+		p := math.Ldexp(1, k)
+		h := math.Ldexp(7.07106781186547524401e-01, k)
+		xs = append(xs, p, math.Nextafter(p, 0), math.Nextafter(p, 2*p+1), h, math.Nextafter(h, 0), math.Nextafter(h, 1))
+	}
+	xs = append(xs, 1, math.Nextafter(1, 0), math.Nextafter(1, 2), math.MaxFloat64, math.SmallestNonzeroFloat64)
+	specials := []float64{0, math.Copysign(0, -1), -1, -math.SmallestNonzeroFloat64, math.Inf(1), math.Inf(-1), math.NaN()}
+	for i, v := range specials {
+		xs[100+37*i] = v
+	}
+	saved := useLog
+	defer func() { useLog = saved }()
+	for _, vec := range []bool{true, false} {
+		useLog = vec && saved
+		for _, n := range []int{len(xs), 0, 1, 7, 8, 9, 15, 16, 17} {
+			got := make([]float64, n)
+			Log(got, xs[:n])
+			for i, v := range xs[:n] {
+				want := math.Log(v)
+				if math.Float64bits(got[i]) != math.Float64bits(want) && !(math.IsNaN(got[i]) && math.IsNaN(want)) {
+					t.Fatalf("kernel %v, n %d: Log(%v) = %v (%#x), math.Log %v (%#x)", useLog, n, v, got[i], math.Float64bits(got[i]), want, math.Float64bits(want))
+				}
+			}
+		}
+	}
+}
+
+func BenchmarkLog(b *testing.B) {
+	x := make([]float64, 1000)
+	for i := range x {
+		x[i] = 1 + float64(i)/100
+	}
+	dst := make([]float64, len(x))
+	b.Run("vexp", func(b *testing.B) {
+		for b.Loop() {
+			Log(dst, x)
+		}
+	})
+	b.Run("math", func(b *testing.B) {
+		for b.Loop() {
+			for i, v := range x {
+				dst[i] = math.Log(v)
+			}
+		}
+	})
+}

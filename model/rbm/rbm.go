@@ -357,21 +357,35 @@ func (r *RBM) deltaFlip(z []int, a, t []float64, i, s int) float64 {
 	}
 	dz := model.Spin(s) - model.Spin(z[i]) // ±2
 	f := r.b[i] * dz
-	for k, ak := range a {
-		idx := k*r.d + i
-		w := r.wt[idx]
-		if math.Abs(2*w) > maxFlipShift {
-			f += numeric.Log2Cosh(ak+w*dz) - numeric.Log2Cosh(ak)
-			continue
+	// The logarithms of a block of hidden units are taken together
+	// (vexp.Log, math.Log's bits), then added in order.
+	var buf [flipBlock]float64
+	for k0 := 0; k0 < len(a); k0 += flipBlock {
+		args := buf[:min(flipBlock, len(a)-k0)]
+		for j := range args {
+			idx := (k0+j)*r.d + i
+			sh := r.sinhW[idx]
+			if dz < 0 {
+				sh = -sh
+			}
+			args[j] = r.coshW[idx] + t[k0+j]*sh
 		}
-		sh := r.sinhW[idx]
-		if dz < 0 {
-			sh = -sh
+		vexp.Log(args, args)
+		for j, l := range args {
+			k := k0 + j
+			if w := r.wt[k*r.d+i]; math.Abs(2*w) > maxFlipShift {
+				f += numeric.Log2Cosh(a[k]+w*dz) - numeric.Log2Cosh(a[k])
+				continue
+			}
+			f += l
 		}
-		f += math.Log(r.coshW[idx] + t[k]*sh)
 	}
 	return f
 }
+
+// flipBlock is the number of hidden units whose logarithms deltaFlip takes
+// together.
+const flipBlock = 64
 
 // gradTracker keeps one chain's configuration, its hidden preactivations
 // a = Wᵀz + c with their tanh, and the relaxed gradient b + W tanh(a) (with
