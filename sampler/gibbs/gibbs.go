@@ -875,8 +875,12 @@ func (g *SpinGraph) PatternField(i, pat int) float64 {
 
 // Threshold returns ⌊p·2^64⌋ for p = 1/(1+exp(−2l)), saturating at 2^64−1:
 // a spin becomes +1 when a uniform 64-bit integer falls below it.
-func Threshold(l float64) uint64 {
-	p := 1 / (1 + math.Exp(-2*l))
+func Threshold(l float64) uint64 { return ThresholdFromExp(math.Exp(-2 * l)) }
+
+// ThresholdFromExp is Threshold(l) given e = math.Exp(−2l), for callers
+// that take many exponentials together (vexp.Exp, the same bits).
+func ThresholdFromExp(e float64) uint64 {
+	p := 1 / (1 + e)
 	if p >= 1 {
 		return math.MaxUint64
 	}

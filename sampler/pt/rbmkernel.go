@@ -4,6 +4,7 @@ import (
 	"math/bits"
 
 	"github.com/dstein/dstein/internal/vec"
+	"github.com/dstein/dstein/internal/vexp"
 	"github.com/dstein/dstein/model"
 	"github.com/dstein/dstein/sampler/gibbs"
 )
@@ -94,10 +95,7 @@ func (rk *rbmKernel) preact(a, z []float64) {
 // first; u is scratch of length d) and returns L(z, h).
 func (rk *rbmKernel) sweep(rp *rbmReplica, beta float64, u []float64, draws []uint64) float64 {
 	hd, vd := draws[:rk.m], draws[rk.m:rk.m+rk.d]
-	for k, a := range rp.a {
-		_, borrow := bits.Sub64(hd[k], gibbs.Threshold(beta*a), 0)
-		rp.h[k] = float64(2*int(borrow) - 1)
-	}
+	drawSpins(rp.h, rp.a, beta, hd)
 	copy(u, rk.b)
 	d := rk.d
 	k := 0
@@ -109,11 +107,10 @@ func (rk *rbmKernel) sweep(rp *rbmReplica, beta float64, u []float64, draws []ui
 	for ; k < rk.m; k++ {
 		vec.AddMul(u, rp.h[k], rk.wt[k*d:(k+1)*d])
 	}
+	drawSpins(rp.z, u, beta, vd)
 	var lv float64
-	for i, ui := range u {
-		_, borrow := bits.Sub64(vd[i], gibbs.Threshold(beta*ui), 0)
-		rp.z[i] = float64(2*int(borrow) - 1)
-		lv += rk.b[i] * rp.z[i]
+	for i, zi := range rp.z {
+		lv += rk.b[i] * zi
 	}
 	rk.preact(rp.a, rp.z)
 	for k, a := range rp.a {
@@ -121,6 +118,29 @@ func (rk *rbmKernel) sweep(rp *rbmReplica, beta float64, u []float64, draws []ui
 	}
 	return lv
 }
+
+// drawSpins sets s[i] = +1 when the word w[i] falls below
+// gibbs.Threshold(beta·l[i]), else −1: P(+1) = σ(2β l_i). It takes the
+// exponentials of a block of units together (vexp.Exp, math.Exp's bits),
+// so the spins are those of Threshold one unit at a time.
+func drawSpins(s, l []float64, beta float64, w []uint64) {
+	var e [spinBlock]float64
+	for k0 := 0; k0 < len(l); k0 += spinBlock {
+		blk := e[:min(spinBlock, len(l)-k0)]
+		for j := range blk {
+			blk[j] = -2 * (beta * l[k0+j])
+		}
+		vexp.Exp(blk, blk)
+		for j, x := range blk {
+			_, borrow := bits.Sub64(w[k0+j], gibbs.ThresholdFromExp(x), 0)
+			s[k0+j] = float64(2*int(borrow) - 1)
+		}
+	}
+}
+
+// spinBlock is the number of units whose exponentials drawSpins takes
+// together.
+const spinBlock = 64
 
 // states writes the state indices of rp's visible units.
 func (rp *rbmReplica) states(dst []int) {
