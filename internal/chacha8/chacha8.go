@@ -37,13 +37,22 @@ func NewState(src *rand.ChaCha8) State {
 	return State{src: src}
 }
 
-// load reads src's position from its encoding: "chacha8:", the number of
-// outputs used in the current period (big-endian) and the seed (four
-// little-endian words). It reports false for any other encoding (the
-// generator has Read bytes pending, or the format changed).
+// load reads src's position from its encoding (see parse).
 func load(src *rand.ChaCha8) (State, bool) {
-	enc, err := src.MarshalBinary()
-	if err != nil || len(enc) != 48 || string(enc[:8]) != "chacha8:" {
+	var buf [64]byte
+	enc, err := src.AppendBinary(buf[:0])
+	if err != nil {
+		return State{}, false
+	}
+	return parse(enc)
+}
+
+// parse reads a generator's position from its encoding: "chacha8:", the
+// number of outputs used in the current period (big-endian) and the seed
+// (four little-endian words). It reports false for any other encoding
+// (the generator has Read bytes pending, or the format changed).
+func parse(enc []byte) (State, bool) {
+	if len(enc) != 48 || string(enc[:8]) != "chacha8:" {
 		return State{}, false
 	}
 	var st State
@@ -56,6 +65,58 @@ func load(src *rand.ChaCha8) (State, bool) {
 		st.seed[k] = binary.LittleEndian.Uint64(enc[16+8*k:])
 	}
 	return st, true
+}
+
+// FillMin is the fewest numbers Fill computes in bulk: reading and
+// setting the generator's position and the first period cost about as
+// much as 50 numbers from the generator (BenchmarkFill: 248 ns for 32
+// numbers against 165, 276 for 64 against 341, 313 for 125 against 642).
+const FillMin = 64
+
+// Fill sets dst to the next len(dst) numbers of src, those src.Uint64
+// would return, and advances src past them, so that src and any rand.Rand
+// on it go on from there. It computes them in bulk where Streams do (and
+// len(dst) ≥ FillMin), else takes them from src. It does not allocate.
+func Fill(src *rand.ChaCha8, dst []uint64) {
+	if len(dst) < FillMin {
+		for i := range dst {
+			dst[i] = src.Uint64()
+		}
+		return
+	}
+	fill(src, dst)
+}
+
+// fill is Fill without the threshold.
+func fill(src *rand.ChaCha8, dst []uint64) {
+	st, ok := State{}, false
+	if bulk {
+		st, ok = load(src)
+	}
+	if !ok {
+		for i := range dst {
+			dst[i] = src.Uint64()
+		}
+		return
+	}
+	// The Stream is not begun on st (which would then move to the heap):
+	// it starts from st's period itself.
+	var s Stream
+	s.seed = st.seed
+	period(&s.seed, &s.buf)
+	s.i = st.used
+	for n := 0; n < len(dst); {
+		n += copy(dst[n:], s.Take(len(dst)-n))
+	}
+	var enc [48]byte
+	copy(enc[:], "chacha8:")
+	binary.BigEndian.PutUint64(enc[8:], uint64(s.i))
+	for k, v := range s.seed {
+		binary.LittleEndian.PutUint64(enc[16+8*k:], v)
+	}
+	if err := src.UnmarshalBinary(enc[:]); err != nil {
+		panic("chacha8: the generator refused its own position: " + err.Error())
+	}
 }
 
 // Stream hands out the numbers of the State it was begun on. It is not

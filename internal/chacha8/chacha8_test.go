@@ -1,6 +1,7 @@
 package chacha8
 
 import (
+	"fmt"
 	"math/rand/v2"
 	"testing"
 )
@@ -151,4 +152,69 @@ func BenchmarkPeriod(b *testing.B) {
 			periodGeneric(&seed, &out)
 		}
 	})
+}
+
+// Fill gives the generator's numbers from every start within a period and
+// for lengths on both sides of FillMin and of periods, and leaves the
+// generator where they end (its next numbers are the reference's); a
+// generator with Read bytes pending is drawn from directly. It does not
+// allocate.
+func TestFillContinuesGenerator(t *testing.T) {
+	for _, skip := range []int{0, 1, 57, 123, 124, 125, 1000} {
+		for _, n := range []int{0, 1, FillMin - 1, FillMin, 124, 125, 248, 1000} {
+			var seed [32]byte
+			seed[0], seed[1] = byte(skip), byte(n)
+			ref, src := rand.NewChaCha8(seed), rand.NewChaCha8(seed)
+			for range skip {
+				ref.Uint64()
+				src.Uint64()
+			}
+			dst := make([]uint64, n)
+			Fill(src, dst)
+			for k, v := range dst {
+				if want := ref.Uint64(); v != want {
+					t.Fatalf("skip %d, n %d, number %d: %#x, want %#x", skip, n, k, v, want)
+				}
+			}
+			for k := range 300 {
+				if got, want := src.Uint64(), ref.Uint64(); got != want {
+					t.Fatalf("skip %d, n %d: the generator's number %d after Fill %#x, want %#x", skip, n, k, got, want)
+				}
+			}
+		}
+	}
+	ref, src := rand.NewChaCha8([32]byte{3}), rand.NewChaCha8([32]byte{3})
+	var p [5]byte
+	ref.Read(p[:])
+	src.Read(p[:])
+	dst := make([]uint64, 500)
+	Fill(src, dst)
+	for k, v := range dst {
+		if want := ref.Uint64(); v != want {
+			t.Fatalf("with Read bytes pending, number %d: %#x, want %#x", k, v, want)
+		}
+	}
+	if a := testing.AllocsPerRun(10, func() { Fill(src, dst) }); a != 0 {
+		t.Fatalf("Fill allocates %v times", a)
+	}
+}
+
+func BenchmarkFill(b *testing.B) {
+	for _, n := range []int{32, 64, 125, 1000} {
+		dst := make([]uint64, n)
+		b.Run(fmt.Sprintf("n=%d/fill", n), func(b *testing.B) {
+			src := rand.NewChaCha8([32]byte{1})
+			for b.Loop() {
+				fill(src, dst)
+			}
+		})
+		b.Run(fmt.Sprintf("n=%d/loop", n), func(b *testing.B) {
+			src := rand.NewChaCha8([32]byte{1})
+			for b.Loop() {
+				for i := range dst {
+					dst[i] = src.Uint64()
+				}
+			}
+		})
+	}
 }

@@ -1,6 +1,8 @@
 package pt
 
 import (
+	"math/rand/v2"
+
 	"context"
 	"fmt"
 	"io"
@@ -83,7 +85,8 @@ func NewOn(p *sampler.Problem, set Settings, open func(k int) (Replicas, error))
 	}
 	for c := range s.chains {
 		ch := &s.chains[c]
-		ch.r = p.Key.ForIndex(rng.Sample, c).Rand()
+		ch.src = p.Key.ForIndex(rng.Sample, c).Source()
+		ch.r = rand.New(ch.src)
 		ch.perm, ch.ll, ch.acc, ch.trip = make([]int, k), make([]float64, k), make([]float64, k-1), make([]int8, k)
 		for j := range ch.perm {
 			ch.perm[j] = j

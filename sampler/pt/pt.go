@@ -378,6 +378,7 @@ type Sampler struct {
 
 type chain struct {
 	r     *rand.Rand
+	src   *rand.ChaCha8   // r's source, for the sweeps' words in bulk (chacha8.Fill)
 	perm  []int           // perm[k]: the replica at level k
 	ll    []float64       // log p* of each replica
 	acc   []float64       // Σ acceptance probabilities of each pair since the ladder changed
@@ -453,7 +454,8 @@ func New(p *sampler.Problem, set Settings) (*Sampler, error) {
 	}
 	for c := range s.chains {
 		ch := &s.chains[c]
-		ch.r = p.Key.ForIndex(rng.Sample, c).Rand()
+		ch.src = p.Key.ForIndex(rng.Sample, c).Source()
+		ch.r = rand.New(ch.src)
 		ch.perm, ch.ll, ch.acc = make([]int, k), make([]float64, reps), make([]float64, k-1)
 		ch.trip = make([]int8, reps)
 		zc := p.Z[c*d : (c+1)*d]
