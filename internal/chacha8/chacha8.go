@@ -27,7 +27,7 @@ type State struct {
 
 // NewState returns the position of src, which the State owns from then
 // on: Streams begun on it hand out the numbers src.Uint64 would have
-// returned, and src itself must not be used again. NewState allocates.
+// returned, and src itself must not be used again.
 func NewState(src *rand.ChaCha8) State {
 	if bulk {
 		if st, ok := load(src); ok {
@@ -244,7 +244,9 @@ func qr(x *[16]uint32, a, b, c, d int) {
 }
 
 // selfCheck compares the kernel with rand.ChaCha8 over three periods from
-// a fixed seed, begun in the middle of a period.
+// a fixed seed, begun in the middle of a period, and checks that a
+// generator set past a run of numbers (Fill's way) goes on with the
+// reference's.
 func selfCheck() bool {
 	var seed [32]byte
 	for k := range seed {
@@ -261,9 +263,23 @@ func selfCheck() bool {
 	}
 	var s Stream
 	s.Begin(&st)
-	defer s.End()
 	for range 3 * periodOut {
 		if s.Uint64() != ref.Uint64() {
+			return false
+		}
+	}
+	s.End()
+	var enc [48]byte
+	copy(enc[:], "chacha8:")
+	binary.BigEndian.PutUint64(enc[8:], uint64(st.used))
+	for k, v := range st.seed {
+		binary.LittleEndian.PutUint64(enc[16+8*k:], v)
+	}
+	if src.UnmarshalBinary(enc[:]) != nil {
+		return false
+	}
+	for range periodOut + 3 {
+		if src.Uint64() != ref.Uint64() {
 			return false
 		}
 	}

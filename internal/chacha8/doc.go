@@ -11,9 +11,13 @@
 // with AVX-512 its sixteen blocks fit the sixteen 32-bit lanes of a ZMM
 // register, one block per lane, so a period is one pass of the rounds.
 //
-// A Stream reads its generator's position once, from the generator's
+// A State reads its generator's position once, from the generator's
 // binary encoding (the seed and the number of outputs used in the
-// period), and owns the generator from then on. A self-check at start-up
-// compares the bulk path with rand.ChaCha8 and uses the generator itself
-// if the two ever differ.
+// period), and owns the generator from then on: a chain keeps a State (48
+// bytes), and a sweep borrows a Stream (1 KB, on its stack) to hand out
+// its numbers. Fill instead computes a run of a generator's numbers and
+// sets the generator past them, for callers that go on using the
+// generator itself. A self-check at start-up compares the bulk path with
+// rand.ChaCha8 (and the setting of a generator's position) and uses the
+// generator itself if they ever differ.
 package chacha8
