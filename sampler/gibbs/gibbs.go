@@ -451,7 +451,8 @@ func Draw(lp []float64, u float64) int {
 // the same uniform.
 type fixedConditionals struct {
 	// Variable i draws st[off[i]+c], c the number of thresholds
-	// thr[off[i]+1 : off[i+1]] at or below m (thr[off[i]] is unused).
+	// thr[off[i]+1 : off[i+1]] at or below m (thr[off[i]] is unused);
+	// nil in the padded layout (off then serves only for d).
 	off []int
 	thr []uint64
 	st  []int
@@ -545,8 +546,22 @@ func newFixedConditionals(m exact.Product, z []int) *fixedConditionals {
 				}
 			}
 		}
+		f.thr, f.st = nil, nil // the padded layout holds them now
 	}
 	return f
+}
+
+// thresholds returns variable i's thresholds, the first (0) included and
+// the padding left out.
+func (f *fixedConditionals) thresholds(i int) []uint64 {
+	if f.w == 0 {
+		return f.thr[f.off[i]:f.off[i+1]]
+	}
+	t := f.pthr[f.w*i : f.w*(i+1)]
+	for len(t) > 1 && t[len(t)-1] == 1<<uniformBits {
+		t = t[:len(t)-1]
+	}
+	return t
 }
 
 // guessWindow is the half-width of the bracket newFixedConditionals tries

@@ -415,6 +415,10 @@ func TestIndependentVariablesDrawAsDraw(t *testing.T) {
 		{[]kz{{4, 0}, {4, 0}, {3, 0}, {1, 0}, {4, 0}}, 4, true},
 		{[]kz{{2, 0}, {2, 1}, {2, 0}, {1, 0}, {2, 0}}, 2, false},
 		{[]kz{{3, 0}, {3, 1}, {3, 0}, {2, 0}, {3, 0}}, 3, false},
+		// Eight states (the widest padding, vec.CountAtLeastBytes's
+		// seven rows), one variable near-deterministic (zeros −1: its
+		// other states 10⁻¹² each, intervals of about 9000 uniforms).
+		{[]kz{{8, 0}, {8, -1}, {5, 0}, {8, 2}, {7, 0}}, 8, false},
 	} {
 		var vars []categorical.Variable
 		for _, v := range tc.vars {
@@ -422,7 +426,14 @@ func TestIndependentVariablesDrawAsDraw(t *testing.T) {
 			for i := range st {
 				st[i] = float64(i)
 			}
-			vars = append(vars, categorical.Variable{States: st, Probs: simplex(v.k, v.zeros)})
+			p := simplex(v.k, max(v.zeros, 0))
+			if v.zeros < 0 {
+				for i := range p {
+					p[i] = 1e-12
+				}
+				p[0] = 1 - float64(v.k-1)*1e-12
+			}
+			vars = append(vars, categorical.Variable{States: st, Probs: p})
 		}
 		c, err := categorical.New(vars)
 		if err != nil {
@@ -440,10 +451,12 @@ func TestIndependentVariablesDrawAsDraw(t *testing.T) {
 		for i := range c.Dim() {
 			lp := c.LogConditional(nil, nil, i)
 			ms := []uint64{0, one - 1}
-			for _, th := range f.thr[f.off[i]+1 : f.off[i+1]] {
-				if th < one { // not padding
-					ms = append(ms, th-1, th, min(th+1, one-1))
-				}
+			ths := f.thresholds(i)
+			if len(ths) > len(lp) {
+				t.Fatalf("%v: variable %d: %d intervals for %d states", tc.vars, i, len(ths), len(lp))
+			}
+			for _, th := range ths[1:] {
+				ms = append(ms, th-1, th, min(th+1, one-1))
 			}
 			var part float64
 			for k := range lp {
