@@ -267,13 +267,12 @@ func (s *SoftBins) batched(i, k int) bool {
 // relaxation's gradient through the memberships' derivatives.
 func (s *RelaxedSurrogate) chain(f float64, score, x, grad, dmem []float64) float64 {
 	b := s.t.base
-	if _, ok := b.(Normal); ok {
-		// The paper's base, with Normal's LogProb and Score written out
-		// (the same operations: TestChainNormalMatchesBase) instead of
-		// two interface calls per coordinate.
+	if nb, ok := b.(Normal); ok {
+		// The paper's base, its methods called on the concrete type
+		// (inlined) instead of through the interface, twice a coordinate.
 		for i, v := range x {
-			f += -0.5*v*v - logSqrt2Pi
-			g := -v
+			f += nb.LogProb(v)
+			g := nb.Score(v)
 			for k := s.off[i]; k < s.off[i+1]; k++ {
 				if dmem[k] != 0 {
 					g += grad[k] * dmem[k]

@@ -442,8 +442,8 @@ func TestRelaxedBatchMatchesPointwise(t *testing.T) {
 // surrogate's chain takes its generic path (the base's methods).
 type normalAgain struct{ Normal }
 
-// The relaxed surrogate's chain with Normal's LogProb and Score written
-// out gives the bits of its generic path, on every relaxed model.
+// The relaxed surrogate's chain on the concrete Normal gives the bits of
+// its generic path, through the Base interface, on every relaxed model.
 func TestChainNormalMatchesBase(t *testing.T) {
 	r := rng.Key{Seed: 4, Stream: 0}.Rand()
 	for name, m := range relaxedModels(t) {
@@ -470,11 +470,11 @@ func TestChainNormalMatchesBase(t *testing.T) {
 			fs[j] = s.LogProbScore(scores[j], x)
 		}
 		if math.Float64bits(fs[0]) != math.Float64bits(fs[1]) {
-			t.Fatalf("%s: log ρ %v written out, %v through the base", name, fs[0], fs[1])
+			t.Fatalf("%s: log ρ %v on Normal, %v through the interface", name, fs[0], fs[1])
 		}
 		for i := range x {
 			if math.Float64bits(scores[0][i]) != math.Float64bits(scores[1][i]) {
-				t.Fatalf("%s: score %d %v written out, %v through the base", name, i, scores[0][i], scores[1][i])
+				t.Fatalf("%s: score %d %v on Normal, %v through the interface", name, i, scores[0][i], scores[1][i])
 			}
 		}
 	}
