@@ -67,7 +67,7 @@ type Direction[T Float] struct {
 	dk    *directKernel // float32 particles: pairwise work without n×d buffers
 	xf    []float64     // float64 copy of the particles (unused)
 	act   []int         // particles with positive weight
-	sxt   []float64     // (2d)×|act|: scores then positions, transposed
+	sx    []float64     // |act|×2d: scores then positions of the active particles
 	a     []float64     // n×|act| kernel times weights
 	rsum  []float64     // row sums of a
 	prod  []float64     // n×2d: a·[scores positions] of the active particles
@@ -107,7 +107,7 @@ func New[T Float](n, d int, kind Kernel) *Direction[T] {
 		c.rsum = make([]float64, n)
 	default:
 		c.rbf = kernel.NewRBF(n, d)
-		c.sxt = make([]float64, 2*d*n)
+		c.sx = make([]float64, n*2*d)
 		c.a = make([]float64, n*n)
 		c.rsum = make([]float64, n)
 		c.prod = make([]float64, n*2*d)
@@ -184,16 +184,11 @@ func (c *Direction[T]) compute(dst, x, s []T, w []float64, bw kernel.Bandwidth) 
 	if err != nil {
 		return 0
 	}
-	// Scores and positions of the active particles, transposed.
-	for a, j := range c.act {
-		for q := range d {
-			c.sxt[q*na+a] = float64(s[j*d+q])
-			c.sxt[(d+q)*na+a] = xf[j*d+q]
-		}
-	}
-	c.aT.w = w
-	parallel.For(n, parallel.GrainWork(n, 2*float64(na)), &c.aT)
-	c.mul = gemm.ABt{C: c.prod, A: c.a, B: c.sxt, M: n, N: 2 * d, K: na, Ldc: 2 * d, Lda: na, Ldb: na, Ctx: c.ctx}
+	c.aT.w, c.aT.s, c.aT.x = w, s, xf
+	parallel.For(n, parallel.GrainWork(n, 2*float64(na+d)), &c.aT)
+	c.aT.s, c.aT.x = nil, nil
+	// prod = a · sx, sx held row by row (K×N): no transposition.
+	c.mul = gemm.ABt{C: c.prod, A: c.a, B: c.sx, M: n, N: 2 * d, K: na, Ldc: 2 * d, Lda: na, Ldb: 2 * d, BKxN: true, Ctx: c.ctx}
 	c.mul.Mul()
 	c.mul.Ctx = nil
 	if c.ctx.Err() != nil {
@@ -234,15 +229,30 @@ func (c *Direction[T]) positions(x []T) []float64 {
 }
 
 // aTask fills row i of a with k(x_i, x_j) w_j over the active particles j,
-// and its sum.
+// and its sum, and row i of sx with the scores and position of the i-th
+// active particle (i < |act|).
 type aTask[T Float] struct {
 	c *Direction[T]
 	w []float64
+	s []T
+	x []float64
 }
 
 func (t *aTask[T]) Do(lo, hi int) {
 	c := t.c
-	n, na := c.n, len(c.act)
+	n, na, d := c.n, len(c.act), c.d
+	for a := lo; a < min(hi, na); a++ {
+		j := c.act[a]
+		row := c.sx[a*2*d : (a+1)*2*d]
+		if s, ok := any(t.s).([]float64); ok {
+			copy(row[:d], s[j*d:(j+1)*d])
+		} else {
+			for q, v := range t.s[j*d : (j+1)*d] {
+				row[q] = float64(v)
+			}
+		}
+		copy(row[d:], t.x[j*d:(j+1)*d])
+	}
 	for i := lo; i < hi; i++ {
 		ai := c.a[i*na : (i+1)*na]
 		ki := c.rbf.K[i*n : (i+1)*n]

@@ -19,6 +19,13 @@ type ABt struct {
 	// Lower restricts the product to the entries C[i][j] with j < i, for
 	// symmetric products such as X·Xᵀ (M must equal N).
 	Lower bool
+	// BKxN says that B is stored as its transpose, K rows of N with
+	// leading dimension Ldb (entry (j, k) of the B above at B[k·Ldb+j]),
+	// so that C = A times the K×N matrix B as stored: products with an
+	// operand held row by row need not transpose it (the assembly path
+	// packs it with contiguous copies). The bits are those of the product
+	// with B transposed. Not with Lower or Packed.
+	BKxN bool
 	// Ctx, when not nil, stops the product early once it is canceled:
 	// every parallel chunk (at most a few million multiply-adds) looks at
 	// it first, and C is then left partly computed, for the caller, which
@@ -71,7 +78,7 @@ func (p *ABt) Mul() {
 // check panics, as a programming mistake, when a slice is too short for the
 // shape: the assembly kernel does not check bounds itself.
 func (p *ABt) check() {
-	if p.K < 0 || p.Lower && p.M != p.N {
+	if p.K < 0 || p.Lower && p.M != p.N || p.Lower && p.BKxN {
 		panic("gemm: bad shape")
 	}
 	switch {
@@ -82,7 +89,11 @@ func (p *ABt) check() {
 	}
 	if p.K > 0 {
 		_ = p.A[(p.M-1)*p.Lda+p.K-1]
-		_ = p.B[(p.N-1)*p.Ldb+p.K-1]
+		if p.BKxN {
+			_ = p.B[(p.K-1)*p.Ldb+p.N-1]
+		} else {
+			_ = p.B[(p.N-1)*p.Ldb+p.K-1]
+		}
 	}
 }
 
@@ -99,7 +110,11 @@ func (p *ABt) Do(lo, hi int) {
 		j := 0
 		if i1-i0 == 4 {
 			for ; j+2 <= full; j += 2 {
-				p.kernel4x2(i0, j)
+				if p.BKxN {
+					p.kernel4x2KxN(i0, j)
+				} else {
+					p.kernel4x2(i0, j)
+				}
 			}
 		}
 		for i := i0; i < i1; i++ {
@@ -117,6 +132,14 @@ func (p *ABt) Do(lo, hi int) {
 // one computes the single entry C[i][j].
 func (p *ABt) one(i, j int) {
 	a := p.A[i*p.Lda : i*p.Lda+p.K]
+	if p.BKxN {
+		var s float64
+		for k, v := range a {
+			s = math.FMA(v, p.B[k*p.Ldb+j], s)
+		}
+		p.C[i*p.Ldc+j] = s
+		return
+	}
 	b := p.B[j*p.Ldb : j*p.Ldb+p.K]
 	b = b[:len(a)]
 	var s float64
@@ -143,6 +166,37 @@ func (p *ABt) kernel4x2(i, j int) {
 	for k, x0 := range a0 {
 		x1, x2, x3 := a1[k], a2[k], a3[k]
 		y0, y1 := b0[k], b1[k]
+		c00 = math.FMA(x0, y0, c00)
+		c01 = math.FMA(x0, y1, c01)
+		c10 = math.FMA(x1, y0, c10)
+		c11 = math.FMA(x1, y1, c11)
+		c20 = math.FMA(x2, y0, c20)
+		c21 = math.FMA(x2, y1, c21)
+		c30 = math.FMA(x3, y0, c30)
+		c31 = math.FMA(x3, y1, c31)
+	}
+	c := p.C
+	r0, r1, r2, r3 := i*p.Ldc+j, (i+1)*p.Ldc+j, (i+2)*p.Ldc+j, (i+3)*p.Ldc+j
+	c[r0], c[r0+1] = c00, c01
+	c[r1], c[r1+1] = c10, c11
+	c[r2], c[r2+1] = c20, c21
+	c[r3], c[r3+1] = c30, c31
+}
+
+// kernel4x2KxN is kernel4x2 for a B stored K×N (BKxN): the two entries of
+// B of each step are adjacent.
+func (p *ABt) kernel4x2KxN(i, j int) {
+	K := p.K
+	a0 := p.A[i*p.Lda : i*p.Lda+K]
+	a1 := p.A[(i+1)*p.Lda : (i+1)*p.Lda+K]
+	a2 := p.A[(i+2)*p.Lda : (i+2)*p.Lda+K]
+	a3 := p.A[(i+3)*p.Lda : (i+3)*p.Lda+K]
+	a1, a2, a3 = a1[:len(a0)], a2[:len(a0)], a3[:len(a0)]
+	var c00, c01, c10, c11, c20, c21, c30, c31 float64
+	for k, x0 := range a0 {
+		x1, x2, x3 := a1[k], a2[k], a3[k]
+		y := p.B[k*p.Ldb+j : k*p.Ldb+j+2]
+		y0, y1 := y[0], y[1]
 		c00 = math.FMA(x0, y0, c00)
 		c01 = math.FMA(x0, y1, c01)
 		c10 = math.FMA(x1, y0, c10)
@@ -269,7 +323,7 @@ func PackB(b []float64, n, k, ldb int) *PackedB {
 
 // check panics, as a programming mistake, when pb is not p's B.
 func (pb *PackedB) check(p *ABt) {
-	if pb.n != p.N || pb.k != p.K || pb.ldb != p.Ldb || len(pb.b) == 0 || len(p.B) == 0 || &pb.b[0] != &p.B[0] {
+	if p.BKxN || pb.n != p.N || pb.k != p.K || pb.ldb != p.Ldb || len(pb.b) == 0 || len(p.B) == 0 || &pb.b[0] != &p.B[0] {
 		panic("gemm: Packed does not hold this product's B")
 	}
 }

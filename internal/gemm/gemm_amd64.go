@@ -176,6 +176,10 @@ func (j *job) packB(lo, hi int) {
 	p := &j.prod
 	kb, nr := j.kb, j.nr
 	end := j.jc + j.nb
+	if p.BKxN {
+		j.packBKxN(lo, hi)
+		return
+	}
 	for q := lo; q < hi; q++ {
 		dst := j.bp[q*nr*kb : (q+1)*nr*kb]
 		for c := 0; c < nr; c += 4 {
@@ -201,6 +205,32 @@ func (j *job) packB(lo, hi int) {
 						dst[k*nr+cc] = 0
 					}
 				}
+			}
+		}
+	}
+}
+
+// packBKxN is packB for a B stored K×N (BKxN): each step of k of a panel
+// is a contiguous run of B's row.
+func (j *job) packBKxN(lo, hi int) {
+	p := &j.prod
+	kb, nr := j.kb, j.nr
+	end := j.jc + j.nb
+	for q := lo; q < hi; q++ {
+		dst := j.bp[q*nr*kb : (q+1)*nr*kb]
+		col := j.jc + q*nr
+		w := min(nr, end-col)
+		for k := range kb {
+			row := p.B[(j.pc+k)*p.Ldb+col:]
+			d := dst[k*nr : k*nr+nr]
+			switch {
+			case w == nrMax && nr == nrMax: // whole panels: moves, not memmove calls
+				*(*[nrMax]float64)(d) = [nrMax]float64(row)
+			case w == nrAVX && nr == nrAVX:
+				*(*[nrAVX]float64)(d) = [nrAVX]float64(row)
+			default:
+				copy(d, row[:w])
+				clear(d[w:])
 			}
 		}
 	}

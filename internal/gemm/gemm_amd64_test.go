@@ -21,11 +21,12 @@ func TestBlockingKeepsBits(t *testing.T) {
 	for _, blk := range [][4]int{{256, 1008, 16, 4}, {5, 12, 1, 1}, {64, 48, 3, 2}, {1, 24, 2, 7}, {100, 2040, 64, 100}, {3, 36, 1, 1}} {
 		kc, kcWide, nc, mcPanels, packGrain = blk[0], blk[0], blk[1], blk[2], blk[3]
 		for _, sz := range [][3]int{{37, 29, 131}, {130, 130, 67}, {9, 101, 300}} {
-			for _, lower := range []bool{false, true} {
+			for _, lay := range layouts {
+				lower, bkn := lay[0], lay[1]
 				if lower && sz[0] != sz[1] {
 					continue
 				}
-				oc := newOddCase(r, sz[0], sz[1], sz[2], lower)
+				oc := newOddCase(r, sz[0], sz[1], sz[2], lower, bkn)
 				want := naive(oc.a, oc.b, oc.m, oc.n, oc.k)
 				for _, wide := range asmKernels() {
 					var got []float64

@@ -131,21 +131,31 @@ const sentinel = -7.25
 type oddCase struct {
 	m, n, k    int
 	lower      bool
+	bkn        bool      // B stored K×N (BKxN), ldb ≥ n
 	a, b       []float64 // the operands, row-major with leading dimension k
 	lda, ldb   int
 	offA, offB int
 	ldc, offC  int
 }
 
-func newOddCase(r *rand.Rand, m, n, k int, lower bool) *oddCase {
-	oc := &oddCase{m: m, n: n, k: k, lower: lower, a: normals(r, m*k), b: normals(r, n*k)}
+// newOddCase makes a case with B stored n×k (or, with bkn, k×n: not with
+// lower).
+func newOddCase(r *rand.Rand, m, n, k int, lower, bkn bool) *oddCase {
+	oc := &oddCase{m: m, n: n, k: k, lower: lower, bkn: bkn, a: normals(r, m*k), b: normals(r, n*k)}
 	if lower {
 		oc.b = oc.a
 	}
 	oc.lda, oc.ldb, oc.ldc = k+3, k+1, n+5
+	if bkn {
+		oc.ldb = n + 2
+	}
 	oc.offA, oc.offB, oc.offC = 7, 1, 3
 	return oc
 }
+
+// layouts are the ways an oddCase stores B: n×k (lower or not), and k×n
+// (BKxN, not with lower): {lower, bkn}.
+var layouts = [][2]bool{{false, false}, {true, false}, {false, true}}
 
 // run computes the product with the current settings and returns C (m×n,
 // leading dimension n), checking that nothing outside the written entries
@@ -164,14 +174,27 @@ func (oc *oddCase) run(t *testing.T) []float64 {
 	for i := range m {
 		copy(ab[oc.offA+i*oc.lda:], oc.a[i*k:(i+1)*k])
 	}
-	for j := range n {
-		copy(bb[oc.offB+j*oc.ldb:], oc.b[j*k:(j+1)*k])
+	if oc.bkn {
+		// K rows of N: entry (j, p) of b at p·ldb + j.
+		bb = make([]float64, oc.offB+k*oc.ldb+2)
+		for i := range bb {
+			bb[i] = math.NaN()
+		}
+		for j := range n {
+			for p := range k {
+				bb[oc.offB+p*oc.ldb+j] = oc.b[j*k+p]
+			}
+		}
+	} else {
+		for j := range n {
+			copy(bb[oc.offB+j*oc.ldb:], oc.b[j*k:(j+1)*k])
+		}
 	}
 	cb := make([]float64, oc.offC+m*oc.ldc+4)
 	for i := range cb {
 		cb[i] = sentinel
 	}
-	p := &ABt{C: cb[oc.offC:], A: ab[oc.offA:], B: bb[oc.offB:], M: m, N: n, K: k, Ldc: oc.ldc, Lda: oc.lda, Ldb: oc.ldb, Lower: oc.lower}
+	p := &ABt{C: cb[oc.offC:], A: ab[oc.offA:], B: bb[oc.offB:], M: m, N: n, K: k, Ldc: oc.ldc, Lda: oc.lda, Ldb: oc.ldb, Lower: oc.lower, BKxN: oc.bkn}
 	if oc.lower {
 		p.B = p.A
 		p.Ldb = p.Lda
@@ -191,7 +214,7 @@ func (oc *oddCase) run(t *testing.T) []float64 {
 }
 
 func (oc *oddCase) String() string {
-	return fmt.Sprintf("m=%d n=%d k=%d lower=%v", oc.m, oc.n, oc.k, oc.lower)
+	return fmt.Sprintf("m=%d n=%d k=%d lower=%v bkn=%v", oc.m, oc.n, oc.k, oc.lower, oc.bkn)
 }
 
 // sameBits reports the first entry (j < i only when lower) whose bits differ.
@@ -226,11 +249,12 @@ func TestAsmMatchesPureGoBits(t *testing.T) {
 	for _, m := range sizes {
 		for _, n := range sizes {
 			for _, k := range sizes {
-				for _, lower := range []bool{false, true} {
+				for _, lay := range layouts {
+					lower, bkn := lay[0], lay[1]
 					if lower && m != n {
 						continue
 					}
-					oc := newOddCase(r, m, n, k, lower)
+					oc := newOddCase(r, m, n, k, lower, bkn)
 					want := naive(oc.a, oc.b, m, n, k)
 					var pure []float64
 					withPureGo(func() { pure = oc.run(t) })
