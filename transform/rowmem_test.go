@@ -66,3 +66,83 @@ func TestRowMembershipsMatchPointwise(t *testing.T) {
 		}
 	}
 }
+
+// TestPairRowsMatchPointwise checks the vector kernels of the leading run
+// of two-state coordinates (pairRows, where the CPU has AVX-512) against
+// Memberships bit for bit, and against rowMemberships with the kernels
+// switched off: runs of 8·9 + 5 two-state coordinates (blocks of 64, a
+// group of eight and a tail left to the scalar loop) with cuts at several
+// places, followed by a three-state and a two-state coordinate outside the
+// run; arguments at every scale from 0 to beyond the exponentials'
+// underflow, on the cuts, and infinite.
+func TestPairRowsMatchPointwise(t *testing.T) {
+	var vars []categorical.Variable
+	pairs := [][]float64{{-1, 1}, {0, 1}, {5, 6}, {-3, 2.5}}
+	for i := range 77 {
+		vars = append(vars, categorical.Variable{States: pairs[i%len(pairs)], Probs: []float64{0.4, 0.6}})
+	}
+	vars = append(vars,
+		categorical.Variable{States: []float64{-1, 0, 1}, Probs: []float64{0.2, 0.3, 0.5}},
+		categorical.Variable{States: []float64{-1, 1}, Probs: []float64{0.5, 0.5}})
+	ca, err := categorical.New(vars)
+	if err != nil {
+		t.Fatal(err)
+	}
+	tr, err := ForModel(nil, ca)
+	if err != nil {
+		t.Fatal(err)
+	}
+	off := model.Offsets(ca)
+	k := off[len(off)-1]
+	r := rng.Key{Seed: 11, Stream: 0}.Rand()
+	scales := []float64{0, 1e-300, 1e-3, 0.3, 1, 3, 30, 300, 1e5}
+	for _, tau := range []float64{0.01, 0.25, 1, 7} {
+		s, err := NewRelaxed(tr, ca, tau)
+		if err != nil {
+			t.Fatal(err)
+		}
+		if len(tr.pairCuts) != 77 {
+			t.Fatalf("the run of two-state coordinates has %d coordinates; want 77", len(tr.pairCuts))
+		}
+		x := make([]float64, ca.Dim())
+		mem, dmem := make([]float64, k), make([]float64, k)
+		sm, sd := make([]float64, k), make([]float64, k)
+		wm, wd := make([]float64, k), make([]float64, k)
+		for trial := range 2000 {
+			sc := scales[trial%len(scales)]
+			for i := range x {
+				x[i] = sc * r.NormFloat64()
+			}
+			switch trial % 13 {
+			case 0:
+				x[trial%len(x)] = tr.cuts[trial%len(x)][0] // on a cut
+			case 1:
+				x[trial%64] = math.Inf(1)
+				x[(trial+1)%64] = math.Inf(-1)
+			}
+			for i := range mem {
+				mem[i], dmem[i] = math.NaN(), math.NaN()
+			}
+			s.memberships(mem, dmem, x)
+			func() {
+				old := usePairs
+				usePairs = false
+				defer func() { usePairs = old }()
+				s.memberships(sm, sd, x)
+			}()
+			for i, v := range x {
+				s.Memberships(wm[off[i]:off[i+1]], wd[off[i]:off[i+1]], i, v)
+			}
+			for j := range wm {
+				for _, c := range [][2][2]float64{{{mem[j], dmem[j]}, {wm[j], wd[j]}}, {{sm[j], sd[j]}, {wm[j], wd[j]}}} {
+					if math.Float64bits(c[0][0]) != math.Float64bits(c[1][0]) || math.Float64bits(c[0][1]) != math.Float64bits(c[1][1]) {
+						t.Fatalf("τ = %v, trial %d: entry %d (coordinate %d) is (%v, %v) in a row, (%v, %v) pointwise (usePairs %v)", tau, trial, j, j/2, c[0][0], c[0][1], c[1][0], c[1][1], usePairs)
+					}
+				}
+			}
+		}
+	}
+	if !usePairs {
+		t.Log("no AVX-512 here: only the scalar path was checked")
+	}
+}

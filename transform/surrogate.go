@@ -188,7 +188,12 @@ func (s *RelaxedSurrogate) memberships(mem, dmem, x []float64) {
 func (s *SoftBins) rowMemberships(mem, dmem, x []float64, off []int) {
 	k := off[len(x)]
 	mem, dmem = mem[:k], dmem[:k]
-	for i, v := range x {
+	from := 0 // coordinates [0, from) done by the vector kernels
+	if usePairs {
+		from = s.pairRows(mem, dmem, x)
+	}
+	for i := from; i < len(x); i++ {
+		v := x[i]
 		cuts, a, b := s.t.cuts[i], off[i], off[i+1]
 		if !s.batched(i, b-a) {
 			clear(dmem[a:b])
@@ -200,8 +205,9 @@ func (s *SoftBins) rowMemberships(mem, dmem, x []float64, off []int) {
 		}
 		dmem[b-1] = 0
 	}
-	vexp.Exp(dmem, dmem)
-	for i, v := range x {
+	vexp.Exp(dmem[off[from]:], dmem[off[from]:])
+	for i := from; i < len(x); i++ {
+		v := x[i]
 		a, b := off[i], off[i+1]
 		if !s.batched(i, b-a) {
 			s.Memberships(mem[a:b], dmem[a:b], i, v)
@@ -257,6 +263,28 @@ func (s *SoftBins) rowMemberships(mem, dmem, x []float64, off []int) {
 	}
 }
 
+// pairRows writes the memberships of the leading run of two-state
+// coordinates (Transform's pairCuts), in groups of eight (the AVX-512 kernels, in blocks of 64
+// coordinates on the stack), as rowMemberships' two-state branch does, and
+// returns the number of coordinates done. The offsets of these
+// coordinates are 0, 2, 4, ….
+func (s *SoftBins) pairRows(mem, dmem, x []float64) int {
+	cut := s.t.pairCuts
+	n := len(cut) &^ 7
+	if n == 0 {
+		return 0
+	}
+	_, _, _ = x[n-1], mem[2*n-1], dmem[2*n-1]
+	var z, e [64]float64
+	for i := 0; i < n; i += len(z) {
+		b := min(len(z), n-i)
+		pairStepsAVX512(&z[0], &e[0], &x[i], &cut[i], s.tau, b/8)
+		vexp.Exp(e[:b], e[:b])
+		pairMembershipsAVX512(&mem[2*i], &dmem[2*i], &z[0], &e[0], s.tau, MinMembership, b/8)
+	}
+	return n
+}
+
 // batched reports whether rowMemberships handles coordinate i, with k
 // states, in place: bins in state order, at least two, one per state.
 func (s *SoftBins) batched(i, k int) bool {
@@ -269,8 +297,23 @@ func (s *RelaxedSurrogate) chain(f float64, score, x, grad, dmem []float64) floa
 	b := s.t.base
 	if nb, ok := b.(Normal); ok {
 		// The paper's base, its methods called on the concrete type
-		// (inlined) instead of through the interface, twice a coordinate.
-		for i, v := range x {
+		// (inlined) instead of through the interface, twice a coordinate;
+		// the leading two-state run (offsets 0, 2, 4, …) unrolled.
+		np := min(len(s.t.pairCuts), len(x))
+		pg, pd := grad[:2*np], dmem[:2*np]
+		for i, v := range x[:np] {
+			f += nb.LogProb(v)
+			g := nb.Score(v)
+			if dm := pd[2*i]; dm != 0 {
+				g += pg[2*i] * dm
+			}
+			if dm := pd[2*i+1]; dm != 0 {
+				g += pg[2*i+1] * dm
+			}
+			score[i] = g
+		}
+		for i := np; i < len(x); i++ {
+			v := x[i]
 			f += nb.LogProb(v)
 			g := nb.Score(v)
 			for k := s.off[i]; k < s.off[i+1]; k++ {

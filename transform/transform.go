@@ -25,6 +25,10 @@ type Transform struct {
 	binState [][]int
 	stateBin [][]int
 	sym      bool // the base is symmetric about 0
+	// pairCuts holds the cut of each coordinate of the leading run of
+	// coordinates with two states, both with a bin (binary models: every
+	// coordinate), for Gamma's and the soft memberships' fast paths.
+	pairCuts []float64
 }
 
 // Symmetric marks a base as symmetric about zero, so that cut points above
@@ -86,6 +90,12 @@ func NewWithSupport(base Base, numStates []int, possible func(i, s int) bool) (*
 			memo[nb] = c
 		}
 		t.cuts[i] = c
+	}
+	for i := range d {
+		if t.k[i] != 2 || t.binState[i] != nil || len(t.cuts[i]) != 1 {
+			break
+		}
+		t.pairCuts = append(t.pairCuts, t.cuts[i][0])
 	}
 	return t, nil
 }
@@ -222,8 +232,17 @@ func (t *Transform) Gamma(dst []int, x []float64) []int {
 	if dst == nil {
 		dst = make([]int, len(x))
 	}
-	for i, v := range x {
-		dst[i] = t.State(i, v)
+	pc := t.pairCuts[:min(len(t.pairCuts), len(x))]
+	dst = dst[:len(x)]
+	for i, c := range pc {
+		b := 0 // bin 0 below the cut, else bin 1 (NaN in bin 0, as in bin)
+		if x[i] >= c {
+			b = 1
+		}
+		dst[i] = b
+	}
+	for i := len(pc); i < len(x); i++ {
+		dst[i] = t.State(i, x[i])
 	}
 	return dst
 }
@@ -231,6 +250,13 @@ func (t *Transform) Gamma(dst []int, x []float64) []int {
 // LogBase returns log p0(x) = Σ_i log p0(x_i).
 func (t *Transform) LogBase(x []float64) float64 {
 	var s float64
+	if nb, ok := t.base.(Normal); ok {
+		// The paper's base: its method on the concrete type (inlined).
+		for _, v := range x {
+			s += nb.LogProb(v)
+		}
+		return s
+	}
 	for _, v := range x {
 		s += t.base.LogProb(v)
 	}

@@ -62,6 +62,31 @@ func TestGammaMatchesBins(t *testing.T) {
 	if z := tr.Gamma(nil, []float64{-0.1, 0}); z[0] != 0 || z[1] != 1 {
 		t.Errorf("Γ(-0.1, 0) = %v; want [0 1] (−1, +1)", z)
 	}
+	// Gamma's two-state run (pairCuts) against State, coordinate by
+	// coordinate: a run of three, a three-state coordinate and a two-state
+	// one after it, a two-state coordinate with a state without a bin, on
+	// either side of each cut, on it, at ±0, ±Inf and NaN.
+	mix, err := NewMixture([]float64{0.3, 0.7}, []float64{-1, 2}, []float64{0.5, 0.5})
+	if err != nil {
+		t.Fatal(err)
+	}
+	mixed, err := NewWithSupport(mix, []int{2, 2, 2, 3, 2, 2}, func(i, s int) bool { return i != 5 || s == 1 })
+	if err != nil {
+		t.Fatal(err)
+	}
+	if len(mixed.pairCuts) != 3 {
+		t.Fatalf("the two-state run has %d coordinates; want 3", len(mixed.pairCuts))
+	}
+	c := mixed.pairCuts[0]
+	for _, v := range []float64{c, math.Nextafter(c, math.Inf(-1)), math.Nextafter(c, math.Inf(1)), 0, math.Copysign(0, -1), -3, 4, math.Inf(1), math.Inf(-1), math.NaN()} {
+		x := []float64{v, v, v, v, v, v}
+		z := mixed.Gamma(nil, x)
+		for i := range x {
+			if want := mixed.State(i, v); z[i] != want {
+				t.Errorf("Γ(x)_%d = %d at x = %v; State gives %d", i, z[i], v, want)
+			}
+		}
+	}
 }
 
 // x | z is the base truncated to z's bin: its probability transform Φ(x) is
@@ -446,12 +471,26 @@ type normalAgain struct{ Normal }
 // its generic path, through the Base interface, on every relaxed model.
 func TestChainNormalMatchesBase(t *testing.T) {
 	r := rng.Key{Seed: 4, Stream: 0}.Rand()
-	for name, m := range relaxedModels(t) {
+	models := relaxedModels(t)
+	// A run of two-state coordinates (the chain's unrolled part) followed
+	// by a three-state and a two-state one (its general loop).
+	mixed, err := categorical.New([]categorical.Variable{
+		{States: []float64{-1, 1}, Probs: []float64{0.3, 0.7}},
+		{States: []float64{0, 1}, Probs: []float64{0.6, 0.4}},
+		{States: []float64{-1, 1}, Probs: []float64{0.5, 0.5}},
+		{States: []float64{0, 1, 2}, Probs: []float64{0.2, 0.3, 0.5}},
+		{States: []float64{-1, 1}, Probs: []float64{0.9, 0.1}},
+	})
+	if err != nil {
+		t.Fatal(err)
+	}
+	models["mixed"] = mixed
+	for name, m := range models {
 		states := make([]int, m.Dim())
 		for i := range states {
 			states[i] = len(m.States(i))
 		}
-		var fs [2]float64
+		var fs, lb [2]float64
 		var scores [2][]float64
 		x := make([]float64, m.Dim())
 		for i := range x {
@@ -468,6 +507,10 @@ func TestChainNormalMatchesBase(t *testing.T) {
 			}
 			scores[j] = make([]float64, len(x))
 			fs[j] = s.LogProbScore(scores[j], x)
+			lb[j] = tr.LogBase(x)
+		}
+		if math.Float64bits(lb[0]) != math.Float64bits(lb[1]) {
+			t.Fatalf("%s: log p0 %v on Normal, %v through the interface", name, lb[0], lb[1])
 		}
 		if math.Float64bits(fs[0]) != math.Float64bits(fs[1]) {
 			t.Fatalf("%s: log ρ %v on Normal, %v through the interface", name, fs[0], fs[1])
