@@ -16,21 +16,20 @@ type ctxCalls struct {
 	cuDevicePrimaryCtxRetain  func(ctx *uintptr, dev int32) int32
 	cuDevicePrimaryCtxRelease func(dev int32) int32
 	cuCtxSetCurrent           func(ctx uintptr) int32
-	cuCtxSynchronize          func() int32
 	cuMemGetInfo              func(free, total *uint64) int32
 	cuMemAlloc                func(dptr *uint64, bytes uint64) int32
 	cuMemFree                 func(dptr uint64) int32
-	cuMemcpyHtoD              func(dst uint64, src unsafe.Pointer, bytes uint64) int32
-	cuMemcpyDtoH              func(dst unsafe.Pointer, src uint64, bytes uint64) int32
 	cuModuleLoadData          func(mod *uintptr, image unsafe.Pointer) int32
 	cuModuleGetFunction       func(fn *uintptr, mod uintptr, name *byte) int32
 	cuModuleUnload            func(mod uintptr) int32
-	cuMemsetD32               func(dst uint64, v uint32, n uint64) int32
 	// launchSym is cuLaunchKernel's address, called through
 	// purego.SyscallN by Queue (f, grid, block, shared memory, stream,
 	// params, extra): a function bound by RegisterFunc goes through
-	// reflection and allocates at every call.
-	launchSym uintptr
+	// reflection and allocates at every call. The calls of every
+	// iteration (copies, fills, synchronisation) go the same way, as
+	// rawCalls.
+	launchSym                            uintptr
+	syncSym, htodSym, dtohSym, memsetSym uintptr
 }
 
 func (d *Driver) bindContext() error {
@@ -39,24 +38,95 @@ func (d *Driver) bindContext() error {
 		{"cuDevicePrimaryCtxRetain", &c.cuDevicePrimaryCtxRetain},
 		{"cuDevicePrimaryCtxRelease_v2", &c.cuDevicePrimaryCtxRelease},
 		{"cuCtxSetCurrent", &c.cuCtxSetCurrent},
-		{"cuCtxSynchronize", &c.cuCtxSynchronize},
 		{"cuMemGetInfo_v2", &c.cuMemGetInfo},
 		{"cuMemAlloc_v2", &c.cuMemAlloc},
 		{"cuMemFree_v2", &c.cuMemFree},
-		{"cuMemcpyHtoD_v2", &c.cuMemcpyHtoD},
-		{"cuMemcpyDtoH_v2", &c.cuMemcpyDtoH},
 		{"cuModuleLoadData", &c.cuModuleLoadData},
 		{"cuModuleGetFunction", &c.cuModuleGetFunction},
 		{"cuModuleUnload", &c.cuModuleUnload},
-		{"cuMemsetD32_v2", &c.cuMemsetD32},
 	})
 	if err != nil {
 		return err
 	}
-	if c.launchSym, err = purego.Dlsym(d.handle, "cuLaunchKernel"); err != nil || c.launchSym == 0 {
-		return &Unavailable{Reason: fmt.Sprintf("%s has no function cuLaunchKernel: not an NVIDIA driver library, or one too old", d.Path)}
+	return bindAddrs(d.handle, d.Path, "an NVIDIA driver library", []addr{
+		{"cuLaunchKernel", &c.launchSym},
+		{"cuCtxSynchronize", &c.syncSym},
+		{"cuMemcpyHtoD_v2", &c.htodSym},
+		{"cuMemcpyDtoH_v2", &c.dtohSym},
+		{"cuMemsetD32_v2", &c.memsetSym},
+	})
+}
+
+// addr is a function of a library whose address is kept, for rawCall.
+type addr struct {
+	name string
+	sym  *uintptr
+}
+
+// bindAddrs looks up every function's address in the library at handle
+// (opened as path).
+func bindAddrs(handle uintptr, path, what string, addrs []addr) error {
+	for _, a := range addrs {
+		sym, err := purego.Dlsym(handle, a.name)
+		if err != nil || sym == 0 {
+			return &Unavailable{Reason: fmt.Sprintf("%s has no function %s: not %s, or one too old", path, a.name, what)}
+		}
+		*a.sym = sym
 	}
 	return nil
+}
+
+// rawCall is one call of a driver or library function by its address
+// (purego.SyscallN, integer and pointer arguments only), handed to the
+// context's thread: its arguments, the scalars a cuBLAS product points
+// to, the host memory it reads or writes, its status and a reply channel.
+// run is bound once, when the pool makes the call, so that a call
+// allocates nothing once warm (a function bound by RegisterFunc goes
+// through reflection at every call).
+type rawCall struct {
+	sym         uintptr
+	args        [14]uintptr
+	n           int
+	alpha, beta uint64
+	// host is the host memory the call copies from or to, whose address
+	// is also among args as an integer: held here so that it stays
+	// reachable (and, being stored in a heap object, on the heap, which
+	// does not move) until the reply.
+	host  unsafe.Pointer
+	res   int32
+	reply chan struct{}
+	run   func()
+}
+
+var rawCalls = sync.Pool{New: func() any {
+	r := &rawCall{reply: make(chan struct{}, 1)}
+	r.run = r.exec
+	return r
+}}
+
+// exec runs on the context's thread.
+func (r *rawCall) exec() {
+	res, _, _ := purego.SyscallN(r.sym, r.args[:r.n]...)
+	r.res = int32(res)
+	r.reply <- struct{}{}
+}
+
+// getRaw returns a pooled call of sym with args (at most 14).
+func getRaw(sym uintptr, args ...uintptr) *rawCall {
+	r := rawCalls.Get().(*rawCall)
+	r.sym, r.n = sym, copy(r.args[:], args)
+	return r
+}
+
+// raw runs r on the context's thread, returns it to the pool and returns
+// its status.
+func (c *Context) raw(r *rawCall) int32 {
+	c.work <- r.run
+	<-r.reply
+	res := r.res
+	r.host = nil
+	rawCalls.Put(r)
+	return res
 }
 
 // Context runs work on one device. The driver binds a context to the OS
@@ -198,9 +268,10 @@ func Upload[T Value](c *Context, dst Ptr, src []T) error {
 		return nil
 	}
 	bytes := uint64(len(src)) * uint64(unsafe.Sizeof(src[0]))
-	return c.do(func() error {
-		return c.check("cuMemcpyHtoD", c.d.ctx.cuMemcpyHtoD(uint64(dst), unsafe.Pointer(&src[0]), bytes))
-	})
+	host := unsafe.Pointer(&src[0])
+	r := getRaw(c.d.ctx.htodSym, uintptr(dst), uintptr(host), uintptr(bytes))
+	r.host = host
+	return c.check("cuMemcpyHtoD", c.raw(r))
 }
 
 // Download copies len(dst) values from device memory at src into dst,
@@ -210,9 +281,10 @@ func Download[T Value](c *Context, dst []T, src Ptr) error {
 		return nil
 	}
 	bytes := uint64(len(dst)) * uint64(unsafe.Sizeof(dst[0]))
-	return c.do(func() error {
-		return c.check("cuMemcpyDtoH", c.d.ctx.cuMemcpyDtoH(unsafe.Pointer(&dst[0]), uint64(src), bytes))
-	})
+	host := unsafe.Pointer(&dst[0])
+	r := getRaw(c.d.ctx.dtohSym, uintptr(host), uintptr(src), uintptr(bytes))
+	r.host = host
+	return c.check("cuMemcpyDtoH", c.raw(r))
 }
 
 // Fill32 sets n 32-bit words at dst to v.
@@ -220,13 +292,13 @@ func (c *Context) Fill32(dst Ptr, v uint32, n int) error {
 	if n == 0 {
 		return nil
 	}
-	return c.do(func() error { return c.check("cuMemsetD32", c.d.ctx.cuMemsetD32(uint64(dst), v, uint64(n))) })
+	return c.check("cuMemsetD32", c.raw(getRaw(c.d.ctx.memsetSym, uintptr(dst), uintptr(v), uintptr(n))))
 }
 
 // Sync waits for the work queued on the context and returns the error of
 // any that failed.
 func (c *Context) Sync() error {
-	return c.do(func() error { return c.check("cuCtxSynchronize", c.d.ctx.cuCtxSynchronize()) })
+	return c.check("cuCtxSynchronize", c.raw(getRaw(c.d.ctx.syncSym)))
 }
 
 // Module is PTX loaded into a context.

@@ -2,7 +2,9 @@ package cuda
 
 import (
 	"fmt"
+	"math"
 	"os"
+	"unsafe"
 )
 
 // CUBLASEnv names the environment variable that gives cuBLAS's path (or
@@ -23,9 +25,13 @@ type CUBLAS struct {
 	cublasDestroy         func(handle uintptr) int32
 	cublasGetVersion      func(handle uintptr, v *int32) int32
 	cublasSetMathMode     func(handle uintptr, mode int32) int32
-	cublasDgemm           func(handle uintptr, ta, tb, m, n, k int32, alpha *float64, a uint64, lda int32, b uint64, ldb int32, beta *float64, c uint64, ldc int32) int32
-	cublasSgemm           func(handle uintptr, ta, tb, m, n, k int32, alpha *float32, a uint64, lda int32, b uint64, ldb int32, beta *float32, c uint64, ldc int32) int32
 	cublasGetStatusString func(res int32) *byte
+	// dgemm and sgemm are cublasDgemm_v2's and cublasSgemm_v2's
+	// addresses, called through purego.SyscallN (14 integer arguments) by
+	// a rawCall: a function bound by RegisterFunc goes through reflection
+	// and allocates at every call, and a sampler's iteration makes several
+	// products.
+	dgemm, sgemm uintptr
 }
 
 // LoadCUBLAS opens cuBLAS (CUBLASEnv's, else by soname), once per library.
@@ -47,10 +53,11 @@ func openCUBLAS(path string) (*CUBLAS, error) {
 		{"cublasDestroy_v2", &b.cublasDestroy},
 		{"cublasGetVersion_v2", &b.cublasGetVersion},
 		{"cublasSetMathMode", &b.cublasSetMathMode},
-		{"cublasDgemm_v2", &b.cublasDgemm},
-		{"cublasSgemm_v2", &b.cublasSgemm},
 		{"cublasGetStatusString", &b.cublasGetStatusString},
 	}); err != nil {
+		return nil, err
+	}
+	if err := bindAddrs(handle, path, "cuBLAS", []addr{{"cublasDgemm_v2", &b.dgemm}, {"cublasSgemm_v2", &b.sgemm}}); err != nil {
 		return nil, err
 	}
 	return b, nil
@@ -169,35 +176,44 @@ func (g Gemm) check() error {
 	return nil
 }
 
-// Float64 queues g on float64 matrices.
+// Float64 queues g on float64 matrices. It allocates nothing once warm.
 func (h *BLAS) Float64(g Gemm) error {
-	if err := g.check(); err != nil {
-		return err
-	}
-	ta, tb, m, n, k, lda, ldb, ldc, a, b := g.args()
-	alpha, beta := g.Alpha, g.Beta
-	err := h.c.do(func() error {
-		if res := h.b.cublasDgemm(h.h, ta, tb, m, n, k, &alpha, uint64(a), lda, uint64(b), ldb, &beta, uint64(g.C), ldc); res != 0 {
-			return fmt.Errorf("%s", h.b.describe("cublasDgemm", res))
-		}
-		return nil
-	})
-	return err
+	return h.gemm(g, false)
 }
 
 // Float32 queues g on float32 matrices (Alpha and Beta rounded to
-// float32).
+// float32). It allocates nothing once warm.
 func (h *BLAS) Float32(g Gemm) error {
+	return h.gemm(g, true)
+}
+
+// gemm hands g to the context's thread as a pooled rawCall and returns
+// cuBLAS's status as an error.
+func (h *BLAS) gemm(g Gemm, f32 bool) error {
 	if err := g.check(); err != nil {
 		return err
 	}
 	ta, tb, m, n, k, lda, ldb, ldc, a, b := g.args()
-	alpha, beta := float32(g.Alpha), float32(g.Beta)
-	err := h.c.do(func() error {
-		if res := h.b.cublasSgemm(h.h, ta, tb, m, n, k, &alpha, uint64(a), lda, uint64(b), ldb, &beta, uint64(g.C), ldc); res != 0 {
-			return fmt.Errorf("%s", h.b.describe("cublasSgemm", res))
-		}
-		return nil
-	})
-	return err
+	sym, name := h.b.dgemm, "cublasDgemm"
+	if f32 {
+		sym, name = h.b.sgemm, "cublasSgemm"
+	}
+	r := rawCalls.Get().(*rawCall)
+	if f32 {
+		r.alpha = uint64(math.Float32bits(float32(g.Alpha)))
+		r.beta = uint64(math.Float32bits(float32(g.Beta)))
+	} else {
+		r.alpha, r.beta = math.Float64bits(g.Alpha), math.Float64bits(g.Beta)
+	}
+	// The scalars' addresses point into r, on the heap (which does not
+	// move), reachable until the reply; a float32's bits are the low half
+	// of its slot (little-endian).
+	r.sym, r.n = sym, 14
+	r.args = [14]uintptr{h.h, uintptr(ta), uintptr(tb), uintptr(m), uintptr(n), uintptr(k),
+		uintptr(unsafe.Pointer(&r.alpha)), uintptr(a), uintptr(lda), uintptr(b), uintptr(ldb),
+		uintptr(unsafe.Pointer(&r.beta)), uintptr(g.C), uintptr(ldc)}
+	if res := h.c.raw(r); res != 0 {
+		return fmt.Errorf("%s", h.b.describe(name, res))
+	}
+	return nil
 }

@@ -238,3 +238,47 @@ func equal[T comparable](a, b []T) bool {
 	}
 	return true
 }
+
+// TestGemmDoesNotAllocate: a GF-SVGD iteration on the GPU makes several
+// products, so a product (its arguments handed to the context's thread
+// and cuBLAS's status back) allocates nothing once warm, in either
+// precision; and a status other than success comes back as an error that
+// names the call.
+func TestGemmDoesNotAllocate(t *testing.T) {
+	c := standInContext(t)
+	lib, err := openCUBLAS(cudatest.FakeCUBLAS(t))
+	if err != nil {
+		t.Fatal(err)
+	}
+	blas, err := lib.NewBLAS(c)
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer blas.Close()
+	const m, n, k = 4, 3, 2
+	pa, _ := c.Alloc(8 * m * k)
+	pb, _ := c.Alloc(8 * k * n)
+	pc, _ := c.Alloc(8 * m * n)
+	g := Gemm{M: m, N: n, K: k, Alpha: 1, A: pa, B: pb, C: pc}
+	for _, f32 := range []bool{false, true} {
+		mul := blas.Float64
+		if f32 {
+			mul = blas.Float32
+		}
+		if allocs := testing.AllocsPerRun(100, func() {
+			if err := mul(g); err != nil {
+				t.Fatal(err)
+			}
+		}); allocs != 0 && !raceOn {
+			t.Errorf("float32 %v: a product allocates %v times", f32, allocs)
+		}
+	}
+	bad := *blas
+	bad.h = 0 // the stand-in refuses any other handle with status 1
+	if err := bad.Float64(g); err == nil || !strings.Contains(err.Error(), "cublasDgemm failed with cuBLAS status 1") {
+		t.Errorf("a product on a bad handle: %v", err)
+	}
+	if err := bad.Float32(g); err == nil || !strings.Contains(err.Error(), "cublasSgemm failed with cuBLAS status 1") {
+		t.Errorf("a float32 product on a bad handle: %v", err)
+	}
+}

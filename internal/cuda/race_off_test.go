@@ -1,0 +1,5 @@
+//go:build !race
+
+package cuda
+
+const raceOn = false
