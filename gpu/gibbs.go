@@ -85,13 +85,13 @@ type Gibbs struct {
 	failed error // a failed sweep or read: every later Step returns it
 
 	// Pairwise models.
-	q        int
-	ising    bool
-	colours  []cuda.Ptr // each colour's sites
-	counts   []int      // each colour's number of sites
-	states   cuda.Ptr   // bytes, site-major d×n
-	hstates  []byte
-	pairArgs []any // start, nbr, cpl, fields
+	q       int
+	ising   bool
+	colours []cuda.Ptr // each colour's sites
+	counts  []int      // each colour's number of sites
+	states  cuda.Ptr   // bytes, site-major d×n
+	hstates []byte
+	pair    [4]cuda.Ptr // start, nbr, cpl, fields
 
 	// RBMs.
 	rbm *rbm.RBM
@@ -253,7 +253,7 @@ func (g *Gibbs) startPairwise(z []int) error {
 	if err := firstErr(cuda.Upload(c, ptrs[0], start), cuda.Upload(c, ptrs[1], nbr), cuda.Upload(c, ptrs[2], cpl), cuda.Upload(c, ptrs[3], fields)); err != nil {
 		return err
 	}
-	g.pairArgs = []any{ptrs[0], ptrs[1], ptrs[2], ptrs[3]}
+	g.pair = [4]cuda.Ptr{ptrs[0], ptrs[1], ptrs[2], ptrs[3]}
 	for _, cl := range classes {
 		p, err := g.mem.alloc(4 * uint64(len(cl)))
 		if err != nil {
@@ -379,16 +379,18 @@ func (g *Gibbs) Step(ctx context.Context) error {
 
 // colourSweep queues one sweep of a pairwise model's chains, colour
 // class by colour class; beta, when not 0, holds each chain's inverse
-// temperature (float64).
+// temperature (float64). The arguments are listed in each call, not
+// appended to a slice, so that a sweep allocates nothing.
 func (g *Gibbs) colourSweep(sweep uint32, beta cuda.Ptr) error {
+	start, nbr, cpl, fields := g.pair[0], g.pair[1], g.pair[2], g.pair[3]
 	for k, p := range g.colours {
 		grid, block := grid1(int64(g.counts[k]) * int64(g.n))
-		args := append([]any{int32(g.n), int32(g.counts[k]), p}, g.pairArgs...)
+		n, c := int32(g.n), int32(g.counts[k])
 		var err error
 		if g.ising {
-			err = g.k["spins"].Queue(grid, block, append(args, beta, g.states, sweep, g.k0, g.k1)...)
+			err = g.k["spins"].Queue(grid, block, n, c, p, start, nbr, cpl, fields, beta, g.states, sweep, g.k0, g.k1)
 		} else {
-			err = g.k["colour"].Queue(grid, block, append(args, int32(g.q), beta, g.states, sweep, g.k0, g.k1)...)
+			err = g.k["colour"].Queue(grid, block, n, c, p, start, nbr, cpl, fields, int32(g.q), beta, g.states, sweep, g.k0, g.k1)
 		}
 		if err != nil {
 			return err

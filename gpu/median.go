@@ -83,11 +83,12 @@ func (s *SVGD) radix(k int64, pass func(mask, val uint64, shift int) error) (flo
 // bracket and copies those inside, and the radix selection runs over
 // those few; a bracket that misses the ranks (or overflows its buffer)
 // falls back to the radix selection over the matrix, which is exact
-// whatever the values.
-func (s *SVGD) selectPairs(ranks []int64) ([]float64, error) {
+// whatever the values. The values go into out (one per rank), so that an
+// iteration allocates nothing.
+func (s *SVGD) selectPairs(out []float64, ranks []int64) error {
 	n := int64(s.n)
 	m := n * (n - 1) / 2
-	out := make([]float64, len(ranks))
+	out = out[:len(ranks)]
 	whole := func() error {
 		for r, k := range ranks {
 			v, err := s.radix(k, func(mask, val uint64, shift int) error {
@@ -101,7 +102,7 @@ func (s *SVGD) selectPairs(ranks []int64) ([]float64, error) {
 		return nil
 	}
 	if m <= bracketAbove {
-		return out, whole()
+		return whole()
 	}
 	s.bracketed++
 	if s.hsample == nil {
@@ -111,7 +112,7 @@ func (s *SVGD) selectPairs(ranks []int64) ([]float64, error) {
 		s.run("gather", sampleSize, int32(s.n), s.kmat, m, int32(sampleSize), s.sample),
 		s.download(s.hsample, s.sample),
 	); err != nil {
-		return nil, err
+		return err
 	}
 	lv, hv := kernel.SampleBracket(s.hsample, ranks[0], ranks[len(ranks)-1], m, bracketSigmas)
 	capacity := candidates(m)
@@ -121,23 +122,23 @@ func (s *SVGD) selectPairs(ranks []int64) ([]float64, error) {
 		s.k["bracket"].Queue(grid, [3]uint32{256, 1, 1}, int32(s.n), s.kmat, int32(bracketRows), s.real(lv), s.real(hv), s.inside, s.cand, uint64(capacity)),
 		cuda.Download(s.mem.ctx, s.hinside, s.inside),
 	); err != nil {
-		return nil, err
+		return err
 	}
 	below, inside := int64(s.hinside[0]), int64(s.hinside[1])
 	if below > ranks[0] || ranks[len(ranks)-1] >= below+inside || inside > capacity {
 		s.fallbacks++
-		return out, whole()
+		return whole()
 	}
 	for r, k := range ranks {
 		v, err := s.radix(k-below, func(mask, val uint64, shift int) error {
 			return s.run("hist1", inside, inside, s.cand, mask, val, int32(shift), s.counts)
 		})
 		if err != nil {
-			return nil, err
+			return err
 		}
 		out[r] = v
 	}
-	return out, nil
+	return nil
 }
 
 // median2 returns the median squared distance as kernel.Median2 defines
@@ -157,11 +158,11 @@ func (s *SVGD) median2() (float64, error) {
 		a, b = toPair((N-1)/2), toPair(N/2)
 	}
 	var va, vb float64
+	var v [2]float64
 	switch {
 	case b < 0:
 	case a == b || a < 0:
-		v, err := s.selectPairs([]int64{b})
-		if err != nil {
+		if err := s.selectPairs(v[:1], []int64{b}); err != nil {
 			return 0, err
 		}
 		vb = v[0]
@@ -169,8 +170,7 @@ func (s *SVGD) median2() (float64, error) {
 			va = vb
 		}
 	default:
-		v, err := s.selectPairs([]int64{a, b})
-		if err != nil {
+		if err := s.selectPairs(v[:], []int64{a, b}); err != nil {
 			return 0, err
 		}
 		va, vb = v[0], v[1]

@@ -117,8 +117,8 @@ func (r *replicas) Sweep(ctx context.Context, beta, ll []float64) error {
 		err = firstErr(
 			cuda.Upload(g.mem.ctx, r.beta, beta),
 			g.colourSweep(r.sweeps, r.beta),
-			g.k["energy"].Queue(grid, block, append(append([]any{int32(g.n), int32(g.d)}, g.pairArgs...),
-				int32(g.q), int32(boolInt(g.ising)), g.states, r.ll)...),
+			g.k["energy"].Queue(grid, block, int32(g.n), int32(g.d), g.pair[0], g.pair[1], g.pair[2], g.pair[3],
+				int32(g.q), int32(boolInt(g.ising)), g.states, r.ll),
 			cuda.Download(g.mem.ctx, ll, r.ll),
 		)
 	}
