@@ -264,10 +264,10 @@ func (s *SoftBins) rowMemberships(mem, dmem, x []float64, off []int) {
 }
 
 // pairRows writes the memberships of the leading run of two-state
-// coordinates (Transform's pairCuts), in groups of eight (the AVX-512 kernels, in blocks of 64
-// coordinates on the stack), as rowMemberships' two-state branch does, and
-// returns the number of coordinates done. The offsets of these
-// coordinates are 0, 2, 4, ….
+// coordinates (Transform's pairCuts) in groups of eight, as
+// rowMemberships' two-state branch does, with the AVX-512 kernels on
+// blocks of 64 coordinates kept on the stack, and returns the number of
+// coordinates done. The offsets of these coordinates are 0, 2, 4, ….
 func (s *SoftBins) pairRows(mem, dmem, x []float64) int {
 	cut := s.t.pairCuts
 	n := len(cut) &^ 7

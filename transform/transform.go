@@ -233,13 +233,13 @@ func (t *Transform) Gamma(dst []int, x []float64) []int {
 		dst = make([]int, len(x))
 	}
 	pc := t.pairCuts[:min(len(t.pairCuts), len(x))]
-	dst = dst[:len(x)]
+	dz := dst[:len(x)]
 	for i, c := range pc {
 		b := 0 // bin 0 below the cut, else bin 1 (NaN in bin 0, as in bin)
 		if x[i] >= c {
 			b = 1
 		}
-		dst[i] = b
+		dz[i] = b
 	}
 	for i := len(pc); i < len(x); i++ {
 		dst[i] = t.State(i, x[i])
