@@ -25,8 +25,9 @@ root=$(cd "$(dirname "$0")/.." && pwd)
 cmd=${1:-}
 dir=${2:-$root/.device/cores}
 
-# The packages whose benchmarks are the hot paths, and what each runs.
-pkgs=(sampler/gfsvgd svgd sampler/pt sampler/gibbs sampler/gwg sampler/dmala sampler/dlmc sampler/pas internal/gemm internal/vexp internal/parallel kernel)
+# The packages whose benchmarks are the hot paths or whose tests check bits
+# on each CPU feature path.
+pkgs=(sampler/gfsvgd svgd sampler/pt sampler/gibbs sampler/gwg sampler/dmala sampler/dlmc sampler/pas internal/gemm internal/vexp internal/parallel kernel transform)
 
 build() {
 	command -v go >/dev/null || { echo "device-cores.sh build: needs Go" >&2; exit 1; }
@@ -195,7 +196,7 @@ run() {
 		# Tests that compare results across core counts and against the
 		# pure-Go kernels; each GODEBUG switches a CPU feature path off.
 		for gd in "" "cpu.avx512f=off" "cpu.avx2=off,cpu.fma=off"; do
-			for p in internal/gemm internal/vexp svgd sampler/gfsvgd; do
+			for p in internal/gemm internal/vexp transform svgd sampler/gfsvgd; do
 				name=$(echo "$p" | tr / -)
 				if (cd "$root/$p" && GODEBUG=$gd GOMAXPROCS=$ncpu "$dir/$name.test" -test.short -test.count 1 >"$out/test.txt" 2>&1); then
 					echo "tests $p GODEBUG=${gd:-none} GOMAXPROCS=$ncpu: ok"
