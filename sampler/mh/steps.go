@@ -53,7 +53,11 @@ func (s *Steps) Step(ctx context.Context, body parallel.Task, accProb func(c int
 		return 0, false, err
 	}
 	s.Ctx = ctx
-	parallel.For(len(s.Set), 1, body)
+	// About four chunks of neighbouring chains a core, not one chain a
+	// chunk: a proposal is a few microseconds on small models, and chains
+	// side by side in memory stay on one core (BENCHMARKS.md). Each chain
+	// draws from its own stream, so the chunks do not change the draws.
+	parallel.For(len(s.Set), parallel.Grain(len(s.Set), 1), body)
 	s.Ctx = context.Background()
 	if err := ctx.Err(); err != nil {
 		s.err = err
