@@ -76,15 +76,15 @@ func (s *SVGD) radix(k int64, pass func(mask, val uint64, shift int) error) (flo
 	return math.Float64frombits(val), nil
 }
 
-// selectPairs returns the order statistics ranks (from 0, ascending) of
+// selectPairs writes into out (one value per rank, so that an iteration
+// allocates nothing) the order statistics ranks (from 0, ascending) of
 // the distinct pairs' squared distances, held in the strict lower
 // triangle of kmat. With many pairs, an evenly spaced sample of them
 // brackets the ranks, one pass over the matrix counts the pairs below the
 // bracket and copies those inside, and the radix selection runs over
 // those few; a bracket that misses the ranks (or overflows its buffer)
 // falls back to the radix selection over the matrix, which is exact
-// whatever the values. The values go into out (one per rank), so that an
-// iteration allocates nothing.
+// whatever the values.
 func (s *SVGD) selectPairs(out []float64, ranks []int64) error {
 	n := int64(s.n)
 	m := n * (n - 1) / 2

@@ -18,7 +18,8 @@ func pairStepsAVX512(z, t, x, cut *float64, tau float64, groups int)
 // pairMembershipsAVX512 writes, for groups of eight two-state coordinates
 // from z and e = exp(−|z|), the pairs of memberships and of their
 // derivatives that rowMemberships' two-state branch writes, with the same
-// operations.
+// operations (so the same bits, but for the payload of a NaN: VMAXPD keeps
+// a NaN as it is, Go's max does not).
 //
 //go:noescape
 func pairMembershipsAVX512(mem, dmem, z, e *float64, tau, minm float64, groups int)

@@ -179,12 +179,15 @@ func (s *RelaxedSurrogate) memberships(mem, dmem, x []float64) {
 }
 
 // rowMemberships writes what Memberships writes for every coordinate of x
-// into mem and dmem (laid out by off), with the same bits, taking the
-// exponentials of all the steps together (vexp.Exp). A coordinate whose
-// bins are in its states' order first keeps, in its own part of mem and
-// dmem, each cut's u/τ and −|u/τ|; the exponentials replace the latter;
-// then the bins run in order, each reading its cut's entries before it
-// writes its own. Other coordinates go through Memberships.
+// into mem and dmem (laid out by off), with the same bits (for arguments
+// that are not NaN: a NaN gives NaN memberships either way, though not
+// always the same NaN), taking the exponentials of all the steps together
+// (vexp.Exp). Where the CPU has AVX-512, the leading run of two-state
+// coordinates goes through pairRows. Of the rest, a coordinate whose bins
+// are in its states' order first keeps, in its own part of mem and dmem,
+// each cut's u/τ and −|u/τ|; the exponentials replace the latter; then
+// the bins run in order, each reading its cut's entries before it writes
+// its own. Other coordinates go through Memberships.
 func (s *SoftBins) rowMemberships(mem, dmem, x []float64, off []int) {
 	k := off[len(x)]
 	mem, dmem = mem[:k], dmem[:k]

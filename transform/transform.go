@@ -233,6 +233,9 @@ func (t *Transform) Gamma(dst []int, x []float64) []int {
 		dst = make([]int, len(x))
 	}
 	pc := t.pairCuts[:min(len(t.pairCuts), len(x))]
+	if len(dst) < len(x) {
+		_ = dst[len(x)-1] // too short: the index panic of the general loop
+	}
 	dz := dst[:len(x)]
 	for i, c := range pc {
 		b := 0 // bin 0 below the cut, else bin 1 (NaN in bin 0, as in bin)

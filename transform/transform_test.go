@@ -77,6 +77,15 @@ func TestGammaMatchesBins(t *testing.T) {
 	if len(mixed.pairCuts) != 3 {
 		t.Fatalf("the two-state run has %d coordinates; want 3", len(mixed.pairCuts))
 	}
+	func() { // a dst shorter than x panics, as it did before the fast path
+		defer func() {
+			if recover() == nil {
+				t.Error("Gamma with a short dst (room past its length) did not panic")
+			}
+		}()
+		short := make([]int, 2, 6)
+		mixed.Gamma(short, []float64{1, 1, 1, 1, 1, 1})
+	}()
 	c := mixed.pairCuts[0]
 	for _, v := range []float64{c, math.Nextafter(c, math.Inf(-1)), math.Nextafter(c, math.Inf(1)), 0, math.Copysign(0, -1), -3, 4, math.Inf(1), math.Inf(-1), math.NaN()} {
 		x := []float64{v, v, v, v, v, v}

@@ -78,7 +78,7 @@ func (p *ABt) Mul() {
 // check panics, as a programming mistake, when a slice is too short for the
 // shape: the assembly kernel does not check bounds itself.
 func (p *ABt) check() {
-	if p.K < 0 || p.Lower && p.M != p.N || p.Lower && p.BKxN {
+	if p.K < 0 || p.Lower && p.M != p.N || p.BKxN && (p.Lower || p.Packed != nil) {
 		panic("gemm: bad shape")
 	}
 	switch {

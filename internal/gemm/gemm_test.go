@@ -478,3 +478,28 @@ func TestGonumAllocs(t *testing.T) {
 	})
 	t.Logf("gonum Dgemm allocs per call: %v", al)
 }
+
+// TestBKxNRefusals: a K×N B with Lower or with a PackedB (packed for the
+// n×k layout) is a programming mistake, refused on every path.
+func TestBKxNRefusals(t *testing.T) {
+	b := make([]float64, 12)
+	for _, path := range []string{"pure Go", "assembly"} {
+		run := func(p ABt) (panicked bool) {
+			defer func() { panicked = recover() != nil }()
+			if path == "pure Go" {
+				withPureGo(p.Mul)
+			} else {
+				withAsmAlways(p.Mul)
+			}
+			return false
+		}
+		c := make([]float64, 16)
+		if !run(ABt{C: c, A: b, B: b, M: 4, N: 4, K: 3, Ldc: 4, Lda: 3, Ldb: 4, BKxN: true, Lower: true}) {
+			t.Errorf("%s: BKxN with Lower ran", path)
+		}
+		pb := PackB(b, 4, 3, 3)
+		if !run(ABt{C: c, A: b, B: b, M: 4, N: 4, K: 3, Ldc: 4, Lda: 3, Ldb: 4, BKxN: true, Packed: pb}) {
+			t.Errorf("%s: BKxN with Packed ran", path)
+		}
+	}
+}
