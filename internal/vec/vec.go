@@ -1,5 +1,10 @@
 package vec
 
+import (
+	"math"
+	"math/bits"
+)
+
 // AddMul4 sets u[i] = (((u[i] + t[0]·w0[i]) + t[1]·w1[i]) + t[2]·w2[i]) +
 // t[3]·w3[i] for every i < len(u), each product and sum rounded on its own.
 // w0…w3 must be at least as long as u and must not overlap it.
@@ -63,5 +68,35 @@ func CountAtLeastBytes(dst []uint8, m []uint64, mask uint64, thr []uint64, strid
 			c += int(^uint64(int64(x)-int64(thr[j*stride+i])) >> 63)
 		}
 		dst[i] = uint8(c)
+	}
+}
+
+// SpinThreshold returns ⌊p·2⁶⁴⌋ for p = 1/(1+e), saturating at 2⁶⁴−1: a
+// ±1 variable whose conditional log-odds are 2l becomes +1 when a uniform
+// 64-bit integer falls below the threshold of e = exp(−2l). (A NaN e gives
+// Go's uint64 of NaN: 2⁶³ on amd64.)
+func SpinThreshold(e float64) uint64 {
+	p := 1 / (1 + e)
+	if p >= 1 {
+		return math.MaxUint64
+	}
+	return uint64(p * (1 << 64))
+}
+
+// Spins sets s[i] to +1 where w[i] < SpinThreshold(e[i]) and to −1
+// elsewhere, for every i < len(s), eight at a time where the CPU has
+// AVX-512 (the same thresholds: the same division, product and
+// truncation). e and w must be at least as long as s.
+func Spins(s, e []float64, w []uint64) {
+	n := len(s)
+	e, w = e[:n], w[:n]
+	i := 0
+	if useWide && n >= 8 {
+		i = n &^ 7
+		spinsAVX512(&s[0], &e[0], &w[0], i/8)
+	}
+	for ; i < n; i++ {
+		_, borrow := bits.Sub64(w[i], SpinThreshold(e[i]), 0) // 1 where w < threshold
+		s[i] = float64(2*int(borrow) - 1)
 	}
 }

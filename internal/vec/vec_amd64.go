@@ -22,3 +22,8 @@ func addMul4AVX2(u *float64, t *[4]float64, w0, w1, w2, w3 *float64, groups int)
 
 //go:noescape
 func addMulAVX2(u *float64, t float64, w *float64, groups int)
+
+// spinsAVX512 is Spins's loop over groups of eight elements.
+//
+//go:noescape
+func spinsAVX512(s, e *float64, w *uint64, groups int)

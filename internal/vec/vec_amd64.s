@@ -97,3 +97,50 @@ row:
 
 	VZEROUPPER
 	RET
+
+// Constants of spinsAVX512: 1, 2⁶⁴, the sign bit (uint64(NaN) on amd64),
+// all ones, −1.
+DATA spinc<>+0(SB)/8, $1.0
+DATA spinc<>+8(SB)/8, $0x43f0000000000000
+DATA spinc<>+16(SB)/8, $0x8000000000000000
+DATA spinc<>+24(SB)/8, $0xffffffffffffffff
+DATA spinc<>+32(SB)/8, $-1.0
+GLOBL spinc<>(SB), RODATA|NOPTR, $40
+
+// func spinsAVX512(s, e *float64, w *uint64, groups int)
+TEXT ·spinsAVX512(SB), NOSPLIT, $0-32
+	MOVQ         s+0(FP), DI
+	MOVQ         e+8(FP), SI
+	MOVQ         w+16(FP), DX
+	MOVQ         groups+24(FP), CX
+	VBROADCASTSD spinc<>+0(SB), Z0  // 1
+	VBROADCASTSD spinc<>+8(SB), Z1  // 2⁶⁴
+	VPBROADCASTQ spinc<>+16(SB), Z2 // the sign bit
+	VPBROADCASTQ spinc<>+24(SB), Z3 // all ones
+	VBROADCASTSD spinc<>+32(SB), Z4 // −1
+
+spins:
+	TESTQ       CX, CX
+	JZ          spinsdone
+	VMOVUPD     (SI), Z5
+	VADDPD      Z5, Z0, Z6      // 1 + e
+	VDIVPD      Z6, Z0, Z6      // p = 1/(1 + e)
+	VMULPD      Z1, Z6, Z7      // p·2⁶⁴
+	VCVTTPD2UQQ Z7, Z8          // ⌊p·2⁶⁴⌋ (exact where p < 1)
+	VCMPPD      $0x1D, Z0, Z6, K1 // p ≥ 1 (ordered, quiet)
+	VMOVDQA64   Z3, K1, Z8      // saturate at 2⁶⁴ − 1
+	VCMPPD      $0x03, Z6, Z6, K2 // p is NaN
+	VMOVDQA64   Z2, K2, Z8      // uint64(NaN): the sign bit, as Go on amd64
+	VMOVDQU64   (DX), Z9
+	VPCMPUQ     $1, Z8, Z9, K3  // w < threshold (unsigned)
+	VBLENDMPD   Z0, Z4, K3, Z10 // +1 there, else −1
+	VMOVUPD     Z10, (DI)
+	ADDQ        $64, DI
+	ADDQ        $64, SI
+	ADDQ        $64, DX
+	DECQ        CX
+	JMP         spins
+
+spinsdone:
+	VZEROUPPER
+	RET

@@ -18,3 +18,5 @@ var useWide = false
 func countAtLeastAVX512(dst *uint8, m *uint64, mask uint64, thr *uint64, stride, k, groups int) {
 	panic("vec: no vector loop")
 }
+
+func spinsAVX512(s, e *float64, w *uint64, groups int) { panic("vec: no vector loop") }

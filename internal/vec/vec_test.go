@@ -154,3 +154,91 @@ func TestCountAtLeastBytesMatchesGo(t *testing.T) {
 		}
 	}
 }
+
+// TestSpinsMatchThreshold checks Spins, at every length from 0 to 40
+// (groups of eight and tails), against SpinThreshold element by element
+// with the vector loop and without: exponentials of every size, 0 (p = 1:
+// the saturated threshold), +Inf (p = 0), NaN, values whose p lies next
+// to 1 and 1/2, and words just below, at and just above each threshold;
+// nothing past len(s) is written.
+func TestSpinsMatchThreshold(t *testing.T) {
+	if !useWide {
+		t.Log("no AVX-512: only the Go loop is tested on this machine")
+	}
+	saved := useWide
+	defer func() { useWide = saved }()
+	if SpinThreshold(math.NaN()) != uint64(math.NaN()) || SpinThreshold(0) != math.MaxUint64 || SpinThreshold(math.Inf(1)) != 0 {
+		t.Fatalf("SpinThreshold of NaN, 0, +Inf: %#x %#x %#x", SpinThreshold(math.NaN()), SpinThreshold(0), SpinThreshold(math.Inf(1)))
+	}
+	r := rand.New(rand.NewPCG(9, 10))
+	special := []float64{0, math.Inf(1), math.NaN(), 1, 0x1p-53, 0x1p-60, 1e-300, 5e-324, 1e300, math.Nextafter(1, 2), math.Nextafter(1, 0)}
+	for n := range 41 {
+		for trial := range 200 {
+			e := make([]float64, n)
+			w := make([]uint64, n)
+			for i := range e {
+				switch r.IntN(3) {
+				case 0:
+					e[i] = special[r.IntN(len(special))]
+				default:
+					e[i] = math.Exp(20 * r.NormFloat64())
+				}
+				th := SpinThreshold(e[i])
+				switch r.IntN(4) {
+				case 0:
+					w[i] = th - 1
+				case 1:
+					w[i] = th
+				case 2:
+					w[i] = th + 1
+				default:
+					w[i] = r.Uint64()
+				}
+			}
+			for _, wide := range []bool{false, saved} {
+				useWide = wide
+				s := make([]float64, n+1)
+				s[n] = 7
+				Spins(s[:n], e, w)
+				for i := range n {
+					want := -1.0
+					if w[i] < SpinThreshold(e[i]) {
+						want = 1
+					}
+					if s[i] != want {
+						t.Fatalf("n %d, trial %d, vector %v: s[%d] = %v for e = %v, w = %#x (threshold %#x); want %v", n, trial, wide, i, s[i], e[i], w[i], SpinThreshold(e[i]), want)
+					}
+				}
+				if s[n] != 7 {
+					t.Fatalf("n %d: wrote past len(s)", n)
+				}
+			}
+		}
+	}
+}
+
+// BenchmarkSpins times one block of the RBM's units (64, parallel
+// tempering's block kernel) with the AVX-512 loop and with the Go loop.
+func BenchmarkSpins(b *testing.B) {
+	const n = 64
+	r := rand.New(rand.NewPCG(5, 6))
+	e, w, s := make([]float64, n), make([]uint64, n), make([]float64, n)
+	for i := range e {
+		e[i] = math.Exp(2 * r.NormFloat64())
+		w[i] = r.Uint64()
+	}
+	for _, wide := range []bool{true, false} {
+		name := "go"
+		if wide {
+			name = "avx512"
+		}
+		b.Run(name, func(b *testing.B) {
+			saved := useWide
+			useWide = wide && saved
+			defer func() { useWide = saved }()
+			for b.Loop() {
+				Spins(s, e, w)
+			}
+		})
+	}
+}

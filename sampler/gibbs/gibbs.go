@@ -893,14 +893,9 @@ func (g *SpinGraph) PatternField(i, pat int) float64 {
 func Threshold(l float64) uint64 { return ThresholdFromExp(math.Exp(-2 * l)) }
 
 // ThresholdFromExp is Threshold(l) given e = math.Exp(−2l), for callers
-// that take many exponentials together (vexp.Exp, the same bits).
-func ThresholdFromExp(e float64) uint64 {
-	p := 1 / (1 + e)
-	if p >= 1 {
-		return math.MaxUint64
-	}
-	return uint64(p * (1 << 64))
-}
+// that take many exponentials together (vexp.Exp, the same bits); it is
+// vec.SpinThreshold, which vec.Spins compares eight words at a time.
+func ThresholdFromExp(e float64) uint64 { return vec.SpinThreshold(e) }
 
 const maxTableDegree = 10
 

@@ -1,12 +1,9 @@
 package pt
 
 import (
-	"math/bits"
-
 	"github.com/dstein/dstein/internal/vec"
 	"github.com/dstein/dstein/internal/vexp"
 	"github.com/dstein/dstein/model"
-	"github.com/dstein/dstein/sampler/gibbs"
 )
 
 // rbmModel is an RBM with ±1 visible units z and ±1 hidden units h,
@@ -131,10 +128,7 @@ func drawSpins(s, l []float64, beta float64, w []uint64) {
 			blk[j] = -2 * (beta * l[k0+j])
 		}
 		vexp.Exp(blk, blk)
-		for j, x := range blk {
-			_, borrow := bits.Sub64(w[k0+j], gibbs.ThresholdFromExp(x), 0)
-			s[k0+j] = float64(2*int(borrow) - 1)
-		}
+		vec.Spins(s[k0:k0+len(blk)], blk, w[k0:]) // +1 where w < gibbs.ThresholdFromExp
 	}
 }
 
