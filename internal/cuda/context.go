@@ -22,12 +22,10 @@ type ctxCalls struct {
 	cuModuleLoadData          func(mod *uintptr, image unsafe.Pointer) int32
 	cuModuleGetFunction       func(fn *uintptr, mod uintptr, name *byte) int32
 	cuModuleUnload            func(mod uintptr) int32
-	// launchSym is cuLaunchKernel's address, called through
-	// purego.SyscallN by Queue (f, grid, block, shared memory, stream,
-	// params, extra): a function bound by RegisterFunc goes through
-	// reflection and allocates at every call. The calls of every
-	// iteration (copies, fills, synchronisation) go the same way, as
-	// rawCalls.
+	// The addresses of the calls of every iteration (kernel launches,
+	// copies, fills, synchronisation), made as rawCalls through
+	// purego.SyscallN: a function bound by RegisterFunc goes through
+	// reflection and allocates at every call.
 	launchSym                            uintptr
 	syncSym, htodSym, dtohSym, memsetSym uintptr
 }
@@ -79,7 +77,8 @@ func bindAddrs(handle uintptr, path, what string, addrs []addr) error {
 // rawCall is one call of a driver or library function by its address
 // (purego.SyscallN, integer and pointer arguments only), handed to the
 // context's thread: its arguments, the scalars a cuBLAS product points
-// to, the host memory it reads or writes, its status and a reply channel.
+// to, a kernel launch's argument slots, the host memory it reads or
+// writes, its status and a reply channel.
 // run is bound once, when the pool makes the call, so that a call
 // allocates nothing once warm (a function bound by RegisterFunc goes
 // through reflection at every call).
@@ -88,6 +87,10 @@ type rawCall struct {
 	args        [14]uintptr
 	n           int
 	alpha, beta uint64
+	// slots hold a kernel launch's arguments, addrs their addresses
+	// (cuLaunchKernel's params, 0-terminated).
+	slots [maxKernelArgs]uint64
+	addrs [maxKernelArgs + 1]uintptr
 	// host is the host memory the call copies from or to, whose address
 	// is also among args as an integer: held here so that it stays
 	// reachable (and, being stored in a heap object, on the heap, which
@@ -360,13 +363,12 @@ func (f *Func) Queue(grid, block [3]uint32, args ...any) error {
 	if len(args) > maxKernelArgs {
 		return fmt.Errorf("cuda: kernel %s: %d arguments; at most %d", f.Name, len(args), maxKernelArgs)
 	}
-	l := launches.Get().(*launch)
-	defer launches.Put(l)
-	// Each argument's value in its own 8-byte slot, and the slots'
-	// addresses as integers: memory holding no Go pointers (l is on the
-	// heap, which does not move).
+	r := rawCalls.Get().(*rawCall)
+	// Each argument's value in its own 8-byte slot of r, and the slots'
+	// addresses as integers: memory holding no Go pointers (r is on the
+	// heap, which does not move, and reachable until the reply).
 	for i, a := range args {
-		slot := &l.slots[i]
+		slot := &r.slots[i]
 		switch v := a.(type) {
 		case Ptr:
 			*slot = uint64(v)
@@ -386,59 +388,25 @@ func (f *Func) Queue(grid, block [3]uint32, args ...any) error {
 			*slot = 0
 			*(*float32)(unsafe.Pointer(slot)) = v
 		default:
+			rawCalls.Put(r)
 			// reflect.TypeOf, not %T: a value handed to fmt escapes, and
 			// every argument would be boxed on the heap.
 			return fmt.Errorf("cuda: kernel %s: argument %d of type %v; want Ptr, int32, uint32, int64, uint64, float64 or float32", f.Name, i, reflect.TypeOf(a))
 		}
-		l.addrs[i] = uintptr(unsafe.Pointer(slot))
+		r.addrs[i] = uintptr(unsafe.Pointer(slot))
 	}
-	l.addrs[len(args)] = 0
-	l.f, l.grid, l.block = f, grid, block
-	c := f.m.c
-	c.work <- l.run
-	err := <-l.reply
-	l.f = nil
-	return err
+	r.addrs[len(args)] = 0
+	// cuLaunchKernel(f, grid, block, shared memory 0, stream 0, params,
+	// extra NULL).
+	r.sym, r.n = f.m.c.d.ctx.launchSym, 11
+	r.args = [14]uintptr{f.fn, uintptr(grid[0]), uintptr(grid[1]), uintptr(grid[2]),
+		uintptr(block[0]), uintptr(block[1]), uintptr(block[2]), 0, 0, uintptr(unsafe.Pointer(&r.addrs[0])), 0}
+	if res := f.m.c.raw(r); res != 0 {
+		return f.m.c.check("cuLaunchKernel("+f.Name+")", res)
+	}
+	return nil
 }
 
 // maxKernelArgs is the most arguments a kernel launch takes (dstein's
 // kernels take at most 13).
 const maxKernelArgs = 24
-
-// launch is one kernel launch handed to the context's thread: its
-// arguments' slots and their addresses, and a reply channel. run is bound
-// once, when the pool makes the launch, so that handing it over allocates
-// nothing.
-type launch struct {
-	f           *Func
-	grid, block [3]uint32
-	slots       [maxKernelArgs]uint64
-	addrs       [maxKernelArgs + 1]uintptr
-	call        [11]uintptr
-	reply       chan error
-	run         func()
-}
-
-var launches = sync.Pool{New: func() any {
-	l := &launch{reply: make(chan error, 1)}
-	l.run = l.exec
-	return l
-}}
-
-// exec runs on the context's thread.
-func (l *launch) exec() {
-	f := l.f
-	c := f.m.c
-	// cuLaunchKernel(f, grid, block, shared memory 0, stream 0, params,
-	// extra NULL), its arguments in the launch's own array: SyscallN's
-	// variadic slice would be allocated at every call. l stays reachable
-	// (and heap memory does not move) until the reply.
-	l.call = [11]uintptr{f.fn, uintptr(l.grid[0]), uintptr(l.grid[1]), uintptr(l.grid[2]),
-		uintptr(l.block[0]), uintptr(l.block[1]), uintptr(l.block[2]), 0, 0, uintptr(unsafe.Pointer(&l.addrs[0])), 0}
-	r, _, _ := purego.SyscallN(c.d.ctx.launchSym, l.call[:]...)
-	var err error
-	if res := int32(r); res != 0 {
-		err = c.check("cuLaunchKernel("+f.Name+")", res)
-	}
-	l.reply <- err
-}
