@@ -52,8 +52,8 @@ func TestAdaptiveKeep(t *testing.T) {
 		// the last doubling within them, 800.
 		{"two modes", twoMode, Keep{Draws: draws, Target: 1000, MaxIters: 1000}, StopIters, 800, 1000},
 	} {
-		var outs [2]*Output
-		for k, procs := range []int{1, 2} {
+		var outs [3]*Output
+		for k, procs := range []int{1, 2, 16} {
 			old := runtime.GOMAXPROCS(procs)
 			out, err := Run(context.Background(), c.m, Spec{Pipeline: gibbs, N: 4, Key: rng.NewKey(7), Keep: c.keep})
 			runtime.GOMAXPROCS(old)
@@ -63,8 +63,8 @@ func TestAdaptiveKeep(t *testing.T) {
 			outs[k] = out
 		}
 		out := outs[0]
-		if !slices.Equal(out.Samples.Z, outs[1].Samples.Z) {
-			t.Errorf("%s: the draws differ between 1 and 2 cores", c.name)
+		if !slices.Equal(out.Samples.Z, outs[1].Samples.Z) || !slices.Equal(out.Samples.Z, outs[2].Samples.Z) {
+			t.Errorf("%s: the draws differ between GOMAXPROCS 1, 2 and 16", c.name)
 		}
 		lay := out.Layout
 		if lay.Stopped != c.stopped || lay.Warmup != c.end/2 || lay.Thin != c.end/(2*draws) || out.Iters != c.end {

@@ -59,8 +59,8 @@ func TestEvaluationBudget(t *testing.T) {
 		t.Fatal(err)
 	}
 	budget = 20000 * n * d
-	var outs [2]*Output
-	for k, procs := range []int{1, 2} {
+	var outs [3]*Output
+	for k, procs := range []int{1, 2, 16} {
 		old := runtime.GOMAXPROCS(procs)
 		outs[k], err = Run(context.Background(), grid, Spec{Pipeline: auto, N: n, Key: rng.NewKey(5), Keep: Keep{Draws: draws, Budget: budget}})
 		runtime.GOMAXPROCS(old)
@@ -69,8 +69,8 @@ func TestEvaluationBudget(t *testing.T) {
 		}
 	}
 	out, lay = outs[0], outs[0].Layout
-	if !slices.Equal(out.Samples.Z, outs[1].Samples.Z) {
-		t.Error("pt auto: the draws differ between 1 and 2 cores")
+	if !slices.Equal(out.Samples.Z, outs[1].Samples.Z) || !slices.Equal(out.Samples.Z, outs[2].Samples.Z) {
+		t.Error("pt auto: the draws differ between GOMAXPROCS 1, 2 and 16")
 	}
 	k, _ := out.Stages[0].Stats.Value("temperatures")
 	perIter := int64(k)*n*d + 2*n*int64(k) // K sweeps and at most K swap evaluations per chain

@@ -82,7 +82,7 @@ func TestRBFCoincidentPointsFallBack(t *testing.T) {
 	}
 }
 
-func TestRBFSameBitsOnOneAndTwoCores(t *testing.T) {
+func TestRBFSameBitsAtAnyGOMAXPROCS(t *testing.T) {
 	r := rng.Key{Seed: 2, Stream: 0}.Rand()
 	n, d := 300, 7
 	x := make([]float64, n*d)
@@ -92,15 +92,18 @@ func TestRBFSameBitsOnOneAndTwoCores(t *testing.T) {
 	old := runtime.GOMAXPROCS(1)
 	a := NewRBF(n, d)
 	a.Compute(x, Bandwidth{})
-	runtime.GOMAXPROCS(2)
-	b := NewRBF(n, d)
-	b.Compute(x, Bandwidth{})
-	runtime.GOMAXPROCS(old)
-	for k := range a.K {
-		if a.K[k] != b.K[k] {
-			t.Fatalf("K[%d] differs between 1 and 2 cores: %v vs %v", k, a.K[k], b.K[k])
+	for _, procs := range []int{2, 16} {
+		runtime.GOMAXPROCS(procs)
+		b := NewRBF(n, d)
+		b.Compute(x, Bandwidth{})
+		for k := range a.K {
+			if a.K[k] != b.K[k] {
+				runtime.GOMAXPROCS(old)
+				t.Fatalf("K[%d] differs between GOMAXPROCS 1 and %d: %v vs %v", k, procs, a.K[k], b.K[k])
+			}
 		}
 	}
+	runtime.GOMAXPROCS(old)
 }
 
 func TestSelect(t *testing.T) {

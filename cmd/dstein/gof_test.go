@@ -113,16 +113,16 @@ func TestGofCommand(t *testing.T) {
 	}
 }
 
-// Same seed, same JSON bytes, on one core and on two; another seed gives
+// Same seed, same JSON bytes at GOMAXPROCS 1, 2 and 16; another seed gives
 // another result.
 func TestGofSameSeedSameBytes(t *testing.T) {
 	samples := exactSamples(t, 100, "2")
 	dir := t.TempDir()
 	for _, test := range []string{"gfksd", "dksd", "mmd"} {
-		var got [3][]byte
-		for k, procs := range []int{1, 2, 2} {
+		var got [4][]byte
+		for k, procs := range []int{1, 2, 16, 2} {
 			seed := "5"
-			if k == 2 {
+			if k == 3 {
 				seed = "6"
 			}
 			old := runtime.GOMAXPROCS(procs)
@@ -134,10 +134,12 @@ func TestGofSameSeedSameBytes(t *testing.T) {
 			}
 			got[k], _ = os.ReadFile(j)
 		}
-		if !bytes.Equal(got[0], got[1]) {
-			t.Errorf("%s: JSON differs between GOMAXPROCS 1 and 2:\n%s\n%s", test, got[0], got[1])
+		for k, procs := range []int{2, 16} {
+			if !bytes.Equal(got[0], got[k+1]) {
+				t.Errorf("%s: JSON differs between GOMAXPROCS 1 and %d:\n%s\n%s", test, procs, got[0], got[k+1])
+			}
 		}
-		if bytes.Equal(got[0], got[2]) {
+		if bytes.Equal(got[0], got[3]) {
 			t.Errorf("%s: seeds 5 and 6 gave the same JSON", test)
 		}
 	}

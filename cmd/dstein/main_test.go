@@ -96,11 +96,13 @@ func TestSampleWritesOutputs(t *testing.T) {
 }
 
 // Same seed, same samples.csv bytes and the same summary apart from the
-// timing field, on one core and on two.
+// timing field, at GOMAXPROCS 1, 2 and 16 (16 on a 2-core machine still
+// takes the many-core paths: finer grains, parallel tempering's replicas
+// swept in parallel when there are fewer chains than two per P).
 func TestSameSeedSameBytes(t *testing.T) {
 	dir := t.TempDir()
-	var csvs, jsons [2][]byte
-	for k, procs := range []int{1, 2} {
+	var csvs, jsons [3][]byte
+	for k, procs := range []int{1, 2, 16} {
 		old := runtime.GOMAXPROCS(procs)
 		c, j := filepath.Join(dir, "s"+strconv.Itoa(k)+".csv"), filepath.Join(dir, "s"+strconv.Itoa(k)+".json")
 		code, _, errs := dstein(t, "sample", "--model", "../../examples/rbm-small.json", "--n", "64", "--seed", "9", "--out", c, "--json", j)
@@ -115,11 +117,13 @@ func TestSameSeedSameBytes(t *testing.T) {
 		dropSeconds(m)
 		jsons[k], _ = json.Marshal(m)
 	}
-	if !bytes.Equal(csvs[0], csvs[1]) {
-		t.Error("samples.csv differs between GOMAXPROCS 1 and 2")
-	}
-	if !bytes.Equal(jsons[0], jsons[1]) {
-		t.Error("summary differs between GOMAXPROCS 1 and 2 (timing removed)")
+	for k, procs := range []int{2, 16} {
+		if !bytes.Equal(csvs[0], csvs[k+1]) {
+			t.Errorf("samples.csv differs between GOMAXPROCS 1 and %d", procs)
+		}
+		if !bytes.Equal(jsons[0], jsons[k+1]) {
+			t.Errorf("summary differs between GOMAXPROCS 1 and %d (timing removed)", procs)
+		}
 	}
 	// A different seed gives different samples.
 	c := filepath.Join(dir, "other.csv")
@@ -130,13 +134,13 @@ func TestSameSeedSameBytes(t *testing.T) {
 	}
 }
 
-// --auto-ladder --ess: the same bytes on 1 and 2 cores, and the summary
-// says the target, why the run stopped and the ladder chosen.
+// --auto-ladder --ess: the same bytes at GOMAXPROCS 1, 2 and 16, and the
+// summary says the target, why the run stopped and the ladder chosen.
 func TestSampleESSTarget(t *testing.T) {
 	dir := t.TempDir()
-	var csvs, jsons [2][]byte
+	var csvs, jsons [3][]byte
 	var summary map[string]any
-	for k, procs := range []int{1, 2} {
+	for k, procs := range []int{1, 2, 16} {
 		old := runtime.GOMAXPROCS(procs)
 		c, j := filepath.Join(dir, "s"+strconv.Itoa(k)+".csv"), filepath.Join(dir, "s"+strconv.Itoa(k)+".json")
 		code, _, errs := dstein(t, "sample", "--model", "../../examples/rbm-small.json", "--n", "200", "--seed", "4", "--auto-ladder", "--ess", "100", "--out", c, "--json", j)
@@ -151,8 +155,10 @@ func TestSampleESSTarget(t *testing.T) {
 		dropSeconds(summary)
 		jsons[k], _ = json.Marshal(summary)
 	}
-	if !bytes.Equal(csvs[0], csvs[1]) || !bytes.Equal(jsons[0], jsons[1]) {
-		t.Error("an adaptive run differs between GOMAXPROCS 1 and 2")
+	for k, procs := range []int{2, 16} {
+		if !bytes.Equal(csvs[0], csvs[k+1]) || !bytes.Equal(jsons[0], jsons[k+1]) {
+			t.Errorf("an adaptive run differs between GOMAXPROCS 1 and %d", procs)
+		}
 	}
 	keep := summary["keep"].(map[string]any)
 	stats := summary["stages"].([]any)[0].(map[string]any)["statistics"].(map[string]any)

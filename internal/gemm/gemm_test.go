@@ -270,8 +270,8 @@ func TestAsmMatchesPureGoBits(t *testing.T) {
 	}
 }
 
-// TestABtSameBitsOnOneAndTwoCores checks every path on 1 and 2 workers.
-func TestABtSameBitsOnOneAndTwoCores(t *testing.T) {
+// TestABtSameBitsAtAnyGOMAXPROCS checks every path at GOMAXPROCS 1, 2 and 16.
+func TestABtSameBitsAtAnyGOMAXPROCS(t *testing.T) {
 	r := rng.Key{Seed: 2, Stream: 0}.Rand()
 	for _, sz := range [][3]int{{103, 57, 77}, {301, 301, 290}, {257, 1031, 513}} {
 		m, n, k := sz[0], sz[1], sz[2]
@@ -286,7 +286,7 @@ func TestABtSameBitsOnOneAndTwoCores(t *testing.T) {
 				bb = a
 				want = naive(a, a, m, m, k)
 			}
-			for _, procs := range []int{1, 2} {
+			for _, procs := range []int{1, 2, 16} {
 				old := runtime.GOMAXPROCS(procs)
 				for _, path := range append([]string{"pure Go"}, kernelNames()...) {
 					c := make([]float64, m*n)

@@ -289,14 +289,16 @@ func TestSameResultsWithGOMAXPROCS(t *testing.T) {
 		return s, append([]float64(nil), s.Positions()...)
 	}
 	s1, x1 := once(1)
-	s2, x2 := once(2)
-	for k := range x1 {
-		if math.Float64bits(x1[k]) != math.Float64bits(x2[k]) {
-			t.Fatalf("position %d differs: %v with GOMAXPROCS 1, %v with 2", k, x1[k], x2[k])
+	for _, procs := range []int{2, 16} {
+		s2, x2 := once(procs)
+		for k := range x1 {
+			if math.Float64bits(x1[k]) != math.Float64bits(x2[k]) {
+				t.Fatalf("position %d differs: %v with GOMAXPROCS 1, %v with %d", k, x1[k], x2[k], procs)
+			}
 		}
-	}
-	if !slices.Equal(samples(s1).Z, samples(s2).Z) || s1.Counts() != s2.Counts() {
-		t.Fatalf("states or counts differ: %+v vs %+v", s1.Counts(), s2.Counts())
+		if !slices.Equal(samples(s1).Z, samples(s2).Z) || s1.Counts() != s2.Counts() {
+			t.Fatalf("GOMAXPROCS %d: states or counts differ: %+v vs %+v", procs, s1.Counts(), s2.Counts())
+		}
 	}
 }
 

@@ -173,7 +173,7 @@ func TestSameSeedSameSamplesOnAnyCores(t *testing.T) {
 			return samples(s).Z
 		}
 		for _, correct := range []bool{true, false} {
-			a, b, c := run(1, correct), run(2, correct), run(2, correct)
+			a, b, c := run(1, correct), run(2, correct), run(16, correct)
 			if !slices.Equal(a, b) || !slices.Equal(b, c) {
 				t.Fatalf("correct = %v: the same seed gave different samples", correct)
 			}

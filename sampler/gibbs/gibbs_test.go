@@ -135,22 +135,24 @@ func TestStartsFromTheInitialDraw(t *testing.T) {
 	}
 }
 
-func TestSameBitsOnOneAndTwoCores(t *testing.T) {
+func TestSameBitsAtAnyGOMAXPROCS(t *testing.T) {
 	b, _ := rbm.Random(12, 4, 0.5, 1, 1)
 	g, _ := ising.Grid(4, 4, false, 0.3, nil)
 	for _, m := range []model.Model{b, g} {
 		for _, set := range []Settings{{}, {Stratified: true}} {
-			var runs [2][]int
-			for k, procs := range []int{1, 2} {
+			var runs [3][]int
+			for k, procs := range []int{1, 2, 16} {
 				old := runtime.GOMAXPROCS(procs)
 				s := newSampler(t, m, 50, set, 8)
 				sampler.Run(context.Background(), s, sampler.RunOptions{Iters: 20})
 				runtime.GOMAXPROCS(old)
 				runs[k] = append([]int(nil), s.Current()...)
 			}
-			for k := range runs[0] {
-				if runs[0][k] != runs[1][k] {
-					t.Fatalf("%+v: state %d differs between 1 and 2 cores", set, k)
+			for c, procs := range []int{2, 16} {
+				for k := range runs[0] {
+					if runs[0][k] != runs[c+1][k] {
+						t.Fatalf("%+v: state %d differs between GOMAXPROCS 1 and %d", set, k, procs)
+					}
 				}
 			}
 		}

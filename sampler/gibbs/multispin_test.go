@@ -363,10 +363,13 @@ func TestMultiSpinSameBits(t *testing.T) {
 		sampler.Run(context.Background(), s, sampler.RunOptions{Iters: 20})
 		return append([]int(nil), s.Current()...)
 	}
-	one, two := run(1000, 1), run(1000, 2)
-	for q := range one {
-		if one[q] != two[q] {
-			t.Fatalf("chain %d, spin %d differs between 1 and 2 cores", q/d, q%d)
+	one := run(1000, 1)
+	for _, procs := range []int{2, 16} {
+		other := run(1000, procs)
+		for q := range one {
+			if one[q] != other[q] {
+				t.Fatalf("chain %d, spin %d differs between GOMAXPROCS 1 and %d", q/d, q%d, procs)
+			}
 		}
 	}
 	fewer := run(980, 2) // 15 full blocks, then 20 chains

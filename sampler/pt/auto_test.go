@@ -209,9 +209,9 @@ func TestDecide(t *testing.T) {
 // number of cores, and the settings are checked.
 func TestAutoStatsAndBits(t *testing.T) {
 	g, _ := ising.Grid(4, 4, false, 0.5, nil)
-	var runs [2][]int
-	var stats [2]sampler.Stats
-	for k, procs := range []int{1, 2} {
+	var runs [3][]int
+	var stats [3]sampler.Stats
+	for k, procs := range []int{1, 2, 16} {
 		old := runtime.GOMAXPROCS(procs)
 		s := newS(t, g, 6, Settings{Tune: 12, Auto: true}, 8)
 		var names []string
@@ -233,8 +233,10 @@ func TestAutoStatsAndBits(t *testing.T) {
 		runtime.GOMAXPROCS(old)
 		runs[k], stats[k] = slices.Clone(s.Current()), s.Stats()
 	}
-	if !slices.Equal(runs[0], runs[1]) || !slices.Equal(stats[0].Values, stats[1].Values) {
-		t.Error("results differ between 1 and 2 cores")
+	for c, procs := range []int{2, 16} {
+		if !slices.Equal(runs[0], runs[c+1]) || !slices.Equal(stats[0].Values, stats[c+1].Values) {
+			t.Errorf("results differ between GOMAXPROCS 1 and %d", procs)
+		}
 	}
 	// A grid so cold that plain chains freeze: the statistics stay finite.
 	cold, _ := ising.Grid(4, 4, false, 2, nil)

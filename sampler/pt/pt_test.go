@@ -347,25 +347,27 @@ func TestLadderFreezesAndStats(t *testing.T) {
 	}
 }
 
-func TestSameBitsOnOneAndTwoCores(t *testing.T) {
+func TestSameBitsAtAnyGOMAXPROCS(t *testing.T) {
 	g, _ := ising.Grid(4, 4, false, 0.5, nil)
 	for name, m := range map[string]model.Model{"ising": g, "ising (cluster)": g, "factorgraph": samplertest.SmallModels(t)["factorgraph"]} {
-		var runs [2][]int
-		var ladders [2][]float64
-		var stats [2]sampler.Stats
+		var runs [3][]int
+		var ladders [3][]float64
+		var stats [3]sampler.Stats
 		kern := Site
 		if name == "ising (cluster)" {
 			kern = Cluster
 		}
-		for k, procs := range []int{1, 2} {
+		for k, procs := range []int{1, 2, 16} {
 			old := runtime.GOMAXPROCS(procs)
 			s := newS(t, m, 40, Settings{Tune: 12, Kernel: kern}, 8)
 			run(t, s, 20)
 			runtime.GOMAXPROCS(old)
 			runs[k], ladders[k], stats[k] = slices.Clone(s.Current()), slices.Clone(s.Ladder()), s.Stats()
 		}
-		if !slices.Equal(runs[0], runs[1]) || !slices.Equal(ladders[0], ladders[1]) || !slices.Equal(stats[0].Values, stats[1].Values) {
-			t.Errorf("%s: results differ between 1 and 2 cores", name)
+		for c := 1; c < 3; c++ {
+			if !slices.Equal(runs[0], runs[c]) || !slices.Equal(ladders[0], ladders[c]) || !slices.Equal(stats[0].Values, stats[c].Values) {
+				t.Errorf("%s: results differ between GOMAXPROCS 1 and %d", name, []int{1, 2, 16}[c])
+			}
 		}
 	}
 }
@@ -418,16 +420,16 @@ func TestRBMKernel(t *testing.T) {
 		worst := samplertest.CheckMarginals(t, "pt (rbm kernel) on "+name, m, z, 0)
 		t.Logf("%s: worst %.1f SE; ladder %.3f; min swap rate %.2f, Λ %.2f", name, worst, s.Ladder(), stat(s, "min_swap_rate"), stat(s, "barrier"))
 	}
-	var runs [2][]int
-	for k, procs := range []int{1, 2} {
+	var runs [3][]int
+	for k, procs := range []int{1, 2, 16} {
 		old := runtime.GOMAXPROCS(procs)
 		s := newS(t, strong, 40, Settings{Tune: 12, Kernel: Block}, 8)
 		run(t, s, 20)
 		runtime.GOMAXPROCS(old)
 		runs[k] = slices.Clone(s.Current())
 	}
-	if !slices.Equal(runs[0], runs[1]) {
-		t.Error("the RBM kernel's results differ between 1 and 2 cores")
+	if !slices.Equal(runs[0], runs[1]) || !slices.Equal(runs[0], runs[2]) {
+		t.Error("the RBM kernel's results differ between GOMAXPROCS 1, 2 and 16")
 	}
 	// The zero value keeps single-site sweeps.
 	if s := newS(t, strong, 2, Settings{}, 1); s.rbm != nil {

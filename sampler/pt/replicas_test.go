@@ -55,7 +55,7 @@ func TestReplicaSweepsDrawWhatChainSweepsDraw(t *testing.T) {
 				t.Fatal("the kernel takes no fixed number of words: the test checks nothing")
 			}
 			shadowed := false
-			for _, procs := range []int{1, 2, 8} {
+			for _, procs := range []int{1, 2, 16} {
 				old := runtime.GOMAXPROCS(procs)
 				got := newS(t, c.m, 6, c.set, 5)
 				got.path = byReplicaAlways

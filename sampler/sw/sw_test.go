@@ -232,18 +232,18 @@ func TestStats(t *testing.T) {
 	}
 }
 
-func TestSameBitsOnOneAndTwoCores(t *testing.T) {
+func TestSameBitsAtAnyGOMAXPROCS(t *testing.T) {
 	g, _ := ising.Grid(5, 5, true, 0.4, nil)
-	var runs [2][]int
-	for k, procs := range []int{1, 2} {
+	var runs [3][]int
+	for k, procs := range []int{1, 2, 16} {
 		old := runtime.GOMAXPROCS(procs)
 		s := newS(t, g, 60, 8)
 		run(t, s, 10)
 		runtime.GOMAXPROCS(old)
 		runs[k] = slices.Clone(s.Current())
 	}
-	if !slices.Equal(runs[0], runs[1]) {
-		t.Error("results differ between 1 and 2 cores")
+	if !slices.Equal(runs[0], runs[1]) || !slices.Equal(runs[0], runs[2]) {
+		t.Error("results differ between GOMAXPROCS 1, 2 and 16")
 	}
 }
 
