@@ -1,6 +1,7 @@
 package main
 
 import (
+	"context"
 	"encoding/json"
 	"fmt"
 	"io/fs"
@@ -8,6 +9,7 @@ import (
 	"path/filepath"
 	"regexp"
 	"strings"
+	"syscall"
 	"testing"
 
 	"github.com/dstein/dstein/experiment"
@@ -362,4 +364,40 @@ func alterValue(t *testing.T, path string) {
 
 func TestHarmlessRoundTwo(t *testing.T) {
 	runAbuseCases(t, harmlessCases())
+}
+
+// fullWriter fails every write after the first limit bytes, as a full disk
+// (/dev/full) does.
+type fullWriter struct{ limit int }
+
+func (w *fullWriter) Write(p []byte) (int, error) {
+	if len(p) > w.limit {
+		n := w.limit
+		w.limit = 0
+		return n, syscall.ENOSPC
+	}
+	w.limit -= len(p)
+	return len(p), nil
+}
+
+// A command whose standard output could not be written (a table, a
+// pipeline printed for a file) fails with a line that says so, not exit 0.
+func TestStdoutWriteErrorFails(t *testing.T) {
+	for _, args := range [][]string{
+		{"methods", "--pipeline", "hybrid"},
+		{"exact", "--model", "../../examples/ising-grid.json"},
+		{"sample", "--model", "../../examples/ising-grid.json", "--method", "gibbs", "--iters", "5", "--n", "8"},
+	} {
+		for _, limit := range []int{0, 100} {
+			var errb strings.Builder
+			code := run(context.Background(), args, &fullWriter{limit: limit}, &errb)
+			if code != exitError || !strings.Contains(errb.String(), "writing to standard output: no space left on device") {
+				t.Errorf("%v, stdout full after %d bytes: exit %d, stderr %q; want %d and the write error", args, limit, code, errb.String(), exitError)
+			}
+		}
+		// The same command with a working standard output succeeds.
+		if code, _, errs := dstein(t, args...); code != exitOK {
+			t.Errorf("%v: exit %d: %s", args, code, errs)
+		}
+	}
 }

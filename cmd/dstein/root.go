@@ -9,6 +9,7 @@ import (
 	"runtime/debug"
 	"strconv"
 	"strings"
+	"sync"
 	"unicode/utf8"
 
 	"github.com/spf13/cobra"
@@ -62,7 +63,8 @@ type env struct {
 // run executes the command line and returns the exit code. It never panics
 // on bad input and prints errors as one line on stderr.
 func run(ctx context.Context, args []string, stdout, stderr io.Writer) (code int) {
-	e := &env{ctx: ctx, stdout: stdout, stderr: stderr, args: args}
+	out := &watchedWriter{w: stdout}
+	e := &env{ctx: ctx, stdout: out, stderr: stderr, args: args}
 	if f, ok := stderr.(*os.File); ok && term.IsTerminal(int(f.Fd())) {
 		e.terminal = true
 	}
@@ -89,6 +91,11 @@ func run(ctx context.Context, args []string, stdout, stderr io.Writer) (code int
 	}
 	if err == nil {
 		err = root.Execute()
+	}
+	if err == nil {
+		// A table, a message or a pipeline printed to a full disk or a
+		// closed standard output is lost: not a success.
+		err = out.failed()
 	}
 	if err == nil {
 		return exitOK
@@ -123,6 +130,37 @@ func run(ctx context.Context, args []string, stdout, stderr io.Writer) (code int
 	}
 	fmt.Fprintf(stderr, "dstein: %s\n", msg)
 	return exitError
+}
+
+// watchedWriter passes writes on to w and keeps the first error, so that a
+// command whose standard output could not be written (a full disk, a
+// closed descriptor) does not exit 0.
+type watchedWriter struct {
+	w   io.Writer
+	mu  sync.Mutex
+	err error
+}
+
+func (w *watchedWriter) Write(p []byte) (int, error) {
+	n, err := w.w.Write(p)
+	if err != nil {
+		w.mu.Lock()
+		if w.err == nil {
+			w.err = err
+		}
+		w.mu.Unlock()
+	}
+	return n, err
+}
+
+// failed returns the first write error, or nil.
+func (w *watchedWriter) failed() error {
+	w.mu.Lock()
+	defer w.mu.Unlock()
+	if w.err != nil {
+		return fmt.Errorf("writing to standard output: %w", w.err)
+	}
+	return nil
 }
 
 // oneLine makes a message one line of text: control characters (a newline
