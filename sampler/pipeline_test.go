@@ -37,8 +37,17 @@ func TestPipelineJSON(t *testing.T) {
 		{Method: "gfsvgd", Iters: 7, Settings: &gfsvgd.Settings{LearningRate: 0.3}},
 		{Method: "gibbs", Iters: 3, Settings: &gibbs.Settings{Stratified: true}},
 	}}
+	// Go's zero settings mean the defaults; a file's 0 is refused where a
+	// default would replace it, so the file to write is the resolved
+	// pipeline.
 	b, err := json.Marshal(p)
 	if err != nil {
+		t.Fatal(err)
+	}
+	if _, err := sampler.ParsePipeline(b); err == nil || !strings.Contains(err.Error(), `stage 1 (gfsvgd): "bandwidth.scale" is 0, which would silently mean the default (1)`) {
+		t.Errorf("zeros that defaults replace: %v", err)
+	}
+	if b, err = json.Marshal(p.Resolved()); err != nil {
 		t.Fatal(err)
 	}
 	q, err := sampler.ParsePipeline(b)
@@ -64,9 +73,22 @@ func TestPipelineJSON(t *testing.T) {
 		`{"init":{"mean":1,"std":-1},"stages":[{"method":"gibbs"}]}`: `initial draw`,
 		`{"stages":[{"method":"gibbs"}],"extra":1}`:                  `unknown key "extra"`,
 		`{"stages":[{"method":"gibbs","sweeps":3}]}`:                 `unknown key "stages[0].sweeps"`,
+		// A 0 that a default would replace (Go's zero value).
+		`{"stages":[{"method":"gibbs"},{"method":"dmala","settings":{"step_size":0}}]}`: `stage 2 (dmala): "step_size" is 0, which would silently mean the default (0.6)`,
+		`{"stages":[{"method":"pt","settings":{"kernel":"site","ladder":0}}]}`:          `"ladder" is 0`,
+		`{"stages":[{"method":"gfsvgd","settings":{"beta1":-0}}]}`:                      `"beta1" is 0`,
 	} {
 		if _, err := sampler.ParsePipeline([]byte(in)); err == nil || !strings.Contains(err.Error(), want) {
 			t.Errorf("%s: error %v; want one containing %q", in, err, want)
+		}
+	}
+	// A 0 that means what it says is read.
+	for _, in := range []string{
+		`{"stages":[{"method":"dmala","settings":{"adapt":0}}]}`,
+		`{"stages":[{"method":"gfsvgd","settings":{"weight_anneal":0,"bandwidth":{"rule":"fixed","h":1}}}]}`,
+	} {
+		if _, err := sampler.ParsePipeline([]byte(in)); err != nil {
+			t.Errorf("%s: %v", in, err)
 		}
 	}
 }
