@@ -122,6 +122,20 @@ func pottsGridWidth(m *potts.Potts) int {
 	return min(rows, cols) + 1
 }
 
+// factorBytes is what For holds per factor besides variable elimination's
+// own memory: the Factor that hands it over.
+const factorBytes = 48
+
+// veBytes is variable elimination's peak for these factors when its order
+// can be planned here (see veNeed), else the bound NewVE enforces: its
+// tables and messages at MaxTotalEntries.
+func veBytes(card []int, factors []Factor) float64 {
+	if need, ok := veNeed(card, factors); ok {
+		return need
+	}
+	return 8 * 2 * MaxTotalEntries
+}
+
 // pottsPairEntries returns the entries of a Potts model's pairwise factor
 // tables: q² per edge.
 func pottsPairEntries(m *potts.Potts) float64 {
@@ -170,9 +184,11 @@ func ForFactorGraphHolding(ctx context.Context, g *factorgraph.Graph, maxWidth i
 // cumulative weights for enumeration, the forward tables of the Ising
 // transfer, the conditional marginals and messages of the transfers on a
 // torus (or what its Sample allocates, if more), the weights and chunk sums
-// of the RBM's hidden enumeration; for a factor graph, the largest tables
-// variable elimination may keep, and for a Potts model those and its factor
-// graph.
+// of the RBM's hidden enumeration; for a factor graph, variable
+// elimination's peak for the order it plans (the bound of its tables at
+// MaxTotalEntries above vePlanMaxVars variables), and for a Potts model
+// that and its factor graph; memlimit.Base alone where For refuses the
+// model before building anything.
 func Memory(m model.Model) float64 {
 	d := float64(m.Dim())
 	switch mm := m.(type) {
@@ -193,15 +209,28 @@ func Memory(m model.Model) float64 {
 			return memlimit.Base + 8*4*d*float64(mm.Hidden()) + 8*float64(int(1)<<max(0, mm.Hidden()-10)) + 1<<20
 		}
 	case *factorgraph.Graph:
-		return memlimit.Base + 8*2*MaxTotalEntries
+		fs := make([]Factor, 0, len(mm.Factors()))
+		for _, f := range mm.Factors() {
+			fs = append(fs, Factor{Scope: f.Scope})
+		}
+		return memlimit.Base + veBytes(mm.Cards(), fs) + factorBytes*float64(len(fs))
 	case *potts.Potts:
-		if pottsPairEntries(mm) > MaxTotalEntries {
-			return memlimit.Base // refused before anything is built
+		if w := pottsGridWidth(mm); pottsPairEntries(mm) > MaxTotalEntries || w > DefaultMaxWidth || math.Pow(float64(mm.Q()), float64(w)) > MaxTableEntries {
+			return memlimit.Base // refused before anything is built (forPotts)
 		}
 		n, q, e := mm.Dim(), mm.Q(), len(mm.Edges())
 		fg := factorgraph.Shape{Variables: n, States: n * q, Factors: n + e, ScopeEntries: n + 2*e,
 			TableBytes: float64(n)*factorgraph.TableBytes(q) + float64(e)*factorgraph.TableBytes(q*q)}
-		return memlimit.Base + 8*2*MaxTotalEntries + fg.Bytes() + fg.BuildBytes()
+		card := make([]int, n)
+		fs := make([]Factor, 0, n+e)
+		for i := range card {
+			card[i] = q
+			fs = append(fs, Factor{Scope: []int{i}})
+		}
+		for _, ed := range mm.Edges() {
+			fs = append(fs, Factor{Scope: []int{ed.I, ed.J}})
+		}
+		return memlimit.Base + veBytes(card, fs) + factorBytes*float64(len(fs)) + fg.Bytes() + fg.BuildBytes()
 	}
 	if c := model.StateCount(m); c <= DefaultMaxStates {
 		return memlimit.Base + 8*float64(c) + 16*d

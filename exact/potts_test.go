@@ -9,6 +9,8 @@ import (
 	"time"
 
 	"github.com/dstein/dstein/internal/memlimit"
+	"github.com/dstein/dstein/model"
+	"github.com/dstein/dstein/model/factorgraph"
 	"github.com/dstein/dstein/model/ising"
 	"github.com/dstein/dstein/model/potts"
 )
@@ -160,6 +162,9 @@ func TestPottsRefusals(t *testing.T) {
 		if _, err := For(g); err == nil || !strings.Contains(err.Error(), c.want) {
 			t.Errorf("%d×%d grid of %d states: %v; want an error containing %q", c.rows, c.cols, c.q, err, c.want)
 		}
+		if got := Memory(g); got != memlimit.Base {
+			t.Errorf("%d×%d grid of %d states: Memory of a refused model = %v; want memlimit.Base", c.rows, c.cols, c.q, got)
+		}
 	}
 	partial, err := potts.NewGrid(12, 12, false, 2, potts.GridEdges(12, 12, false, 0.5)[1:], nil)
 	if err != nil {
@@ -227,5 +232,42 @@ func TestPottsPairsFor(t *testing.T) {
 	}
 	if PairsMemory(big) <= 0 {
 		t.Error("no memory estimate")
+	}
+}
+
+// Memory of a factor graph or a Potts model is variable elimination's own
+// estimate from its planned order (what NewVE checks against the budget),
+// plus the factors handed over: not the bound of MaxTotalEntries (2 GiB),
+// which refused `sample --method exact` on a 5-variable network under a
+// 500 MB limit.
+func TestMemoryFromElimination(t *testing.T) {
+	pg, err := potts.Grid(5, 5, true, 3, 0.7, nil)
+	if err != nil {
+		t.Fatal(err)
+	}
+	pgraph, err := pg.FactorGraph()
+	if err != nil {
+		t.Fatal(err)
+	}
+	chain := chainGraph(t, 3000)
+	for _, c := range []struct {
+		name    string
+		m       model.Model
+		g       *factorgraph.Graph
+		factors int
+	}{
+		{"a chain of 3000 binary variables", chain, chain, len(chain.Factors())},
+		{"a 5×5 Potts torus of 3 states", pg, pgraph, len(pgraph.Factors())},
+	} {
+		ve, err := ForFactorGraph(c.g, 0)
+		if err != nil {
+			t.Fatal(err)
+		}
+		got := Memory(c.m) - memlimit.Base
+		lo := ve.Memory() + factorBytes*float64(c.factors)
+		t.Logf("%s: Memory %.3g bytes beyond Base; variable elimination's %.3g", c.name, got, ve.Memory())
+		if got < lo || got > lo+2*(c.g.Shape().Bytes()+c.g.Shape().BuildBytes()) || got > 64<<20 {
+			t.Errorf("%s: Memory %.4g beyond Base; want variable elimination's %.4g plus the factors (%.4g) and at most twice the graph, below 64 MiB", c.name, got, ve.Memory(), lo)
+		}
 	}
 }

@@ -166,13 +166,7 @@ func newVE(ctx context.Context, card []int, factors []Factor, values [][]float64
 	if p.totalEntries > MaxTotalEntries {
 		return nil, fmt.Errorf("exact: the intermediate factors of the min-fill elimination order would have %.4g entries in all, over the limit of %d (2^27)", p.totalEntries, MaxTotalEntries)
 	}
-	seps := 0
-	for _, sep := range p.seps {
-		seps += len(sep)
-	}
-	// The structures, the tables ψ_k and, at the peak of the passes, their
-	// messages.
-	need := VEMemory(len(card), states, len(factors), scope, seps, p.totalEntries) + 4*p.maxEntries
+	need := p.need(card, factors)
 	if err := budget.Check(fmt.Sprintf("variable elimination (width %d, %.3g table entries)", p.width, p.totalEntries), memlimit.Base+held+need); err != nil {
 		return nil, err
 	}
@@ -185,6 +179,44 @@ func newVE(ctx context.Context, card []int, factors []Factor, values [][]float64
 		return nil, err
 	}
 	return &VE{card: slices.Clone(card), order: p.order, width: p.width, steps: b.steps, res: res, need: need}, nil
+}
+
+// need is what variable elimination takes at its peak with plan p: the
+// structures, the tables ψ_k and, at the peak of the passes, their
+// messages (the model not included).
+func (p *vePlan) need(card []int, factors []Factor) float64 {
+	states, scope, seps := 0, 0, 0
+	for _, k := range card {
+		states += k
+	}
+	for _, f := range factors {
+		scope += len(f.Scope)
+	}
+	for _, sep := range p.seps {
+		seps += len(sep)
+	}
+	return VEMemory(len(card), states, len(factors), scope, seps, p.totalEntries) + 4*p.maxEntries
+}
+
+// veNeed estimates what variable elimination of factors with these scopes
+// takes at its peak, from the elimination order it would plan (the
+// estimate NewVE checks against its budget; the tables' values play no
+// part, so factors may come without them). It is 0 where NewVE refuses the
+// plan before building anything (a width or tables over its limits), and
+// ok is false where no plan was made: over vePlanMaxVars variables, where
+// planning alone would be slow.
+func veNeed(card []int, factors []Factor) (need float64, ok bool) {
+	if len(card) > vePlanMaxVars {
+		return 0, false
+	}
+	p, err := planElimination(context.Background(), card, factors)
+	if err != nil {
+		return 0, false
+	}
+	if p.width > DefaultMaxWidth || p.maxEntries > MaxTableEntries || p.totalEntries > MaxTotalEntries {
+		return 0, true
+	}
+	return p.need(card, factors), true
 }
 
 // VEMemory estimates what variable elimination takes at its peak for n
