@@ -166,17 +166,25 @@ func quantities(m model.Model) []quantityFunc {
 	}
 	for i := range m.Dim() {
 		st := m.States(i)
+		var names []string
+		if sn, ok := m.(model.StateNamer); ok {
+			names = sn.StateNames(i)
+		}
 		if len(st) == 2 {
-			out = append(out, quantityFunc{model.VariableName(m, i), i, -1, func(dst []float64, s *sampler.Samples) {
+			// The mean of the state values; with named states of values
+			// 0 and 1 (a Bayesian network's), that is the probability of
+			// the second state, and the quantity is named for it
+			// ("asia=no", not "asia", which reads as P(asia = yes)).
+			name := model.VariableName(m, i)
+			if len(names) == 2 && st[0] == 0 && st[1] == 1 {
+				name += "=" + names[1]
+			}
+			out = append(out, quantityFunc{name, i, -1, func(dst []float64, s *sampler.Samples) {
 				for r := range s.N {
 					dst[r] = st[s.Z[r*s.D+i]]
 				}
 			}})
 			continue
-		}
-		var names []string
-		if sn, ok := m.(model.StateNamer); ok {
-			names = sn.StateNames(i)
 		}
 		for k, v := range st {
 			label := formatState(v)

@@ -80,7 +80,9 @@ func TestBayesianNetworksAgreeOrWarn(t *testing.T) {
 					for s, p := range ex.Marginals[i] {
 						mean += p * g.States(i)[s]
 					}
-					want[v] = mean
+					// A named two-state variable's quantity is the
+					// probability of its second state (values 0, 1).
+					want[v+"="+net.States[i][1]] = mean
 					continue
 				}
 				for s, name := range net.States[i] {

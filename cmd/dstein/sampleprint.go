@@ -152,10 +152,19 @@ func printMeans(w io.Writer, m model.Model, mean []float64, marg [][]float64, ex
 	} else {
 		fmt.Fprintf(w, "%-8s %9s  %s\n", "variable", "mean", "P(state)")
 	}
+	sn, _ := m.(model.StateNamer)
 	for i := range show {
 		var parts []string
+		var names []string
+		if sn != nil {
+			names = sn.StateNames(i)
+		}
 		for s, v := range m.States(i) {
-			parts = append(parts, fmt.Sprintf("%s: %.3f", report.FormatValue(v), marg[i][s]))
+			label := report.FormatValue(v)
+			if len(names) == len(m.States(i)) {
+				label = names[s]
+			}
+			parts = append(parts, fmt.Sprintf("%s: %.3f", label, marg[i][s]))
 		}
 		if exactMean != nil {
 			fmt.Fprintf(w, "%-8s %9.4f %9.4f  %s\n", model.VariableName(m, i), mean[i], exactMean[i], strings.Join(parts, "  "))

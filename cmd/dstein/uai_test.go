@@ -346,7 +346,7 @@ func TestBIFNetwork(t *testing.T) {
 	if code != 0 {
 		t.Fatalf("sample: exit %d: %s", code, errs)
 	}
-	for _, want := range []string{"evidence smoke = yes, xray = yes", "\nlung ", "deterministic or logical"} {
+	for _, want := range []string{"evidence smoke = yes, xray = yes", "\nlung=no ", "deterministic or logical"} {
 		if !strings.Contains(out, want) {
 			t.Errorf("sample's output lacks %q:\n%s", want, out)
 		}
