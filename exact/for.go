@@ -48,6 +48,13 @@ func ForContext(ctx context.Context, m model.Model) (Truth, error) {
 				return truthOrError(t, err)
 			}
 		}
+		if model.StateCount(m) > DefaultMaxStates {
+			ve, err := forIsingVE(ctx, mm)
+			if err != nil && ctx.Err() == nil {
+				return nil, fmt.Errorf("%w (%v)", errNoExact, err)
+			}
+			return truthOrError(ve, err)
+		}
 	case *rbm.RBM:
 		if mm.Hidden() <= MaxHidden && (mm.Hidden() < mm.Dim() || model.StateCount(m) > DefaultMaxStates) {
 			return truthOrError(newRBMTruthContext(ctx, mm, rbmChunkBits, false))
@@ -60,7 +67,58 @@ func ForContext(ctx context.Context, m model.Model) (Truth, error) {
 	if model.StateCount(m) <= DefaultMaxStates {
 		return truthOrError(newEnumeratedContext(ctx, m, DefaultMaxStates))
 	}
-	return nil, fmt.Errorf("no exact method for this model: exact answers need an open-boundary Ising grid with shorter side ≤ %d, a periodic one with shorter side ≤ %d, an RBM with ≤ %d hidden units, a factor graph or Potts model of elimination width ≤ %d, or at most %d joint states", MaxGridSide, MaxTorusSide, MaxHidden, DefaultMaxWidth, DefaultMaxStates)
+	return nil, errNoExact
+}
+
+// errNoExact is For's refusal of a model that no route takes.
+var errNoExact = fmt.Errorf("no exact method for this model: exact answers need an open-boundary Ising grid with shorter side ≤ %d, a periodic one with shorter side ≤ %d, an RBM with ≤ %d hidden units, a factor graph, Potts or Ising model of elimination width ≤ %d, or at most %d joint states", MaxGridSide, MaxTorusSide, MaxHidden, DefaultMaxWidth, DefaultMaxStates)
+
+// isingFactors returns an Ising model as pairwise factors over states
+// {0, 1} (spins −1, +1) and the spins' values, for variable elimination: a
+// unary factor (−h_i, h_i) for each nonzero field, then a 2×2 factor per
+// edge with log-values J_e·z_i·z_j, in the order of Edges.
+func isingFactors(m *ising.Ising) (card []int, fs []Factor, values [][]float64) {
+	n := m.Dim()
+	card = make([]int, n)
+	values = make([][]float64, n)
+	for i := range card {
+		card[i], values[i] = 2, model.Spins
+	}
+	for i, h := range m.Fields() {
+		if h != 0 {
+			fs = append(fs, Factor{Scope: []int{i}, LogTable: []float64{-h, h}})
+		}
+	}
+	for _, e := range m.Edges() {
+		j := e.Coupling
+		fs = append(fs, Factor{Scope: []int{e.I, e.J}, LogTable: []float64{j, -j, -j, j}})
+	}
+	return card, fs, values
+}
+
+// isingGridWidth is pottsGridWidth for an Ising model built by ising.Grid
+// (every bond present): a lower bound of its elimination width, 0 for
+// models built otherwise.
+func isingGridWidth(m *ising.Ising) int {
+	rows, cols, _, ok := m.GridShape()
+	if !ok || min(rows, cols) < 2 {
+		return 0
+	}
+	return min(rows, cols) + 1
+}
+
+// forIsingVE runs variable elimination on an Ising model that the grid
+// transfers do not take (any graph of bonds, or a grid too large for them)
+// and that is too large to enumerate, with the width limit of a factor
+// graph. A whole grid whose treewidth alone puts it over DefaultMaxWidth
+// or MaxTableEntries is refused before the elimination is planned.
+func forIsingVE(ctx context.Context, m *ising.Ising) (*VE, error) {
+	if w := isingGridWidth(m); w > DefaultMaxWidth || math.Pow(2, float64(w)) > MaxTableEntries {
+		rows, cols, _, _ := m.GridShape()
+		return nil, fmt.Errorf("exact: the %d×%d Ising grid has treewidth %d or more, so variable elimination needs a factor over at least %d variables, over the limit %d (2^25 entries)", rows, cols, w-1, w, DefaultMaxWidth)
+	}
+	card, fs, values := isingFactors(m)
+	return newVE(ctx, card, fs, values, DefaultMaxWidth, memlimit.Budget{}, 0)
 }
 
 // forPotts runs variable elimination on the factor graph of a Potts model
@@ -203,6 +261,16 @@ func Memory(m model.Model) float64 {
 			if _, err := torusPlanOf(mm, 0); err == nil || model.StateCount(m) > DefaultMaxStates {
 				return memlimit.Base + torusBytes(m.Dim(), min(rows, cols))
 			}
+		}
+		if model.StateCount(m) > DefaultMaxStates {
+			if w := isingGridWidth(mm); w > DefaultMaxWidth || math.Pow(2, float64(w)) > MaxTableEntries {
+				return memlimit.Base // refused before anything is built (forIsingVE)
+			}
+			if mm.Dim() > vePlanMaxVars {
+				return memlimit.Base + 8*2*MaxTotalEntries + (factorBytes+32)*float64(mm.Dim()+len(mm.Edges()))
+			}
+			card, fs, _ := isingFactors(mm)
+			return memlimit.Base + veBytes(card, fs) + (factorBytes+32)*float64(len(fs))
 		}
 	case *rbm.RBM:
 		if mm.Hidden() <= MaxHidden && (mm.Hidden() < mm.Dim() || model.StateCount(m) > DefaultMaxStates) {

@@ -324,3 +324,18 @@ type SpinShape interface {
 	// deg_i ≤ maxDeg, or an upper bound of it.
 	SpinTableEntries(maxDeg int) float64
 }
+
+// Kinder is a model that names its kind for messages ("an RBM").
+type Kinder interface {
+	// Kind names the model's kind with its article: "an Ising model".
+	Kind() string
+}
+
+// Kind names m's kind for messages: its Kind where it has one, else "a
+// model of this type" with Go's type name.
+func Kind(m Model) string {
+	if k, ok := m.(Kinder); ok {
+		return k.Kind()
+	}
+	return fmt.Sprintf("a model of type %T", m)
+}

@@ -128,7 +128,7 @@ the competitions' PR files give it), the marginals and the means.`,
 				if truth, err = exact.ForContext(e.ctx, lm.Model); err != nil {
 					return err
 				}
-				method = fmt.Sprintf("%T", truth)
+				method = exactRoute(truth)
 			}
 			res := truth.Result()
 			sum := exactSummary{Model: model, Evidence: evidence, Given: given, Variables: lm.File.Dim(), Free: lm.Model.Dim(),
@@ -387,4 +387,21 @@ func compareMAR(a, b [][]float64) (*marComparison, error) {
 		c.MeanHellinger /= float64(len(a))
 	}
 	return c, nil
+}
+
+// exactRoute names the route For took, in words.
+func exactRoute(t exact.Truth) string {
+	switch t.(type) {
+	case *exact.IsingGrid:
+		return "transfer matrix over the Ising grid's columns"
+	case *exact.IsingTorus:
+		return "transfers over the Ising torus"
+	case *exact.RBMTruth:
+		return "enumeration of the RBM's hidden units"
+	case *exact.VE:
+		return "variable elimination (min-fill order)"
+	case *exact.Enumerated:
+		return "enumeration of every joint state"
+	}
+	return fmt.Sprintf("%T", t)
 }

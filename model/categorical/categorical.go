@@ -286,3 +286,6 @@ func RandomSimplex(d, k int, seed uint64) (*Categorical, error) {
 	}
 	return New(vs)
 }
+
+// Kind names the model's kind for messages (model.Kinder).
+func (c *Categorical) Kind() string { return "a categorical model (independent variables)" }

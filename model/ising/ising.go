@@ -384,3 +384,6 @@ func (m *Ising) SpinTableEntries(maxDeg int) float64 {
 	}
 	return e
 }
+
+// Kind names the model's kind for messages (model.Kinder).
+func (m *Ising) Kind() string { return "an Ising model" }

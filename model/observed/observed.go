@@ -76,3 +76,6 @@ func (m *Model) VariableName(i int) string { return m.names[i] }
 
 // NoDensity marks the model as one without a density.
 func (m *Model) NoDensity() {}
+
+// Kind names the model's kind for messages (model.Kinder).
+func (m *Model) Kind() string { return "a model given only by its samples" }

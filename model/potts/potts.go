@@ -540,3 +540,6 @@ func (m *Potts) FactorGraph() (*factorgraph.Graph, error) {
 	}
 	return g, nil
 }
+
+// Kind names the model's kind for messages (model.Kinder).
+func (m *Potts) Kind() string { return "a Potts model" }

@@ -753,3 +753,6 @@ func (b *logProbBatch) LogProbRows(lo, hi int, lp []float64, z []int) {
 	t.sums = true
 	t.Do(lo, hi)
 }
+
+// Kind names the model's kind for messages (model.Kinder).
+func (r *RBM) Kind() string { return "an RBM" }

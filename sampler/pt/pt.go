@@ -202,7 +202,7 @@ func (k Kernel) choose(m model.Model) (Kernel, error) {
 	}
 	// Cluster, or Best for a model that is not an RBM: the couplings'
 	// signs decide.
-	var ferro error = fmt.Errorf("the model (%T) is neither a pairwise ±1 model nor a Potts model", m)
+	var ferro error = fmt.Errorf("the model, %s, is neither a pairwise ±1 model nor a Potts model", model.Kind(m))
 	if pm, ok := m.(*potts.Potts); ok {
 		ferro = nil
 		for _, e := range pm.Edges() {

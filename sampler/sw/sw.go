@@ -99,7 +99,7 @@ func newUpdater(m model.Model) (updater, error) {
 		}
 		return k, nil
 	}
-	return nil, fmt.Errorf("%s; this model (%T) is neither", need, m)
+	return nil, fmt.Errorf("%s; this model, %s, is neither", need, model.Kind(m))
 }
 
 // New starts n = p.N chains at the states p.Z; chain c draws from

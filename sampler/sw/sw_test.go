@@ -182,7 +182,7 @@ func TestRefusesOtherModels(t *testing.T) {
 		t.Fatal(err)
 	}
 	for m, want := range map[model.Model]string{
-		samplertest.SmallModels(t)["rbm"]: "sw needs a ferromagnetic Ising or Potts model (all couplings ≥ 0); this model (*rbm.RBM) is neither",
+		samplertest.SmallModels(t)["rbm"]: "sw needs a ferromagnetic Ising or Potts model (all couplings ≥ 0); this model, an RBM, is neither",
 		anti:                              "sw needs a ferromagnetic Ising or Potts model (all couplings ≥ 0); variable pair (0,1) has coupling -0.3",
 	} {
 		_, err := New(problem(t, m, 2, 1), Settings{})

@@ -1,0 +1,101 @@
+package exact
+
+import (
+	"context"
+	"math"
+	"math/rand/v2"
+	"strings"
+	"testing"
+
+	"github.com/dstein/dstein/internal/memlimit"
+	"github.com/dstein/dstein/model/ising"
+	"github.com/dstein/dstein/model/potts"
+)
+
+// An Ising model given by its bonds, too large to enumerate and not a grid
+// the transfers take, is solved by variable elimination: its marginals,
+// means and log Z are those of the same distribution as a Potts model of
+// two states (J·z_i·z_j = 2J·δ(z_i, z_j) − J and h·z = 2h·δ(z, +1) − h, so
+// log Z differs by Σ J + Σ h), solved by the Potts route.
+func TestIsingByBondsByElimination(t *testing.T) {
+	r := rand.New(rand.NewPCG(31, 32))
+	n := 40
+	var edges []ising.Edge
+	var pedges []potts.Edge
+	bond := func(i, j int) {
+		c := 1.5 * (2*r.Float64() - 1)
+		edges = append(edges, ising.Edge{I: i, J: j, Coupling: c})
+		pedges = append(pedges, potts.Edge{I: i, J: j, Coupling: 2 * c})
+	}
+	for i := range n {
+		bond(i, (i+1)%n) // a ring
+	}
+	for i := 0; i+7 < n; i += 5 {
+		bond(i, i+7) // and chords: cycles, width > 2
+	}
+	h := make([]float64, n)
+	ph := make([]float64, 2*n)
+	shift := 0.0
+	for i := range h {
+		h[i] = 2*r.Float64() - 1
+		ph[2*i+1] = 2 * h[i]
+		shift += h[i]
+	}
+	for _, e := range edges {
+		shift += e.Coupling
+	}
+	m, err := ising.New(n, edges, h)
+	if err != nil {
+		t.Fatal(err)
+	}
+	pm, err := potts.New(n, 2, pedges, ph)
+	if err != nil {
+		t.Fatal(err)
+	}
+	truth, err := For(m)
+	if err != nil {
+		t.Fatal(err)
+	}
+	if _, ok := truth.(*VE); !ok {
+		t.Fatalf("For chose %T; want variable elimination", truth)
+	}
+	ref, err := For(pm)
+	if err != nil {
+		t.Fatal(err)
+	}
+	got, want := truth.Result(), ref.Result()
+	if d := math.Abs(got.LogZ - (want.LogZ - shift)); d > 1e-9*math.Abs(got.LogZ) {
+		t.Errorf("log Z %v; want %v (the Potts model's less %v)", got.LogZ, want.LogZ-shift, shift)
+	}
+	for i := range n {
+		for s := range 2 {
+			if d := math.Abs(got.Marginals[i][s] - want.Marginals[i][s]); d > 1e-12 {
+				t.Fatalf("P(z%d = %d) = %v; want %v", i, s, got.Marginals[i][s], want.Marginals[i][s])
+			}
+		}
+		if mean := want.Marginals[i][1] - want.Marginals[i][0]; math.Abs(got.Means[i]-mean) > 1e-12 {
+			t.Fatalf("E[z%d] = %v; want %v (spins ±1)", i, got.Means[i], mean)
+		}
+	}
+	if mem := Memory(m) - memlimit.Base; mem <= truth.(*VE).Memory() || mem > 64<<20 {
+		t.Errorf("Memory %.4g beyond Base; want more than variable elimination's %.4g, below 64 MiB", mem, truth.(*VE).Memory())
+	}
+	// A small model keeps enumeration (the same answers as before).
+	small, _ := ising.New(6, edges[:5], h[:6])
+	if tr, _ := For(small); tr == nil {
+		t.Error("a 6-spin model: no exact answer")
+	} else if _, ok := tr.(*Enumerated); !ok {
+		t.Errorf("a 6-spin model: For chose %T; want enumeration", tr)
+	}
+	// A whole grid too wide is refused before the elimination is planned.
+	wide, err := ising.Grid(30, 40, false, 0.3, nil)
+	if err != nil {
+		t.Fatal(err)
+	}
+	if _, err := ForContext(context.Background(), wide); err == nil || !strings.Contains(err.Error(), "treewidth 30 or more") || !strings.Contains(err.Error(), "no exact method") {
+		t.Errorf("a 30×40 grid: %v", err)
+	}
+	if got := Memory(wide); got != memlimit.Base {
+		t.Errorf("Memory of a refused grid = %v; want memlimit.Base", got)
+	}
+}
