@@ -132,7 +132,7 @@ func (e *Experiment) Merge(ctx context.Context, cfg Config, dirs []string) (res 
 	if err != nil {
 		var m errMissing
 		if errors.As(err, &m) {
-			return nil, fmt.Errorf("incomplete set of shards: %w (trial t is shard t mod N + 1's, counting trials from 0; rerun or resubmit that shard, which resumes its journal)", m)
+			return nil, fmt.Errorf("incomplete set of shards: %w (counting trials from 1, trial t is in shard (t − 1) mod N + 1 of N; rerun or resubmit that shard, which resumes its journal)", m)
 		}
 		return nil, err
 	}

@@ -10,6 +10,7 @@ import (
 	"github.com/dstein/dstein/model/ising"
 	"github.com/dstein/dstein/rng"
 	"github.com/dstein/dstein/sampler"
+	"github.com/dstein/dstein/sampler/dmala"
 	"github.com/dstein/dstein/sampler/pt"
 )
 
@@ -237,5 +238,46 @@ func TestAdaptiveEscalates(t *testing.T) {
 	}
 	if s.escalated != 1 || a.stopped != StopIters {
 		t.Errorf("escalated %d times, stopped %q; want once, %q", s.escalated, a.stopped, StopIters)
+	}
+}
+
+// Draws kept while the sampler still adapts its proposal (DMALA's --adapt
+// past --warmup) come from a changing kernel: the run says so, naming the
+// last such iteration, and says nothing when the adaptation ends within
+// the warm-up.
+func TestTuningPastWarmupWarns(t *testing.T) {
+	g, err := ising.Grid(3, 3, false, 0.3, nil)
+	if err != nil {
+		t.Fatal(err)
+	}
+	for _, c := range []struct {
+		adapt int
+		want  string
+	}{
+		{10, ""},
+		{11, "up to iteration 11: "},
+		{25, "up to iteration 25: "},
+		{500, "to the end of the run: "},
+	} {
+		p, err := sampler.Single("dmala", &dmala.Settings{Adapt: c.adapt}, 1)
+		if err != nil {
+			t.Fatal(err)
+		}
+		out, err := Run(context.Background(), g, Spec{Pipeline: p, N: 4, Key: rng.NewKey(2), Keep: Keep{Warmup: 10, Draws: 50}})
+		if err != nil {
+			t.Fatal(err)
+		}
+		var got string
+		for _, w := range out.Diagnostics.Warnings {
+			if strings.Contains(w, "still tuning") {
+				got = w
+			}
+		}
+		switch {
+		case c.want == "" && got != "":
+			t.Errorf("--adapt %d within the warm-up of 10: %q", c.adapt, got)
+		case c.want != "" && !strings.Contains(got, "after the warm-up of 10 iterations, "+c.want):
+			t.Errorf("--adapt %d past the warm-up of 10: warning %q; want one containing %q", c.adapt, got, c.want)
+		}
 	}
 }

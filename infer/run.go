@@ -161,6 +161,9 @@ func Run(ctx context.Context, m model.Model, spec Spec) (*Output, error) {
 	}
 	var adapt *adaptive
 	var budget *budgeted
+	// lateTuning is the last iteration after the warm-up that a kernel
+	// still adapting (DMALA's step, DLMC's time, PAS's path length) made.
+	lateTuning, tuningAtEnd := 0, false
 	if spec.Keep.Target > 0 {
 		adapt = newAdaptive(ctx, m, out.Pipeline, spec.Keep, spec.N, spec.Estimates)
 		out.Samples = &sampler.Samples{N: rows, D: d}
@@ -203,10 +206,17 @@ func Run(ctx context.Context, m model.Model, spec Spec) (*Output, error) {
 				return budget.observe(iter, s)
 			})
 		} else if k := spec.Keep; k.Draws > 0 {
+			tuning := false // the sampler was tuning after the previous iteration
 			observers = append(observers, func(stage, iter int, s sampler.Sampler) error {
 				if stage != last {
 					return nil
 				}
+				if tuning && iter > k.Warmup {
+					lateTuning = max(lateTuning, iter)
+				}
+				tn, ok := s.(interface{ Tuning() bool })
+				tuning = ok && tn.Tuning()
+				tuningAtEnd = tuning
 				if t, ok := k.index(iter); ok {
 					keepDraw(out.Samples.Z, s.Current(), spec.N, k.Draws, t, d)
 				}
@@ -308,6 +318,13 @@ func Run(ctx context.Context, m model.Model, spec Spec) (*Output, error) {
 	}
 	if budget != nil && budget.tuningDraws() {
 		out.Diagnostics.Warnings = append(out.Diagnostics.Warnings, fmt.Sprintf("the evaluation budget (%d) ended while the sampler was still tuning or too soon after (its last tuning iteration %d, the draws from iteration %d): the draws include tuning iterations; give it a larger budget", spec.Keep.Budget, budget.tuned, budget.warmup+budget.thin))
+	}
+	if lateTuning > 0 && out.Diagnostics != nil {
+		until, fix := fmt.Sprintf("up to iteration %d", lateTuning), fmt.Sprintf("give --warmup %d or more", lateTuning)
+		if tuningAtEnd {
+			until, fix = "to the end of the run", "give a --warmup longer than the tuning (--adapt, --tune)"
+		}
+		out.Diagnostics.Warnings = append(out.Diagnostics.Warnings, fmt.Sprintf("the sampler was still tuning (its proposal's size or its ladder) after the warm-up of %d iterations, %s: the draws kept meanwhile come from a kernel that was changing, which the error bars do not account for; %s, or tune for fewer iterations", spec.Keep.Warmup, until, fix))
 	}
 	if z, ok := m.(interface{ ZeroEntries() int }); ok && z.ZeroEntries() > 0 && out.Diagnostics != nil && !out.lastOneShot() {
 		out.Diagnostics.Warnings = append(out.Diagnostics.Warnings, fmt.Sprintf("the network has %d zero entries in tables over several variables (deterministic or logical relations): single-site moves may not reach every configuration of positive probability, and chains that all miss the same ones agree, so R̂ cannot see it; compare with dstein exact, or sample with --method exact", z.ZeroEntries()))

@@ -41,6 +41,10 @@ func (in Init) Validate() error {
 	if math.IsNaN(in.Mean) || math.IsInf(in.Mean, 0) || math.IsNaN(in.Std) || math.IsInf(in.Std, 0) || in.Std < 0 {
 		return fmt.Errorf("the initial draw N(%v, %v²) is not valid: want a finite mean and a finite spread > 0", in.Mean, in.Std)
 	}
+	if !(math.Abs(in.Mean)+40*in.Std <= math.MaxFloat64) {
+		// A normal draw beyond 40 spreads has probability below 10^-349.
+		return fmt.Errorf("the initial draw N(%v, %v²) would overflow: want |mean| + 40 × spread below %.3g", in.Mean, in.Std, math.MaxFloat64)
+	}
 	return nil
 }
 

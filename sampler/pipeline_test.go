@@ -153,15 +153,16 @@ func TestExecuteCancelAndFail(t *testing.T) {
 	if err != nil || res.Status != sampler.Canceled || res.Iters != 3 {
 		t.Errorf("canceled run: %+v, %v", res, err)
 	}
-	// exact on a model without an exact sampler fails in its step.
-	big, _ := ising.New(30, nil, make([]float64, 30))
+	// exact on a model without an exact sampler (30 spins all coupled:
+	// elimination width 30) fails in its step.
+	big, _ := ising.Complete(30, 0.1, nil)
 	btr, _ := transform.ForModel(nil, big)
 	res, err = sampler.Pipeline{Stages: []sampler.Stage{{Method: "gibbs", Iters: 1}, {Method: "exact"}}}.Execute(context.Background(), sampler.Env{Model: big, Transform: btr, N: 2, Key: rng.NewKey(1)})
 	if err != nil {
 		t.Fatal(err)
 	}
 	if res.Status != sampler.Failed || !strings.Contains(res.Err.Error(), "exact: ") {
-		t.Errorf("exact on 30 free spins: %+v", res)
+		t.Errorf("exact on 30 coupled spins: %+v", res)
 	}
 }
 

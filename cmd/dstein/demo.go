@@ -55,6 +55,9 @@ The RMSE that n exact i.i.d. samples have on average is shown for scale.`,
 			if err := atLeast("n", n, 1); err != nil {
 				return err
 			}
+			if err := atLeast("show", show, 1); err != nil {
+				return err
+			}
 			if err := atLeast("iters", iters, 0); err != nil {
 				return err
 			}
@@ -119,7 +122,11 @@ The RMSE that n exact i.i.d. samples have on average is shown for scale.`,
 					fmt.Fprintf(tw, "%s\t%d\t%d\t%.2f\t%.4f\t%s\t\n", mt.label, outs[j].Samples.N, outs[j].Iters, outs[j].Seconds, rmse(outs[j].Means, ex.Means), covered(outs[j], ex.Means))
 				}
 				tw.Flush()
-				fmt.Fprintf(e.stdout, "(n exact i.i.d. samples have an expected RMSE of %.4f)\n\n", iidRMSE(m, ex, n))
+				scale := fmt.Sprintf("(the frequencies of n exact i.i.d. samples have an expected RMSE of %.4f", iidRMSE(m, ex, n))
+				if dg := outs[len(outs)-1].Diagnostics; dg != nil && dg.Estimates == infer.RaoBlackwell.String() {
+					scale += "; the table's means are Rao–Blackwellised, each draw's conditional probabilities averaged, which puts them below it"
+				}
+				fmt.Fprintf(e.stdout, "%s)\n\n", scale)
 				printMeanColumns(e.stdout, ex.Means, outs, show)
 			}
 			return nil

@@ -348,8 +348,11 @@ func checkNormalized(path string, m [][]float64, fix bool) error {
 		if math.Abs(s-1) <= 1e-6*float64(len(row)) {
 			continue
 		}
-		if !fix || !(s > 0) {
+		if !fix {
 			return fmt.Errorf("%s: the marginal of variable %d sums to %.6g, not 1 (--normalize rescales it)", path, i, s)
+		}
+		if !(s > 0) {
+			return fmt.Errorf("%s: the marginal of variable %d sums to %.6g: no rescaling makes it a distribution", path, i, s)
 		}
 		for st := range row {
 			row[st] /= s

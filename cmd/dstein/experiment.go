@@ -142,7 +142,14 @@ Experiments: ` + strings.Join(experiment.Names(), ", ") + `.`,
 			fmt.Fprintf(e.stdout, "%s: %s\n\n", ex.Name, ex.Title)
 			experiment.PrintTable(e.stdout, res)
 			if p, ok := experiment.Match(ex.Name, cfg); ok {
-				fmt.Fprintf(e.stdout, "\nclaim (%s): %s\nverdict: %s\n", p.ID, p.Claim, p.Judge(res.Rows, cfg.Mode).Sentence())
+				label := "verdict"
+				switch cfg.Mode {
+				case experiment.Tiny:
+					label = "verdict at --tiny's scale (a check that the experiment runs, not a test of the claim)"
+				case experiment.Quick:
+					label = "verdict at --quick's scale"
+				}
+				fmt.Fprintf(e.stdout, "\nclaim (%s): %s\n%s: %s\n", p.ID, p.Claim, label, p.Judge(res.Rows, cfg.Mode).Sentence())
 			}
 			fmt.Fprintf(e.stdout, "\nwrote %s\n", strings.Join(res.Files, ", "))
 			if cfg.Mode == experiment.Quick {

@@ -89,8 +89,13 @@ func run(ctx context.Context, args []string, stdout, stderr io.Writer) (code int
 			err = root.Args(root, args[:1])
 		}
 	}
+	helpOf := "dstein"
 	if err == nil {
-		err = root.Execute()
+		var c *cobra.Command
+		c, err = root.ExecuteC()
+		if c != nil {
+			helpOf = c.CommandPath()
+		}
 	}
 	if err == nil {
 		// A table, a message or a pipeline printed to a full disk or a
@@ -122,7 +127,7 @@ func run(ctx context.Context, args []string, stdout, stderr io.Writer) (code int
 		fmt.Fprintf(stderr, "dstein: %s\n", msg)
 		return exitResource
 	case errors.As(err, &ue):
-		fmt.Fprintf(stderr, "dstein: %s (see dstein --help)\n", msg)
+		fmt.Fprintf(stderr, "dstein: %s (see %s --help)\n", msg, helpOf)
 		return exitUsage
 	case errors.As(err, &ng):
 		fmt.Fprintf(stderr, "dstein: %s\n", msg)
@@ -244,7 +249,7 @@ func flagError(cmd *cobra.Command, err error) error {
 	if name, ok := strings.CutPrefix(msg, "unknown flag: --"); ok {
 		var names []string
 		cmd.Flags().VisitAll(func(f *pflag.Flag) { names = append(names, f.Name) })
-		return usagef("unknown flag --%s for dstein %s%s", name, cmd.Name(), dashed(suggest.Hint(name, names)))
+		return usagef("unknown flag --%s for %s%s", name, cmd.CommandPath(), dashed(suggest.Hint(name, names)))
 	}
 	return usageError{err}
 }

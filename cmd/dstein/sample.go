@@ -2,6 +2,7 @@ package main
 
 import (
 	"bufio"
+	"errors"
 	"fmt"
 	"math"
 	"slices"
@@ -75,7 +76,7 @@ and written only when it completes.`,
 	fs.StringVar(&f.given, "given", "", "evidence by name for a network (.bif, .xml or .uai): rain=yes,sprinkler=off (a UAI network's variables are z0, z1, … and its states their indices)")
 	fs.StringVar(&f.method, "method", infer.DefaultMethod, "sampling method or preset: "+strings.Join(append(sampler.MethodNames(), infer.PresetNames()...), ", "))
 	fs.StringVar(&f.pipeline, "pipeline", "", "run the pipeline in this JSON file instead of --method")
-	fs.IntVar(&f.n, "n", 100, "number of samples: particles or chains (the default preset: draws, 1000 when not given)")
+	fs.IntVar(&f.n, "n", 100, "number of samples: particles or chains (the default preset: draws, 1000 when not given, rounded up to a whole number of draws per chain: --n 10 keeps 4 chains × 3)")
 	fs.IntVar(&f.iters, "iters", 0, "iterations of a single method (default: the method's or preset's)")
 	fs.IntVar(&f.draws, "draws", 0, "keep this many draws of each MCMC chain after the warm-up, for error bars and convergence diagnostics (default: keep only the final states)")
 	fs.IntVar(&f.chains, "chains", 4, "number of MCMC chains when keeping --draws (the --n of chain methods)")
@@ -164,6 +165,15 @@ func runSample(e *env, cmd *cobra.Command, f *sampleFlags) error {
 	if f.model == "" {
 		return usagef("--model is required: a JSON model file such as examples/ising-grid.json, or a UAI network (.uai)")
 	}
+	if err := atLeast("show", f.show, 1); err != nil {
+		return err
+	}
+	if fs.Changed("max-iters") && f.maxIters < 1 {
+		return usagef("--max-iters %d: want at least 1 iteration (leave it out for the default)", f.maxIters)
+	}
+	if fs.Changed("max-time") && f.maxTime <= 0 {
+		return usagef("--max-time %v: want a positive duration such as 1m30s (leave it out for none)", f.maxTime)
+	}
 	if f.pipeline != "" && fs.Changed("method") {
 		return usagef("--pipeline and --method exclude each other")
 	}
@@ -192,6 +202,10 @@ func runSample(e *env, cmd *cobra.Command, f *sampleFlags) error {
 	var pipelineData []byte
 	if f.pipeline != "" {
 		if pipelineData, err = safeio.ReadFile(f.pipeline, "pipeline file", 1<<20); err != nil {
+			var tl *safeio.TooLarge
+			if errors.As(err, &tl) {
+				tl.LimitFlags = "" // a fixed limit: pipeline files take a few kB
+			}
 			return err
 		}
 	}

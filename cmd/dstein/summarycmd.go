@@ -50,6 +50,9 @@ variables' estimates are Rao–Blackwellised as in dstein sample.`,
 			return nil
 		},
 		RunE: func(cmd *cobra.Command, args []string) error {
+			if err := atLeast("show", f.show, 1); err != nil {
+				return err
+			}
 			return runSummary(e, &f, args[0])
 		},
 	}

@@ -134,7 +134,7 @@ func Join(name string, shards []Shard, defaults map[string]float64, selectOnly m
 		}
 	}
 	if len(missing) > 0 {
-		return Joined{}, fmt.Errorf("incomplete set of shards: no shard holds trial %s of %d (trial t is shard t mod N + 1's, counting trials from 0; rerun or resubmit those shards, which resume their journals)", strings.Join(missing, ", "), trials)
+		return Joined{}, fmt.Errorf("incomplete set of shards: no shard holds trial %s of %d (counting trials from 1, trial t is in shard (t − 1) mod N + 1 of N; rerun or resubmit those shards, which resume their journals)", strings.Join(missing, ", "), trials)
 	}
 	if version == "" {
 		version = "devel"

@@ -238,6 +238,9 @@ func ParseGiven(g *factorgraph.Graph, spec string) (map[int]int, error) {
 	for _, part := range strings.Split(spec, ",") {
 		name, state, ok := strings.Cut(strings.TrimSpace(part), "=")
 		name, state = strings.TrimSpace(name), strings.TrimSpace(state)
+		if strings.TrimSpace(part) == "" {
+			return nil, fmt.Errorf("--given %q has an empty pair (a comma too many); want NAME=STATE pairs separated by commas (rain=yes,sprinkler=off)", spec)
+		}
 		if !ok || name == "" || state == "" {
 			return nil, fmt.Errorf("--given %q: want NAME=STATE pairs separated by commas (rain=yes,sprinkler=off)", part)
 		}
