@@ -40,8 +40,8 @@ func newCompressCmd(e *env) *cobra.Command {
 distribution better than n of the draws would. Rules:
 
   herding  kernel herding with the Hamming kernel exp(−H/ℓ): greedily
-           matches the draws' empirical measure (needs no model, inherits
-           the draws' bias)
+           matches the draws' empirical measure (uses none of the model's
+           probabilities; inherits the draws' bias)
   stein    greedy Stein thinning: minimises the kernel Stein discrepancy of
            the points against the model (p up to its normaliser), with the
            discrete Stein kernel of the same base kernel

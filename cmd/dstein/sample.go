@@ -95,7 +95,7 @@ and written only when it completes.`,
 	fs.StringVar(&f.trace, "trace", "", "write every stage's statistics after every iteration to this CSV file")
 	fs.StringVar(&f.estimates, "estimates", infer.RaoBlackwell.String(), "how variables' marginals and means are estimated from draws: rao-blackwell (each draw's conditional probabilities given its other variables, averaged) or frequencies (counts of the draws)")
 	fs.IntVar(&f.show, "show", 10, "number of variables to print (the JSON has all)")
-	fs.StringVar(&f.compress, "compress", "", "end the run by picking --points representative points from its samples: herding or stein (dstein compress; the compact preset herds)")
+	fs.StringVar(&f.compress, "compress", "", "end the run by picking --points representative points from its samples: herding, stein or stein-reg (dstein compress; the compact preset herds)")
 	fs.IntVar(&f.points, "points", 100, "number of points --compress picks (the compact preset: --n)")
 	fs.Float64Var(&f.ell, "ell", 0, "bandwidth ℓ of --compress's Hamming kernel exp(−H/ℓ) (default: d/4, at least 1, for herding; 1 for stein)")
 	fs.StringVar(&f.reweight, "reweight", "", "ksd: Stein importance weights on the samples before herding them (--compress herding)")
