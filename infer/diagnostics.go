@@ -58,7 +58,9 @@ type Quantity struct {
 	// (whose MCSE is itself estimated from R values: 1.833 for R = 10).
 	// For a Rare quantity it also holds the Clopper–Pearson interval of
 	// the state's frequency (clopperPearson), so it never has zero width
-	// for a state that the draws could have missed.
+	// for a state that the draws could have missed. A variable's interval
+	// is clipped to the values its quantity can take ([0, 1] for a
+	// probability).
 	CI90 [2]float64 `json:"ci90"`
 	// Rare marks a variable's quantity whose less frequent state was seen
 	// fewer than RareVisits times in the kept samples.
@@ -402,6 +404,17 @@ func Diagnose(ctx context.Context, m model.Model, out *Output) (*Diagnostics, er
 				}
 			}
 			qt.CI90 = [2]float64{min(qt.CI90[0], lo), max(qt.CI90[1], hi)}
+		}
+		if q.v >= 0 {
+			// A probability lies in [0, 1], a two-state mean between the
+			// states' values: the part of the interval outside holds no
+			// possible value.
+			lo, hi := 0.0, 1.0
+			if q.state < 0 {
+				st := m.States(q.v)
+				lo, hi = min(st[0], st[1]), max(st[0], st[1])
+			}
+			qt.CI90 = [2]float64{max(qt.CI90[0], lo), min(qt.CI90[1], hi)}
 		}
 		qt.MCSEMean, qt.RHat = qt.MCSE, qt.Rhat
 		if q.v < 0 {

@@ -338,7 +338,7 @@ func printGof(w io.Writer, f *gofFlags, m model.Model, set gof.GFKSDSettings, r 
 			fmt.Fprintf(w, "warning    GF-KSD's level was checked with the relaxed surrogate at τ = 0.02 and 0.05 only; at these settings the test may reject a true model far more often than α (at τ = 1e-5 it rejected in 38 of 40 data sets): treat the p-value with care\n")
 		}
 		if r.ESS < float64(r.N)/10 {
-			fmt.Fprintf(w, "warning    the weights ρ/p_c are degenerate (ESS below n/10): the bootstrap may reject a true model too often; try a sharper --temperature or dksd\n")
+			fmt.Fprintf(w, "warning    the weights ρ/p_c are degenerate (ESS below n/10): a few samples decide the statistic, so the test is unreliable either way (it has rejected true models too often, and accepted uniform noise on a model far from it); try a sharper --temperature, or mmd or dksd\n")
 		}
 	case "dksd":
 		fmt.Fprintf(w, "kernel     exp(−H(z, z')/d), d = %g\n", r.Bandwidth)
