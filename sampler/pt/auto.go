@@ -129,16 +129,21 @@ func (s *Sampler) magnetisation(ch *chain, rep int, row []int, sum, sq []float64
 	return total
 }
 
-// record adds chain c's pilot statistics of this iteration. Halfway
-// through the pilot the shadow replica restarts from the state of the
-// β = 1 replica, which the tempered chain has brought near equilibrium,
-// so that the second half, which the sizing measures, shows the plain
-// chain's mixing rather than its burn-in.
+// record adds chain c's pilot statistics of this iteration. A quarter
+// of the way through the pilot the shadow replica restarts from the state
+// of the replica at level restartLevel(c) of the tempered chain, so that
+// the second half, which the sizing measures, shows the plain chain's
+// mixing rather than its burn-in, and the plain chains start
+// overdispersed (as R̂ wants): chains that all restart at β = 1 start in
+// the mode that holds the β = 1 replicas, and a mode of small mass that
+// they cannot reach is seen neither by them nor, in a pilot this short,
+// by the β = 1 replicas (on a 4×4 UAI grid with evidence, a mode of mass
+// 0.005 missed in 44 of 200 seeds).
 func (s *Sampler) record(c int) {
 	ch, p := &s.chains[c], s.pilot
 	row := p.row[c]
-	if len(p.shadowLL[c]) == s.tuneLen/2 {
-		cold := ch.perm[0]
+	if len(p.shadowLL[c]) == s.tuneLen/4 {
+		cold := ch.perm[restartLevel(c, s.n, s.k)]
 		switch {
 		case s.rbm != nil:
 			dst, src := &ch.reps[s.k], &ch.reps[cold]
@@ -162,6 +167,16 @@ func (s *Sampler) record(c int) {
 	cold := ch.perm[0]
 	p.coldLL[c] = append(p.coldLL[c], ch.ll[cold])
 	p.coldMag[c] = append(p.coldMag[c], s.magnetisation(ch, cold, row, sum[1], sq[1]))
+}
+
+// restartLevel is the level of the ladder whose state chain c of n
+// restarts its shadow replica from: the levels spread evenly from β = 1
+// (chain 0) to the hottest of the k (the last chain).
+func restartLevel(c, n, k int) int {
+	if n < 2 {
+		return 0
+	}
+	return (c*(k-1) + (n-1)/2) / (n - 1)
 }
 
 // decide compares plain chains (K = 1) with the pilot's tempered chains (k

@@ -64,9 +64,11 @@
 //
 // Settings.Auto sizes the ladder from the target. A pilot runs the Ladder
 // temperatures (8) for Tune iterations (200) together with a shadow replica
-// in every chain: a plain chain at β = 1 that never swaps, reset halfway to
-// the state of its chain's β = 1 replica so that the second half shows its
-// mixing, not its burn-in. Over that second half it compares the cost of an
+// in every chain: a plain chain at β = 1 that never swaps, reset a quarter
+// of the way to the state of one of its chain's replicas (chain 0's at
+// β = 1, the others' at levels spread up to the hottest, so that the plain
+// chains start overdispersed) and then given a quarter to settle, so that
+// the second half shows its mixing, not its burn-in. Over that second half it compares the cost of an
 // effective draw at β = 1, in sweeps, of the plain chains (their length over
 // the bulk ESS of log p* and of the magnetisation Σ_i z_i, and the
 // variables' mean integrated autocorrelation L·B_i/W_i from the spread
