@@ -110,8 +110,18 @@ type Result struct {
 	ESS float64 `json:"weight_ess,omitempty"`
 	// LevelChecked reports whether the test's level was checked at its
 	// settings (EXPERIMENTS.md: GF-KSD with the relaxed surrogate at
-	// τ ∈ [0.02, 0.05]; DKSD and MMD always).
+	// τ ∈ [0.02, 0.05]; MMD always) or, for DKSD, whether its tail check
+	// passed on these samples: TailBias at most TailBiasFactor × BootstrapSD.
 	LevelChecked bool `json:"level_checked"`
+	// TailBias is DKSD's estimate of its statistic's bias on samples that
+	// lack the rare states its null mean depends on (0 when no sample has a
+	// neighbour that rare; see TailBiasFactor), and BootstrapSD the standard
+	// deviation of its bootstrap draws.
+	TailBias    float64 `json:"tail_bias,omitempty"`
+	BootstrapSD float64 `json:"bootstrap_sd,omitempty"`
+	// Warning says why LevelChecked is false where the test itself found
+	// out (DKSD's tail check); empty otherwise.
+	Warning string `json:"warning,omitempty"`
 	// Reference says where MMD's reference sample came from.
 	Reference string `json:"reference,omitempty"`
 	// Surrogate, Temperature, Kernel and BandwidthRule record GF-KSD's
@@ -120,6 +130,8 @@ type Result struct {
 	Temperature   float64 `json:"temperature,omitempty"`
 	Kernel        string  `json:"kernel,omitempty"`
 	BandwidthRule string  `json:"bandwidth_rule,omitempty"`
+
+	bootSD float64 // the bootstrap draws' standard deviation
 }
 
 // MarshalJSON writes the result as JSON with an infinite statistic
@@ -286,14 +298,33 @@ func steinTest(ctx context.Context, test string, h []float64, n int, o Options) 
 	}
 	p, crit, rej := decide(stat, boot, o.Alpha)
 	return &Result{Test: test, N: n, LevelChecked: true, Statistic: stat, PValue: p, CriticalValue: crit, Alpha: o.Alpha,
-		Reject: rej, Bootstrap: o.B, BootstrapKind: o.Bootstrap.String()}, nil
+		Reject: rej, Bootstrap: o.B, BootstrapKind: o.Bootstrap.String(), bootSD: stdDev(boot)}, nil
+}
+
+// stdDev is the standard deviation of v (divisor len(v); 0 for fewer than
+// two values).
+func stdDev(v []float64) float64 {
+	if len(v) < 2 {
+		return 0
+	}
+	var mean float64
+	for _, x := range v {
+		mean += x
+	}
+	mean /= float64(len(v))
+	var ss float64
+	for _, x := range v {
+		ss += (x - mean) * (x - mean)
+	}
+	return math.Sqrt(ss / float64(len(v)))
 }
 
 // Memory estimates the bytes a test of n samples over d variables with b
 // bootstrap draws allocates (memlimit.Base included, the samples not):
 // GF-KSD keeps the RBF kernel and two n×n products besides the Stein kernel
 // matrix (and n×d points, scores and memberships); DKSD the Stein kernel
-// matrix and the samples' Stein points (16 bytes a value); MMD the kernel
+// matrix and the samples' Stein points (16 bytes a value, and 1 for the
+// tail check's marks, which follows the bootstrap); MMD the kernel
 // matrix of the pooled 2n samples, the reference sample and the pool. Each
 // bootstrap keeps b statistics, a count per sample and its batch of 64
 // weight vectors and products (1024 bytes a sample; MMD's, of the 2n pooled
@@ -307,7 +338,7 @@ func Memory(test string, n, d, b int) float64 {
 	case "gfksd":
 		need = 8*(4.5*nf*nf) + 8*6*nf*df + 1032*nf
 	case "dksd":
-		need = 8*nf*nf + 8*2*nf*df + 1032*nf
+		need = 8*nf*nf + 17*nf*df + 1032*nf
 	default: // mmd: the reference sample and the 2n×2n kernel
 		need = 8*4*nf*nf + 8*3*nf*df + 2048*nf + 32*nf
 	}

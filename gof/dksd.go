@@ -26,6 +26,14 @@ import (
 // O(n²d) time and O(n²) memory. Like Yang et al., the Stein identity behind
 // the test needs p > 0 on every state the cycles visit: states that are
 // impossible only jointly (a zero factor between two variables) bias it.
+//
+// The statistic's null mean is exactly 0 (the tests check it by
+// enumeration), but where the ratios p(¬_l z)/p(z) are heavy-tailed it is 0
+// only through states too rare for n samples to contain, and the bootstrap
+// then rejects a true model far more often than α. DKSD estimates the bias
+// this leaves (Result.TailBias, see TailBiasFactor) and reports
+// LevelChecked false, with a Warning, when it exceeds TailBiasFactor
+// bootstrap standard deviations.
 func DKSD(ctx context.Context, m model.Model, s *sampler.Samples, o Options) (*Result, error) {
 	o, err := o.withDefaults()
 	if err != nil {
@@ -37,7 +45,11 @@ func DKSD(ctx context.Context, m model.Model, s *sampler.Samples, o Options) (*R
 	if bad := sampler.Impossible(m, s); bad > 0 {
 		return rejectImpossible("dksd", s.N, bad, o), nil
 	}
-	h, err := dksdMatrix(m, s)
+	pts, err := dksdPoints(m, s)
+	if err != nil {
+		return nil, err
+	}
+	h, err := dksdMatrixOf(pts)
 	if err != nil {
 		return nil, err
 	}
@@ -46,6 +58,18 @@ func DKSD(ctx context.Context, m model.Model, s *sampler.Samples, o Options) (*R
 		return nil, err
 	}
 	res.Bandwidth = float64(s.D)
+	if err := ctx.Err(); err != nil {
+		return nil, err
+	}
+	bias, err := dksdTailBias(m, pts, s.Z[:s.N*s.D], float64(s.N), nil, false)
+	if err != nil {
+		return nil, err
+	}
+	res.TailBias, res.BootstrapSD = bias, res.bootSD
+	if bias > TailBiasFactor*res.bootSD {
+		res.LevelChecked = false
+		res.Warning = tailWarning(bias, res.bootSD)
+	}
 	return res, nil
 }
 
@@ -61,12 +85,26 @@ func DKSDScore(dst []float64, m model.Model, z []int) error {
 
 // dksdMatrix returns the n×n matrix of κ(z_i, z_j) with ℓ = d.
 func dksdMatrix(m model.Model, s *sampler.Samples) ([]float64, error) {
-	n := s.N
-	pts, err := stein.Prepare(m, s.Z[:n*s.D], n)
+	pts, err := dksdPoints(m, s)
+	if err != nil {
+		return nil, err
+	}
+	return dksdMatrixOf(pts)
+}
+
+// dksdPoints prepares the samples' states, predecessors and scores.
+func dksdPoints(m model.Model, s *sampler.Samples) (*stein.Points, error) {
+	pts, err := stein.Prepare(m, s.Z[:s.N*s.D], s.N)
 	if err != nil {
 		return nil, fmt.Errorf("dksd: %w", err)
 	}
-	k, err := stein.NewKernel(s.D, float64(s.D))
+	return pts, nil
+}
+
+// dksdMatrixOf returns the n×n matrix of κ over prepared points, ℓ = d.
+func dksdMatrixOf(pts *stein.Points) ([]float64, error) {
+	n := pts.N
+	k, err := stein.NewKernel(pts.D, float64(pts.D))
 	if err != nil {
 		return nil, err
 	}

@@ -30,6 +30,14 @@
 // The p-value is (1 + #{S* ≥ S})/(B + 1); the test rejects when it is at most α,
 // which is the same as S exceeding the reported critical value.
 //
+// DKSD's null mean is exactly 0, but where the ratios p(¬_l z)/p(z) are
+// heavy-tailed it is 0 only through states too rare for n samples to hold;
+// without them the statistic sits at a bias (typically positive) that the
+// bootstrap cannot see, and true models are rejected far more often than α.
+// DKSD estimates that bias from the samples (through their neighbours, which
+// carry the same mass) and sets Result.LevelChecked false, with a Warning,
+// when it exceeds TailBiasFactor bootstrap standard deviations.
+//
 // All three are computed from n×n matrices (O(n² + nd) memory): the bootstrap
 // draws are evaluated in blocks as quadratic forms with one matrix product
 // per block.

@@ -44,7 +44,7 @@ func TestLevelRBMSurrogates(t *testing.T) {
 		s := sampler.NewSamples(n, m.Dim())
 		truth.Sample(s.Z, rng.NewKey(uint64(tr)).For(rng.Sample).Rand())
 		for name, set := range settings {
-			res, err := GFKSD(context.Background(), m, s, set, Options{B: b, Seed: uint64(tr)})
+			res, err := GFKSD(context.Background(), m, s, set, Options{B: b, Key: rng.NewKey(uint64(tr))})
 			if err != nil {
 				t.Fatal(err)
 			}
@@ -115,7 +115,7 @@ func TestPowerSettingsRBM(t *testing.T) {
 		ref := sampler.NewSamples(n, m.Dim())
 		nullTruth.Sample(ref.Z, rng.NewKey(uint64(tr)).For(rng.Test).Rand())
 		for k, st := range sets {
-			res, err := GFKSD(ctx, m, s, st.set, Options{B: b, Seed: uint64(tr)})
+			res, err := GFKSD(ctx, m, s, st.set, Options{B: b, Key: rng.NewKey(uint64(tr))})
 			if err != nil {
 				t.Fatal(err)
 			}
@@ -123,12 +123,12 @@ func TestPowerSettingsRBM(t *testing.T) {
 				rej[k]++
 			}
 		}
-		if res, err := DKSD(ctx, m, s, Options{B: b, Seed: uint64(tr)}); err != nil {
+		if res, err := DKSD(ctx, m, s, Options{B: b, Key: rng.NewKey(uint64(tr))}); err != nil {
 			t.Fatal(err)
 		} else if res.Reject {
 			rej[len(sets)]++
 		}
-		if res, err := MMD(ctx, s, ref, Options{B: b, Seed: uint64(tr)}); err != nil {
+		if res, err := MMD(ctx, s, ref, Options{B: b, Key: rng.NewKey(uint64(tr))}); err != nil {
 			t.Fatal(err)
 		} else if res.Reject {
 			rej[len(sets)+1]++

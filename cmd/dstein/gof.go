@@ -342,6 +342,9 @@ func printGof(w io.Writer, f *gofFlags, m model.Model, set gof.GFKSDSettings, r 
 		}
 	case "dksd":
 		fmt.Fprintf(w, "kernel     exp(−H(z, z')/d), d = %g\n", r.Bandwidth)
+		if r.Warning != "" {
+			fmt.Fprintf(w, "warning    %s\n", r.Warning)
+		}
 	case "mmd":
 		fmt.Fprintf(w, "kernel     exp(−H(z, z')/d), d = %g\n", r.Bandwidth)
 		fmt.Fprintf(w, "reference  %d samples from the model: %s\n", r.N, r.Reference)
