@@ -612,6 +612,7 @@ func TestImpossibleSamplesReject(t *testing.T) {
 	for _, f := range []func() (*Result, error){
 		func() (*Result, error) { return GFKSD(context.Background(), cat, s, GFKSDSettings{}, Options{}) },
 		func() (*Result, error) { return DKSD(context.Background(), cat, s, Options{}) },
+		func() (*Result, error) { return MMDForModel(context.Background(), cat, s, 0, Options{}) },
 	} {
 		res, err := f()
 		if err != nil {

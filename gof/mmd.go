@@ -19,6 +19,36 @@ import (
 // when the model has no exact sampler.
 const DefaultSweeps = 1000
 
+// MMDForModel is the MMD test of s against len(s) draws of m (Reference,
+// with sweeps Gibbs sweeps where m has no exact sampler); Result.Reference
+// names them. Samples in states that m gives probability zero reject at
+// once (p-value 0, no draws), as in the Stein tests: a two-sample test
+// would weigh such a sample like any other.
+func MMDForModel(ctx context.Context, m model.Model, s *sampler.Samples, sweeps int, o Options) (*Result, error) {
+	od, err := o.withDefaults()
+	if err != nil {
+		return nil, err
+	}
+	if s != nil && s.N >= 2 {
+		if bad := sampler.Impossible(m, s); bad > 0 {
+			return rejectImpossible("mmd", s.N, bad, od), nil
+		}
+	}
+	n := 0
+	if s != nil {
+		n = s.N
+	}
+	ref, src, err := Reference(ctx, m, n, sweeps, o.Key)
+	if err != nil {
+		return nil, err
+	}
+	res, err := MMD(ctx, s, ref, o)
+	if res != nil {
+		res.Reference = src
+	}
+	return res, err
+}
+
 // Reference draws n samples from m for the MMD test: exact i.i.d. draws when
 // dstein has an exact sampler for m (enumeration, the Ising grid transfer,
 // the RBM's hidden enumeration), otherwise the final states of n independent

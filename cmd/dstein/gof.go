@@ -245,15 +245,7 @@ func runGof(e *env, cmd *cobra.Command, f *gofFlags) error {
 		case "dksd":
 			return gof.DKSD(e.ctx, m, s, o)
 		}
-		ref, src, err := gof.Reference(e.ctx, m, s.N, f.sweeps, o.Key)
-		if err != nil {
-			return nil, err
-		}
-		res, err := gof.MMD(e.ctx, s, ref, o)
-		if res != nil {
-			res.Reference = src
-		}
-		return res, err
+		return gof.MMDForModel(e.ctx, m, s, f.sweeps, o)
 	})
 	if err != nil {
 		if e.ctx.Err() != nil {
@@ -346,6 +338,9 @@ func printGof(w io.Writer, f *gofFlags, m model.Model, set gof.GFKSDSettings, r 
 			fmt.Fprintf(w, "warning    %s\n", r.Warning)
 		}
 	case "mmd":
+		if r.Impossible > 0 {
+			break
+		}
 		fmt.Fprintf(w, "kernel     exp(−H(z, z')/d), d = %g\n", r.Bandwidth)
 		fmt.Fprintf(w, "reference  %d samples from the model: %s\n", r.N, r.Reference)
 	}
