@@ -244,7 +244,7 @@ func abuseCases() []abuseCase {
 		{name: "gfsvgd n 1e5", setup: func(t *testing.T, dir string) []string {
 			return []string{"sample", "--model", model(t, dir), "--method", "gfsvgd", "--n", "100000"}
 		}, code: 3, want: "--max-memory"},
-		{name: "gibbs n 1e8 as a float", setup: sample("--n", "1e8"), code: 2, want: "invalid argument"},
+		{name: "gibbs n 1e8 as a float", setup: sample("--n", "1e8"), code: 2, want: "--n 1e8: want a whole number"},
 		{name: "gibbs n 1e9", setup: func(t *testing.T, dir string) []string {
 			return []string{"sample", "--model", model(t, dir), "--method", "gibbs", "--n", "1000000000"}
 		}, code: 3, want: "needs about"},

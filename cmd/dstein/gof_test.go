@@ -210,7 +210,7 @@ func TestGofBadInputGivesOneLine(t *testing.T) {
 		{"bandwidth scale", []string{"--model", g, "--samples", s, "--bandwidth-scale", "0"}, 2, "--bandwidth-scale must be"},
 		{"temperature", []string{"--model", g, "--samples", s, "--temperature", "0"}, 2, "--temperature must be"},
 		{"temperature with base", []string{"--model", g, "--samples", s, "--surrogate", "base", "--temperature", "0.5"}, 2, "--temperature applies to the relaxed surrogate"},
-		{"bad level", []string{"--model", g, "--samples", s, "--level", "x"}, 2, "invalid argument"},
+		{"bad level", []string{"--model", g, "--samples", s, "--level", "x"}, 2, "--level x: want a number"},
 		{"old flag", []string{"--model", g, "--samples", s, "--alpha", "0.1"}, 2, "unknown flag --alpha"},
 		{"argument", []string{"--model", g, "--samples", s, "extra"}, 2, "unknown command"},
 		{"bad model", []string{"--model", writeFile(t, "m.json", `{"type":"ising",`), "--samples", s}, 1, "ends early"},

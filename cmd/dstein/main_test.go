@@ -203,7 +203,7 @@ func TestBadInputGivesOneLine(t *testing.T) {
 		{"iters of the default", []string{"--model", good, "--iters", "5"}, 2, "--iters does not apply to --method default"},
 		{"unknown method", []string{"--model", good, "--method", "hmc"}, 2, `unknown method "hmc"`},
 		{"typo method", []string{"--model", good, "--method", "gibs"}, 2, "did you mean gibbs?"},
-		{"bad n", []string{"--model", good, "--n", "x"}, 2, "invalid argument"},
+		{"bad n", []string{"--model", good, "--n", "x"}, 2, "--n x: want a whole number"},
 		{"surrogate", []string{"--model", good, "--method", "gfsvgd", "--surrogate", "smooth"}, 2, `unknown surrogate "smooth"`},
 		{"gfsvgd flag on the default", []string{"--model", good, "--lr", "0.1"}, 2, "--lr applies to gfsvgd, not to --method default"},
 		{"lr", []string{"--model", good, "--method", "gfsvgd", "--lr", "-1"}, 2, "--lr must be > 0"},

@@ -6,6 +6,7 @@ import (
 	"fmt"
 	"io"
 	"os"
+	"regexp"
 	"runtime/debug"
 	"strconv"
 	"strings"
@@ -251,8 +252,19 @@ func flagError(cmd *cobra.Command, err error) error {
 		cmd.Flags().VisitAll(func(f *pflag.Flag) { names = append(names, f.Name) })
 		return usagef("unknown flag --%s for %s%s", name, cmd.CommandPath(), dashed(suggest.Hint(name, names)))
 	}
+	if m := badNumber.FindStringSubmatch(msg); m != nil {
+		want := map[string]string{"ParseUint": "a whole number ≥ 0", "ParseInt": "a whole number", "ParseFloat": "a number"}[m[3]]
+		if strings.Contains(m[4], "value out of range") {
+			want += " within range"
+		}
+		return usagef("%s %s: want %s", m[2], m[1], want)
+	}
 	return usageError{err}
 }
+
+// badNumber matches pflag's error for a number flag given text that is
+// not one: the value, the flag, strconv's function and its complaint.
+var badNumber = regexp.MustCompile(`^invalid argument "(.*)" for "(--[a-z0-9-]+)" flag: strconv\.(ParseUint|ParseInt|ParseFloat): parsing ".*": (.*)$`)
 
 // dashed puts "--" in front of the names of a hint.
 func dashed(h string) string {
