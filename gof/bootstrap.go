@@ -4,14 +4,16 @@ import (
 	"context"
 	"encoding/json"
 	"fmt"
-	"github.com/dstein/dstein/internal/memlimit"
-	"github.com/dstein/dstein/rng"
 	"math"
 	"math/rand/v2"
 	"sort"
 
+	"gonum.org/v1/gonum/stat"
+
 	"github.com/dstein/dstein/internal/gemm"
+	"github.com/dstein/dstein/internal/memlimit"
 	"github.com/dstein/dstein/internal/parallel"
+	"github.com/dstein/dstein/rng"
 )
 
 // Kind is the bootstrap of the Stein discrepancy tests.
@@ -307,16 +309,8 @@ func stdDev(v []float64) float64 {
 	if len(v) < 2 {
 		return 0
 	}
-	var mean float64
-	for _, x := range v {
-		mean += x
-	}
-	mean /= float64(len(v))
-	var ss float64
-	for _, x := range v {
-		ss += (x - mean) * (x - mean)
-	}
-	return math.Sqrt(ss / float64(len(v)))
+	_, sd := stat.PopMeanStdDev(v, nil)
+	return sd
 }
 
 // Memory estimates the bytes a test of n samples over d variables with b
