@@ -2,6 +2,7 @@ package exact
 
 import (
 	"context"
+	"errors"
 	"fmt"
 	"math"
 
@@ -100,11 +101,26 @@ func isingFactors(m *ising.Ising) (card []int, fs []Factor, values [][]float64) 
 // (every bond present): a lower bound of its elimination width, 0 for
 // models built otherwise.
 func isingGridWidth(m *ising.Ising) int {
-	rows, cols, _, ok := m.GridShape()
-	if !ok || min(rows, cols) < 2 {
-		return 0
+	rows, cols, periodic, ok := m.GridShape()
+	if !ok || min(rows, cols) < 2 || len(m.Edges()) != gridBonds(rows, cols, periodic) {
+		return 0 // some neighbours are not joined
 	}
 	return min(rows, cols) + 1
+}
+
+// gridBonds is the number of bonds of a whole rows × cols grid (a wrap of a
+// side of 2 merges with the inner bond).
+func gridBonds(rows, cols int, periodic bool) int {
+	line := func(k int) int {
+		switch {
+		case !periodic:
+			return k - 1
+		case k == 2:
+			return 1
+		}
+		return k
+	}
+	return rows*line(cols) + cols*line(rows)
 }
 
 // forIsingVE runs variable elimination on an Ising model that the grid
@@ -117,7 +133,18 @@ func forIsingVE(ctx context.Context, m *ising.Ising) (*VE, error) {
 		rows, cols, _, _ := m.GridShape()
 		return nil, fmt.Errorf("exact: the %d×%d Ising grid has treewidth %d or more, so variable elimination needs a factor over at least %d variables, over the limit %d (2^25 entries)", rows, cols, w-1, w, DefaultMaxWidth)
 	}
+	if m.Dim() > vePlanMaxVars {
+		return nil, fmt.Errorf("exact: %d spins, over the %d for which variable elimination of an Ising model is tried", m.Dim(), vePlanMaxVars)
+	}
 	card, fs, values := isingFactors(m)
+	// The order is planned first with the width limit, so that a model far
+	// too wide is refused at the first steps of the plan.
+	if p, err := planEliminationWithin(ctx, card, fs, DefaultMaxWidth); err != nil {
+		if errors.Is(err, errTooWide) {
+			return nil, fmt.Errorf("exact: elimination width at least %d exceeds the limit %d", p.width, DefaultMaxWidth)
+		}
+		return nil, err
+	}
 	return newVE(ctx, card, fs, values, DefaultMaxWidth, memlimit.Budget{}, 0)
 }
 
@@ -162,19 +189,7 @@ func forPotts(ctx context.Context, m *potts.Potts) (*VE, error) {
 // before it refuses.
 func pottsGridWidth(m *potts.Potts) int {
 	rows, cols, periodic, ok := m.GridShape()
-	if !ok || min(rows, cols) < 2 {
-		return 0
-	}
-	line := func(k int) int {
-		switch {
-		case !periodic:
-			return k - 1
-		case k == 2:
-			return 1 // the wrap merges with the inner bond
-		}
-		return k
-	}
-	if len(m.Edges()) != rows*line(cols)+cols*line(rows) {
+	if !ok || min(rows, cols) < 2 || len(m.Edges()) != gridBonds(rows, cols, periodic) {
 		return 0 // some neighbours are not joined
 	}
 	return min(rows, cols) + 1

@@ -2,6 +2,7 @@ package exact
 
 import (
 	"context"
+	"errors"
 	"math"
 	"math/rand/v2"
 	"strings"
@@ -97,5 +98,45 @@ func TestIsingByBondsByElimination(t *testing.T) {
 	}
 	if got := Memory(wide); got != memlimit.Base {
 		t.Errorf("Memory of a refused grid = %v; want memlimit.Base", got)
+	}
+}
+
+// A graph far too wide for elimination is refused at the first steps of
+// the plan (a complete graph of 240 spins took 4 s to plan in full before
+// its refusal), and a grid given only some of its bonds is planned, not
+// refused by the whole grid's treewidth.
+func TestIsingByBondsRefusalsAndPartialGrids(t *testing.T) {
+	wide, err := ising.Complete(240, 0.01, nil)
+	if err != nil {
+		t.Fatal(err)
+	}
+	p, err := planEliminationWithin(context.Background(), []int{2, 2, 2}, []Factor{{Scope: []int{0, 1, 2}, LogTable: make([]float64, 8)}}, 2)
+	if !errors.Is(err, errTooWide) || len(p.order) != 1 {
+		t.Errorf("a clique of 3 under a limit of 2: %v after %d steps; want errTooWide at the first", err, len(p.order))
+	}
+	if _, err := For(wide); err == nil || !strings.Contains(err.Error(), "elimination width at least") {
+		t.Errorf("a complete graph of 240 spins: %v", err)
+	}
+	// Refused after its factors are built: Memory counts those alone.
+	if got := Memory(wide) - memlimit.Base; got > 8<<20 {
+		t.Errorf("Memory of a complete graph of 240 spins = Base + %.4g; want its factors only (refused)", got)
+	}
+	// A 30×30 grid with its horizontal bonds only: 30 chains.
+	var rows []ising.Edge
+	for _, e := range ising.GridEdges(30, 30, false, 0.4) {
+		if e.J == e.I+1 {
+			rows = append(rows, e)
+		}
+	}
+	chains, err := ising.NewGrid(30, 30, false, rows, nil)
+	if err != nil {
+		t.Fatal(err)
+	}
+	tr, err := For(chains)
+	if err != nil {
+		t.Fatalf("a 30×30 grid of horizontal bonds only: %v", err)
+	}
+	if ve, ok := tr.(*VE); !ok || ve.Width() != 2 {
+		t.Errorf("a 30×30 grid of horizontal bonds only: %T; want variable elimination of width 2", tr)
 	}
 }

@@ -2,6 +2,7 @@ package exact
 
 import (
 	"context"
+	"errors"
 	"fmt"
 	"math"
 	"math/rand/v2"
@@ -209,7 +210,10 @@ func veNeed(card []int, factors []Factor) (need float64, ok bool) {
 	if len(card) > vePlanMaxVars {
 		return 0, false
 	}
-	p, err := planElimination(context.Background(), card, factors)
+	p, err := planEliminationWithin(context.Background(), card, factors, DefaultMaxWidth)
+	if errors.Is(err, errTooWide) {
+		return 0, true
+	}
 	if err != nil {
 		return 0, false
 	}

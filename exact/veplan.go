@@ -5,6 +5,7 @@ package exact
 
 import (
 	"context"
+	"errors"
 	"fmt"
 	"math"
 	"slices"
@@ -42,6 +43,19 @@ type vePlan struct {
 // would pick first, so that each pick costs O(log n) instead of O(n). It
 // looks at ctx at every step and returns ctx.Err() when it is canceled.
 func planElimination(ctx context.Context, card []int, factors []Factor) (vePlan, error) {
+	return planEliminationWithin(ctx, card, factors, 0)
+}
+
+// errTooWide is planEliminationWithin's error when the order's width
+// passes its limit.
+var errTooWide = errors.New("exact: elimination width over the limit")
+
+// planEliminationWithin is planElimination that gives up, with errTooWide
+// and the plan so far, as soon as a clique has more than maxWidth variables
+// (maxWidth ≤ 0: no limit): a graph far too wide (a complete graph of a few
+// hundred spins) is refused at its first steps instead of after the whole
+// order, whose rescoring grows as the fourth power of the degree.
+func planEliminationWithin(ctx context.Context, card []int, factors []Factor, maxWidth int) (vePlan, error) {
 	n := len(card)
 	// adj[v]: v's neighbours in the interaction graph, increasing.
 	adj := make([][]int, n)
@@ -107,6 +121,9 @@ func planElimination(ctx context.Context, card []int, factors []Factor) (vePlan,
 		p.order = append(p.order, x)
 		p.seps = append(p.seps, sep)
 		p.width = max(p.width, 1+len(sep))
+		if maxWidth > 0 && p.width > maxWidth {
+			return p, errTooWide
+		}
 		p.maxEntries = max(p.maxEntries, h.size[x])
 		p.totalEntries += h.size[x]
 

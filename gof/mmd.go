@@ -50,8 +50,8 @@ func MMDForModel(ctx context.Context, m model.Model, s *sampler.Samples, sweeps 
 }
 
 // Reference draws n samples from m for the MMD test: exact i.i.d. draws when
-// dstein has an exact sampler for m (enumeration, the Ising grid transfer,
-// the RBM's hidden enumeration), otherwise the final states of n independent
+// dstein has an exact sampler for m (exact.For: enumeration, the Ising
+// transfers, the RBM's hidden enumeration, variable elimination), otherwise the final states of n independent
 // Gibbs chains after the given number of sweeps, started from Γ of N(0, I)
 // draws. Exact draws come from key.ForIndex(rng.Test, 1), the Gibbs chains
 // run on the key key.ForIndex(rng.Test, 2). It also describes where the

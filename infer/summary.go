@@ -40,12 +40,8 @@ type Summary struct {
 	// own names.
 	Variables []string    `json:"variables"`
 	States    [][]float64 `json:"states"`
-	// StateNames names each variable's states in the order of States, for
-	// models whose states have names (a Bayesian network's, a Potts
-	// model's "states"); absent otherwise.
-	StateNames [][]string  `json:"state_names,omitempty"`
-	Mean       []float64   `json:"mean"`
-	Marginals  [][]float64 `json:"marginals"`
+	Mean      []float64   `json:"mean"`
+	Marginals [][]float64 `json:"marginals"`
 	// Evidence is the state index that the evidence fixed for each
 	// observed variable, by name (empty without evidence); those
 	// variables are not among Variables.
@@ -109,16 +105,6 @@ func NewSummary(method, modelName string, m model.Model, out *Output) *Summary {
 		Pipeline:  SummaryPipeline{Name: out.Pipeline.Name, Description: out.Pipeline.Description, Init: out.Pipeline.Init, Stages: out.Pipeline.Stages},
 		Variables: names, Evidence: map[string]int{}, States: st, Mean: out.Means, Marginals: out.Marginals, Evaluations: out.Evaluations, Impossible: out.Impossible,
 		Samples: out.Samples.N, Replicates: 1, ErrorBars: out.Diagnostics, Compressed: out.Compressed}
-	if sn, ok := m.(model.StateNamer); ok {
-		names := make([][]string, m.Dim())
-		for i := range names {
-			if names[i] = sn.StateNames(i); len(names[i]) != len(st[i]) {
-				names = nil
-				break
-			}
-		}
-		s.StateNames = names
-	}
 	switch out.Layout.Kind {
 	case LayoutChains:
 		s.Keep = Keep{Warmup: out.Layout.Warmup, Draws: out.Layout.Length, Thin: out.Layout.Thin, Target: out.Layout.Target, Stopped: out.Layout.Stopped}

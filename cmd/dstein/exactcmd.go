@@ -129,6 +129,9 @@ the competitions' PR files give it), the marginals and the means.`,
 					return err
 				}
 				method = exactRoute(truth)
+				if ve, ok := truth.(*exact.VE); ok {
+					width = ve.Width() // an Ising model by its bonds
+				}
 			}
 			res := truth.Result()
 			sum := exactSummary{Model: model, Evidence: evidence, Given: given, Variables: lm.File.Dim(), Free: lm.Model.Dim(),
