@@ -52,7 +52,7 @@ func printSummary(w io.Writer, f *sampleFlags, name string, lm *modelfile.Loaded
 	if dg == nil || dg.Source == infer.SourceNone {
 		printMeans(w, m, out.Means, out.Marginals, nil, f.show)
 	} else {
-		printDiagnostics(w, dg, f.show)
+		printDiagnostics(w, m, dg, f.show)
 	}
 	if dg != nil {
 		fmt.Fprintf(w, "error bars %s\n", dg.Note)
@@ -98,11 +98,15 @@ func runShape(out *infer.Output) string {
 // printDiagnostics prints the quantities with their error bars and
 // diagnostics: log p*, the model's observables and the first show
 // variables.
-func printDiagnostics(w io.Writer, dg *infer.Diagnostics, show int) {
+func printDiagnostics(w io.Writer, m model.Model, dg *infer.Diagnostics, show int) {
 	fmt.Fprintf(w, "%-14s %10s %9s %9s %8s %8s %7s  %s\n", "quantity", "mean", "mcse", "sd", "ess_bulk", "ess_tail", "rhat", "90% interval")
+	names := make(map[string]bool, m.Dim())
+	for i := range m.Dim() {
+		names[model.VariableName(m, i)] = true
+	}
 	vars, hidden := map[string]bool{}, 0
 	for _, q := range dg.Quantities {
-		v, isVar := variableOf(q.Name)
+		v, isVar := variableOf(q.Name, names)
 		if isVar {
 			if !vars[v] && show > 0 && len(vars) >= show {
 				hidden++
@@ -131,13 +135,16 @@ func printDiagnostics(w io.Writer, dg *infer.Diagnostics, show int) {
 }
 
 // variableOf returns the variable a quantity belongs to ("z3" for "z3" and
-// "z3=0.5"), and false for model-level quantities.
-func variableOf(name string) (string, bool) {
-	if len(name) < 2 || name[0] != 'z' || name[1] < '0' || name[1] > '9' {
-		return "", false
+// "z3=0.5", "asia" for "asia=no"), and false for model-level quantities
+// (log p*, the observables): names are the model's variables.
+func variableOf(name string, names map[string]bool) (string, bool) {
+	if names[name] {
+		return name, true
 	}
-	v, _, _ := strings.Cut(name, "=")
-	return v, true
+	if i := strings.LastIndex(name, "="); i > 0 && names[name[:i]] {
+		return name[:i], true
+	}
+	return "", false
 }
 
 // printMeans prints a table of the first show variables: the estimated mean

@@ -140,7 +140,7 @@ func runSummary(e *env, f *summaryFlags, path string) error {
 	dg := out.Diagnostics
 	fmt.Fprintf(w, "error bars %s\n", dg.Note)
 	if len(dg.Quantities) > 0 {
-		printDiagnostics(w, dg, f.show)
+		printDiagnostics(w, m, dg, f.show)
 	}
 	for _, warn := range dg.Warnings {
 		fmt.Fprintf(w, "warning    %s\n", warn)
