@@ -2,7 +2,6 @@ package exact
 
 import (
 	"context"
-	"errors"
 	"fmt"
 	"math"
 
@@ -137,15 +136,7 @@ func forIsingVE(ctx context.Context, m *ising.Ising) (*VE, error) {
 		return nil, fmt.Errorf("exact: %d spins, over the %d for which variable elimination of an Ising model is tried", m.Dim(), vePlanMaxVars)
 	}
 	card, fs, values := isingFactors(m)
-	// The order is planned first with the width limit, so that a model far
-	// too wide is refused at the first steps of the plan.
-	if p, err := planEliminationWithin(ctx, card, fs, DefaultMaxWidth); err != nil {
-		if errors.Is(err, errTooWide) {
-			return nil, fmt.Errorf("exact: elimination width at least %d exceeds the limit %d", p.width, DefaultMaxWidth)
-		}
-		return nil, err
-	}
-	return newVE(ctx, card, fs, values, DefaultMaxWidth, memlimit.Budget{}, 0)
+	return newVE(ctx, card, fs, values, DefaultMaxWidth, memlimit.Budget{}, 0, true)
 }
 
 // forPotts runs variable elimination on the factor graph of a Potts model
@@ -250,7 +241,7 @@ func ForFactorGraphHolding(ctx context.Context, g *factorgraph.Graph, maxWidth i
 	for i := range vals {
 		vals[i] = g.States(i)
 	}
-	return newVE(ctx, g.Cards(), fs, vals, maxWidth, budget, held)
+	return newVE(ctx, g.Cards(), fs, vals, maxWidth, budget, held, false)
 }
 
 // Memory estimates the bytes For allocates for m: the state space's

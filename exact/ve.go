@@ -129,12 +129,17 @@ func NewVE(card []int, factors []Factor, values [][]float64, maxWidth int) (*VE,
 // planned, its tables after) and stops with ctx's error when ctx is
 // canceled.
 func NewVEContext(ctx context.Context, card []int, factors []Factor, values [][]float64, maxWidth int, budget memlimit.Budget) (*VE, error) {
-	return newVE(ctx, card, factors, values, maxWidth, budget, 0)
+	return newVE(ctx, card, factors, values, maxWidth, budget, 0, false)
 }
 
 // newVE is NewVEContext while the caller holds held bytes besides
 // memlimit.Base, which the budget checks add to VE's own.
-func newVE(ctx context.Context, card []int, factors []Factor, values [][]float64, maxWidth int, budget memlimit.Budget, held float64) (*VE, error) {
+//
+// With stopWide the plan stops at its first clique over maxWidth
+// (planEliminationWithin) and the refusal gives that lower bound of the
+// width: for models that may be far too wide, whose whole min-fill order
+// would take long to plan only to be refused.
+func newVE(ctx context.Context, card []int, factors []Factor, values [][]float64, maxWidth int, budget memlimit.Budget, held float64, stopWide bool) (*VE, error) {
 	if maxWidth <= 0 {
 		maxWidth = DefaultMaxWidth
 	}
@@ -154,7 +159,14 @@ func newVE(ctx context.Context, card []int, factors []Factor, values [][]float64
 	if err := budget.Check(fmt.Sprintf("variable elimination of %d variables", len(card)), memlimit.Base+held+least); err != nil {
 		return nil, err
 	}
-	p, err := planElimination(ctx, card, factors)
+	limit := 0
+	if stopWide {
+		limit = maxWidth
+	}
+	p, err := planEliminationWithin(ctx, card, factors, limit)
+	if errors.Is(err, errTooWide) {
+		return nil, fmt.Errorf("exact: elimination width at least %d exceeds the limit %d", p.width, maxWidth)
+	}
 	if err != nil {
 		return nil, err
 	}
