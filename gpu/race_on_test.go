@@ -2,6 +2,8 @@
 
 package gpu
 
-// raceOn: the race detector's sync.Pool drops items at random, so the
-// allocation counts of pooled calls are not checked under it.
+// raceOn: under the race detector the CPU side's sync.Pools (the
+// kernel's median selection, the surrogate's scratch, the worker pool's
+// batches) drop items at random, so a step's allocations are not
+// counted under it.
 const raceOn = true

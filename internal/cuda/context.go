@@ -79,7 +79,7 @@ func bindAddrs(handle uintptr, path, what string, addrs []addr) error {
 // context's thread: its arguments, the scalars a cuBLAS product points
 // to, a kernel launch's argument slots, the host memory it reads or
 // writes, its status and a reply channel.
-// run is bound once, when the pool makes the call, so that a call
+// run is bound once, when the call is made, so that a call
 // allocates nothing once warm (a function bound by RegisterFunc goes
 // through reflection at every call).
 type rawCall struct {
@@ -101,11 +101,48 @@ type rawCall struct {
 	run   func()
 }
 
-var rawCalls = sync.Pool{New: func() any {
+// rawCalls holds the calls not in flight. A free list, not a sync.Pool:
+// a pool drops its items at a garbage collection, and an item Put in one
+// P's private slot is not found by a Get that runs on another P (a
+// goroutine moved by the scheduler under load), so a warm step would
+// allocate now and then. The list only grows to the most calls in flight
+// at once.
+var rawCalls freeList[*rawCall]
+
+// newRawCall makes a call with its reply channel and bound run.
+func newRawCall() *rawCall {
 	r := &rawCall{reply: make(chan struct{}, 1)}
 	r.run = r.exec
 	return r
-}}
+}
+
+// freeList is a mutex-guarded stack of reusable items.
+type freeList[T any] struct {
+	mu    sync.Mutex
+	items []T
+}
+
+// get pops an item, or makes one with mk when the list is empty.
+func (l *freeList[T]) get(mk func() T) T {
+	l.mu.Lock()
+	if n := len(l.items); n > 0 {
+		it := l.items[n-1]
+		var zero T
+		l.items[n-1] = zero
+		l.items = l.items[:n-1]
+		l.mu.Unlock()
+		return it
+	}
+	l.mu.Unlock()
+	return mk()
+}
+
+// put pushes it back.
+func (l *freeList[T]) put(it T) {
+	l.mu.Lock()
+	l.items = append(l.items, it)
+	l.mu.Unlock()
+}
 
 // exec runs on the context's thread.
 func (r *rawCall) exec() {
@@ -116,19 +153,19 @@ func (r *rawCall) exec() {
 
 // getRaw returns a pooled call of sym with args (at most 14).
 func getRaw(sym uintptr, args ...uintptr) *rawCall {
-	r := rawCalls.Get().(*rawCall)
+	r := rawCalls.get(newRawCall)
 	r.sym, r.n = sym, copy(r.args[:], args)
 	return r
 }
 
-// raw runs r on the context's thread, returns it to the pool and returns
+// raw runs r on the context's thread, returns it to the free list and returns
 // its status.
 func (c *Context) raw(r *rawCall) int32 {
 	c.work <- r.run
 	<-r.reply
 	res := r.res
 	r.host = nil
-	rawCalls.Put(r)
+	rawCalls.put(r)
 	return res
 }
 
@@ -186,15 +223,17 @@ func (d *Driver) Open(ordinal int) (*Context, error) {
 // do runs f on the context's thread and returns its error. The reply
 // channels are reused (every call of a sampler's iteration comes here).
 func (c *Context) do(f func() error) error {
-	errc := replies.Get().(chan error)
+	errc := replies.get(newReply)
 	c.work <- func() { errc <- f() }
 	err := <-errc
-	replies.Put(errc)
+	replies.put(errc)
 	return err
 }
 
 // replies holds reply channels of do, each with room for one error.
-var replies = sync.Pool{New: func() any { return make(chan error, 1) }}
+var replies freeList[chan error]
+
+func newReply() chan error { return make(chan error, 1) }
 
 // check turns a driver result into an error naming the call.
 func (c *Context) check(call string, res int32) error {
@@ -363,7 +402,7 @@ func (f *Func) Queue(grid, block [3]uint32, args ...any) error {
 	if len(args) > maxKernelArgs {
 		return fmt.Errorf("cuda: kernel %s: %d arguments; at most %d", f.Name, len(args), maxKernelArgs)
 	}
-	r := rawCalls.Get().(*rawCall)
+	r := rawCalls.get(newRawCall)
 	// Each argument's value in its own 8-byte slot of r, and the slots'
 	// addresses as integers: memory holding no Go pointers (r is on the
 	// heap, which does not move, and reachable until the reply).
@@ -388,7 +427,7 @@ func (f *Func) Queue(grid, block [3]uint32, args ...any) error {
 			*slot = 0
 			*(*float32)(unsafe.Pointer(slot)) = v
 		default:
-			rawCalls.Put(r)
+			rawCalls.put(r)
 			// reflect.TypeOf, not %T: a value handed to fmt escapes, and
 			// every argument would be boxed on the heap.
 			return fmt.Errorf("cuda: kernel %s: argument %d of type %v; want Ptr, int32, uint32, int64, uint64, float64 or float32", f.Name, i, reflect.TypeOf(a))

@@ -128,7 +128,7 @@ func TestQueueDoesNotAllocate(t *testing.T) {
 		if err := f.Queue(grid, block, a, x, y, n); err != nil {
 			t.Fatal(err)
 		}
-	}); allocs != 0 && !raceOn {
+	}); allocs != 0 {
 		t.Errorf("Queue allocates %v times a launch", allocs)
 	}
 	if err := c.Sync(); err != nil {
@@ -165,7 +165,7 @@ func TestCopiesDoNotAllocate(t *testing.T) {
 		if err := c.Sync(); err != nil {
 			t.Fatal(err)
 		}
-	}); allocs != 0 && !raceOn {
+	}); allocs != 0 {
 		t.Errorf("an upload, a download and a sync allocate %v times", allocs)
 	}
 	if !slices.Equal(in, out) {
@@ -178,7 +178,7 @@ func TestCopiesDoNotAllocate(t *testing.T) {
 		if err := Download(c, words, p); err != nil {
 			t.Fatal(err)
 		}
-	}); allocs != 0 && !raceOn {
+	}); allocs != 0 {
 		t.Errorf("a fill and a download allocate %v times", allocs)
 	}
 	for i, w := range words {

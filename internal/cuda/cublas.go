@@ -198,7 +198,7 @@ func (h *BLAS) gemm(g Gemm, f32 bool) error {
 	if f32 {
 		sym, name = h.b.sgemm, "cublasSgemm"
 	}
-	r := rawCalls.Get().(*rawCall)
+	r := rawCalls.get(newRawCall)
 	if f32 {
 		r.alpha = uint64(math.Float32bits(float32(g.Alpha)))
 		r.beta = uint64(math.Float32bits(float32(g.Beta)))

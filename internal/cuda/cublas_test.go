@@ -269,7 +269,7 @@ func TestGemmDoesNotAllocate(t *testing.T) {
 			if err := mul(g); err != nil {
 				t.Fatal(err)
 			}
-		}); allocs != 0 && !raceOn {
+		}); allocs != 0 {
 			t.Errorf("float32 %v: a product allocates %v times", f32, allocs)
 		}
 	}

@@ -1,7 +1,0 @@
-//go:build race
-
-package cuda
-
-// raceOn: the race detector's sync.Pool drops items at random, so the
-// allocation counts of pooled calls are not checked under it.
-const raceOn = true
