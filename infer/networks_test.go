@@ -20,22 +20,25 @@ var networksLong = flag.Bool("networks.long", false, "TestBayesianNetworksAgreeO
 // tests) a chain run either agrees with the exact marginals within its
 // error bars or says that it cannot be trusted: no silent wrong answer.
 // A run is silent when it prints no R̂, ESS or rare-state warning (the
-// note about zero entries is printed for every run on such a network,
-// whatever the draws, so it is not counted as a flag). A silent run must
-// have every quantity within 4.5 MCSE of the exact marginal: about 80
-// quantities a network, each beyond 4.5 SE with probability 7e-6 when the
-// error bars are right, so the test fails by chance about once in 2000.
+// note about zero entries, printed for every run on insurance, whose
+// tables with zeros are too large together to update jointly, is not
+// counted as a flag). A silent run must have every quantity within 4.5
+// MCSE of the exact marginal: about 80 quantities a network, each beyond
+// 4.5 SE with probability 7e-6 when the error bars are right, so the
+// test fails by chance about once in 2000.
 //
-// Measured (4 chains × 5000 draws, seed 3): single-site Gibbs agrees on
-// sachs and child (largest |z| 1.2 and 2.0), and on alarm and insurance
-// warns, rightly (alarm: HR = LOW 0.0078 ± 0.0017 against 0.0140;
-// insurance: MakeModel = SuperLuxury, P = 0.002, never visited); parallel
-// tempering agrees on alarm silently (largest |z| 2.0) and warns on
-// insurance at this length (SuperLuxury 0.00033 ± 0.00017); at 20,000
-// draws (-networks.long) it agrees, largest |z| 2.7, and notes only a
-// rare state. The runs expected
-// silent are required to be silent, so that the check of their error bars
-// cannot pass vacuously.
+// Measured (4 chains × 5000 draws, seed 3): single-site Gibbs (with the
+// joint updates of the tables with zeros, gibbs.Blocks) agrees on sachs
+// and child (largest |z| 1.2 and 1.3), and on alarm and insurance warns,
+// rightly (alarm: VENTMACH = HIGH 0.015 ± 0.005 against 0.056, R̂ and
+// ESS flagged; insurance: R̂, ESS and a rare state flagged). Parallel
+// tempering on alarm: largest |z| 3.2 (MINVOL = LOW), with R̂ 1.013 on 7
+// of 93 quantities flagged; over seeds 1–16, rms z 1.04 and 21 of 1472
+// quantities beyond 2.576 SE (1.4%), 3 of the 16 runs flagged, so it is
+// required to agree, not to be silent. On insurance it warns at this
+// length (SuperLuxury); at 20,000 draws (-networks.long) it agrees and
+// notes only a rare state. The runs expected silent are required to be
+// silent, so that the check of their error bars cannot pass vacuously.
 func TestBayesianNetworksAgreeOrWarn(t *testing.T) {
 	if testing.Short() {
 		t.Skip("6 runs of 20,000 draws")
@@ -49,7 +52,7 @@ func TestBayesianNetworksAgreeOrWarn(t *testing.T) {
 	runs := []run{
 		{"sachs", "gibbs", true, true, 5000}, {"child", "gibbs", true, true, 5000},
 		{"alarm", "gibbs", false, false, 5000}, {"insurance", "gibbs", false, false, 5000},
-		{"alarm", "pt", true, true, 5000}, {"insurance", "pt", false, false, 5000},
+		{"alarm", "pt", false, true, 5000}, {"insurance", "pt", false, false, 5000},
 	}
 	if *networksLong {
 		// It notes a rare state (OtherCarCost = Million, P = 1.1e-5,

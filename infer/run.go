@@ -164,6 +164,10 @@ func Run(ctx context.Context, m model.Model, spec Spec) (*Output, error) {
 	// lateTuning is the last iteration after the warm-up that a kernel
 	// still adapting (DMALA's step, DLMC's time, PAS's path length) made.
 	lateTuning, tuningAtEnd := 0, false
+	// joint: the last stage's sampler updates a network's blocks jointly
+	// (gibbs.Blocks), so its zero entries need not trap it.
+	zeros, _ := m.(zeroEntries)
+	joint := false
 	if spec.Keep.Target > 0 {
 		adapt = newAdaptive(ctx, m, out.Pipeline, spec.Keep, spec.N, spec.Estimates)
 		out.Samples = &sampler.Samples{N: rows, D: d}
@@ -188,6 +192,15 @@ func Run(ctx context.Context, m model.Model, spec Spec) (*Output, error) {
 		if spec.Trace && r == 0 {
 			observers = append(observers, func(stage, iter int, s sampler.Sampler) error {
 				out.Trace = append(out.Trace, TracePoint{Stage: stage, Method: pl.Stages[stage].Method, Iter: iter, Stats: s.Stats()})
+				return nil
+			})
+		}
+		if zeros != nil && zeros.ZeroEntries() > 0 {
+			observers = append(observers, func(stage, iter int, s sampler.Sampler) error {
+				if stage == last {
+					jb, ok := s.(interface{ JointBlocks() bool })
+					joint = ok && jb.JointBlocks()
+				}
 				return nil
 			})
 		}
@@ -326,8 +339,8 @@ func Run(ctx context.Context, m model.Model, spec Spec) (*Output, error) {
 		}
 		out.Diagnostics.Warnings = append(out.Diagnostics.Warnings, fmt.Sprintf("the sampler was still tuning (its proposal's size or its ladder) after the warm-up of %d iterations, %s: the draws kept meanwhile come from a kernel that was changing, which the error bars do not account for; %s, or tune for fewer iterations", spec.Keep.Warmup, until, fix))
 	}
-	if z, ok := m.(interface{ ZeroEntries() int }); ok && z.ZeroEntries() > 0 && out.Diagnostics != nil && !out.lastOneShot() {
-		out.Diagnostics.Warnings = append(out.Diagnostics.Warnings, fmt.Sprintf("the network has %d zero entries in tables over several variables (deterministic or logical relations): single-site moves may not reach every configuration of positive probability, and chains that all miss the same ones agree, so R̂ cannot see it; compare with dstein exact, or sample with --method exact", z.ZeroEntries()))
+	if w := zeroWarning(zeros, joint); w != "" && out.Diagnostics != nil && !out.lastOneShot() {
+		out.Diagnostics.Warnings = append(out.Diagnostics.Warnings, w)
 	}
 	if spec.Compress.On() {
 		t0 := time.Now()
@@ -342,6 +355,29 @@ func Run(ctx context.Context, m model.Model, spec Spec) (*Output, error) {
 	}
 	out.Seconds = time.Since(start).Seconds()
 	return out, nil
+}
+
+// zeroEntries is a network whose tables have zero entries over several
+// variables, grouped into blocks that Gibbs chains and parallel
+// tempering's site kernel update jointly (factorgraph.Graph).
+type zeroEntries interface {
+	ZeroEntries() int
+	BlocksCover() bool
+}
+
+// zeroWarning is the warning on a network's zero entries for a run whose
+// last sampler updated its blocks jointly (joint) or not: none when the
+// blocks cover every such table (every configuration of positive
+// probability is then reachable from every other).
+func zeroWarning(z zeroEntries, joint bool) string {
+	if z == nil || z.ZeroEntries() == 0 || (joint && z.BlocksCover()) {
+		return ""
+	}
+	const tail = "chains that all miss the same configurations agree, so R̂ cannot see it; compare with dstein exact, or sample with --method exact"
+	if joint {
+		return fmt.Sprintf("the network has %d zero entries in tables over several variables (deterministic or logical relations), some in groups of tables too large to update jointly (more than %d joint states): the chains may not reach every configuration of positive probability, and %s", z.ZeroEntries(), model.MaxBlockStates, tail)
+	}
+	return fmt.Sprintf("the network has %d zero entries in tables over several variables (deterministic or logical relations): single-site moves may not reach every configuration of positive probability, and %s, or with gibbs or pt (--kernel site), which update such tables' variables jointly", z.ZeroEntries(), tail)
 }
 
 // OutputMemory estimates what the output of a run of spec on m holds: the

@@ -30,6 +30,37 @@ type Conditional interface {
 	LogConditional(dst []float64, z []int, i int) []float64
 }
 
+// BlockConditional is a model with groups of variables that single-site
+// moves may be unable to change one at a time: a factor graph's scopes of
+// tables with zero entries (either = tub ∨ lung), where every single
+// change from a configuration of positive probability can lead to
+// probability zero. Gibbs chains and parallel tempering's site kernel
+// follow each sweep with a joint draw of every block's variables from
+// their conditional given the others (a Gibbs update of the block).
+type BlockConditional interface {
+	Model
+	// Blocks returns the blocks: each a list of distinct variables, with
+	// at most MaxBlockStates joint states. The caller must not modify
+	// them.
+	Blocks() [][]int
+	// LogBlockConditional writes, for each joint state a of block b's
+	// variables (mixed radix in the block's order, the last variable
+	// changing fastest), log p*(z with z_B = a) up to a constant that may
+	// depend on the other variables, and returns dst[:Π_{i∈B} K_i]. It
+	// changes z while it runs and restores it before it returns. It uses
+	// dst's capacity up to 2·Π K_i as scratch and allocates when dst has
+	// less.
+	LogBlockConditional(dst []float64, z []int, b int) []float64
+	// BlockCosts returns the work of one update of each block and of one
+	// single-site sweep (LogConditional of every variable) in one unit,
+	// about, so that a sampler can bound the updates' share of its time.
+	BlockCosts() (blocks []int, sweep int)
+}
+
+// MaxBlockStates bounds a block's joint states (BlockConditional): a
+// block update costs about that many evaluations of the block's factors.
+const MaxBlockStates = 1024
+
 // Delta is a model that gives the change of log p* when one coordinate
 // changes, for samplers and tests that make local moves.
 type Delta interface {

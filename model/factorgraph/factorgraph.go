@@ -74,6 +74,11 @@ type Graph struct {
 	// zeros counts the zero entries of factors over two or more
 	// variables (deterministic or logical tables).
 	zeros int
+	// blocks are the groups of variables updated jointly
+	// (model.BlockConditional; blocks.go).
+	blocks []block
+	// covered: every factor with zeros lies within a block (BlocksCover).
+	covered bool
 }
 
 // ZeroEntries returns the number of zero entries in the tables of factors
@@ -112,7 +117,7 @@ func (g *Graph) Named(names []string, states [][]string) (*Graph, error) {
 	}
 	c := &Graph{card: g.card, off: g.off, states: g.states, factors: g.factors, fac: g.fac,
 		adjStart: g.adjStart, adjF: g.adjF, adjPos: g.adjPos, possible: g.possible,
-		maxTable: g.maxTable, maxScope: g.maxScope, zeros: g.zeros,
+		maxTable: g.maxTable, maxScope: g.maxScope, zeros: g.zeros, blocks: g.blocks, covered: g.covered,
 		names: append([]string(nil), names...), stateNames: states}
 	c.pool.New = func() any { return c.newScratch() }
 	return c, nil
@@ -284,6 +289,9 @@ func build(card []int, factors []Factor, copyArgs bool) (*Graph, error) {
 
 	if err := g.prune(); err != nil {
 		return nil, err
+	}
+	if g.zeros > 0 {
+		g.findBlocks()
 	}
 	g.pool.New = func() any { return g.newScratch() }
 	return g, nil

@@ -206,6 +206,7 @@ type Sampler struct {
 	fixed  *fixedConditionals
 	ms     *multiSpin
 	strat  *stratified
+	blocks *Blocks // joint updates after each generic sweep (blocks.go), or nil
 	n, d   int
 	chains []chain
 	sweeps int
@@ -225,6 +226,8 @@ type chain struct {
 	z   []int         // visible units for block Gibbs; the state with fixed conditionals
 	zb  []uint8       // the state with fixed conditionals in the padded layout
 	buf []float64
+	zs  []int     // with blocks: a copy of the tracker's state
+	bb  []float64 // with blocks: a block's conditional
 }
 
 var _ sampler.Sampler = (*Sampler)(nil)
@@ -270,6 +273,9 @@ func New(p *sampler.Problem, set Settings) (*Sampler, error) {
 	if pm, ok := m.(exact.Product); ok && s.block == nil {
 		s.fixed = newFixedConditionals(pm, p.Z[:d])
 	}
+	if s.block == nil && s.fixed == nil {
+		s.blocks = NewBlocks(m)
+	}
 	var spins []uint8
 	if sm, ok := m.(SpinModel); ok && s.block == nil {
 		s.spin = newSpinKernel(sm)
@@ -304,6 +310,9 @@ func New(p *sampler.Problem, set Settings) (*Sampler, error) {
 			ch.z = append([]int(nil), zc...)
 		default:
 			ch.tr = model.NewTracker(m, zc)
+			if s.blocks != nil {
+				ch.zs, ch.bb = make([]int, d), make([]float64, 0, s.blocks.BufLen())
+			}
 		}
 	}
 	s.task.s = s
@@ -377,7 +386,8 @@ func (t *sweepTask) Do(lo, hi int) {
 	}
 }
 
-// sweepGeneric sweeps one chain through its tracker's conditionals. It
+// sweepGeneric sweeps one chain through its tracker's conditionals, then
+// draws the sweep's blocks (Blocks) jointly, one after another. It
 // reports false when the step's context was canceled (the chain stopped
 // between two site updates).
 func (s *Sampler) sweepGeneric(ch *chain) bool {
@@ -387,6 +397,12 @@ func (s *Sampler) sweepGeneric(ch *chain) bool {
 		}
 		ch.buf = ch.tr.LogConditional(ch.buf, i)
 		ch.tr.Set(i, Draw(ch.buf, ch.r.Float64()))
+	}
+	if s.blocks != nil && s.blocks.At(s.sweeps) > 0 {
+		copy(ch.zs, ch.tr.State())
+		for q := range s.blocks.At(s.sweeps) {
+			s.blocks.Update(ch.tr, ch.zs, 1, ch.bb, s.blocks.Of(s.sweeps, q), ch.r.Float64())
+		}
 	}
 	return true
 }
@@ -772,6 +788,9 @@ func (s *Sampler) step() error {
 			s.evals += int64(s.n) * int64(s.block.Hidden()+s.d)
 		} else {
 			s.evals += int64(s.n) * int64(s.d)
+			if s.blocks != nil {
+				s.evals += int64(s.n) * int64(s.blocks.At(s.sweeps))
+			}
 		}
 	}
 	return nil
@@ -780,11 +799,16 @@ func (s *Sampler) step() error {
 // Sweeps returns the number of completed sweeps.
 func (s *Sampler) Sweeps() int { return s.sweeps }
 
+// JointBlocks reports whether the chains update a factor graph's blocks
+// jointly after each sweep (Blocks).
+func (s *Sampler) JointBlocks() bool { return s.blocks != nil }
+
 // Blocked reports whether the chains use block Gibbs.
 func (s *Sampler) Blocked() bool { return s.block != nil }
 
 // Stats reports the conditional distributions evaluated so far: one per
-// site update, or one per unit of a block update.
+// site update, one per unit of an RBM's block update, and one per joint
+// update of a factor graph's block (Blocks).
 func (s *Sampler) Stats() sampler.Stats { return sampler.Stats{Evaluations: s.evals} }
 
 // Current returns the chains' current states.

@@ -311,6 +311,11 @@ func memory(m model.Model, n int, s sampler.Settings) float64 {
 	}
 	// A tracker per replica (states and local fields), the current states.
 	b := 8*nf*d + nf*(k*(24*d+128)+perChain)
+	if bl := gibbs.NewBlocks(m); bl != nil {
+		// Each replica's state copied for the block updates, a block's
+		// conditional and a word per block a sweep.
+		b += nf * k * (8*d + 8*float64(bl.BufLen()+bl.PerSweep()))
+	}
 	if pm, ok := m.(*potts.Potts); ok && (set.Kernel == Cluster || set.Kernel == Best) {
 		// The Swendsen–Wang kernel's thresholds, a chain's scratch and
 		// its states as bytes and ints.
@@ -331,7 +336,8 @@ type Sampler struct {
 	edges    []ising.Edge    // and the edges it was built from
 	n, d     int
 	k        int
-	ladder   []float64 // β_0 = 1 > β_1 > … > β_{K−1} = β_min
+	ladder   []float64     // β_0 = 1 > β_1 > … > β_{K−1} = β_min
+	blocks   *gibbs.Blocks // the site kernel's joint updates after each sweep, or nil
 	chains   []chain
 	cur      []int
 	task     iterTask
@@ -393,6 +399,8 @@ type chain struct {
 	work  *sw.Work        // Cluster: the update's scratch
 	zb    []uint8         // Cluster on a Potts model: a replica's states as bytes
 	zi    []int           // and back
+	zs    []int           // site kernel with blocks: each replica's state, copied for the block updates
+	bb    [][]float64     // and each replica's block conditional
 	big   float64         // Cluster: the largest cluster's share of d in the last β = 1 update
 }
 
@@ -451,6 +459,9 @@ func New(p *sampler.Problem, set Settings) (*Sampler, error) {
 			return nil, fmt.Errorf("pt: %w", err)
 		}
 		s.fillKernels()
+	}
+	if s.rbm == nil && s.spin == nil && s.pcluster == nil {
+		s.blocks = gibbs.NewBlocks(m)
 	}
 	for c := range s.chains {
 		ch := &s.chains[c]
@@ -637,9 +648,20 @@ func (s *Sampler) sweep(ch *chain, rep, lvl int, draws []uint64) bool {
 		}
 		tr.Set(i, gibbs.Draw(buf, unitFloat(draws[i])))
 	}
+	if s.blocks != nil && s.blocks.At(s.iter) > 0 {
+		zs, bb := ch.zs[rep*s.d:(rep+1)*s.d], ch.bb[rep]
+		copy(zs, tr.State())
+		for q := range s.blocks.At(s.iter) {
+			s.blocks.Update(tr, zs, beta, bb, s.blocks.Of(s.iter, q), unitFloat(draws[s.d+q]))
+		}
+	}
 	ch.ll[rep] = s.m.LogProb(tr.State())
 	return true
 }
+
+// JointBlocks reports whether the site kernel updates a factor graph's
+// blocks jointly after each sweep (gibbs.Blocks).
+func (s *Sampler) JointBlocks() bool { return s.blocks != nil }
 
 // swap proposes the exchanges of the iteration's parity and follows the
 // round trips of the replicas at both ends of the ladder.
@@ -723,6 +745,9 @@ func (s *Sampler) Step(ctx context.Context) error {
 		s.rate[lvl] = sum / (float64(s.n) * float64(s.attempts[lvl]))
 	}
 	sites := int64(s.d + s.hidden) // an RBM's hidden units are drawn too by block Gibbs
+	if s.blocks != nil {
+		sites += int64(s.blocks.At(s.iter)) // a factor graph's blocks jointly
+	}
 	s.evals += int64(s.n) * (int64(s.k+s.shadow)*sites + 2*int64(pairs))
 	s.iter++
 	if s.probe != nil && s.iter == s.probeEnd {

@@ -53,7 +53,7 @@ func (s *Sampler) fixedDraws() int {
 	case s.spin != nil && s.cluster == nil:
 		return s.d
 	case s.spin == nil && s.pcluster == nil:
-		return s.d
+		return s.d + s.blocks.PerSweep() // a word per site, then per block
 	}
 	return 0
 }
@@ -68,7 +68,9 @@ func unitFloat(w uint64) float64 { return float64(w<<11>>11) / (1 << 53) }
 func (s *Sampler) replicas() int { return s.k + s.shadow }
 
 // prepare sizes ch's buffers for an iteration: the words of every sweep
-// and, for an RBM, each replica's scratch.
+// and each replica's scratch (an RBM's units; the site kernel's
+// conditionals and, with blocks, its state's copy and block
+// conditionals).
 func (s *Sampler) prepare(ch *chain) {
 	r, per := s.replicas(), s.fixedDraws()
 	if len(ch.draws) < r*per {
@@ -84,6 +86,12 @@ func (s *Sampler) prepare(ch *chain) {
 		}
 		for len(ch.bufs) < r {
 			ch.bufs = append(ch.bufs, make([]float64, 0, q))
+		}
+	}
+	if ch.tr != nil && s.blocks != nil && len(ch.bb) < r {
+		ch.zs = make([]int, r*s.d)
+		for len(ch.bb) < r {
+			ch.bb = append(ch.bb, make([]float64, 0, s.blocks.BufLen()))
 		}
 	}
 }
