@@ -34,6 +34,14 @@ func For(m model.Model) (Truth, error) {
 // transfer and of each transfer on a torus, each chunk of 2^12 hidden
 // configurations of the RBM, every 4096 joint states of an enumeration).
 func ForContext(ctx context.Context, m model.Model) (Truth, error) {
+	return ForContextWidth(ctx, m, DefaultMaxWidth)
+}
+
+// ForContextWidth is ForContext with maxWidth in place of
+// DefaultMaxWidth on the routes of variable elimination (factor graphs,
+// Potts models and Ising models by their bonds; dstein exact's
+// --max-width).
+func ForContextWidth(ctx context.Context, m model.Model, maxWidth int) (Truth, error) {
 	if err := ctx.Err(); err != nil {
 		return nil, err
 	}
@@ -49,7 +57,7 @@ func ForContext(ctx context.Context, m model.Model) (Truth, error) {
 			}
 		}
 		if model.StateCount(m) > DefaultMaxStates {
-			ve, err := forIsingVE(ctx, mm)
+			ve, err := forIsingVE(ctx, mm, maxWidth)
 			if err != nil && ctx.Err() == nil {
 				return nil, fmt.Errorf("%w (%v)", errNoExact, err)
 			}
@@ -60,9 +68,9 @@ func ForContext(ctx context.Context, m model.Model) (Truth, error) {
 			return truthOrError(newRBMTruthContext(ctx, mm, rbmChunkBits, false))
 		}
 	case *factorgraph.Graph:
-		return truthOrError(ForFactorGraphContext(ctx, mm, DefaultMaxWidth, memlimit.Budget{}))
+		return truthOrError(ForFactorGraphContext(ctx, mm, maxWidth, memlimit.Budget{}))
 	case *potts.Potts:
-		return truthOrError(forPotts(ctx, mm))
+		return truthOrError(forPotts(ctx, mm, maxWidth))
 	}
 	if model.StateCount(m) <= DefaultMaxStates {
 		return truthOrError(newEnumeratedContext(ctx, m, DefaultMaxStates))
@@ -124,19 +132,19 @@ func gridBonds(rows, cols int, periodic bool) int {
 
 // forIsingVE runs variable elimination on an Ising model that the grid
 // transfers do not take (any graph of bonds, or a grid too large for them)
-// and that is too large to enumerate, with the width limit of a factor
-// graph. A whole grid whose treewidth alone puts it over DefaultMaxWidth
-// or MaxTableEntries is refused before the elimination is planned.
-func forIsingVE(ctx context.Context, m *ising.Ising) (*VE, error) {
-	if w := isingGridWidth(m); w > DefaultMaxWidth || math.Pow(2, float64(w)) > MaxTableEntries {
+// and that is too large to enumerate, with the width limit maxWidth. A
+// whole grid whose treewidth alone puts it over maxWidth or
+// MaxTableEntries is refused before the elimination is planned.
+func forIsingVE(ctx context.Context, m *ising.Ising, maxWidth int) (*VE, error) {
+	if w := isingGridWidth(m); w > maxWidth || math.Pow(2, float64(w)) > MaxTableEntries {
 		rows, cols, _, _ := m.GridShape()
-		return nil, fmt.Errorf("exact: the %d×%d Ising grid has treewidth %d or more, so variable elimination needs a factor over at least %d variables, over the limit %d (2^25 entries)", rows, cols, w-1, w, DefaultMaxWidth)
+		return nil, fmt.Errorf("exact: the %d×%d Ising grid has treewidth %d or more, so variable elimination needs a factor over at least %d variables, over the limit %d", rows, cols, w-1, w, min(maxWidth, DefaultMaxWidth))
 	}
 	if m.Dim() > vePlanMaxVars {
 		return nil, fmt.Errorf("exact: %d spins, over the %d for which variable elimination of an Ising model is tried", m.Dim(), vePlanMaxVars)
 	}
 	card, fs, values := isingFactors(m)
-	return newVE(ctx, card, fs, values, DefaultMaxWidth, memlimit.Budget{}, 0, true)
+	return newVE(ctx, card, fs, values, maxWidth, memlimit.Budget{}, 0, true)
 }
 
 // forPotts runs variable elimination on the factor graph of a Potts model
@@ -146,16 +154,16 @@ func forIsingVE(ctx context.Context, m *ising.Ising) (*VE, error) {
 // bucket of a variable eliminated with a clique of c variables have
 // (c − 1)·q² ≤ q^c entries, so the cliques have at least as many as the
 // edges and variable elimination would refuse it anyway. So is a whole
-// grid whose treewidth alone puts it over DefaultMaxWidth or
-// MaxTableEntries (pottsGridWidth).
-func forPotts(ctx context.Context, m *potts.Potts) (*VE, error) {
+// grid whose treewidth alone puts it over maxWidth or MaxTableEntries
+// (pottsGridWidth).
+func forPotts(ctx context.Context, m *potts.Potts, maxWidth int) (*VE, error) {
 	if e := pottsPairEntries(m); e > MaxTotalEntries {
 		return nil, fmt.Errorf("exact: the Potts model's pairwise factor tables would have %.4g entries (%d edges of %d×%d), over variable elimination's limit of %d (2^27)", e, len(m.Edges()), m.Q(), m.Q(), MaxTotalEntries)
 	}
 	if w := pottsGridWidth(m); w > 0 {
 		rows, cols, _, _ := m.GridShape()
-		if w > DefaultMaxWidth {
-			return nil, fmt.Errorf("exact: the %d×%d Potts grid has treewidth %d or more, so variable elimination needs a factor over at least %d variables, over the limit %d", rows, cols, w-1, w, DefaultMaxWidth)
+		if w > maxWidth {
+			return nil, fmt.Errorf("exact: the %d×%d Potts grid has treewidth %d or more, so variable elimination needs a factor over at least %d variables, over the limit %d", rows, cols, w-1, w, maxWidth)
 		}
 		if e := math.Pow(float64(m.Q()), float64(w)); e > MaxTableEntries {
 			return nil, fmt.Errorf("exact: the %d×%d Potts grid has treewidth %d or more, so variable elimination needs a factor of at least %d^%d = %.4g entries, over the limit of %d (2^25)", rows, cols, w-1, m.Q(), w, e, MaxTableEntries)
@@ -168,7 +176,7 @@ func forPotts(ctx context.Context, m *potts.Potts) (*VE, error) {
 	if err := ctx.Err(); err != nil {
 		return nil, err
 	}
-	return ForFactorGraphContext(ctx, g, DefaultMaxWidth, memlimit.Budget{})
+	return ForFactorGraphContext(ctx, g, maxWidth, memlimit.Budget{})
 }
 
 // pottsGridWidth returns a lower bound of the elimination width of a Potts

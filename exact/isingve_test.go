@@ -81,6 +81,14 @@ func TestIsingByBondsByElimination(t *testing.T) {
 	if mem := Memory(m) - memlimit.Base; mem <= truth.(*VE).Memory() || mem > 64<<20 {
 		t.Errorf("Memory %.4g beyond Base; want more than variable elimination's %.4g, below 64 MiB", mem, truth.(*VE).Memory())
 	}
+	// The width limit reaches this route (dstein exact --max-width): the
+	// ring with chords needs a table over more than 2 variables.
+	if _, err := ForContextWidth(context.Background(), m, 2); err == nil {
+		t.Error("a width limit of 2: an answer; want a refusal")
+	}
+	if w := truth.(*VE).Width(); w <= 2 {
+		t.Errorf("width %d; the ring with chords needs more than 2", w)
+	}
 	// A small model keeps enumeration (the same answers as before).
 	small, _ := ising.New(6, edges[:5], h[:6])
 	if tr, _ := For(small); tr == nil {

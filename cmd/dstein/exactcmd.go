@@ -125,7 +125,7 @@ the competitions' PR files give it), the marginals and the means.`,
 					return err
 				}
 				defer fmt.Fprintf(say, "memory     about %s estimated (limit %s, --max-memory)\n", memlimit.Format(int64(budget.Total(need))), memlimit.Format(budget.Limit))
-				if truth, err = exact.ForContext(e.ctx, lm.Model); err != nil {
+				if truth, err = exact.ForContextWidth(e.ctx, lm.Model, maxWidth); err != nil {
 					return err
 				}
 				method = exactRoute(truth)
