@@ -78,16 +78,27 @@ func (g *Graph) findBlocks() {
 		byRoot[r] = append(byRoot[r], i)
 	}
 	var blocks [][]int
+	through := map[int][]int{} // a variable's blocks, among those of a component too large
+	inUnion := make([]int, len(g.card)) // inUnion[v] == r+1 when v is in component r's union
 	for _, r := range roots {
+		// The union of the component's scopes, until its joint states
+		// pass the limit (a component of thousands of tables stops at
+		// its first few).
 		var union []int
+		joint := 1
+	gather:
 		for _, i := range byRoot[r] {
 			for _, v := range scopes[i] {
-				if !slices.Contains(union, v) {
+				if inUnion[v] != r+1 {
+					inUnion[v] = r + 1
 					union = append(union, v)
+					if joint *= g.card[v]; joint > model.MaxBlockStates {
+						break gather
+					}
 				}
 			}
 		}
-		if states(g.card, union) <= model.MaxBlockStates {
+		if joint <= model.MaxBlockStates {
 			slices.Sort(union)
 			blocks = append(blocks, union)
 			continue
@@ -102,9 +113,14 @@ func (g *Graph) findBlocks() {
 			}
 		}
 		slices.SortStableFunc(own, func(a, b []int) int { return len(b) - len(a) })
-		kept := len(blocks)
+		// A block holding vars holds its first variable: only the
+		// blocks through that variable are compared (a network of many
+		// tables in one component stays linear in its tables, about).
 		for _, vars := range own {
-			if !slices.ContainsFunc(blocks[kept:], func(b []int) bool { return within(vars, b) }) {
+			if !slices.ContainsFunc(through[vars[0]], func(b int) bool { return within(vars, blocks[b]) }) {
+				for _, v := range vars {
+					through[v] = append(through[v], len(blocks))
+				}
 				blocks = append(blocks, vars)
 			}
 		}
