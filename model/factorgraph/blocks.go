@@ -78,7 +78,7 @@ func (g *Graph) findBlocks() {
 		byRoot[r] = append(byRoot[r], i)
 	}
 	var blocks [][]int
-	through := map[int][]int{} // a variable's blocks, among those of a component too large
+	through := map[int][]int{}          // a variable's blocks, among those of a component too large
 	inUnion := make([]int, len(g.card)) // inUnion[v] == r+1 when v is in component r's union
 	for _, r := range roots {
 		// The union of the component's scopes, until its joint states
