@@ -41,6 +41,16 @@ func BenchmarkDKSD(b *testing.B) {
 	}
 }
 
+func BenchmarkBKSD(b *testing.B) {
+	m, r := benchSetup(b)
+	s := randomSamples(m, 1000, r)
+	for b.Loop() {
+		if _, err := BKSD(context.Background(), m, s, Options{B: 1000, Key: rng.NewKey(1)}); err != nil {
+			b.Fatal(err)
+		}
+	}
+}
+
 func BenchmarkMMD(b *testing.B) {
 	m, r := benchSetup(b)
 	s, ref := randomSamples(m, 1000, r), randomSamples(m, 1000, r)

@@ -318,7 +318,8 @@ func stdDev(v []float64) float64 {
 // GF-KSD keeps the RBF kernel and two n×n products besides the Stein kernel
 // matrix (and n×d points, scores and memberships); DKSD the Stein kernel
 // matrix and the samples' Stein points (16 bytes a value, and 1 for the
-// tail check's marks, which follows the bootstrap); MMD the kernel
+// tail check's marks, which follows the bootstrap); BKSD the Stein kernel
+// matrix and its points (28 bytes a value); MMD the kernel
 // matrix of the pooled 2n samples, the reference sample and the pool. Each
 // bootstrap keeps b statistics, a count per sample and its batch of 64
 // weight vectors and products (1024 bytes a sample; MMD's, of the 2n pooled
@@ -333,6 +334,10 @@ func Memory(test string, n, d, b int) float64 {
 		need = 8*(4.5*nf*nf) + 8*6*nf*df + 1032*nf
 	case "dksd":
 		need = 8*nf*nf + 17*nf*df + 1032*nf
+	case "bksd":
+		// The Stein kernel matrix; each sample's states, neighbours and
+		// rates (28 bytes a value).
+		need = 8*nf*nf + 28*nf*df + 1032*nf
 	default: // mmd: the reference sample and the 2n×2n kernel
 		need = 8*4*nf*nf + 8*3*nf*df + 2048*nf + 32*nf
 	}

@@ -38,7 +38,7 @@ func tailWarning(bias, sd float64) string {
 	return fmt.Sprintf("DKSD's level is not trustworthy on these samples: the score ratios p(¬z)/p(z) are heavy-tailed, "+
 		"and states the samples almost surely lack carry an estimated %.3g of the statistic's null mean, %s; "+
 		"a true model can be rejected far more often than α (on such models 22–37 of 40 exact data sets were rejected at α = 0.05): "+
-		"treat the p-value with care", bias, size)
+		"treat the p-value with care, or use bksd, whose bounded rates hold its level on such models", bias, size)
 }
 
 // dksdTailBias estimates the bias β of DKSD's statistic on samples that miss

@@ -270,3 +270,36 @@ func TestDKSDTailWarning(t *testing.T) {
 		t.Logf("B = %d: statistic %.4g, tail bias %.4g, bootstrap sd %.3g", b, res.Statistic, res.TailBias, res.BootstrapSD)
 	}
 }
+
+// BKSD's level where DKSD's fails: the same heavy-tailed models and exact
+// samples as TestDKSDLevelHeavyTails (n = 200, B = 500, T = 60 trials):
+// its rejections of the true model stay within α T plus 3 binomial
+// standard errors √(T α(1−α)) (3 + 5.1 of 60), with no check to rely on.
+func TestBKSDLevelHeavyTails(t *testing.T) {
+	const trials, n, b, alpha = 60, 200, 500, 0.05
+	r, err := rbm.Random(12, 4, 2, 1, 2)
+	if err != nil {
+		t.Fatal(err)
+	}
+	bound := alpha*trials + 3*math.Sqrt(trials*alpha*(1-alpha))
+	for name, m := range map[string]model.Model{"frustrated ising": frustratedIsing(t, 10, 1), "rbm": r} {
+		rej := 0
+		for tr := range trials {
+			s := exactSamples(t, m, n, uint64(7000+tr))
+			res, err := BKSD(context.Background(), m, s, Options{B: b, Key: rng.NewKey(uint64(tr))})
+			if err != nil {
+				t.Fatal(err)
+			}
+			if !res.LevelChecked {
+				t.Fatalf("%s: level_checked false: %+v", name, res)
+			}
+			if res.Reject {
+				rej++
+			}
+		}
+		t.Logf("%s: BKSD rejected %d of %d trials (bound %.1f)", name, rej, trials, bound)
+		if float64(rej) > bound {
+			t.Errorf("%s: BKSD rejected a true model in %d of %d trials; a calibrated test rejects at most %.1f", name, rej, trials, bound)
+		}
+	}
+}

@@ -464,6 +464,9 @@ func testsFor(m model.Model, nRef int, b int) map[string]testFunc {
 		"dksd": func(s *sampler.Samples, seed uint64) (*Result, error) {
 			return DKSD(ctx, m, s, Options{B: b, Key: rng.NewKey(seed)})
 		},
+		"bksd": func(s *sampler.Samples, seed uint64) (*Result, error) {
+			return BKSD(ctx, m, s, Options{B: b, Key: rng.NewKey(seed)})
+		},
 		"mmd": func(s *sampler.Samples, seed uint64) (*Result, error) {
 			ref, _, err := Reference(ctx, m, nRef, 0, rng.NewKey(seed))
 			if err != nil {
@@ -612,6 +615,7 @@ func TestImpossibleSamplesReject(t *testing.T) {
 	for _, f := range []func() (*Result, error){
 		func() (*Result, error) { return GFKSD(context.Background(), cat, s, GFKSDSettings{}, Options{}) },
 		func() (*Result, error) { return DKSD(context.Background(), cat, s, Options{}) },
+		func() (*Result, error) { return BKSD(context.Background(), cat, s, Options{}) },
 		func() (*Result, error) { return MMDForModel(context.Background(), cat, s, 0, Options{}) },
 	} {
 		res, err := f()

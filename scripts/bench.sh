@@ -46,7 +46,7 @@ measure sample --model examples/ising-strong.json --method sw --chains 4 --draws
 measure sample --model examples/rbm-random.json --method dhmc --n 100 --iters 500 --out "$tmp/s.csv"
 measure sample --model examples/rbm-random.json --method exact --n 1000 --out "$tmp/s.csv"
 "$bin" sample --model examples/ising-grid.json --method exact --n 1000 --out "$tmp/g.csv" > /dev/null
-for t in gfksd dksd mmd; do
+for t in gfksd dksd bksd mmd; do
 	measure gof --model examples/ising-grid.json --samples "$tmp/g.csv" --test $t --bootstrap 1000
 done
 measure sample --model examples/ising-grid.json --method dmala --n 100 --iters 500 --out "$tmp/s.csv"

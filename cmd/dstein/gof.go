@@ -24,7 +24,7 @@ import (
 const maxBootstrap = 10_000_000
 
 // gofTests are the tests dstein gof runs.
-var gofTests = []string{"gfksd", "dksd", "mmd"}
+var gofTests = []string{"gfksd", "dksd", "bksd", "mmd"}
 
 type gofFlags struct {
 	model, samples, test, json     string
@@ -49,6 +49,9 @@ standard input). Tests:
   gfksd  gradient-free kernelized Stein discrepancy on the samples lifted
          into the continuous parameterization (the paper's test)
   dksd   discrete kernelized Stein discrepancy, Hamming kernel
+  bksd   kernelized Stein discrepancy of a balanced jump process (Barker
+         rates, bounded), Hamming kernel: holds its level where dksd's
+         score ratios are heavy-tailed, with less power elsewhere
   mmd    two-sample test against a reference sample drawn from the model
 
 Prints the statistic, the p-value and the decision at --level; --json writes
@@ -65,7 +68,7 @@ and 0.05 (EXPERIMENTS.md); other settings print a warning.`,
 	fs.IntVar(&f.b, "bootstrap", gof.DefaultB, "number of bootstrap draws (permutations for mmd)")
 	fs.Uint64Var(&f.seed, "seed", 1, "random seed; the same seed gives the same output bytes")
 	fs.StringVar(&f.json, "json", "", "write the result as JSON to this file")
-	fs.StringVar(&f.kind, "bootstrap-kind", gof.Multinomial.String(), "gfksd, dksd: bootstrap, "+strings.Join(gof.Kinds, " or "))
+	fs.StringVar(&f.kind, "bootstrap-kind", gof.Multinomial.String(), "gfksd, dksd, bksd: bootstrap, "+strings.Join(gof.Kinds, " or "))
 	fs.StringVar(&f.surrogate, "surrogate", "", "gfksd: surrogate ρ, relaxed or base (ρ = p0) (default: relaxed where the model has a relaxed form)")
 	fs.Float64Var(&f.temperature, "temperature", gof.DefaultTestTemperature, "gfksd: temperature τ of the relaxed surrogate")
 	fs.StringVar(&f.bandwidth, "bandwidth", gof.DefaultTestBandwidth.Rule.String(), "gfksd: bandwidth rule: median (h = med²), svgd (med²/log(n+1)), paper (med²/(2 log(n+1))) or fixed (with --fixed-h)")
@@ -128,7 +131,7 @@ func (f *gofFlags) options(cmd *cobra.Command) (gof.Options, gof.GFKSDSettings, 
 		return o, set, usagef("--bootstrap must be at most %d (the p-value's resolution is 1/(B+1)), got %d", maxBootstrap, f.b)
 	}
 	if f.test == "mmd" && fs.Changed("bootstrap-kind") {
-		return o, set, usagef("--bootstrap-kind applies to gfksd and dksd; mmd's null comes from permutations")
+		return o, set, usagef("--bootstrap-kind applies to gfksd, dksd and bksd; mmd's null comes from permutations")
 	}
 	if err := f.only(cmd, "gfksd", "surrogate", "temperature", "bandwidth", "fixed-h", "bandwidth-scale", "kernel", "kernel-temperature"); err != nil {
 		return o, set, err
@@ -244,6 +247,8 @@ func runGof(e *env, cmd *cobra.Command, f *gofFlags) error {
 			return gof.GFKSD(e.ctx, m, s, set, o)
 		case "dksd":
 			return gof.DKSD(e.ctx, m, s, o)
+		case "bksd":
+			return gof.BKSD(e.ctx, m, s, o)
 		}
 		return gof.MMDForModel(e.ctx, m, s, f.sweeps, o)
 	})
@@ -332,7 +337,7 @@ func printGof(w io.Writer, f *gofFlags, m model.Model, set gof.GFKSDSettings, r 
 		if r.ESS < float64(r.N)/10 {
 			fmt.Fprintf(w, "warning    the weights ρ/p_c are degenerate (ESS below n/10): a few samples decide the statistic, so the test is unreliable either way (it has rejected true models too often, and accepted uniform noise on a model far from it); try a sharper --temperature, or mmd or dksd\n")
 		}
-	case "dksd":
+	case "dksd", "bksd":
 		fmt.Fprintf(w, "kernel     exp(−H(z, z')/d), d = %g\n", r.Bandwidth)
 		if r.Warning != "" {
 			fmt.Fprintf(w, "warning    %s\n", r.Warning)
