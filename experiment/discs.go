@@ -48,7 +48,7 @@ func init() {
 
 // DISCSSettings are the DISCS experiment's options.
 type DISCSSettings struct {
-	Device DeviceOption `opt:"device" flag:"device" help:"cuda runs the methods that have a GPU path (gibbs) on an NVIDIA GPU, the others on the CPU; the per-second column then times the GPU"`
+	Device DeviceOption `opt:"device" flag:"device" help:"cuda runs each method on an NVIDIA GPU where it has a path there that takes the model (gfsvgd on RBMs, gibbs, pt by the site kernel on Ising and Potts models or the block kernel on RBMs), the others on the CPU"`
 	// Length multiplies every run's iterations (0: 1), warm-up included:
 	// tfp's per-chain estimate is biased upward on chains not much longer
 	// than their mixing time, and R̂ says where they are too short.
