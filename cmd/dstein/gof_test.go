@@ -43,7 +43,7 @@ func TestGofCommand(t *testing.T) {
 	samples := exactSamples(t, 200, "1")
 	// A grid with a field of 0.5 on every spin: far from the samples.
 	wrong := writeFile(t, "wrong.json", `{"type": "ising", "grid": {"rows": 10, "cols": 10, "periodic": false}, "coupling": 0.1, "field": 0.5}`)
-	for _, test := range []string{"gfksd", "dksd", "mmd"} {
+	for _, test := range []string{"gfksd", "dksd", "bksd", "mmd"} {
 		for _, c := range []struct {
 			model  string
 			reject bool
@@ -118,7 +118,7 @@ func TestGofCommand(t *testing.T) {
 func TestGofSameSeedSameBytes(t *testing.T) {
 	samples := exactSamples(t, 100, "2")
 	dir := t.TempDir()
-	for _, test := range []string{"gfksd", "dksd", "mmd"} {
+	for _, test := range []string{"gfksd", "dksd", "bksd", "mmd"} {
 		var got [4][]byte
 		for k, procs := range []int{1, 2, 16, 2} {
 			seed := "5"
@@ -150,7 +150,7 @@ func TestGofSameSeedSameBytes(t *testing.T) {
 func TestGofImpossibleSamples(t *testing.T) {
 	m := writeFile(t, "m.json", `{"type":"categorical","variables":[{"states":[-1,-0.5,0],"probs":[0.5,0.5,0]}]}`)
 	s := writeFile(t, "s.csv", "z0\n-1\n0\n-0.5\n0\n")
-	for _, test := range []string{"gfksd", "dksd"} {
+	for _, test := range []string{"gfksd", "dksd", "bksd"} {
 		j := filepath.Join(t.TempDir(), "r.json")
 		code, out, errs := dstein(t, "gof", "--model", m, "--samples", s, "--test", test, "--json", j)
 		if code != 0 {
@@ -237,7 +237,7 @@ func TestGofInterruptWritesNothing(t *testing.T) {
 	samples := exactSamples(t, 20, "1")
 	ctx, cancel := context.WithCancel(context.Background())
 	cancel()
-	for _, test := range []string{"gfksd", "dksd", "mmd"} {
+	for _, test := range []string{"gfksd", "dksd", "bksd", "mmd"} {
 		out := filepath.Join(t.TempDir(), "r.json")
 		var o, e bytes.Buffer
 		code := run(ctx, []string{"gof", "--model", gridModel, "--samples", samples, "--test", test, "--json", out}, &o, &e)
