@@ -377,7 +377,7 @@ func zeroWarning(z zeroEntries, joint bool) string {
 	if joint {
 		return fmt.Sprintf("the network has %d zero entries in tables over several variables (deterministic or logical relations), some in groups of tables too large to update jointly (more than %d joint states): the chains may not reach every configuration of positive probability, and %s", z.ZeroEntries(), model.MaxBlockStates, tail)
 	}
-	return fmt.Sprintf("the network has %d zero entries in tables over several variables (deterministic or logical relations): single-site moves may not reach every configuration of positive probability, and %s, or with gibbs or pt (--kernel site), which update such tables' variables jointly", z.ZeroEntries(), tail)
+	return fmt.Sprintf("the network has %d zero entries in tables over several variables (deterministic or logical relations): single-site moves may not reach every configuration of positive probability, and %s, or with gibbs (without --stratified or --multi-spin) or pt (--kernel site), which update such tables' variables jointly", z.ZeroEntries(), tail)
 }
 
 // OutputMemory estimates what the output of a run of spec on m holds: the

@@ -14,14 +14,15 @@ import (
 // change keeps probability above zero). Each update leaves p* (or p*^β)
 // invariant, so the chain's target does not change.
 //
-// Where updating every block would cost more than a single-site sweep
-// (many tables with zeros, of many states: the updates of
+// Where updating every block would cost more than half a single-site
+// sweep (many tables with zeros, of many states: the updates of
 // ObjectDetection_11's 165 blocks would read 21 times the tables a sweep
 // reads), the sweeps update the blocks in turn, PerSweep blocks every
-// Every sweeps, so that the updates cost about as much as the sweeps at
-// most (insurance's blocks, each dearer than a sweep: one every other
-// sweep). It is safe for concurrent use by several chains, each with its
-// own buffers.
+// Every sweeps, so that the updates cost about half the sweeps at most,
+// in tables read (Gibbs on ObjectDetection_11, 3 blocks a sweep: 0.93 s
+// against 0.73 s without blocks; insurance's blocks, each dearer than
+// half a sweep: one every fourth sweep). It is safe for concurrent use by
+// several chains, each with its own buffers.
 type Blocks struct {
 	m     model.BlockConditional
 	vars  [][]int
@@ -49,17 +50,18 @@ func NewBlocks(m model.Model) *Blocks {
 		b.max = max(b.max, states)
 	}
 	costs, sweep := bc.BlockCosts()
+	sweep = max(sweep/2, 1) // the updates' budget: half a sweep
 	total := 0
 	for _, c := range costs {
 		total += max(c, 1)
 	}
 	b.per, b.every = len(b.vars), 1
 	if n := int64(len(b.vars)); int64(total) > int64(sweep) {
-		// The blocks' mean cost is total/n: sweep·n/total of them a
-		// sweep, or one every ⌈total/(n·sweep)⌉ sweeps.
+		// The blocks' mean cost is total/n: budget·n/total of them a
+		// sweep, or one every ⌈total/(n·budget)⌉ sweeps.
 		if b.per = int(int64(sweep) * n / int64(total)); b.per == 0 {
 			b.per = 1
-			b.every = int((int64(total) + n*int64(sweep) - 1) / (n * int64(max(sweep, 1))))
+			b.every = int((int64(total) + n*int64(sweep) - 1) / (n * int64(sweep)))
 		}
 	}
 	return b

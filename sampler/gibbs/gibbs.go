@@ -60,7 +60,12 @@ func init() {
 				// One byte per spin; the spin kernel, shared.
 				return cur + nf*(d+256) + SpinKernelBytes(sm, maxTableDegree, 1)
 			}
-			return cur + nf*(24*d+256)
+			b := cur + nf*(24*d+256)
+			if bl := NewBlocks(m); bl != nil {
+				// A copy of each chain's state and a block's conditional.
+				b += nf * (8*d + 8*float64(bl.BufLen()))
+			}
+			return b
 		},
 	})
 }
