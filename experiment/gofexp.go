@@ -27,7 +27,8 @@ type gofMethod struct {
 // gofMethods are GF-KSD with dstein's default surrogate (pinned, so that a
 // change of defaults never silently changes a published number) and with a
 // milder τ = 0.05, GF-KSD with the paper's surrogate (ρ as in the paper's sampling: p0 for Ising models, the relaxed
-// surrogate at τ = 1, the paper's σ, for RBMs), DKSD and MMD.
+// surrogate at τ = 1, the paper's σ, for RBMs), DKSD, BKSD (not in the
+// paper) and MMD.
 func gofMethods(paperSurrogate string) []gofMethod {
 	paper := gof.GFKSDSettings{Surrogate: paperSurrogate, Temperature: 1}
 	label := "GF-KSD, ρ = p0 (paper)"
@@ -48,6 +49,9 @@ func gofMethods(paperSurrogate string) []gofMethod {
 		}},
 		{"dksd", "DKSD", func(ctx context.Context, m model.Model, s, _ *sampler.Samples, o gof.Options) (*gof.Result, error) {
 			return gof.DKSD(ctx, m, s, o)
+		}},
+		{"bksd", "BKSD (balanced, Barker rates)", func(ctx context.Context, m model.Model, s, _ *sampler.Samples, o gof.Options) (*gof.Result, error) {
+			return gof.BKSD(ctx, m, s, o)
 		}},
 		{"mmd", "MMD", func(ctx context.Context, m model.Model, s, ref *sampler.Samples, o gof.Options) (*gof.Result, error) {
 			return gof.MMD(ctx, s, ref, o)
@@ -266,10 +270,11 @@ func runGOFLevel(r *runner) (*Result, error) {
 		ns = []int{20}
 	}
 	methods := gofMethods("base")
-	methods = append(methods[:3:3], gofMethod{"gfksd-rademacher", "GF-KSD τ = 0.05, Rademacher bootstrap", func(ctx context.Context, m model.Model, s, _ *sampler.Samples, o gof.Options) (*gof.Result, error) {
+	rademacher := gofMethod{"gfksd-rademacher", "GF-KSD τ = 0.05, Rademacher bootstrap", func(ctx context.Context, m model.Model, s, _ *sampler.Samples, o gof.Options) (*gof.Result, error) {
 		o.Bootstrap = gof.Rademacher
 		return gof.GFKSD(ctx, m, s, gof.GFKSDSettings{Temperature: 0.05}, o)
-	}}, methods[3], methods[4])
+	}}
+	methods = append(append(methods[:3:3], rademacher), methods[3:]...)
 	var pts []gofPoint
 	for _, n := range ns {
 		pts = append(pts, gofPoint{x: float64(n), null: m, n: n, draw: func(_ int, key rng.Key) (*sampler.Samples, error) { return draw(n, key) }, drawNull: draw})
