@@ -103,28 +103,32 @@ func dksdPoints(m model.Model, s *sampler.Samples) (*stein.Points, error) {
 
 // dksdMatrixOf returns the n×n matrix of κ over prepared points, ℓ = d.
 func dksdMatrixOf(pts *stein.Points) ([]float64, error) {
-	n := pts.N
 	k, err := stein.NewKernel(pts.D, float64(pts.D))
 	if err != nil {
 		return nil, err
 	}
-	t := &dksdTask{n: n, pts: pts, k: k, h: make([]float64, n*n)}
-	parallel.For(n, 4, t)
-	return t.h, nil
+	return symmetric(pts.N, func(i, j int) float64 { return k.Eval(pts, i, pts, j) }), nil
 }
 
-type dksdTask struct {
-	n   int
-	pts *stein.Points
-	k   *stein.Kernel
-	h   []float64
+// symmetric returns the n×n matrix of eval(i, j) for a symmetric eval,
+// each pair evaluated once, rows spread over the cores.
+func symmetric(n int, eval func(i, j int) float64) []float64 {
+	t := &symTask{n: n, eval: eval, h: make([]float64, n*n)}
+	parallel.For(n, 4, t)
+	return t.h
+}
+
+type symTask struct {
+	n    int
+	eval func(i, j int) float64
+	h    []float64
 }
 
 // Do fills rows [lo, hi) of H for j ≤ i and mirrors them.
-func (t *dksdTask) Do(lo, hi int) {
+func (t *symTask) Do(lo, hi int) {
 	for i := lo; i < hi; i++ {
 		for j := 0; j <= i; j++ {
-			v := t.k.Eval(t.pts, i, t.pts, j)
+			v := t.eval(i, j)
 			t.h[i*t.n+j] = v
 			t.h[j*t.n+i] = v
 		}

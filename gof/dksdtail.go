@@ -98,31 +98,19 @@ func dksdTailBias(m model.Model, pts *stein.Points, z []int, t float64, w []floa
 // predecessor counts), and lists the samples with a mark.
 func tailFlags(m model.Model, pts *stein.Points, z []int, t float64) (flag []bool, rows []int, err error) {
 	n, d := pts.N, pts.D
-	dm, hasDelta := m.(model.Delta)
+	mv := stein.NewMover(m)
 	logT := math.Log(t)
 	flag = make([]bool, n*d)
-	zz := make([]int, d)
 	for i := range n {
 		row := z[i*d : (i+1)*d]
-		var base float64
-		if !hasDelta {
-			copy(zz, row)
-			base = m.LogProb(row)
-		}
+		mv.At(row)
 		marked := false
 		for l := range d {
 			prev := int(pts.Prev[i*d+l])
 			if prev < 0 {
 				continue
 			}
-			var delta float64 // log p(¬⁻¹_l z) − log p(z)
-			if hasDelta {
-				delta = dm.DeltaLogProb(row, l, prev)
-			} else {
-				zz[l] = prev
-				delta = m.LogProb(zz) - base
-				zz[l] = row[l]
-			}
+			delta := mv.Delta(row, l, prev) // log p(¬⁻¹_l z) − log p(z)
 			if math.IsNaN(delta) {
 				return nil, nil, fmt.Errorf("dksd: log p changes by NaN when variable %d of sample %d moves to its previous state", l, i)
 			}

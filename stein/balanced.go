@@ -32,17 +32,9 @@ func PrepareBalanced(m model.Model, z []int, n int) (*Balanced, error) {
 	nd := n * d
 	b := &Balanced{N: n, D: d, Z: make([]int32, nd), Next: make([]int32, nd), Prev: make([]int32, nd),
 		RN: make([]float64, nd), RP: make([]float64, nd)}
-	dm, hasDelta := m.(model.Delta)
-	var zz []int
-	rate := func(row []int, base float64, l, s int) (float64, error) {
-		var delta float64
-		if hasDelta {
-			delta = dm.DeltaLogProb(row, l, s)
-		} else {
-			zz[l] = s
-			delta = m.LogProb(zz) - base
-			zz[l] = row[l]
-		}
+	mv := NewMover(m)
+	rate := func(row []int, l, s int) (float64, error) {
+		delta := mv.Delta(row, l, s)
 		if math.IsNaN(delta) || math.IsInf(delta, 1) {
 			return 0, fmt.Errorf("log p changes by %v when variable %d moves to state %d", delta, l, s)
 		}
@@ -50,11 +42,7 @@ func PrepareBalanced(m model.Model, z []int, n int) (*Balanced, error) {
 	}
 	for i := range n {
 		row := z[i*d : (i+1)*d]
-		var base float64
-		if !hasDelta {
-			base = m.LogProb(row)
-			zz = append(zz[:0], row...)
-		}
+		mv.At(row)
 		for l, v := range row {
 			k := i*d + l
 			b.Z[k] = int32(v)
@@ -63,13 +51,13 @@ func PrepareBalanced(m model.Model, z []int, n int) (*Balanced, error) {
 			if nx < 0 {
 				continue
 			}
-			r, err := rate(row, base, l, nx)
+			r, err := rate(row, l, nx)
 			if err != nil {
 				return nil, fmt.Errorf("stein: state %d: %w", i, err)
 			}
 			b.Next[k], b.RN[k] = int32(nx), r
 			if pv != nx {
-				if r, err = rate(row, base, l, pv); err != nil {
+				if r, err = rate(row, l, pv); err != nil {
 					return nil, fmt.Errorf("stein: state %d: %w", i, err)
 				}
 				b.Prev[k], b.RP[k] = int32(pv), r
@@ -92,9 +80,7 @@ func PrepareBalanced(m model.Model, z []int, n int) (*Balanced, error) {
 // in absolute value, about): no state's ratio can dominate the statistic,
 // and states of probability zero next to the samples need no care.
 type BalancedKernel struct {
-	d      int
-	em, ep float64   // e^(−1/ℓ), e^(1/ℓ)
-	kOf    []float64 // kOf[h] = e^(−h/ℓ)
+	*Kernel // the base kernel's tables
 }
 
 // NewBalancedKernel returns the balanced Stein kernel of exp(−H/ℓ) on d
@@ -104,7 +90,7 @@ func NewBalancedKernel(d int, ell float64) (*BalancedKernel, error) {
 	if err != nil {
 		return nil, err
 	}
-	return &BalancedKernel{d: d, em: k.em, ep: k.ep, kOf: k.kOf}, nil
+	return &BalancedKernel{k}, nil
 }
 
 // ratio returns c(s, v)/c(u, v) for c(a, b) = e^(−[a≠b]/ℓ), s ≠ u: the

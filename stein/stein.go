@@ -47,27 +47,15 @@ func NewCycle(m model.Model) Cycle {
 // finite (a move into a state of probability zero makes s_l = 1, which is
 // finite; a move out of one is an error).
 func (c Cycle) Score(dst []float64, m model.Model, z []int) error {
-	dm, hasDelta := m.(model.Delta)
-	var base float64
-	var zz []int
-	if !hasDelta {
-		base = m.LogProb(z)
-		zz = append([]int(nil), z...)
-	}
+	mv := NewMover(m)
+	mv.At(z)
 	for l := range z {
 		next := c.Next[l][z[l]]
 		if next < 0 {
 			dst[l] = 0
 			continue
 		}
-		var delta float64
-		if hasDelta {
-			delta = dm.DeltaLogProb(z, l, next)
-		} else {
-			zz[l] = next
-			delta = m.LogProb(zz) - base
-			zz[l] = z[l]
-		}
+		delta := mv.Delta(z, l, next)
 		if math.IsNaN(delta) || math.IsInf(delta, 1) {
 			return fmt.Errorf("log p changes by %v when variable %d moves to its next state", delta, l)
 		}
@@ -78,6 +66,44 @@ func (c Cycle) Score(dst []float64, m model.Model, z []int) error {
 		dst[l] = v
 	}
 	return nil
+}
+
+// Mover gives the change of log p* when one variable of a configuration
+// moves: by the model's model.Delta where it has one, else by two
+// LogProbs on a copy. Call At with the configuration first. It is not safe
+// for concurrent use.
+type Mover struct {
+	m    model.Model
+	dm   model.Delta
+	zz   []int
+	base float64
+}
+
+// NewMover returns a Mover for m.
+func NewMover(m model.Model) *Mover {
+	dm, _ := m.(model.Delta)
+	return &Mover{m: m, dm: dm}
+}
+
+// At makes z the configuration that Delta moves from.
+func (v *Mover) At(z []int) {
+	if v.dm == nil {
+		v.base = v.m.LogProb(z)
+		v.zz = append(v.zz[:0], z...)
+	}
+}
+
+// Delta returns log p*(z with z_l = s) − log p*(z) for the z given to At,
+// with model.Delta's conventions where the model has it (the difference
+// of two −Inf otherwise: NaN).
+func (v *Mover) Delta(z []int, l, s int) float64 {
+	if v.dm != nil {
+		return v.dm.DeltaLogProb(z, l, s)
+	}
+	v.zz[l] = s
+	d := v.m.LogProb(v.zz) - v.base
+	v.zz[l] = z[l]
+	return d
 }
 
 // Points are n states prepared for the Stein kernel, row-major n×d: the
