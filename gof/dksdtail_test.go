@@ -9,6 +9,7 @@ import (
 
 	"github.com/dstein/dstein/exact"
 	"github.com/dstein/dstein/model"
+	"github.com/dstein/dstein/model/factorgraph"
 	"github.com/dstein/dstein/model/ising"
 	"github.com/dstein/dstein/model/rbm"
 	"github.com/dstein/dstein/rng"
@@ -272,7 +273,8 @@ func TestDKSDTailWarning(t *testing.T) {
 }
 
 // BKSD's level where DKSD's fails: the same heavy-tailed models and exact
-// samples as TestDKSDLevelHeavyTails (n = 200, B = 500, T = 60 trials):
+// samples as TestDKSDLevelHeavyTails, and a network with a logical table
+// (n = 200, B = 500, T = 60 trials):
 // its rejections of the true model stay within α T plus 3 binomial
 // standard errors √(T α(1−α)) (3 + 5.1 of 60), with no check to rely on.
 func TestBKSDLevelHeavyTails(t *testing.T) {
@@ -282,7 +284,26 @@ func TestBKSDLevelHeavyTails(t *testing.T) {
 		t.Fatal(err)
 	}
 	bound := alpha*trials + 3*math.Sqrt(trials*alpha*(1-alpha))
-	for name, m := range map[string]model.Model{"frustrated ising": frustratedIsing(t, 10, 1), "rbm": r} {
+	// A network with a logical table (either = tub ∨ lung): states
+	// impossible only jointly sit beside every sample, which DKSD's
+	// identity cannot have (its tail check flags such sets).
+	lg := func(p ...float64) []float64 {
+		out := make([]float64, len(p))
+		for i, x := range p {
+			out[i] = math.Log(x)
+		}
+		return out
+	}
+	logical, err := factorgraph.New([]int{2, 2, 2, 2}, []factorgraph.Factor{
+		{Scope: []int{0}, LogTable: lg(0.9, 0.1)},
+		{Scope: []int{1}, LogTable: lg(0.8, 0.2)},
+		{Scope: []int{0, 1, 2}, LogTable: lg(1, 0, 0, 1, 0, 1, 0, 1)},
+		{Scope: []int{2, 3}, LogTable: lg(0.95, 0.05, 0.02, 0.98)},
+	})
+	if err != nil {
+		t.Fatal(err)
+	}
+	for name, m := range map[string]model.Model{"frustrated ising": frustratedIsing(t, 10, 1), "rbm": r, "logical": logical} {
 		rej := 0
 		for tr := range trials {
 			s := exactSamples(t, m, n, uint64(7000+tr))
