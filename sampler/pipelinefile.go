@@ -71,49 +71,42 @@ func checkFileStd(data []byte) error {
 	}
 	dec := json.NewDecoder(bytes.NewReader(data))
 	dec.UseNumber()
-	var skip json.RawMessage
+	if !enterKey(dec, "init") || !enterKey(dec, "std") {
+		return nil
+	}
+	tok, err := dec.Token()
+	n, ok := tok.(json.Number)
+	if err != nil || !ok {
+		return nil
+	}
+	if std, err := n.Float64(); err == nil && std > 0 {
+		return nil
+	}
+	at := strictjson.Position(data, dec.InputOffset()-int64(len(n)))
+	return fmt.Errorf("%s: the initial draw's \"std\" is %s; want a spread > 0 (leave \"std\" out for the default 1)", at, n)
+}
+
+// enterKey reads an object's opening brace and its members up to key,
+// leaving dec before key's value; false when the next value is not an
+// object or has no such key (or the text ends early).
+func enterKey(dec *json.Decoder, key string) bool {
 	if tok, err := dec.Token(); err != nil || tok != json.Delim('{') {
-		return nil
+		return false
 	}
+	var skip json.RawMessage
 	for dec.More() {
-		key, err := dec.Token()
+		k, err := dec.Token()
 		if err != nil {
-			return nil
+			return false
 		}
-		if key != "init" {
-			if dec.Decode(&skip) != nil {
-				return nil
-			}
-			continue
+		if k == key {
+			return true
 		}
-		if tok, err := dec.Token(); err != nil || tok != json.Delim('{') {
-			return nil
+		if dec.Decode(&skip) != nil {
+			return false
 		}
-		for dec.More() {
-			key, err := dec.Token()
-			if err != nil {
-				return nil
-			}
-			if key != "std" {
-				if dec.Decode(&skip) != nil {
-					return nil
-				}
-				continue
-			}
-			tok, err := dec.Token()
-			n, ok := tok.(json.Number)
-			if err != nil || !ok {
-				return nil
-			}
-			if std, err := n.Float64(); err == nil && std > 0 {
-				return nil
-			}
-			at := strictjson.Position(data, dec.InputOffset()-int64(len(n)))
-			return fmt.Errorf("%s: the initial draw's \"std\" is %s; want a spread > 0 (leave \"std\" out for the default 1)", at, n)
-		}
-		return nil
 	}
-	return nil
+	return false
 }
 
 // defaultedZero returns the first key (dotted for nested settings, in
