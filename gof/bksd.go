@@ -25,15 +25,9 @@ import (
 // states of probability zero beside the samples. It costs O(n²d) time and
 // O(n²) memory, about 1.3× DKSD's time.
 func BKSD(ctx context.Context, m model.Model, s *sampler.Samples, o Options) (*Result, error) {
-	o, err := o.withDefaults()
-	if err != nil {
-		return nil, err
-	}
-	if err := checkSamples(m, s, 2); err != nil {
-		return nil, err
-	}
-	if bad := sampler.Impossible(m, s); bad > 0 {
-		return rejectImpossible("bksd", s.N, bad, o), nil
+	o, rej, err := admit("bksd", m, s, o)
+	if rej != nil || err != nil {
+		return rej, err
 	}
 	h, err := bksdMatrix(m, s)
 	if err != nil {

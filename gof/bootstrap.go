@@ -13,7 +13,9 @@ import (
 	"github.com/dstein/dstein/internal/gemm"
 	"github.com/dstein/dstein/internal/memlimit"
 	"github.com/dstein/dstein/internal/parallel"
+	"github.com/dstein/dstein/model"
 	"github.com/dstein/dstein/rng"
+	"github.com/dstein/dstein/sampler"
 )
 
 // Kind is the bootstrap of the Stein discrepancy tests.
@@ -153,6 +155,23 @@ func (r Result) MarshalJSON() ([]byte, error) {
 		Statistic     *float64 `json:"statistic"`
 		CriticalValue *float64 `json:"critical_value"`
 	}{plain(r), orNull(r.Statistic), orNull(r.CriticalValue)})
+}
+
+// admit resolves o's defaults and checks the samples against m for a
+// Stein test: an error for bad options or samples, or the outright
+// rejection (rejectImpossible) when some samples have probability zero.
+func admit(test string, m model.Model, s *sampler.Samples, o Options) (Options, *Result, error) {
+	o, err := o.withDefaults()
+	if err != nil {
+		return o, nil, err
+	}
+	if err := checkSamples(m, s, 2); err != nil {
+		return o, nil, err
+	}
+	if bad := sampler.Impossible(m, s); bad > 0 {
+		return o, rejectImpossible(test, s.N, bad, o), nil
+	}
+	return o, nil, nil
 }
 
 // rejectImpossible is the result for samples the model cannot produce.

@@ -35,15 +35,9 @@ import (
 // LevelChecked false, with a Warning, when it exceeds TailBiasFactor
 // bootstrap standard deviations.
 func DKSD(ctx context.Context, m model.Model, s *sampler.Samples, o Options) (*Result, error) {
-	o, err := o.withDefaults()
-	if err != nil {
-		return nil, err
-	}
-	if err := checkSamples(m, s, 2); err != nil {
-		return nil, err
-	}
-	if bad := sampler.Impossible(m, s); bad > 0 {
-		return rejectImpossible("dksd", s.N, bad, o), nil
+	o, rej, err := admit("dksd", m, s, o)
+	if rej != nil || err != nil {
+		return rej, err
 	}
 	pts, err := dksdPoints(m, s)
 	if err != nil {
