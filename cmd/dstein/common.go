@@ -68,10 +68,18 @@ var madeDirs struct {
 // the runtime's soft limit too (see memoryFlag.budget).
 var setRuntimeLimit bool
 
-// loadModel reads a model file (JSON or UAI, with evidence) within the
-// memory budget.
-func loadModel(e *env, path, evidence string, b memlimit.Budget) (*modelfile.Loaded, error) {
-	return cancelable(e, func() (*modelfile.Loaded, error) { return modelfile.OpenLimit(e.ctx, path, evidence, b) })
+// openModel reads a model file (JSON, UAI or BIF, with evidence) within
+// o's limits, stopping at Ctrl-C, and prints what is odd about the file
+// (modelfile.Loaded.Warnings) to standard error, before any work.
+func openModel(e *env, path, evidence string, o modelfile.Options) (*modelfile.Loaded, error) {
+	lm, err := cancelable(e, func() (*modelfile.Loaded, error) { return modelfile.OpenOptions(e.ctx, path, evidence, o) })
+	if err != nil {
+		return nil, err
+	}
+	for _, w := range lm.Warnings {
+		fmt.Fprintf(e.stderr, "dstein: warning: %s\n", w)
+	}
+	return lm, nil
 }
 
 // cancelable runs f and returns its result, or an interrupted error as soon

@@ -139,9 +139,7 @@ func runCompress(e *env, f *compressFlags, ellSet bool) error {
 	}
 	// The model is checked alone as it is read: the points and the draws
 	// are checked with it below, before the draws are read.
-	lm, err := cancelable(e, func() (*modelfile.Loaded, error) {
-		return modelfile.OpenOptions(e.ctx, f.model, "", modelfile.Options{Budget: budget})
-	})
+	lm, err := openModel(e, f.model, "", modelfile.Options{Budget: budget})
 	if err != nil {
 		return err
 	}

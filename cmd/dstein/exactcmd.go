@@ -81,18 +81,16 @@ the competitions' PR files give it), the marginals and the means.`,
 			// grow with the variables: counted with the model before it
 			// is read, and with the exact route.
 			outputs := func(m mdl.Model) float64 { return exactOutputBytes(m, evidence != "" || given != "", jsonOut != "") }
-			lm, err := cancelable(e, func() (*modelfile.Loaded, error) {
-				return modelfile.OpenOptions(e.ctx, model, evidence, modelfile.Options{Budget: budget, What: "exact inference", Given: given,
-					Extra: func(s modelfile.Shape) float64 {
-						need := outputs(s.Model)
-						if modelfile.IsNetwork(model) {
-							// Variable elimination's structures, at least.
-							states := sampler.States(s.Model)
-							need += exact.VEMemory(s.Model.Dim(), states, s.Factors, s.ScopeEntries, 0, float64(states))
-						}
-						return need
-					}})
-			})
+			lm, err := openModel(e, model, evidence, modelfile.Options{Budget: budget, What: "exact inference", Given: given,
+				Extra: func(s modelfile.Shape) float64 {
+					need := outputs(s.Model)
+					if modelfile.IsNetwork(model) {
+						// Variable elimination's structures, at least.
+						states := sampler.States(s.Model)
+						need += exact.VEMemory(s.Model.Dim(), states, s.Factors, s.ScopeEntries, 0, float64(states))
+					}
+					return need
+				}})
 			if err != nil {
 				return err
 			}

@@ -220,10 +220,8 @@ func runGof(e *env, cmd *cobra.Command, f *gofFlags) error {
 	testBytes := func(m model.Model, n int) float64 {
 		return gof.Memory(f.test, n, m.Dim(), o.B) - memlimit.Base + report.SamplesBytes(n, m.Dim())
 	}
-	lm, err := cancelable(e, func() (*modelfile.Loaded, error) {
-		return modelfile.OpenOptions(e.ctx, f.model, "", modelfile.Options{Budget: budget, What: "the " + f.test + " test",
-			Extra: func(s modelfile.Shape) float64 { return testBytes(s.Model, 2) }})
-	})
+	lm, err := openModel(e, f.model, "", modelfile.Options{Budget: budget, What: "the " + f.test + " test",
+		Extra: func(s modelfile.Shape) float64 { return testBytes(s.Model, 2) }})
 	if err != nil {
 		return err
 	}

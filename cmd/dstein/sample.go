@@ -237,10 +237,8 @@ func runSample(e *env, cmd *cobra.Command, f *sampleFlags) error {
 		return max(infer.Memory(m, spec), infer.OutputMemory(m, spec)+f.outputBytes(file, spec))
 	}
 	what := fmt.Sprintf("sampling %d particles or chains with %s", n, infer.Describe(pl))
-	lm, err := cancelable(e, func() (*modelfile.Loaded, error) {
-		return modelfile.OpenOptions(e.ctx, f.model, f.evidence, modelfile.Options{Budget: budget, What: what, Given: f.given,
-			Extra: func(s modelfile.Shape) float64 { return work(s.Model, s.Model) }})
-	})
+	lm, err := openModel(e, f.model, f.evidence, modelfile.Options{Budget: budget, What: what, Given: f.given,
+		Extra: func(s modelfile.Shape) float64 { return work(s.Model, s.Model) }})
 	if err != nil {
 		return err
 	}

@@ -107,7 +107,7 @@ func runSummary(e *env, f *summaryFlags, path string) error {
 	var m model.Model
 	s := &sampler.Samples{N: draws.Chains * draws.Length, D: draws.D, Z: make([]int, draws.Chains*draws.Length*draws.D)}
 	if f.model != "" {
-		lm, err := cancelable(e, func() (*modelfile.Loaded, error) { return modelfile.OpenLimit(e.ctx, f.model, "", budget) })
+		lm, err := openModel(e, f.model, "", modelfile.Options{Budget: budget})
 		if err != nil {
 			return err
 		}

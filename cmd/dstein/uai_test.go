@@ -403,3 +403,27 @@ func TestBIFNetwork(t *testing.T) {
 		t.Errorf("a bad XMLBIF file: exit %d, %q", code, errs)
 	}
 }
+
+// TestBayesWarning: a BAYES file whose table rows do not sum to 1 is read
+// as a product of factors, and every command that reads it says so on
+// standard error before its work (exit 0); a sound one draws no warning.
+func TestBayesWarning(t *testing.T) {
+	dir := t.TempDir()
+	bad := writeTestFile(t, dir, "bad.uai", "BAYES\n2\n2 2\n2\n1 0\n2 0 1\n2\n0.3 0.7\n4\n0.2 0.3 0.5 0.5\n")
+	good := writeTestFile(t, dir, "good.uai", "BAYES\n2\n2 2\n2\n1 0\n2 0 1\n2\n0.3 0.7\n4\n0.4 0.6 0.5 0.5\n")
+	for _, args := range [][]string{
+		{"exact", "--model"},
+		{"sample", "--method", "gibbs", "--n", "2", "--iters", "300", "--seed", "1", "--model"},
+	} {
+		code, _, errs := dstein(t, append(args, bad)...)
+		if code != 0 {
+			t.Fatalf("%v: exit %d: %s", args, code, errs)
+		}
+		if want := "dstein: warning: " + bad + ": the BAYES network's tables are not conditional distributions: row 0 of table 1 (z1 given its parents) sums to 0.5"; !strings.Contains(errs, want) {
+			t.Errorf("%v: stderr %q; want %q", args, errs, want)
+		}
+		if code, _, errs := dstein(t, append(args, good)...); code != 0 || strings.Contains(errs, "warning") {
+			t.Errorf("%v on a sound network: exit %d, stderr %q", args, code, errs)
+		}
+	}
+}

@@ -30,6 +30,10 @@ type Loaded struct {
 	// Memory is the estimate of what reading the file took and what the
 	// model holds.
 	Memory Memory
+	// Warnings say what is odd about the file without stopping the
+	// work, a line each: a BAYES network whose tables are not
+	// conditional distributions (uai.CheckBayes).
+	Warnings []string
 }
 
 // Memory is the estimate of a loaded model's memory, in bytes, without
@@ -157,7 +161,9 @@ func OpenOptions(ctx context.Context, path, evidence string, o Options) (*Loaded
 	}
 	// The network is refused before its tables are read when the graph,
 	// or the command with it, would not fit.
+	bayes := false
 	check := func(h *uai.Header) error {
+		bayes = h.Bayes
 		mem := Memory{Peak: uai.ReadBytes(h.Shape), Held: h.Shape.Bytes()}
 		s := Shape{Model: headerModel(h), Factors: h.Shape.Factors, ScopeEntries: h.Shape.ScopeEntries}
 		what := fmt.Sprintf("%s: the network of %d variables and %d factors", path, h.Shape.Variables, h.Shape.Factors)
@@ -169,6 +175,11 @@ func OpenOptions(ctx context.Context, path, evidence string, o Options) (*Loaded
 	}
 	gs := g.Shape()
 	l := &Loaded{Model: g, File: g, Memory: Memory{Peak: uai.ReadBytes(gs), Held: gs.Bytes()}}
+	if bayes {
+		if w := uai.CheckBayes(g); w != "" {
+			l.Warnings = append(l.Warnings, path+": "+w)
+		}
+	}
 	var ev map[int]int
 	if evidence != "" {
 		if ev, err = uai.ReadEvidenceFileLimit(evidence, fileLimit(o.Budget)); err != nil {

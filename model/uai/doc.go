@@ -16,7 +16,10 @@
 // table lists one non-negative value per assignment of its scope, row-major
 // with the last scope variable changing fastest. A BAYES file has one
 // conditional probability table per variable, whose scope lists the parents
-// and then the child; Read treats it as any other factor.
+// and then the child; Read treats it as any other factor, and CheckBayes
+// says whether the tables are conditional distributions (rows summing to 1
+// within RowTolerance, one table per child), which the commands report as
+// a warning.
 //
 // The reader takes the format loosely where files in use differ and strictly
 // everywhere else. The header may be in any letter case. Numbers may be

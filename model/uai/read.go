@@ -28,6 +28,9 @@ func Read(r io.Reader) (*factorgraph.Graph, error) { return ReadCheck(r, nil) }
 // so its memory.
 type Header struct {
 	Shape factorgraph.Shape
+	// Bayes is whether the file says BAYES (its tables are conditional
+	// distributions: see CheckBayes) rather than MARKOV.
+	Bayes bool
 	cards *words
 }
 
@@ -65,6 +68,7 @@ func ReadCheck(r io.Reader, check func(*Header) error) (*factorgraph.Graph, erro
 	if !strings.EqualFold(t.text, "MARKOV") && !strings.EqualFold(t.text, "BAYES") {
 		return nil, errorf(t.line, "want MARKOV or BAYES, got %q", t.text)
 	}
+	bayes := strings.EqualFold(t.text, "BAYES")
 	n, _, err := s.count(1, "the number of variables")
 	if err != nil {
 		return nil, err
@@ -121,7 +125,7 @@ func ReadCheck(r io.Reader, check func(*Header) error) (*factorgraph.Graph, erro
 		}
 	}
 	if check != nil {
-		h := &Header{cards: &cards, Shape: factorgraph.Shape{Variables: n, States: total, Factors: nf, ScopeEntries: scopes.len() - nf}}
+		h := &Header{cards: &cards, Bayes: bayes, Shape: factorgraph.Shape{Variables: n, States: total, Factors: nf, ScopeEntries: scopes.len() - nf}}
 		tooLarge := false
 		for it := scopes.iter(); !it.done(); {
 			size := 1

@@ -14,7 +14,9 @@ Datasets.
     fit.summary()      # pandas DataFrame: mean, sd, mcse_mean, mcse_sd, ess_bulk, ess_tail, r_hat, 5%, 50%, 95%
     fit.to_xarray()    # xarray Dataset in ArviZ's layout
 
-A failed command raises DsteinError with dstein's one-line message; Ctrl-C
+A failed command raises DsteinError with dstein's one-line message; what
+dstein warns of on its way (a BAYES file whose tables are not conditional
+distributions) is issued as a DsteinWarning (warnings.warn); Ctrl-C
 (KeyboardInterrupt) stops the binary cleanly (it writes nothing) and is
 raised again.
 """
@@ -25,11 +27,12 @@ import shutil
 import signal
 import subprocess
 import tempfile
+import warnings
 
 import numpy as np
 
 __all__ = [
-    "DsteinError", "Fit", "sample", "summary", "exact", "gof", "compress",
+    "DsteinError", "DsteinWarning", "Fit", "sample", "summary", "exact", "gof", "compress",
     "ising_model", "rbm_model", "categorical_model", "binary_path",
 ]
 
@@ -44,6 +47,11 @@ class DsteinError(Exception):
     def __init__(self, message, exit_code):
         super().__init__(message)
         self.exit_code = exit_code
+
+
+class DsteinWarning(UserWarning):
+    """What dstein printed as "dstein: warning: ..." on a command that
+    succeeded: something odd about an input that did not stop the work."""
 
 
 def binary_path():
@@ -88,6 +96,9 @@ def _run(args):
         lines = [l for l in err.splitlines() if l.startswith("dstein: ")]
         msg = lines[-1][len("dstein: "):] if lines else (err.strip() or "exit status %d" % proc.returncode)
         raise DsteinError(msg, proc.returncode)
+    for line in err.splitlines():
+        if line.startswith("dstein: warning: "):
+            warnings.warn(line[len("dstein: warning: "):], DsteinWarning, stacklevel=3)
     return out
 
 

@@ -136,6 +136,24 @@ class TestTestsAndCompression(unittest.TestCase):
         self.assertEqual(pts.shape, (20, 100))
 
 
+class TestWarnings(unittest.TestCase):
+    def test_dstein_warnings_become_python_warnings(self):
+        # A BAYES table whose row for z0 = 0 sums to 0.5: dstein reads it
+        # as a factor and warns; the package issues the warning, once.
+        with tempfile.TemporaryDirectory() as tmp:
+            bad = os.path.join(tmp, "bad.uai")
+            with open(bad, "w") as f:
+                f.write("BAYES\n2\n2 2\n2\n1 0\n2 0 1\n2\n0.3 0.7\n4\n0.2 0.3 0.5 0.5\n")
+            with self.assertWarns(dstein.DsteinWarning) as cm:
+                res = dstein.exact(bad)
+            self.assertIn("row 0 of table 1 (z1 given its parents) sums to 0.5", str(cm.warning))
+            self.assertIn("log_z", res)
+        import warnings
+        with warnings.catch_warnings():
+            warnings.simplefilter("error", dstein.DsteinWarning)
+            dstein.exact(SPRINKLER)  # a sound network: no warning
+
+
 class TestInterrupt(unittest.TestCase):
     def test_ctrl_c_stops_the_binary_and_writes_nothing(self):
         # A child Python process runs a long sample and gets SIGINT: the
