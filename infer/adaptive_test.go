@@ -2,6 +2,7 @@ package infer
 
 import (
 	"context"
+	"fmt"
 	"runtime"
 	"slices"
 	"strings"
@@ -244,26 +245,29 @@ func TestAdaptiveEscalates(t *testing.T) {
 // Draws kept while the sampler still adapts its proposal (DMALA's --adapt
 // past --warmup) come from a changing kernel: the run says so, naming the
 // last such iteration, and says nothing when the adaptation ends within
-// the warm-up.
+// the warm-up; the first iteration, which adapts with --adapt 1, counts
+// too (the sampler's state is read before it).
 func TestTuningPastWarmupWarns(t *testing.T) {
 	g, err := ising.Grid(3, 3, false, 0.3, nil)
 	if err != nil {
 		t.Fatal(err)
 	}
 	for _, c := range []struct {
-		adapt int
-		want  string
+		warmup, adapt int
+		want          string
 	}{
-		{10, ""},
-		{11, "up to iteration 11: "},
-		{25, "up to iteration 25: "},
-		{500, "to the end of the run: "},
+		{10, 10, ""},
+		{10, 11, "up to iteration 11: "},
+		{10, 25, "up to iteration 25: "},
+		{10, 500, "to the end of the run: "},
+		{0, 1, "up to iteration 1: "},
+		{1, 1, ""},
 	} {
 		p, err := sampler.Single("dmala", &dmala.Settings{Adapt: c.adapt}, 1)
 		if err != nil {
 			t.Fatal(err)
 		}
-		out, err := Run(context.Background(), g, Spec{Pipeline: p, N: 4, Key: rng.NewKey(2), Keep: Keep{Warmup: 10, Draws: 50}})
+		out, err := Run(context.Background(), g, Spec{Pipeline: p, N: 4, Key: rng.NewKey(2), Keep: Keep{Warmup: c.warmup, Draws: 50}})
 		if err != nil {
 			t.Fatal(err)
 		}
@@ -275,9 +279,9 @@ func TestTuningPastWarmupWarns(t *testing.T) {
 		}
 		switch {
 		case c.want == "" && got != "":
-			t.Errorf("--adapt %d within the warm-up of 10: %q", c.adapt, got)
-		case c.want != "" && !strings.Contains(got, "after the warm-up of 10 iterations, "+c.want):
-			t.Errorf("--adapt %d past the warm-up of 10: warning %q; want one containing %q", c.adapt, got, c.want)
+			t.Errorf("--adapt %d within the warm-up of %d: %q", c.adapt, c.warmup, got)
+		case c.want != "" && !strings.Contains(got, fmt.Sprintf("after the warm-up of %d iterations, %s", c.warmup, c.want)):
+			t.Errorf("--adapt %d past the warm-up of %d: warning %q; want one containing %q", c.adapt, c.warmup, got, c.want)
 		}
 	}
 }

@@ -219,7 +219,16 @@ func Run(ctx context.Context, m model.Model, spec Spec) (*Output, error) {
 				return budget.observe(iter, s)
 			})
 		} else if k := spec.Keep; k.Draws > 0 {
-			tuning := false // the sampler was tuning after the previous iteration
+			// tuning: the sampler was tuning after the previous iteration
+			// (before the first: once it started), so that the iteration
+			// observed may have adapted its kernel.
+			tuning := false
+			env.Started = func(stage int, s sampler.Sampler) {
+				if stage == last {
+					tn, ok := s.(interface{ Tuning() bool })
+					tuning = ok && tn.Tuning()
+				}
+			}
 			observers = append(observers, func(stage, iter int, s sampler.Sampler) error {
 				if stage != last {
 					return nil

@@ -238,6 +238,11 @@ type Env struct {
 	// sampler; a non-nil error stops the run as failed, except ErrEnough,
 	// which ends the stage as completed.
 	Observe func(stage, iter int, s Sampler) error
+	// Started, when not nil, is called with each stage's index and its
+	// sampler once the sampler has started, before its first iteration
+	// (so that an observer can read a state that the first iteration
+	// changes, such as Tuning).
+	Started func(stage int, s Sampler)
 }
 
 // StageResult describes one stage of a finished run.
@@ -315,6 +320,9 @@ func (p Pipeline) Execute(ctx context.Context, env Env) (*Result, error) {
 			}
 			res.Status, res.Err = Failed, named(st.Method, err)
 			return res, nil
+		}
+		if env.Started != nil {
+			env.Started(k, s)
 		}
 		base := res.Iters
 		opt := RunOptions{Iters: st.Iters}
