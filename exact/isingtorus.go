@@ -713,9 +713,10 @@ func searchCDF(cdf []float64, u float64, lastPos int) int {
 }
 
 // torusWorkers is the number of workers the conditional transfers may
-// use at once: internal/parallel's pool, max(NumCPU, GOMAXPROCS) with the
-// caller, each holding one buffer of the free list.
-func torusWorkers() float64 { return float64(max(runtime.NumCPU(), runtime.GOMAXPROCS(0))) }
+// use at once, each holding one buffer of the free list: the caller and
+// the GOMAXPROCS − 1 helpers a batch of internal/parallel's pool takes at
+// most (not NumCPU: under a container's CPU quota that is the host's).
+func torusWorkers() float64 { return float64(runtime.GOMAXPROCS(0)) }
 
 // torusBytes estimates the bytes IsingTorus holds for a periodic grid of
 // d sites and shorter side w: what it keeps (the weights of the first
