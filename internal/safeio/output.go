@@ -124,6 +124,13 @@ func (f *File) resolve() error {
 	// A path whose links pass through /proc or /dev/fd (/dev/stdout, a
 	// process substitution) names an open file of this process: it is
 	// written in place, as a stream, never renamed over.
+	if sys := kernelFile(f.Path); sys != "" {
+		where := "is"
+		if abs, err := filepath.Abs(f.Path); err != nil || abs != sys {
+			where = "leads to " + sys + ","
+		}
+		return fmt.Errorf("%s %s %s in the kernel's /proc or /sys; dstein writes no output there (an open file's /dev/fd/N or /proc/self/fd/N is fine)", f.what, f.Path, where)
+	}
 	if info, err := os.Stat(f.Path); err == nil && !info.IsDir() && (!info.Mode().IsRegular() || throughProc(f.Path)) {
 		f.Target, f.exists, f.stream = f.Path, true, true
 		// The process's own standard output (/dev/stdout, /proc/self/fd/1)
@@ -159,10 +166,87 @@ func (f *File) resolve() error {
 		if st, ok := info.Sys().(*syscall.Stat_t); ok {
 			f.uid, f.gid = int(st.Uid), int(st.Gid)
 		}
+		if err := replaceable(target, info); err != nil {
+			return fmt.Errorf("%s %s %w; choose another path", f.what, f.Path, err)
+		}
 	default:
 		f.exists, f.stream = true, true
 	}
 	return nil
+}
+
+// replaceable reports why the regular file at path (info its Stat) may
+// not be replaced by renaming a new file over it, when the rename would
+// succeed where writing the file would not: a file the user may not write
+// (the shell's "permission denied" on > file; root may write any), or
+// another user's file in a sticky directory such as /tmp, which the
+// rename would fail on after the work.
+func replaceable(path string, info fs.FileInfo) error {
+	st, ok := info.Sys().(*syscall.Stat_t)
+	if !ok {
+		return nil
+	}
+	if err := syscall.Access(path, 2 /* W_OK */); err != nil {
+		return fmt.Errorf("exists and you may not write it (%s, owner uid %d): dstein replaces only a file you could write", info.Mode().Perm(), st.Uid)
+	}
+	euid := os.Geteuid()
+	if euid == 0 || int(st.Uid) == euid {
+		return nil
+	}
+	dir := parent(path)
+	di, err := os.Stat(dir)
+	if err != nil {
+		return nil // the temporary file's creation reports it
+	}
+	if ds, ok := di.Sys().(*syscall.Stat_t); ok && di.Mode()&fs.ModeSticky != 0 && int(ds.Uid) != euid {
+		return fmt.Errorf("is another user's file (owner uid %d) in the sticky directory %s, where only its owner may replace it", st.Uid, dir)
+	}
+	return nil
+}
+
+// kernelFile returns the path that path leads to in /proc (other than a
+// process's open file, /proc/N/fd/M) or /sys, or "" when it leads to
+// neither: files of the kernel's state and settings, which no output
+// should be written into (as root, /proc/sys's settings would take it).
+func kernelFile(path string) string {
+	for range 40 {
+		if abs, err := filepath.Abs(path); err == nil {
+			path = abs
+		}
+		if strings.HasPrefix(path, "/dev/fd/") || openFileInProc(path) {
+			return ""
+		}
+		if strings.HasPrefix(path, "/proc/") || strings.HasPrefix(path, "/sys/") {
+			return path
+		}
+		dest, err := os.Readlink(path)
+		if err != nil {
+			return ""
+		}
+		if !filepath.IsAbs(dest) {
+			dest = filepath.Join(filepath.Dir(path), dest)
+		}
+		path = dest
+	}
+	return ""
+}
+
+// openFileInProc reports whether path is /proc/P/fd/N or
+// /proc/P/task/T/fd/N (P a process id, self or thread-self), a process's
+// open file.
+func openFileInProc(path string) bool {
+	rest, ok := strings.CutPrefix(path, "/proc/")
+	if !ok {
+		return false
+	}
+	parts := strings.Split(rest, "/")
+	switch {
+	case len(parts) == 3 && parts[1] == "fd":
+	case len(parts) == 5 && parts[1] == "task" && parts[3] == "fd":
+	default:
+		return false
+	}
+	return parts[len(parts)-1] != "" && strings.Trim(parts[len(parts)-1], "0123456789") == ""
 }
 
 // throughProc reports whether path, or a symbolic link it leads through,

@@ -579,15 +579,15 @@ func TestBadOutputs(t *testing.T) {
 			t.Cleanup(func() { os.Chmod(d, 0o755) })
 			return filepath.Join(d, "x")
 		}, "cannot write in"},
-		{"a directory where no file can be created, even by root", func(t *testing.T, dir string) string {
-			// /proc exists and is a directory, but creating a file in it
-			// fails: this fails after the other outputs' temporary files
-			// were made.
+		{"a path in /proc, where no file can be created, even by root", func(t *testing.T, dir string) string {
+			// Refused as the kernel's before any temporary file is made
+			// (the unwritable directory above fails when its temporary
+			// file is created, after the other outputs' were).
 			if info, err := os.Stat("/proc/self"); err != nil || !info.IsDir() {
 				t.Skip("no /proc")
 			}
 			return "/proc/dstein-safeio-test"
-		}, "cannot write in /proc"},
+		}, "is in the kernel's /proc or /sys"},
 	}
 	for _, c := range cases {
 		for _, first := range []bool{false, true} {

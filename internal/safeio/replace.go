@@ -55,6 +55,9 @@ func startReplace(path string) (f *os.File, mode fs.FileMode, keep bool, err err
 	case err != nil:
 		return nil, 0, false, fmt.Errorf("writing %s: %w", path, err)
 	case info.Mode().IsRegular():
+		if err := replaceable(path, info); err != nil {
+			return nil, 0, false, fmt.Errorf("writing %s: it %w", path, err)
+		}
 		mode, keep = info.Mode().Perm(), true
 	case info.Mode()&fs.ModeSymlink != 0:
 	default:
