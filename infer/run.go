@@ -302,6 +302,13 @@ func Run(ctx context.Context, m model.Model, spec Spec) (*Output, error) {
 	}
 	out.Marginals = sampler.Marginals(m, out.Samples)
 	out.Impossible = sampler.Impossible(m, out.Samples)
+	if n := out.Samples.N; n > 0 && out.Impossible == n {
+		// Nothing to estimate from: a summary of such draws would look
+		// like an answer (a cycle of "differ" tables over an odd number of
+		// binary variables has no possible state, and no single table is
+		// zero everywhere).
+		return nil, fmt.Errorf("every one of the %d draws is in a state of probability zero: the model (with its evidence, if any) may give probability zero to every state, or %s never reached one that it does not; dstein exact says which", n, Describe(pl))
+	}
 	if spec.Estimates == RaoBlackwell && out.raoBlackwellApplies(m) {
 		out.cond, err = conditionals(ctx, m, out.Samples)
 		if err != nil {

@@ -72,3 +72,33 @@ func TestZeroEntriesWarning(t *testing.T) {
 		}
 	}
 }
+
+// TestEveryDrawImpossibleIsAnError: on a model with no state of positive
+// probability (three binary variables, each pair told to differ: no single
+// table is zero everywhere and no state is ruled out alone), a run whose
+// draws are all impossible is an error, not a summary; a run on a possible
+// network whose chains start anywhere is not.
+func TestEveryDrawImpossibleIsAnError(t *testing.T) {
+	differ := []float64{math.Inf(-1), 0, 0, math.Inf(-1)}
+	g, err := factorgraph.New([]int{2, 2, 2}, []factorgraph.Factor{
+		{Scope: []int{0, 1}, LogTable: differ}, {Scope: []int{1, 2}, LogTable: differ}, {Scope: []int{0, 2}, LogTable: differ}})
+	if err != nil {
+		t.Fatal(err)
+	}
+	for _, method := range []string{"gibbs", "pt"} {
+		_, p, _, err := errorBarPipeline(method)
+		if err != nil {
+			t.Fatal(err)
+		}
+		spec := chains(50, 50)(p)
+		spec.Key = rng.NewKey(1)
+		_, err = Run(context.Background(), g, spec)
+		if err == nil || !strings.Contains(err.Error(), "every one of the 200 draws is in a state of probability zero") {
+			t.Errorf("%s: %v; want the impossible draws refused", method, err)
+		}
+		spec.Key = rng.NewKey(2)
+		if _, err := Run(context.Background(), equalities(t, 4, 3), spec); err != nil {
+			t.Errorf("%s on a possible network: %v", method, err)
+		}
+	}
+}
