@@ -227,8 +227,8 @@ func abuseCases() []abuseCase {
 			return []string{"sample", "--model", u, "--evidence", ev, "--method", "gibbs", "--iters", "2", "--mar", ev}
 		}, code: 1, want: "is the input"},
 		// All or nothing, and bad output paths found before the work.
-		{name: "out ok, json in /proc", setup: sample("--out", "OUT", "--json", "/proc/dstein-no/x.json"), code: 1, want: "does not exist"},
-		{name: "json in /proc", setup: sample("--out", "OUT", "--json", "/proc/x.json"), code: 1, want: "cannot write in /proc"},
+		{name: "out ok, json in /proc", setup: sample("--out", "OUT", "--json", "/proc/dstein-no/x.json"), code: 1, want: "in the kernel's /proc or /sys"},
+		{name: "json in /proc", setup: sample("--out", "OUT", "--json", "/proc/x.json"), code: 1, want: "in the kernel's /proc or /sys"},
 		{name: "out in a missing directory", setup: sample("--out", "nodir/s.csv"), code: 1, want: "does not exist"},
 		{name: "out is a directory", setup: func(t *testing.T, dir string) []string {
 			return sample("--out", dir)(t, dir)
