@@ -8,6 +8,7 @@ import (
 	"strings"
 	"testing"
 
+	"github.com/dstein/dstein/model/categorical"
 	"github.com/dstein/dstein/model/ising"
 	"github.com/dstein/dstein/rng"
 	"github.com/dstein/dstein/sampler"
@@ -282,6 +283,45 @@ func TestTuningPastWarmupWarns(t *testing.T) {
 			t.Errorf("--adapt %d within the warm-up of %d: %q", c.adapt, c.warmup, got)
 		case c.want != "" && !strings.Contains(got, fmt.Sprintf("after the warm-up of %d iterations, %s", c.warmup, c.want)):
 			t.Errorf("--adapt %d past the warm-up of %d: warning %q; want one containing %q", c.adapt, c.warmup, got, c.want)
+		}
+	}
+}
+
+// A state the model rules out (a categorical probability of 0) is known
+// to be absent, not rare: the adaptive run stops by its target as it does
+// without it (the same model with that state at probability 0.01 takes
+// the same iterations), where it used to run to its limit waiting for the
+// state to be entered; its indicator is exactly 0. A state of small but
+// positive probability stays rare.
+func TestRuledOutStateIsNotRare(t *testing.T) {
+	gibbs, err := sampler.Single("gibbs", nil, 1)
+	if err != nil {
+		t.Fatal(err)
+	}
+	for _, c := range []struct {
+		p2   float64
+		rare bool
+	}{{0, false}, {0.001, true}} {
+		vars := make([]categorical.Variable, 20)
+		for i := range vars {
+			vars[i] = categorical.Variable{States: []float64{0, 1, 2}, Probs: []float64{0.5, 0.5 - c.p2, c.p2}}
+		}
+		m, err := categorical.New(vars)
+		if err != nil {
+			t.Fatal(err)
+		}
+		out, err := Run(context.Background(), m, Spec{Pipeline: gibbs, N: 4, Key: rng.NewKey(3), Keep: Keep{Draws: 250, Target: 100, MaxIters: 8000}})
+		if err != nil {
+			t.Fatal(err)
+		}
+		q := out.Diagnostics.Quantity("z0=2")
+		if q == nil || q.Rare != c.rare {
+			t.Fatalf("P(state 2) = %g: z0=2 %+v; want rare %v", c.p2, q, c.rare)
+		}
+		if c.p2 == 0 {
+			if out.Layout.Stopped != StopTarget || q.Mean != 0 || q.CI90 != [2]float64{0, 0} {
+				t.Errorf("a ruled-out state: stopped %q after %d iterations, z0=2 mean %g, interval %v; want the target met, 0 and [0, 0]", out.Layout.Stopped, out.Iters, q.Mean, q.CI90)
+			}
 		}
 	}
 }

@@ -227,7 +227,7 @@ func Diagnose(ctx context.Context, m model.Model, out *Output) (*Diagnostics, er
 	for k, q := range qs {
 		if q.v >= 0 {
 			visits[k] = q.visits(s)
-			anyRare = anyRare || min(visits[k], s.N-visits[k]) < RareVisits
+			anyRare = anyRare || (min(visits[k], s.N-visits[k]) < RareVisits && !q.ruledOut(m))
 		}
 	}
 	// widen holds rareWidening's bound per variable; fallback says that it
@@ -245,7 +245,7 @@ func Diagnose(ctx context.Context, m model.Model, out *Output) (*Diagnostics, er
 			return
 		}
 		visits := visits[k]
-		rare := q.v >= 0 && min(visits, s.N-visits) < RareVisits
+		rare := q.v >= 0 && min(visits, s.N-visits) < RareVisits && !q.ruledOut(m)
 		// With a rare state somewhere, the conditionals of the other
 		// variables were averaged over draws that missed configurations
 		// in which they may differ much (the strong RBM's z1: its

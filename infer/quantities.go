@@ -109,3 +109,20 @@ func (q quantityFunc) fillConditional(dst []float64, m model.Model, t *condTable
 		dst[r] = st[0] + (st[1]-st[0])*p
 	}
 }
+
+// ruledOut reports whether a variable's quantity is constant by the model's
+// own account (model.Support): the indicator of a state that is impossible
+// whatever the other variables are, or the value of a two-state variable
+// with such a state. Its state is never rare, since no chain is to enter
+// it (a categorical probability of 0 kept the adaptive default running to
+// its limit, waiting for the state to be seen).
+func (q quantityFunc) ruledOut(m model.Model) bool {
+	sup, ok := m.(model.Support)
+	if !ok || q.v < 0 {
+		return false
+	}
+	if q.state >= 0 {
+		return !sup.Possible(q.v, q.state)
+	}
+	return !sup.Possible(q.v, 0) || !sup.Possible(q.v, 1)
+}
