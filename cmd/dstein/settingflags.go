@@ -224,6 +224,17 @@ func (sf *settingFlags) apply(fs *pflag.FlagSet, p *sampler.Pipeline, what strin
 		}
 		cp.Elem().FieldByIndex(sf.paths[st.Method][name]).Set(v)
 		st.Settings = cp.Interface().(sampler.Settings)
+		// A 0 that the method's defaults replace would be read as what
+		// it is not (as in a pipeline file, see sampler.ParsePipeline).
+		if v.IsZero() {
+			res := reflect.ValueOf(st.Settings.Resolved())
+			if res.Kind() == reflect.Pointer {
+				res = res.Elem()
+			}
+			if rv := res.FieldByIndex(sf.paths[st.Method][name]); !rv.IsZero() {
+				return usagef("--%s %s would silently mean the default (%s); leave the flag out for the default, or give another value", name, f.raw, formatSetting(rv))
+			}
+		}
 	}
 	return nil
 }

@@ -62,3 +62,30 @@ func TestSettingFlagsReportClashes(t *testing.T) {
 		t.Fatalf("a []int setting: error %v; want one naming --list", sf.err)
 	}
 }
+
+// A setting flag given as 0 where the method's defaults would replace the
+// 0 is refused with the default it would have meant (as in a pipeline
+// file); a 0 that the method keeps (--adapt 0: no adaptation) and other
+// values are taken.
+func TestSettingFlagZeroThatMeansTheDefault(t *testing.T) {
+	grid := "../../examples/ising-grid.json"
+	for _, c := range []struct {
+		args []string
+		want string // "" for accepted
+	}{
+		{[]string{"--method", "pt", "--tune", "0"}, "--tune 0 would silently mean the default (50); leave the flag out for the default"},
+		{[]string{"--method", "pt", "--tune", "0", "--auto-ladder"}, "--tune 0 would silently mean the default (200)"},
+		{[]string{"--method", "pt", "--ladder", "0"}, "--ladder must be > 0"},
+		{[]string{"--method", "pt", "--tune", "-1"}, ""},
+		{[]string{"--method", "dmala", "--adapt", "0"}, ""},
+	} {
+		args := append([]string{"sample", "--model", grid, "--n", "2", "--iters", "3", "--seed", "1"}, c.args...)
+		code, _, errs := dstein(t, args...)
+		switch {
+		case c.want == "" && code != 0:
+			t.Errorf("%v: exit %d: %s", c.args, code, errs)
+		case c.want != "" && (code != 2 || !strings.Contains(errs, c.want)):
+			t.Errorf("%v: exit %d, %q; want exit 2 and %q", c.args, code, errs, c.want)
+		}
+	}
+}

@@ -120,7 +120,7 @@ type Settings struct {
 	// TargetAcceptance is the acceptance rate in (0, 1) that Adapt aims
 	// for; 0 means DefaultTargetAcceptance (0.574). It applies only with
 	// Adapt.
-	TargetAcceptance float64 `json:"target_acceptance,omitempty" flag:"target-acceptance,positive" help:"the acceptance rate that --adapt aims for, in (0, 1) (0: 0.574 with --adapt)"`
+	TargetAcceptance float64 `json:"target_acceptance,omitempty" flag:"target-acceptance,positive" help:"the acceptance rate that --adapt aims for, in (0, 1) (default 0.574 when --adapt is given)"`
 }
 
 // Validate reports a step size that is not a finite number > 0 (or 0), a

@@ -98,7 +98,7 @@ type Settings struct {
 	// Tune is the number of iterations during which the ladder is adapted
 	// (default 50, DefaultTune; −1: none, the ladder stays evenly spaced in
 	// β). The adaptation needs at least 2 iterations to see every pair.
-	Tune int `json:"tune" flag:"tune" help:"iterations during which the ladder is adapted to equal swap rates (0: 50, 200 with auto; -1: none, evenly spaced)"`
+	Tune int `json:"tune" flag:"tune" help:"iterations during which the ladder is adapted to equal swap rates (default 50, 200 with --auto-ladder; -1: none, evenly spaced)"`
 	// Kernel is the move that updates each replica between swap phases
 	// (default Site; see Kernel and the package documentation). Site is
 	// left out of the JSON, so that settings recorded before the kernels
@@ -231,13 +231,13 @@ func (s *Settings) Validate() error {
 	case s.Kernel < Site || s.Kernel > Best:
 		return fmt.Errorf("unknown kernel %d", int(s.Kernel))
 	case s.Ladder < 0 || s.Ladder == 1:
-		return fmt.Errorf("ladder is %d; want at least 2 (or 0 for %d)", s.Ladder, DefaultLadder)
+		return fmt.Errorf("ladder is %d; want at least 2 (left out: %d)", s.Ladder, DefaultLadder)
 	case math.IsNaN(s.BetaMin) || s.BetaMin < 0 || s.BetaMin >= 1:
 		return fmt.Errorf("beta_min is %v; want a number in [0, 1)", s.BetaMin)
 	case s.Tune < -1:
 		return fmt.Errorf("tune is %d; want a number of iterations, 0 for %d or -1 for none", s.Tune, DefaultTune)
 	case s.Auto && s.Tune == -1:
-		return fmt.Errorf("auto sizes the ladder at the end of tuning; tune is -1 (none): want a number of iterations or 0 for %d", DefaultAutoTune)
+		return fmt.Errorf("auto sizes the ladder at the end of tuning; tune is -1 (none): want a number of iterations (left out: %d)", DefaultAutoTune)
 	case s.Auto && s.Tune > 0 && s.Tune < 8:
 		return fmt.Errorf("tune is %d; auto needs a pilot of at least 8 iterations (0 for %d)", s.Tune, DefaultAutoTune)
 	case s.Device != sampler.CPU && s.Device != sampler.CUDA:
