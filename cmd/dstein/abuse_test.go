@@ -345,6 +345,11 @@ func abuseCases() []abuseCase {
 			a := put(t, dir, "a.MAR", "MAR\n1 2 0.3 0.3\n")
 			return []string{"compare-mar", a, a, "--normalize"}
 		}, code: 0, want: "mean absolute error 0"},
+		{name: "compare-mar --normalize, a sum that overflows", setup: func(t *testing.T, dir string) []string {
+			a := put(t, dir, "a.MAR", "MAR\n1 2 1e308 1e308\n")
+			b := put(t, dir, "b.MAR", "MAR\n1 2 0.5 0.5\n")
+			return []string{"compare-mar", a, b, "--normalize"}
+		}, code: 0, want: "mean absolute error 0, max 0 (variable 0), mean Hellinger 0"},
 		{name: "gof temperature 1e-5 warns", setup: gofWith("--temperature", "1e-5"), code: 0, want: "level was checked", may: []string{"s.csv"}},
 		{name: "gof level NaN", setup: gofWith("--level", "NaN"), code: 2, want: "--level must be a finite number", may: []string{"s.csv"}},
 		// Journals.

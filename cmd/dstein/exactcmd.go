@@ -6,6 +6,7 @@ import (
 	"io"
 	"math"
 	"os"
+	"slices"
 	"strings"
 	"time"
 
@@ -354,6 +355,16 @@ func checkNormalized(path string, m [][]float64, fix bool) error {
 		}
 		if !(s > 0) {
 			return fmt.Errorf("%s: the marginal of variable %d sums to %.6g: no rescaling makes it a distribution", path, i, s)
+		}
+		if math.IsInf(s, 1) {
+			// Finite entries whose sum overflows (1e308 twice): scaled by
+			// the largest first, whose share is then at least 1/len(row).
+			mx := slices.Max(row)
+			s = 0
+			for st := range row {
+				row[st] /= mx
+				s += row[st]
+			}
 		}
 		for st := range row {
 			row[st] /= s
