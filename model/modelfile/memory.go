@@ -61,15 +61,17 @@ func isingMemory(size, d, e float64, grid bool) Memory {
 // holds the edges (24 bytes each), both directions of the adjacency (32),
 // the fields (8 bytes a variable and state), per variable its offset (8),
 // and the q state values (Potts.Bytes; 1.00 of what stays live). At the
-// peak, the builder's fields (8 a variable and state), its edge list and
-// New's map of the pairs (64 an edge), the degrees and fill with their
+// peak, the builder's fields (8 a variable and state) and state values (8
+// a state; without them the estimate was 0.83 of what one variable of 10⁷
+// states allocates), its edge list and New's map of the pairs (64 an
+// edge), the degrees and fill with their
 // rounding (24 a variable): 0.83–0.87 for grids of 2.5·10⁵ and 3·10⁵
 // sites, 1.00 for 3·10⁴ variables of 100 states; an edge list's decoded
 // rows (48 an edge) and the decoded rows of "fields" (24 a variable, 8 a
 // variable and state) besides (0.68 for a chain of 2·10⁵ variables).
 func pottsMemory(size, d, q, e float64, list, perSite bool) Memory {
 	held := 56*e + 8*d*q + 8*d + 8*q
-	peak := jsonTextBytes(size) + held + 8*d*q + 64*e + 24*d
+	peak := jsonTextBytes(size) + held + 8*d*q + 64*e + 24*d + 8*q
 	if list {
 		peak += 48 * e
 	}
