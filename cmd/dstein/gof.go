@@ -18,6 +18,7 @@ import (
 	"github.com/dstein/dstein/model/modelfile"
 	"github.com/dstein/dstein/report"
 	"github.com/dstein/dstein/rng"
+	"github.com/dstein/dstein/sampler"
 )
 
 // maxBootstrap bounds --bootstrap: 10⁷ draws resolve p-values to 10⁻⁷.
@@ -28,6 +29,7 @@ var gofTests = []string{"gfksd", "dksd", "bksd", "mmd"}
 
 type gofFlags struct {
 	model, samples, test, json     string
+	evidence, given                string
 	level, temperature, h, bwScale float64
 	b, sweeps                      int
 	seed                           uint64
@@ -44,7 +46,8 @@ func newGofCmd(e *env) *cobra.Command {
 		Short: "Test whether samples come from a model (goodness of fit)",
 		Long: `Test H0: the samples come from the model, against any other distribution.
 The samples are a CSV file as "dstein sample --out" writes it ("-" reads
-standard input). Tests:
+standard input); samples drawn from a network given evidence are tested
+against it given the same evidence (--evidence, --given). Tests:
 
   gfksd  gradient-free kernelized Stein discrepancy on the samples lifted
          into the continuous parameterization (the paper's test)
@@ -63,6 +66,8 @@ and 0.05 (EXPERIMENTS.md); other settings print a warning.`,
 	fs := cmd.Flags()
 	fs.StringVar(&f.model, "model", "", "JSON model file, UAI network (.uai) or Bayesian network (.bif, or XMLBIF .xml) (required)")
 	fs.StringVar(&f.samples, "samples", "", "samples CSV file, as dstein sample --out writes it (required)")
+	fs.StringVar(&f.evidence, "evidence", "", "UAI evidence file (.evid) for a .uai network: test the samples against the model given it (the samples hold every variable, the evidence's at its values)")
+	fs.StringVar(&f.given, "given", "", "evidence by name for a network (.bif, .xml or .uai), as dstein sample takes it: rain=yes,sprinkler=off")
 	fs.StringVar(&f.test, "test", "gfksd", "test: "+strings.Join(gofTests, ", "))
 	fs.Float64Var(&f.level, "level", gof.DefaultAlpha, "level α of the test, in (0, 1)")
 	fs.IntVar(&f.b, "bootstrap", gof.DefaultB, "number of bootstrap draws (permutations for mmd)")
@@ -209,7 +214,7 @@ func runGof(e *env, cmd *cobra.Command, f *gofFlags) error {
 	if err != nil {
 		return err
 	}
-	out, err := startOutputs(e, []string{f.model, f.samples}, "--json", f.json)
+	out, err := startOutputs(e, []string{f.model, f.samples, f.evidence}, "--json", f.json)
 	if err != nil {
 		return err
 	}
@@ -220,18 +225,33 @@ func runGof(e *env, cmd *cobra.Command, f *gofFlags) error {
 	testBytes := func(m model.Model, n int) float64 {
 		return gof.Memory(f.test, n, m.Dim(), o.B) - memlimit.Base + report.SamplesBytes(n, m.Dim())
 	}
-	lm, err := openModel(e, f.model, "", modelfile.Options{Budget: budget, What: "the " + f.test + " test",
+	lm, err := openModel(e, f.model, f.evidence, modelfile.Options{Budget: budget, What: "the " + f.test + " test", Given: f.given,
 		Extra: func(s modelfile.Shape) float64 { return testBytes(s.Model, 2) }})
 	if err != nil {
 		return err
 	}
 	m := lm.Model
-	need := func(n int) float64 { return memlimit.Base + lm.Memory.Need(testBytes(m, n)) }
+	// With evidence the samples are read over every variable of the file
+	// and then over the free ones (both held for a moment).
+	need := func(n int) float64 {
+		extra := 0.0
+		if lm.Free != nil {
+			extra = 2 * report.SamplesBytes(n, lm.File.Dim())
+		}
+		return memlimit.Base + lm.Memory.Need(testBytes(m, n)+extra)
+	}
 	// The reader refuses a file of more rows than the budget allows
 	// before it keeps any.
-	s, err := report.LoadSamplesCSV(e.ctx, f.samples, m, maxRowsWithin(budget, need))
+	s, err := report.LoadSamplesCSV(e.ctx, f.samples, lm.File, maxRowsWithin(budget, need))
 	if err != nil {
 		return err
+	}
+	if lm.Free != nil {
+		z, err := lm.FreeStates(s.Z, s.N)
+		if err != nil {
+			return fmt.Errorf("%s: %w", f.samples, err)
+		}
+		s = &sampler.Samples{N: s.N, D: m.Dim(), Z: z}
 	}
 	if s.N < 2 {
 		return fmt.Errorf("%s: %d sample; a test needs at least 2", f.samples, s.N)

@@ -405,6 +405,47 @@ func (l *Loaded) ExpandStates(z []int, n int) []int {
 	return out
 }
 
+// FreeStates is ExpandStates' inverse: it takes n samples over every
+// variable of the file, row after row (as "dstein sample --out" writes
+// them with evidence), checks that each holds the evidence, and returns
+// them over the free variables (z itself without evidence).
+func (l *Loaded) FreeStates(z []int, n int) ([]int, error) {
+	if l.Free == nil {
+		return z, nil
+	}
+	vars := make([]int, 0, len(l.Evidence))
+	for v := range l.Evidence {
+		vars = append(vars, v)
+	}
+	slices.Sort(vars)
+	d, df := l.File.Dim(), len(l.Free)
+	out := make([]int, n*df)
+	for r := range n {
+		row := z[r*d : (r+1)*d]
+		for _, v := range vars {
+			if row[v] != l.Evidence[v] {
+				return nil, fmt.Errorf("sample %d has %s = %s, but the evidence sets it to %s: test samples drawn given the same evidence", r+1,
+					model.VariableName(l.File, v), stateName(l.File, v, row[v]), stateName(l.File, v, l.Evidence[v]))
+			}
+		}
+		for j, v := range l.Free {
+			out[r*df+j] = row[v]
+		}
+	}
+	return out, nil
+}
+
+// stateName names state s of variable v: its name in a network that has
+// them, else its index.
+func stateName(m model.Model, v, s int) string {
+	if sn, ok := m.(model.StateNamer); ok {
+		if names := sn.StateNames(v); s < len(names) {
+			return names[s]
+		}
+	}
+	return strconv.Itoa(s)
+}
+
 // ExpandMarginals maps marginals of the free variables to marginals of
 // every variable of the file, evidence variables as point masses.
 func (l *Loaded) ExpandMarginals(marg [][]float64) [][]float64 {
