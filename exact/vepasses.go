@@ -89,6 +89,12 @@ func (b *veBuild) setAxes(k int, on bool) {
 	}
 }
 
+// pollMask: the passes look at the context every pollMask + 1 entries of
+// a table (2^16: about a millisecond of work), so that Ctrl-C stops a
+// clique of 2^25 entries within milliseconds, not after its pass (up to
+// 0.9 s on Promedus_12, measured).
+const pollMask = 1<<16 - 1
+
 // upward runs bucket elimination: ψ_k and the message m_k of every step.
 func (b *veBuild) upward(ctx context.Context) error {
 	for k, v := range b.p.order {
@@ -109,6 +115,11 @@ func (b *veBuild) upward(ctx context.Context) error {
 		b.setAxes(k, true)
 		t := make([]float64, rows*K)
 		for _, f := range b.buckets[k] {
+			// A large clique takes a while per factor (2^25 entries:
+			// tens of milliseconds each): Ctrl-C is looked at between.
+			if err := ctx.Err(); err != nil {
+				return err
+			}
 			b.str = append(b.str[:0], make([]int, len(cc))...)
 			s := 1
 			for a := len(f.scope) - 1; a >= 0; a-- {
@@ -119,8 +130,11 @@ func (b *veBuild) upward(ctx context.Context) error {
 				b.str[ax] = s
 				s *= b.card[f.scope[a]]
 			}
-			b.idx = gather(b.idx, cc, b.str)
+			b.idx = gather(ctx, b.idx, cc, b.str)
 			for i, j := range b.idx {
+				if i&pollMask == pollMask && ctx.Err() != nil {
+					return ctx.Err()
+				}
 				t[i] += f.t[j]
 			}
 		}
@@ -128,6 +142,9 @@ func (b *veBuild) upward(ctx context.Context) error {
 		b.buckets[k] = nil
 		m := make([]float64, rows)
 		for r := range m {
+			if r&pollMask == pollMask && ctx.Err() != nil {
+				return ctx.Err()
+			}
 			m[r] = logSumExp(t[r*K : (r+1)*K])
 		}
 		b.psi[k], b.msg[k] = t, m
@@ -173,12 +190,15 @@ func (b *veBuild) downward(ctx context.Context, values [][]float64) (*Result, er
 			}
 			down[k] = nil
 		}
-		acc = b.marginal(res, st, beta, values, acc)
+		acc = b.marginal(ctx, res, st, beta, values, acc)
 		if len(b.children[k]) > 0 {
-			acc = b.sendDown(k, beta, down, acc)
+			acc = b.sendDown(ctx, k, beta, down, acc)
+		}
+		if err := ctx.Err(); err != nil {
+			return nil, err
 		}
 		if !b.noCDF {
-			conditionalCDF(beta, K)
+			conditionalCDF(ctx, beta, K)
 			st.cdf = beta
 		}
 		b.psi[k] = nil
@@ -187,17 +207,24 @@ func (b *veBuild) downward(ctx context.Context, values [][]float64) (*Result, er
 }
 
 // marginal sets x_k's marginal (β_k summed over S_k) and mean in res.
-func (b *veBuild) marginal(res *Result, st *veStep, beta []float64, values [][]float64, acc []float64) []float64 {
+// When ctx is canceled it stops early (the caller looks at ctx).
+func (b *veBuild) marginal(ctx context.Context, res *Result, st *veStep, beta []float64, values [][]float64, acc []float64) []float64 {
 	K := st.k
 	lm := make([]float64, K)
 	for s := range lm {
 		lm[s] = math.Inf(-1)
 	}
 	for i, x := range beta {
+		if i&pollMask == pollMask && ctx.Err() != nil {
+			return acc
+		}
 		lm[i%K] = max(lm[i%K], x)
 	}
 	acc = append(acc[:0], make([]float64, K)...)
 	for i, x := range beta {
+		if i&pollMask == pollMask && ctx.Err() != nil {
+			return acc
+		}
 		if mx := lm[i%K]; !math.IsInf(mx, -1) {
 			acc[i%K] += math.Exp(x - mx)
 		}
@@ -221,8 +248,9 @@ func (b *veBuild) marginal(res *Result, st *veStep, beta []float64, values [][]f
 	return acc
 }
 
-// sendDown computes δ_c for each child c of step k.
-func (b *veBuild) sendDown(k int, beta []float64, down [][]float64, acc []float64) []float64 {
+// sendDown computes δ_c for each child c of step k. When ctx is canceled
+// it stops early (the caller looks at ctx).
+func (b *veBuild) sendDown(ctx context.Context, k int, beta []float64, down [][]float64, acc []float64) []float64 {
 	cc := b.cliqueCard(k)
 	b.setAxes(k, true)
 	for _, c := range b.children[k] {
@@ -230,9 +258,12 @@ func (b *veBuild) sendDown(k int, beta []float64, down [][]float64, acc []float6
 		for j, u := range b.steps[c].sep {
 			b.str[b.axis[u]] = b.steps[c].stride[j]
 		}
-		b.idx = gather(b.idx, cc, b.str)
+		b.idx = gather(ctx, b.idx, cc, b.str)
 		dc := make([]float64, len(b.msg[c]))
-		acc = logMarginalize(dc, beta, b.idx, acc)
+		acc = logMarginalize(ctx, dc, beta, b.idx, acc)
+		if ctx.Err() != nil {
+			break
+		}
 		for j, mc := range b.msg[c] {
 			if math.IsInf(dc[j], -1) || math.IsInf(mc, -1) {
 				dc[j] = math.Inf(-1)
@@ -249,8 +280,12 @@ func (b *veBuild) sendDown(k int, beta []float64, down [][]float64, acc []float6
 
 // conditionalCDF turns β (rows of K log-values) into the cumulative
 // weights of P(x_k | S_k) row by row; an impossible row becomes zeros.
-func conditionalCDF(beta []float64, K int) {
+// When ctx is canceled it stops early (the caller looks at ctx).
+func conditionalCDF(ctx context.Context, beta []float64, K int) {
 	for r := 0; r < len(beta); r += K {
+		if r&pollMask < K && r > pollMask && ctx.Err() != nil {
+			return
+		}
 		row := beta[r : r+K]
 		mx := slices.Max(row)
 		if math.IsInf(mx, -1) {

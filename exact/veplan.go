@@ -243,8 +243,9 @@ func (h *fillHeap) fix(v int) {
 // gather sets idx[i], for each entry i of a row-major table with axis sizes
 // card (last axis fastest), to Σ_a z_a·strides[a] for its configuration z:
 // its index in a table with those strides (0 on the axes it lacks). It
-// reuses idx's storage when it can.
-func gather(idx []int32, card, strides []int) []int32 {
+// reuses idx's storage when it can. When ctx is canceled it stops early
+// (the caller looks at ctx before it uses idx).
+func gather(ctx context.Context, idx []int32, card, strides []int) []int32 {
 	total := 1
 	for _, k := range card {
 		total *= k
@@ -253,6 +254,9 @@ func gather(idx []int32, card, strides []int) []int32 {
 	z := make([]int, len(card))
 	j := 0
 	for i := range idx {
+		if i&pollMask == pollMask && ctx.Err() != nil {
+			return idx
+		}
 		idx[i] = int32(j)
 		for a := len(card) - 1; a >= 0; a-- {
 			z[a]++
@@ -269,16 +273,23 @@ func gather(idx []int32, card, strides []int) []int32 {
 
 // logMarginalize sets dst[j] = log Σ_{i: idx[i] = j} exp(src[i]), with each
 // sum's largest term factored out (−Inf for an empty or all-zero sum). acc
-// is scratch space, returned for reuse.
-func logMarginalize(dst, src []float64, idx []int32, acc []float64) []float64 {
+// is scratch space, returned for reuse. When ctx is canceled it stops
+// early (the caller looks at ctx before it uses dst).
+func logMarginalize(ctx context.Context, dst, src []float64, idx []int32, acc []float64) []float64 {
 	for j := range dst {
 		dst[j] = math.Inf(-1)
 	}
 	for i, x := range src {
+		if i&pollMask == pollMask && ctx.Err() != nil {
+			return acc
+		}
 		dst[idx[i]] = max(dst[idx[i]], x)
 	}
 	acc = append(acc[:0], make([]float64, len(dst))...)
 	for i, x := range src {
+		if i&pollMask == pollMask && ctx.Err() != nil {
+			return acc
+		}
 		if mx := dst[idx[i]]; !math.IsInf(mx, -1) {
 			acc[idx[i]] += math.Exp(x - mx)
 		}
