@@ -21,6 +21,7 @@ import (
 	"github.com/dstein/dstein/internal/memlimit"
 	"github.com/dstein/dstein/internal/safeio"
 	"github.com/dstein/dstein/internal/suggest"
+	"github.com/dstein/dstein/model/modelfile"
 	"github.com/dstein/dstein/report"
 )
 
@@ -114,6 +115,7 @@ func run(ctx context.Context, args []string, stdout, stderr io.Writer) (code int
 	}
 	msg := oneLine(err.Error())
 	var ue usageError
+	var fe *modelfile.FlagError
 	var in interrupted
 	var ex *memlimit.Exceeded
 	var tl *safeio.TooLarge
@@ -127,7 +129,7 @@ func run(ctx context.Context, args []string, stdout, stderr io.Writer) (code int
 	case errors.As(err, &ex), errors.As(err, &tl), errors.As(err, &tm), errors.As(err, &oom):
 		fmt.Fprintf(stderr, "dstein: %s\n", msg)
 		return exitResource
-	case errors.As(err, &ue):
+	case errors.As(err, &ue), errors.As(err, &fe):
 		fmt.Fprintf(stderr, "dstein: %s (see %s --help)\n", msg, helpOf)
 		return exitUsage
 	case errors.As(err, &ng):

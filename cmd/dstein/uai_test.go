@@ -365,10 +365,14 @@ func TestBIFNetwork(t *testing.T) {
 		{"smoke=maybe", `"maybe" is not a state of smoke; its states are yes, no`},
 		{"smoke", "NAME=STATE"},
 	} {
+		// A bad --given is a bad command line: exit code 2.
 		code, _, errs := dstein(t, "exact", "--model", net, "--given", c.given)
-		if code == 0 || !strings.Contains(errs, c.want) {
-			t.Errorf("--given %s: exit %d, %q; want %q", c.given, code, errs, c.want)
+		if code != 2 || !strings.Contains(errs, c.want) {
+			t.Errorf("--given %s: exit %d, %q; want exit 2 and %q", c.given, code, errs, c.want)
 		}
+	}
+	if code, _, errs := dstein(t, "sample", "--model", "../../examples/ising-grid.json", "--given", "z1=1"); code != 2 || !strings.Contains(errs, "is a JSON model file") {
+		t.Errorf("--given with a JSON model: exit %d, %q; want exit 2", code, errs)
 	}
 	// The same network in XMLBIF (.xml) gives the same answer given the
 	// same evidence by name; a malformed one exits 1 with the line.

@@ -102,6 +102,18 @@ func (o Options) check(what string, mem Memory, s Shape) error {
 	return o.Budget.Check(what, memlimit.Base+mem.Need(o.extra(s)))
 }
 
+// FlagError is an error in what a command line gave (--given's pairs,
+// evidence for a model that takes none), not in a file: a command reports
+// it as a usage error.
+type FlagError struct{ Err error }
+
+func (e *FlagError) Error() string { return e.Err.Error() }
+func (e *FlagError) Unwrap() error { return e.Err }
+
+func flagErrorf(format string, a ...any) error {
+	return &FlagError{fmt.Errorf(format, a...)}
+}
+
 // IsUAI reports whether path names a UAI network (by its .uai suffix).
 func IsUAI(path string) bool { return strings.HasSuffix(strings.ToLower(path), ".uai") }
 
@@ -139,7 +151,7 @@ func OpenLimit(ctx context.Context, path, evidence string, b memlimit.Budget) (*
 func OpenOptions(ctx context.Context, path, evidence string, o Options) (*Loaded, error) {
 	if IsBIF(path) {
 		if evidence != "" {
-			return nil, fmt.Errorf("an evidence file (.evid) goes with a UAI network; give a BIF network's evidence by name with --given (rain=yes,sprinkler=off)")
+			return nil, flagErrorf("an evidence file (.evid) goes with a UAI network; give a BIF network's evidence by name with --given (rain=yes,sprinkler=off)")
 		}
 		g, err := readBIF(path, o)
 		if err != nil {
@@ -151,7 +163,7 @@ func OpenOptions(ctx context.Context, path, evidence string, o Options) (*Loaded
 	}
 	if !IsUAI(path) {
 		if evidence != "" || o.Given != "" {
-			return nil, fmt.Errorf("evidence goes with a network (a UAI network .uai or a BIF network .bif); %s is a JSON model file", path)
+			return nil, flagErrorf("evidence goes with a network (a UAI network .uai or a BIF network .bif); %s is a JSON model file", path)
 		}
 		m, mem, err := loadJSON(ctx, path, o)
 		if err != nil {
@@ -250,17 +262,17 @@ func ParseGiven(g *factorgraph.Graph, spec string) (map[int]int, error) {
 		name, state, ok := strings.Cut(strings.TrimSpace(part), "=")
 		name, state = strings.TrimSpace(name), strings.TrimSpace(state)
 		if strings.TrimSpace(part) == "" {
-			return nil, fmt.Errorf("--given %q has an empty pair (a comma too many); want NAME=STATE pairs separated by commas (rain=yes,sprinkler=off)", spec)
+			return nil, flagErrorf("--given %q has an empty pair (a comma too many); want NAME=STATE pairs separated by commas (rain=yes,sprinkler=off)", spec)
 		}
 		if !ok || name == "" || state == "" {
-			return nil, fmt.Errorf("--given %q: want NAME=STATE pairs separated by commas (rain=yes,sprinkler=off)", part)
+			return nil, flagErrorf("--given %q: want NAME=STATE pairs separated by commas (rain=yes,sprinkler=off)", part)
 		}
 		v, ok := byName[name]
 		if !ok {
-			return nil, fmt.Errorf("--given: the network has no variable %q%s", name, suggest.Hint(name, names))
+			return nil, flagErrorf("--given: the network has no variable %q%s", name, suggest.Hint(name, names))
 		}
 		if _, dup := out[v]; dup {
-			return nil, fmt.Errorf("--given names %s twice", name)
+			return nil, flagErrorf("--given names %s twice", name)
 		}
 		s := -1
 		if sn := g.StateNames(v); sn != nil {
@@ -270,12 +282,12 @@ func ParseGiven(g *factorgraph.Graph, spec string) (map[int]int, error) {
 				}
 			}
 			if s < 0 {
-				return nil, fmt.Errorf("--given: %q is not a state of %s; its states are %s", state, name, strings.Join(sn, ", "))
+				return nil, flagErrorf("--given: %q is not a state of %s; its states are %s", state, name, strings.Join(sn, ", "))
 			}
 		} else {
 			k, err := strconv.Atoi(state)
 			if err != nil || k < 0 || k >= len(g.States(v)) {
-				return nil, fmt.Errorf("--given: %s has states 0 to %d (by index); got %q", name, len(g.States(v))-1, state)
+				return nil, flagErrorf("--given: %s has states 0 to %d (by index); got %q", name, len(g.States(v))-1, state)
 			}
 			s = k
 		}
