@@ -334,6 +334,13 @@ func abuseCases() []abuseCase {
 		{name: "experiment field NaN", setup: func(t *testing.T, dir string) []string {
 			return []string{"experiment", "ising-n", "--tiny", "--out-dir", filepath.Join(dir, "e"), "--field", "NaN"}
 		}, code: 2, want: `--field: "NaN" is not a finite number`},
+		// Integers are decimal: Go's syntax would read 010 as 8.
+		{name: "n octal", setup: sample("--n", "010"), code: 2, want: `--n 010: want a whole number in decimal digits`},
+		{name: "n hex", setup: sample("--n", "0x10"), code: 2, want: `--n 0x10: want a whole number in decimal digits`},
+		{name: "seed with underscores", setup: sample("--seed", "1_000"), code: 2, want: `--seed 1_000: want a whole number ≥ 0 in decimal digits`},
+		{name: "bnn epochs octal", setup: func(t *testing.T, dir string) []string {
+			return []string{"bnn", "train", "--out-dir", filepath.Join(dir, "b"), "--epochs", "07"}
+		}, code: 2, want: `--epochs 07: want a whole number in decimal digits`},
 		{name: "experiment nmax 0.5", setup: func(t *testing.T, dir string) []string {
 			return []string{"experiment", "ising-n", "--tiny", "--out-dir", filepath.Join(dir, "e"), "--nmax", "0.5"}
 		}, code: 2, want: `--nmax: "0.5" is not a whole number`},

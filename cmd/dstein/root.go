@@ -255,7 +255,7 @@ func flagError(cmd *cobra.Command, err error) error {
 		return usagef("unknown flag --%s for %s%s", name, cmd.CommandPath(), dashed(suggest.Hint(name, names)))
 	}
 	if m := badNumber.FindStringSubmatch(msg); m != nil {
-		want := map[string]string{"ParseUint": "a whole number ≥ 0", "ParseInt": "a whole number", "ParseFloat": "a number"}[m[3]]
+		want := map[string]string{"ParseUint": "a whole number ≥ 0 in decimal digits", "ParseInt": "a whole number in decimal digits", "ParseFloat": "a number"}[m[3]]
 		if strings.Contains(m[4], "value out of range") {
 			want += " within range"
 		}
@@ -313,7 +313,48 @@ Start with "dstein demo", then "dstein sample --model examples/ising-grid.json";
 		c.RunE = func(cmd *cobra.Command, _ []string) error { return cmd.Help() }
 	}
 	usageArgs(root)
+	decimalInts(root)
 	return root
+}
+
+// decimalInts makes every integer flag of pflag's own of c and its
+// subcommands read decimal numbers only: pflag reads them in Go's syntax,
+// where --draws 0100 is 64 (octal), 0x10 is 16 and 1_000 is 1000. (dstein's
+// own flag values read decimals already, with their own messages.)
+func decimalInts(c *cobra.Command) {
+	for _, fs := range []*pflag.FlagSet{c.Flags(), c.PersistentFlags()} {
+		fs.VisitAll(func(f *pflag.Flag) {
+			if !strings.HasPrefix(fmt.Sprintf("%T", f.Value), "*pflag.") {
+				return
+			}
+			switch f.Value.Type() {
+			case "int", "int8", "int16", "int32", "int64", "uint", "uint8", "uint16", "uint32", "uint64":
+				if _, done := f.Value.(decimalValue); !done {
+					f.Value = decimalValue{f.Value}
+				}
+			}
+		})
+	}
+	for _, sub := range c.Commands() {
+		decimalInts(sub)
+	}
+}
+
+// decimalValue is an integer flag that takes decimal digits with an
+// optional sign only.
+type decimalValue struct{ pflag.Value }
+
+// Set refuses other text as strconv would (flagError words the message).
+func (v decimalValue) Set(s string) error {
+	t := strings.TrimPrefix(strings.TrimPrefix(s, "-"), "+")
+	if t == "" || strings.Trim(t, "0123456789") != "" || (len(t) > 1 && t[0] == '0') {
+		fn := "ParseInt"
+		if strings.HasPrefix(v.Type(), "uint") {
+			fn = "ParseUint"
+		}
+		return &strconv.NumError{Func: fn, Num: s, Err: strconv.ErrSyntax}
+	}
+	return v.Value.Set(s)
 }
 
 // unknownSubcommand refuses arguments to a command that only groups
