@@ -213,7 +213,10 @@ func runSample(e *env, cmd *cobra.Command, f *sampleFlags) error {
 	if err != nil {
 		return err
 	}
-	if _, err := (infer.Spec{Pipeline: pl, Keep: keep, Replicates: f.reps, Compress: comp}).Plan(); err != nil {
+	// planned is the pipeline that runs (the last stage's length set by
+	// --draws), which the memory messages describe.
+	planned, err := (infer.Spec{Pipeline: pl, Keep: keep, Replicates: f.reps, Compress: comp}).Plan()
+	if err != nil {
 		return usageError{err}
 	}
 	arrays, err := f.format.arrayPaths("--out", f.out)
@@ -236,7 +239,7 @@ func runSample(e *env, cmd *cobra.Command, f *sampleFlags) error {
 	work := func(m, file model.Model) float64 {
 		return max(infer.Memory(m, spec), infer.OutputMemory(m, spec)+f.outputBytes(file, spec))
 	}
-	what := fmt.Sprintf("sampling %d particles or chains with %s", n, infer.Describe(pl))
+	what := fmt.Sprintf("sampling %d particles or chains with %s", n, infer.Describe(planned))
 	lm, err := openModel(e, f.model, f.evidence, modelfile.Options{Budget: budget, What: what, Given: f.given,
 		Extra: func(s modelfile.Shape) float64 { return work(s.Model, s.Model) }})
 	if err != nil {
@@ -244,7 +247,7 @@ func runSample(e *env, cmd *cobra.Command, f *sampleFlags) error {
 	}
 	m := lm.Model
 	need := memlimit.Base + lm.Memory.Need(work(m, lm.File))
-	if err := budget.Check(fmt.Sprintf("sampling %d particles or chains of %d variables with %s", n, m.Dim(), infer.Describe(pl)), need); err != nil {
+	if err := budget.Check(fmt.Sprintf("sampling %d particles or chains of %d variables with %s", n, m.Dim(), infer.Describe(planned)), need); err != nil {
 		return err
 	}
 	out, err := runWithBar(e, m, spec, name)

@@ -40,8 +40,10 @@ func Format(n int64) string {
 		return strconv.FormatFloat(float64(n)/(1<<30), 'f', 1, 64) + "GB"
 	case n >= 1<<20:
 		return strconv.FormatFloat(float64(n)/(1<<20), 'f', 0, 64) + "MB"
+	case n >= 1<<10:
+		return strconv.FormatFloat(float64(n)/(1<<10), 'f', 0, 64) + "kB"
 	}
-	return strconv.FormatFloat(float64(n)/(1<<10), 'f', 0, 64) + "kB"
+	return strconv.FormatInt(n, 10) + "B" // --max-memory 10: 10 bytes, not "0kB"
 }
 
 // Parse reads a size: a number with an optional unit kB, MB, GB or TB

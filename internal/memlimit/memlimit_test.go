@@ -105,7 +105,9 @@ func TestFormat(t *testing.T) {
 		n    int64
 		want string
 	}{
-		{0, "0kB"},
+		{0, "0B"},
+		{10, "10B"},
+		{1023, "1023B"},
 		{1 << 10, "1kB"},
 		{1536, "2kB"},
 		{100 << 10, "100kB"},
@@ -129,7 +131,7 @@ func TestFormat(t *testing.T) {
 // TestFormatParse: Format writes what Parse reads, within Format's
 // rounding.
 func TestFormatParse(t *testing.T) {
-	for _, n := range []int64{1 << 10, 3 << 10, 999 << 10, 1 << 20, 7 << 20, 1000 << 20, 1 << 30, 5 << 29, 3 << 40, 1 << 50} {
+	for _, n := range []int64{10, 1023, 1 << 10, 3 << 10, 999 << 10, 1 << 20, 7 << 20, 1000 << 20, 1 << 30, 5 << 29, 3 << 40, 1 << 50} {
 		s := Format(n)
 		got, err := Parse(s)
 		if err != nil {
