@@ -136,13 +136,13 @@ func experimentHelp(fallback func(*cobra.Command, []string)) func(*cobra.Command
 			}
 		})
 		if own.HasFlags() {
-			fmt.Fprintf(w, "\nOptions of %s:\n%s", ex.Name, own.FlagUsages())
+			fmt.Fprintf(w, "\nOptions of %s:\n%s", ex.Name, flagUsages(own))
 		} else {
 			fmt.Fprintf(w, "\n%s has no options of its own.\n", ex.Name)
 		}
-		fmt.Fprintf(w, "\nFlags of every experiment:\n%s", common.FlagUsages())
+		fmt.Fprintf(w, "\nFlags of every experiment:\n%s", flagUsages(common))
 		if cmd.HasAvailableInheritedFlags() {
-			fmt.Fprintf(w, "\nGlobal flags:\n%s", cmd.InheritedFlags().FlagUsages())
+			fmt.Fprintf(w, "\nGlobal flags:\n%s", flagUsages(cmd.InheritedFlags()))
 		}
 	}
 }

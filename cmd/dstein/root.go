@@ -314,7 +314,25 @@ Start with "dstein demo", then "dstein sample --model examples/ising-grid.json";
 	}
 	usageArgs(root)
 	decimalInts(root)
+	// Flag descriptions wrapped to the terminal (100 columns when not one):
+	// cobra's template prints each on one line, up to 700 characters.
+	cobra.AddTemplateFunc("wrapFlags", flagUsages)
+	tmpl := root.UsageTemplate()
+	for _, set := range []string{"LocalFlags", "InheritedFlags"} {
+		tmpl = strings.Replace(tmpl, "{{."+set+".FlagUsages", "{{wrapFlags ."+set, 1)
+	}
+	root.SetUsageTemplate(tmpl)
 	return root
+}
+
+// flagUsages lists a set's flags with their descriptions wrapped to the
+// width of the terminal on standard output, or to 100 columns.
+func flagUsages(fs *pflag.FlagSet) string {
+	cols := 100
+	if w, _, err := term.GetSize(int(os.Stdout.Fd())); err == nil && w >= 60 {
+		cols = w
+	}
+	return fs.FlagUsagesWrapped(cols)
 }
 
 // decimalInts makes every integer flag of pflag's own of c and its
