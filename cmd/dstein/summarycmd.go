@@ -141,6 +141,10 @@ func runSummary(e *env, f *summaryFlags, path string) error {
 	fmt.Fprintf(w, "error bars %s\n", dg.Note)
 	if len(dg.Quantities) > 0 {
 		printDiagnostics(w, m, dg, f.show)
+	} else {
+		// Too few draws for error bars: the means still, as sample prints
+		// them for its own run.
+		printMeans(w, m, out.Means, out.Marginals, nil, f.show)
 	}
 	for _, warn := range dg.Warnings {
 		fmt.Fprintf(w, "warning    %s\n", warn)

@@ -159,3 +159,19 @@ func TestSummaryBadInput(t *testing.T) {
 		t.Errorf("no argument: exit %d, %q", code, errs)
 	}
 }
+
+// Draws too few for error bars (3 a chain) still give their means and
+// frequencies, with the note that says why there are no error bars.
+func TestSummaryTooFewDrawsPrintsMeans(t *testing.T) {
+	dir := t.TempDir()
+	path := writeTestFile(t, dir, "short.csv", "chain,draw,a,b\n1,1,0,2\n1,2,1,2\n1,3,1,0\n2,1,0,0\n2,2,1,1\n2,3,1,1\n")
+	code, out, errs := dstein(t, "summary", path)
+	if code != 0 {
+		t.Fatalf("exit %d: %s", code, errs)
+	}
+	for _, want := range []string{"3 draws per chain are too few", "\na           0.6667  0: 0.333  1: 0.667", "\nb           1.0000  0: 0.333  1: 0.333  2: 0.333"} {
+		if !strings.Contains(out, want) {
+			t.Errorf("output lacks %q:\n%s", want, out)
+		}
+	}
+}
