@@ -227,14 +227,15 @@ func formatNamedProbs(names []string, p []float64) string {
 }
 
 func formatProbs(p []float64) string {
-	out := ""
-	for k, v := range p {
+	var b strings.Builder
+	for k, v := range p[:min(len(p), maxStatesShown)] {
 		if k > 0 {
-			out += " "
+			b.WriteByte(' ')
 		}
-		out += fmt.Sprintf("%.6f", v)
+		fmt.Fprintf(&b, "%.6f", v)
 	}
-	return out
+	b.WriteString(moreStates(len(p)))
+	return b.String()
 }
 
 func joinComma(s []string) string {

@@ -105,6 +105,7 @@ func printDiagnostics(w io.Writer, m model.Model, dg *infer.Diagnostics, show in
 		names[model.VariableName(m, i)] = true
 	}
 	vars, hidden := map[string]bool{}, 0
+	rows := map[string]int{} // state rows printed of each variable
 	for _, q := range dg.Quantities {
 		v, isVar := variableOf(q.Name, names)
 		if isVar {
@@ -113,6 +114,10 @@ func printDiagnostics(w io.Writer, m model.Model, dg *infer.Diagnostics, show in
 				continue
 			}
 			vars[v] = true
+			if rows[v]++; rows[v] > maxStatesShown {
+				hidden++
+				continue
+			}
 		}
 		rh := fmt.Sprintf("%7.3f", float64(q.Rhat))
 		if math.IsInf(float64(q.Rhat), 1) {
@@ -130,7 +135,7 @@ func printDiagnostics(w io.Writer, m model.Model, dg *infer.Diagnostics, show in
 		fmt.Fprintf(w, "%-14s %10.4g %9.2g %9.3g %8.0f %8.0f %s  [%.4g, %.4g]%s\n", q.Name, q.Mean, q.MCSE, q.SD, q.BulkESS, q.TailESS, rh, q.CI90[0], q.CI90[1], rare)
 	}
 	if hidden > 0 {
-		fmt.Fprintf(w, "(showing %d variables; %d more quantities in --json; --show N for more)\n", len(vars), hidden)
+		fmt.Fprintf(w, "(showing %d variables, at most %d states each; %d more quantities in --json; --show N for more variables)\n", len(vars), maxStatesShown, hidden)
 	}
 }
 
@@ -145,6 +150,20 @@ func variableOf(name string, names map[string]bool) (string, bool) {
 		return name[:i], true
 	}
 	return "", false
+}
+
+// maxStatesShown is the most states of one variable that a printed table
+// lists (a Potts variable of 10⁶ states made a line of 15 MB); --json and
+// --mar hold them all.
+const maxStatesShown = 12
+
+// moreStates returns "  … N more states" for a variable of k states
+// beyond maxStatesShown, or "".
+func moreStates(k int) string {
+	if k <= maxStatesShown {
+		return ""
+	}
+	return fmt.Sprintf("  … %d more states (--json)", k-maxStatesShown)
 }
 
 // printMeans prints a table of the first show variables: the estimated mean
@@ -166,17 +185,19 @@ func printMeans(w io.Writer, m model.Model, mean []float64, marg [][]float64, ex
 		if sn != nil {
 			names = sn.StateNames(i)
 		}
-		for s, v := range m.States(i) {
+		st := m.States(i)
+		for s, v := range st[:min(len(st), maxStatesShown)] {
 			label := report.FormatValue(v)
 			if len(names) == len(m.States(i)) {
 				label = names[s]
 			}
 			parts = append(parts, fmt.Sprintf("%s: %.3f", label, marg[i][s]))
 		}
+		states := strings.Join(parts, "  ") + moreStates(len(st))
 		if exactMean != nil {
-			fmt.Fprintf(w, "%-8s %9.4f %9.4f  %s\n", model.VariableName(m, i), mean[i], exactMean[i], strings.Join(parts, "  "))
+			fmt.Fprintf(w, "%-8s %9.4f %9.4f  %s\n", model.VariableName(m, i), mean[i], exactMean[i], states)
 		} else {
-			fmt.Fprintf(w, "%-8s %9.4f  %s\n", model.VariableName(m, i), mean[i], strings.Join(parts, "  "))
+			fmt.Fprintf(w, "%-8s %9.4f  %s\n", model.VariableName(m, i), mean[i], states)
 		}
 	}
 	if show < d {

@@ -175,3 +175,28 @@ func TestSummaryTooFewDrawsPrintsMeans(t *testing.T) {
 		}
 	}
 }
+
+// A variable of many states prints at most maxStatesShown of them, in
+// every table (a Potts variable of 10⁶ states printed a line of 15 MB).
+func TestManyStatesPrintShort(t *testing.T) {
+	dir := t.TempDir()
+	m := writeTestFile(t, dir, "q.json", `{"type":"potts","q":40,"n":1,"edges":[]}`)
+	for _, args := range [][]string{
+		{"sample", "--model", m, "--method", "gibbs", "--n", "3", "--iters", "2"},
+		{"sample", "--model", m, "--method", "gibbs", "--chains", "2", "--draws", "20"},
+		{"exact", "--model", m},
+	} {
+		code, out, errs := dstein(t, args...)
+		if code != 0 {
+			t.Fatalf("%v: exit %d: %s", args, code, errs)
+		}
+		for _, line := range strings.Split(out, "\n") {
+			if len(line) > 400 && !strings.HasPrefix(line, "warning") { // warnings are prose
+				t.Errorf("%v: a line of %d characters: %.200s…", args, len(line), line)
+			}
+		}
+		if !strings.Contains(out, "28 more states (--json)") && !strings.Contains(out, "at most 12 states each") {
+			t.Errorf("%v: no note of the states left out:\n%s", args, out)
+		}
+	}
+}
