@@ -134,6 +134,30 @@ func ReadSamplesCSV(r io.Reader, m model.Model) (*sampler.Samples, error) {
 	return readSamples(r, m, 0, 0)
 }
 
+// PositionalHeader reports whether head is z0, z1, …, z(d−1) for a model
+// whose variables have other names (a Bayesian network's): columns named
+// by position, as tools that know no names write them (dstein's Python
+// package writes arrays so), read in the model's order. A model with a
+// variable named like z3 takes its names only, so that no column is
+// mistaken for another.
+func PositionalHeader(head []string, m model.Model) bool {
+	if len(head) != m.Dim() {
+		return false
+	}
+	for i, c := range head {
+		if strings.TrimSpace(c) != "z"+strconv.Itoa(i) {
+			return false
+		}
+	}
+	for i := range m.Dim() {
+		name := model.VariableName(m, i)
+		if rest, ok := strings.CutPrefix(name, "z"); ok && rest != "" && strings.Trim(rest, "0123456789") == "" && name != "z"+strconv.Itoa(i) {
+			return false
+		}
+	}
+	return true
+}
+
 // readSamples reads at most maxRows samples (0: no limit) into a list
 // allocated for rows samples (a count of the file's rows, or 0 when it is
 // not known: the list then grows as it is read).
@@ -168,9 +192,11 @@ func readSamples(r io.Reader, m model.Model, maxRows, rows int) (*sampler.Sample
 		}
 		return nil, fmt.Errorf("line %d: the header has %d columns, the model has %d %s", line, len(head), d, vars)
 	}
-	for i, c := range head {
-		if want := model.VariableName(m, i); strings.TrimSpace(c) != want {
-			return nil, fmt.Errorf("line %d, column %d: header %q, want %s (the header z0,z1,… that dstein sample writes)", line, skip+i+1, c, want)
+	if !PositionalHeader(head, m) {
+		for i, c := range head {
+			if want := model.VariableName(m, i); strings.TrimSpace(c) != want {
+				return nil, fmt.Errorf("line %d, column %d: header %q, want %s (the variables' names in the model's order, as dstein sample writes them)", line, skip+i+1, c, want)
+			}
 		}
 	}
 	// Each variable's states by their formatted value, for the exact match.

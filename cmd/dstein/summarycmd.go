@@ -174,8 +174,12 @@ func statesOf(m model.Model, d *report.Draws, s *sampler.Samples, path string) e
 	}
 	var missing []string
 	cols := make([]int, m.Dim())
+	positional := report.PositionalHeader(d.Names, m) // z0, z1, … for a network's named variables
 	for i := range m.Dim() {
 		k, ok := col[model.VariableName(m, i)]
+		if positional {
+			k, ok = i, true
+		}
 		if !ok {
 			missing = append(missing, model.VariableName(m, i))
 		}

@@ -161,6 +161,10 @@ def categorical_model(probs, states=None):
     0, 1, …)."""
     vs = []
     for i, p in enumerate(probs):
+        if np.ndim(p) != 1:
+            raise ValueError("probs must hold one list of probabilities per variable, "
+                             "such as [[0.2, 0.3, 0.5]] for one variable of three states; "
+                             "probs[%d] is %r" % (i, p))
         p = [float(x) for x in p]
         st = list(range(len(p))) if states is None else [float(x) for x in states[i]]
         vs.append({"states": st, "probs": p})

@@ -136,6 +136,28 @@ class TestTestsAndCompression(unittest.TestCase):
         self.assertEqual(pts.shape, (20, 100))
 
 
+class TestNamedNetwork(unittest.TestCase):
+    def test_arrays_of_a_bayesian_network(self):
+        # The package writes arrays with columns z0, z1, …; dstein reads
+        # them in a network's order although its variables have names.
+        asia = os.path.join(ROOT, "model", "bif", "testdata", "asia.bif")
+        fit = dstein.sample(asia, method="exact", chains=1, draws=200, seed=3)
+        self.assertEqual(fit.variables[:2], ["asia", "tub"])
+        res = dstein.gof(asia, fit.draws, test="bksd", bootstrap=200)
+        self.assertIn("p_value", res)
+        self.assertEqual(dstein.compress(asia, fit.draws, 5).shape, (5, 8))
+        table, _, _ = dstein.summary(fit.draws, model=asia)
+        self.assertIn("lung=no", table.index)
+
+
+class TestModelsFromArrays(unittest.TestCase):
+    def test_categorical_probs_per_variable(self):
+        m = dstein.categorical_model([[0.2, 0.3, 0.5]])
+        self.assertEqual(m["variables"][0]["probs"], [0.2, 0.3, 0.5])
+        with self.assertRaisesRegex(ValueError, "one list of probabilities per variable"):
+            dstein.categorical_model([0.2, 0.3, 0.5])
+
+
 class TestWarnings(unittest.TestCase):
     def test_dstein_warnings_become_python_warnings(self):
         # A BAYES table whose row for z0 = 0 sums to 0.5: dstein reads it
