@@ -63,11 +63,53 @@ func (t *trainer) save() error {
 		t.cp.Adam = append(t.cp.Adam, a)
 	}
 	err := safeio.Rewrite(filepath.Join(t.opt.Dir, CheckpointName), func(w *bufio.Writer) error {
-		return gob.NewEncoder(w).Encode(&t.cp)
+		h := sha256.New()
+		if err := gob.NewEncoder(io.MultiWriter(w, h)).Encode(&t.cp); err != nil {
+			return err
+		}
+		_, err := w.Write(h.Sum([]byte(checksumMagic)))
+		return err
 	})
 	// The states are copies, needed only while they are written.
 	t.cp.Members, t.cp.Adam = nil, nil
 	return err
+}
+
+// checksumMagic opens the checkpoint's trailer, which ends the file: the
+// magic, then the SHA-256 of the gob message before it (32 bytes). A byte
+// changed anywhere in the message is then found before the checkpoint is
+// used (gob decoded such files into other weights without a word).
+// Checkpoints written before the trailer have none, and are read as they
+// are.
+const checksumMagic = "dstein-sha256:\x00\n"
+
+// trailerLen is the trailer's length.
+const trailerLen = len(checksumMagic) + sha256.Size
+
+// verifyCheckpoint checks the trailer of the checkpoint f of size bytes
+// and returns the length of its gob message: size less the trailer, or
+// size for a checkpoint without one. It reads at offsets only, so that a
+// reader of f from its start is not moved.
+func verifyCheckpoint(f io.ReaderAt, path string, size int64) (int64, error) {
+	if size < int64(trailerLen) {
+		return size, nil
+	}
+	tr := make([]byte, trailerLen)
+	if _, err := f.ReadAt(tr, size-int64(trailerLen)); err != nil {
+		return 0, err
+	}
+	if string(tr[:len(checksumMagic)]) != checksumMagic {
+		return size, nil
+	}
+	n := size - int64(trailerLen)
+	h := sha256.New()
+	if _, err := io.Copy(h, io.NewSectionReader(f, 0, n)); err != nil {
+		return 0, err
+	}
+	if string(h.Sum(nil)) != string(tr[len(checksumMagic):]) {
+		return 0, fmt.Errorf("%s is damaged: its checksum does not match its content (a byte changed since dstein wrote it); start again in another --out-dir, or from a copy", path)
+	}
+	return n, nil
 }
 
 // readCheckpoint reads dir's checkpoint. It reads only a regular file: a
@@ -102,9 +144,14 @@ func readCheckpoint(dir string, max int64) (checkpoint, error) {
 	} else if !os.SameFile(fi, of) {
 		return cp, fmt.Errorf("%s was replaced while it was being opened", path)
 	}
-	// Reading at most the size examined: gob's buffer of the message, read
-	// in chunks as its length prefix claims them, stays within the file.
-	if err := gob.NewDecoder(bufio.NewReader(io.LimitReader(f, fi.Size()))).Decode(&cp); err != nil {
+	n, err := verifyCheckpoint(f, path, fi.Size())
+	if err != nil {
+		return cp, err
+	}
+	// Reading at most the message's size: gob's buffer of the message,
+	// read in chunks as its length prefix claims them, stays within the
+	// file.
+	if err := gob.NewDecoder(bufio.NewReader(io.LimitReader(f, n))).Decode(&cp); err != nil {
 		return cp, fmt.Errorf("%s is not a dstein checkpoint or is damaged: %w", path, err)
 	}
 	return cp, nil

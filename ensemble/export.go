@@ -8,6 +8,7 @@ import (
 	"os"
 	"path/filepath"
 	"runtime"
+	"syscall"
 
 	"github.com/dstein/dstein/bnn"
 	"github.com/dstein/dstein/dataset"
@@ -143,12 +144,23 @@ func minCheckpointBytes(f bnn.Footprint, n int) int64 {
 // decodeCheckpoint decodes the checkpoint file path, reading at most size
 // bytes, into v.
 func decodeCheckpoint(path string, size int64, v any) error {
-	f, err := safeio.Open(path, "checkpoint", 0)
+	// Non-blocking, so that a FIFO put in the file's place since
+	// LoadTrainedWithin looked is refused, not waited on.
+	rf, err := os.OpenFile(path, os.O_RDONLY|syscall.O_NONBLOCK, 0)
 	if err != nil {
 		return err
 	}
-	defer f.Close()
-	if err := gob.NewDecoder(bufio.NewReader(io.LimitReader(f, size))).Decode(v); err != nil {
+	defer rf.Close()
+	if fi, err := rf.Stat(); err != nil {
+		return err
+	} else if !fi.Mode().IsRegular() {
+		return fmt.Errorf("%s is not a regular file; it cannot be a dstein checkpoint", path)
+	}
+	n, err := verifyCheckpoint(rf, path, size)
+	if err != nil {
+		return err
+	}
+	if err := gob.NewDecoder(bufio.NewReader(io.LimitReader(rf, n))).Decode(v); err != nil {
 		return fmt.Errorf("%s is not a dstein checkpoint or is damaged: %w", path, err)
 	}
 	return nil
