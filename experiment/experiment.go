@@ -201,6 +201,21 @@ func (e *Experiment) Check(cfg Config) error {
 	return nil
 }
 
+// TrialsFor returns the number of trials a run makes in mode: trials
+// when it is positive (--trials), else the mode's.
+func (e *Experiment) TrialsFor(mode Mode, trials int) int {
+	if trials > 0 {
+		return trials
+	}
+	switch mode {
+	case Full:
+		return e.Trials
+	case Quick:
+		return e.QuickTrials
+	}
+	return 2
+}
+
 // prepare completes cfg and opens the journal (see Run).
 func (e *Experiment) prepare(cfg Config) (Config, *journal.Journal, error) {
 	opts, err := e.encode(cfg.Settings)
@@ -238,19 +253,14 @@ func (e *Experiment) prepare(cfg Config) (Config, *journal.Journal, error) {
 		}
 		cfg.inputs = in
 	}
-	trials := cfg.Trials
-	if trials <= 0 {
-		switch cfg.Mode {
-		case Full:
-			trials = e.Trials
-		case Quick:
-			trials = e.QuickTrials
-		default:
-			trials = 2
-		}
-	}
+	trials := e.TrialsFor(cfg.Mode, cfg.Trials)
 	if err := cfg.Shard.Validate(); err != nil {
 		return cfg, nil, err
+	}
+	if cfg.Shard.K > trials {
+		// Trial t is shard t mod N + 1's: this one would hold none, and
+		// merge would find no journal of it.
+		return cfg, nil, fmt.Errorf("shard %d/%d holds no trial: %s runs %d trials, so at most %d shards hold any", cfg.Shard.K, cfg.Shard.N, e.Name, trials, trials)
 	}
 	if e.Unsharded && cfg.Shard.N > 0 {
 		return cfg, nil, fmt.Errorf("experiment %s is one trial and is not sharded: run it whole", e.Name)

@@ -118,6 +118,15 @@ Experiments: ` + strings.Join(experiment.Names(), ", ") + `.`,
 				if ex.Unsharded {
 					return usagef("--slurm: experiment %s is one trial and is not sharded", ex.Name)
 				}
+				if n := ex.TrialsFor(cfg.Mode, cfg.Trials); sl.shards > n {
+					// A task of no trials writes no journal, and the merge
+					// after the array would fail on it: the default's 10
+					// shards become n, more given are refused.
+					if cmd.Flags().Changed("shards") {
+						return usagef("--shards %d: %s runs %d trials here, so at most %d shards hold any", sl.shards, ex.Name, n, n)
+					}
+					sl.shards = n
+				}
 				return writeSlurm(e, cmd, ex.Name, out, sl)
 			}
 			if sl.changed(cmd) {

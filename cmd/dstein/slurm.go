@@ -34,7 +34,7 @@ var slurmFlags = []string{"shards", "partition", "time", "cpus", "submit", "dste
 
 func (o *slurmOptions) register(fs *pflag.FlagSet) {
 	fs.BoolVar(&o.on, "slurm", false, "write a Slurm job array (one task per shard) and a merge job that runs after it, into DIR/slurm; run nothing here")
-	fs.IntVar(&o.shards, "shards", 10, "--slurm: the number of shards, one array task each")
+	fs.IntVar(&o.shards, "shards", 10, "--slurm: the number of shards, one array task each (at most the trials; the default becomes the trials when they are fewer)")
 	fs.StringVar(&o.partition, "partition", "", "--slurm: the partition (default: the cluster's)")
 	fs.StringVar(&o.time, "time", "04:00:00", "--slurm: the time limit of each task (sbatch --time)")
 	fs.IntVar(&o.cpus, "cpus", 2, "--slurm: CPUs per task")

@@ -110,3 +110,26 @@ func TestSlurmScripts(t *testing.T) {
 		t.Errorf("--submit without sbatch: exit %d, %s", code, errs)
 	}
 }
+
+// More shards than trials would leave shards of no trials, which write no
+// journal, so that the merge after a Slurm array fails: refused, by
+// --slurm (exit 2) and by a shard's own run (exit 1), before any file.
+func TestShardsBeyondTrialsRefused(t *testing.T) {
+	dir := t.TempDir()
+	code, _, errs := dstein(t, "experiment", "ising-n", "--tiny", "--trials", "4", "--slurm", "--shards", "5", "--out-dir", filepath.Join(dir, "sl"))
+	if code != 2 || !strings.Contains(errs, "--shards 5: ising-n runs 4 trials here, so at most 4 shards hold any") {
+		t.Errorf("--slurm --shards 5 of 4 trials: exit %d, %q", code, errs)
+	}
+	code, _, errs = dstein(t, "experiment", "ising-n", "--tiny", "--shard", "3/3", "--out-dir", filepath.Join(dir, "s3"))
+	if code != 1 || !strings.Contains(errs, "shard 3/3 holds no trial: ising-n runs 2 trials") {
+		t.Errorf("--shard 3/3 of 2 trials: exit %d, %q", code, errs)
+	}
+	for _, d := range []string{"sl", "s3"} {
+		if _, err := os.Stat(filepath.Join(dir, d)); err == nil {
+			t.Errorf("%s was made", d)
+		}
+	}
+	if code, _, errs := dstein(t, "experiment", "ising-n", "--tiny", "--shard", "2/2", "--out-dir", filepath.Join(dir, "s2")); code != 0 {
+		t.Errorf("--shard 2/2 of 2 trials: exit %d, %s", code, errs)
+	}
+}
