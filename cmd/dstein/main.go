@@ -54,6 +54,6 @@ func watchdog(sigs <-chan os.Signal, cancel func()) {
 	safeio.Freeze()
 	madeDirs.Lock()
 	safeio.RemoveEmpty(madeDirs.list)
-	fmt.Fprintln(os.Stderr, "dstein: interrupted; the work under way was stopped and not written")
+	fmt.Fprintln(os.Stderr, "dstein: interrupted; the work under way was stopped and not written (what was finished before stays: an experiment's journal of its finished trials, a training checkpoint of its finished epochs, which bnn train --resume continues)")
 	os.Exit(exitInterrupted)
 }
