@@ -16,7 +16,7 @@ import (
 type errMissing struct{ k journal.Key }
 
 func (e errMissing) Error() string {
-	return fmt.Sprintf("trial %d of %s at %s is in no shard", e.k.Trial+1, e.k.Method, report.FormatValue(e.k.X))
+	return fmt.Sprintf("trial %d of %s at %s is in no shard", e.k.Trial, e.k.Method, report.FormatValue(e.k.X))
 }
 
 // Merge joins the journals that shard runs of the experiment wrote into
@@ -132,7 +132,7 @@ func (e *Experiment) Merge(ctx context.Context, cfg Config, dirs []string) (res 
 	if err != nil {
 		var m errMissing
 		if errors.As(err, &m) {
-			return nil, fmt.Errorf("incomplete set of shards: %w (counting trials from 1, trial t is in shard (t − 1) mod N + 1 of N; rerun or resubmit that shard, which resumes its journal)", m)
+			return nil, fmt.Errorf("incomplete set of shards: %w (trials counted from 0, as the journals' trial column does: trial t is in shard t mod N + 1 of N; rerun or resubmit that shard, which resumes its journal)", m)
 		}
 		return nil, err
 	}

@@ -93,7 +93,7 @@ func TestMergeRefuses(t *testing.T) {
 		out  string
 		want string
 	}{
-		{[]string{a, c}, out, "no shard holds trial 2, 5 of 5"},
+		{[]string{a, c}, out, "no shard holds trial 1, 4 of trials 0 to 4"},
 		{[]string{a, b, b}, out, "given twice"},
 		{[]string{a, b, c, whole}, out, "in two shards"},
 		{[]string{a, b, other}, out, "different settings"},

@@ -26,7 +26,7 @@ func TestShardMergeCLI(t *testing.T) {
 		shards = append(shards, d)
 	}
 	merged := filepath.Join(root, "merged")
-	if code, _, errs := dstein(t, "merge", "ising-n", "--out-dir", merged, shards[0]); code == 0 || !strings.Contains(errs, "no shard holds trial 2 of 3") {
+	if code, _, errs := dstein(t, "merge", "ising-n", "--out-dir", merged, shards[0]); code == 0 || !strings.Contains(errs, "no shard holds trial 1 of trials 0 to 2") {
 		t.Errorf("an incomplete merge: exit %d, %s", code, errs)
 	}
 	code, out, errs := dstein(t, append([]string{"merge", "ising-n", "--out-dir", merged}, shards...)...)

@@ -130,11 +130,11 @@ func Join(name string, shards []Shard, defaults map[string]float64, selectOnly m
 	var missing []string
 	for t := range trials {
 		if !has[t] {
-			missing = append(missing, strconv.Itoa(t+1))
+			missing = append(missing, strconv.Itoa(t))
 		}
 	}
 	if len(missing) > 0 {
-		return Joined{}, fmt.Errorf("incomplete set of shards: no shard holds trial %s of %d (counting trials from 1, trial t is in shard (t − 1) mod N + 1 of N; rerun or resubmit those shards, which resume their journals)", strings.Join(missing, ", "), trials)
+		return Joined{}, fmt.Errorf("incomplete set of shards: no shard holds trial %s of trials 0 to %d (as the journals' trial column counts them: trial t is in shard t mod N + 1 of N; rerun or resubmit those shards, which resume their journals)", strings.Join(missing, ", "), trials-1)
 	}
 	if version == "" {
 		version = "devel"
