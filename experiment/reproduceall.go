@@ -188,9 +188,10 @@ func Reproduce(ctx context.Context, o ReproduceOptions) (*ReproduceReport, error
 			Version string       `json:"dstein_version"`
 			Command string       `json:"command"`
 			Quick   bool         `json:"quick"`
+			Mode    string       `json:"mode"` // full, quick or tiny (a check of the pipeline, not results)
 			Seconds float64      `json:"seconds"`
 			Results []Reproduced `json:"results"`
-		}{page.Date, page.Version, page.Command, o.Mode == Quick, time.Since(start).Seconds(), rep.Results})
+		}{page.Date, page.Version, page.Command, o.Mode == Quick, o.Mode.String(), time.Since(start).Seconds(), rep.Results})
 	}); err != nil {
 		return rep, err
 	}

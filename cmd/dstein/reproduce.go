@@ -30,7 +30,7 @@ status and wall time. Files in DIR are replaced only when dstein wrote them
 and nobody changed them since (each folder's .dstein-files.json records
 them); every result is checked before the first one runs.
 
---quick runs every experiment's quick mode (under 20 minutes in all on 2
+--quick runs every experiment's quick mode (about 4 minutes in all on 2
 cores). The suite on UAI networks runs only with --uai DIR. Running
 "dstein reproduce --out-dir docs/results" on a checkout resumes the
 committed journals: it computes nothing and rebuilds the tables, figures
@@ -94,6 +94,9 @@ Results: ` + strings.Join(reproductionIDs(), ", ") + `.`,
 			if quick {
 				title += " (quick runs)"
 			}
+			if tiny {
+				title += " (tiny runs: a check that the pipeline runs, not results)"
+			}
 			rep, err := experiment.Reproduce(e.ctx, experiment.ReproduceOptions{
 				Out: out, Mode: mode, Only: want, UAIDir: uaiDir, Budget: budget, SVG: svg,
 				Version: version(), Command: "dstein " + shellquote.Join(e.args), Title: title,
@@ -122,7 +125,7 @@ Results: ` + strings.Join(reproductionIDs(), ", ") + `.`,
 	fs := cmd.Flags()
 	fs.StringVar(&out, "out-dir", "", "output directory: one folder per result and index.html (created if missing)")
 	fs.BoolVar(&svg, "svg", false, "also write each figure as SVG (vector, about 200 KB each; the PNGs are always written)")
-	fs.BoolVar(&quick, "quick", false, "every experiment's quick mode (under 20 minutes in all on 2 cores)")
+	fs.BoolVar(&quick, "quick", false, "every experiment's quick mode (about 4 minutes in all on 2 cores)")
 	fs.BoolVar(&tiny, "tiny", false, "every experiment's tiny mode, for testing the pipeline")
 	fs.MarkHidden("tiny")
 	fs.StringVar(&only, "only", "", "run only these results, comma-separated")
