@@ -46,3 +46,16 @@ func TestPositionalHeader(t *testing.T) {
 		}
 	}
 }
+
+// A NumPy array given where a samples CSV is read is named as such, not
+// reported as a CSV of the wrong width.
+func TestSamplesCSVRefusesNpy(t *testing.T) {
+	g, err := factorgraph.New([]int{2}, []factorgraph.Factor{{Scope: []int{0}, LogTable: []float64{0, 0}}})
+	if err != nil {
+		t.Fatal(err)
+	}
+	_, err = ReadSamplesCSV(strings.NewReader("\x93NUMPY\x01\x00v\x00{'descr': '<f8', 'fortran_order': False, 'shape': (2, 1), }\n"), g)
+	if err == nil || !strings.Contains(err.Error(), "this is a NumPy .npy array; this command reads a samples CSV file") {
+		t.Errorf("%v", err)
+	}
+}

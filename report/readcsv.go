@@ -1,6 +1,7 @@
 package report
 
 import (
+	"bufio"
 	"context"
 	"encoding/csv"
 	"errors"
@@ -163,7 +164,11 @@ func PositionalHeader(head []string, m model.Model) bool {
 // not known: the list then grows as it is read).
 func readSamples(r io.Reader, m model.Model, maxRows, rows int) (*sampler.Samples, error) {
 	d := m.Dim()
-	cr := csv.NewReader(r)
+	br := bufio.NewReader(r)
+	if magic, _ := br.Peek(6); string(magic) == "\x93NUMPY" {
+		return nil, fmt.Errorf("this is a NumPy .npy array; this command reads a samples CSV file (dstein sample --out FILE.csv writes one; dstein summary reads .npy draws)")
+	}
+	cr := csv.NewReader(br)
 	cr.FieldsPerRecord = -1 // widths are checked below, with our own message
 	cr.ReuseRecord = true
 	head, err := cr.Read()
