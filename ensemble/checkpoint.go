@@ -12,6 +12,7 @@ import (
 	"os"
 	"path/filepath"
 	"reflect"
+	"strings"
 
 	"github.com/dstein/dstein/bnn"
 	"github.com/dstein/dstein/internal/memlimit"
@@ -176,7 +177,7 @@ func (t *trainer) load() (bool, error) {
 		return false, fmt.Errorf("%s was written by another version of dstein (checkpoint format %d; this one reads %d), whose training draws and computes differently, so resuming it would match neither version: start again in another --out-dir", path, cp.Version, checkpointVersion)
 	}
 	if !reflect.DeepEqual(cp.Config, t.cfg) {
-		return false, fmt.Errorf("%s was written by a run with different settings (%+v); this run has %+v: use another --out-dir or the same settings", path, cp.Config, t.cfg)
+		return false, fmt.Errorf("%s was written by a run with different settings (%s): use another --out-dir or the same settings", path, configDiff(cp.Config, t.cfg))
 	}
 	if len(cp.Members) != len(t.nets) || len(cp.Adam) != len(t.nets) {
 		return false, fmt.Errorf("%s holds %d networks, want %d", path, len(cp.Members), len(t.nets))
@@ -225,4 +226,17 @@ func digest(nets []*bnn.Net) string {
 		}
 	}
 	return hex.EncodeToString(h.Sum(nil))
+}
+
+// configDiff names the settings in which the checkpoint's (was) and this
+// run's (now) differ: "Epochs 6 in the checkpoint, 8 now".
+func configDiff(was, now Config) string {
+	a, b := reflect.ValueOf(was), reflect.ValueOf(now)
+	var parts []string
+	for i := range a.NumField() {
+		if x, y := a.Field(i).Interface(), b.Field(i).Interface(); !reflect.DeepEqual(x, y) {
+			parts = append(parts, fmt.Sprintf("%s %v in the checkpoint, %v now", a.Type().Field(i).Name, x, y))
+		}
+	}
+	return strings.Join(parts, "; ")
 }

@@ -6,6 +6,7 @@ import (
 	"crypto/sha256"
 	"encoding/gob"
 	"errors"
+	"fmt"
 	"math"
 	"math/rand/v2"
 	"os"
@@ -140,9 +141,15 @@ func TestResumeRefusesOtherSettings(t *testing.T) {
 	if _, err := Train(context.Background(), cfg, train, test, Options{Dir: dir}); err != nil {
 		t.Fatal(err)
 	}
+	seed := cfg.Seed
 	cfg.Seed++
-	if _, err := Train(context.Background(), cfg, train, test, Options{Dir: dir, Resume: true}); err == nil {
+	_, err := Train(context.Background(), cfg, train, test, Options{Dir: dir, Resume: true})
+	if err == nil {
 		t.Fatal("resuming with another seed was accepted")
+	}
+	// The message names the setting that differs, and no other.
+	if want := fmt.Sprintf("(Seed %d in the checkpoint, %d now)", seed, seed+1); !strings.Contains(err.Error(), want) {
+		t.Errorf("%v; want it to say %q", err, want)
 	}
 }
 
