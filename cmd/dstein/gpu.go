@@ -21,7 +21,7 @@ name, memory and compute capability.
 
 dstein needs no CUDA to build: it opens the driver library (libcuda.so.1, or
 the path in ` + cuda.DriverEnv + `) when a command asks for a GPU, and only then
-(sample --device cuda with --method gfsvgd or gibbs). Without a usable GPU it says
+(sample --device cuda with --method gfsvgd, gibbs or pt). Without a usable GPU it says
 why in one line and exits with code 4.`,
 		Args: cobra.NoArgs,
 		RunE: func(cmd *cobra.Command, _ []string) error {

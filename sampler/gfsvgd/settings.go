@@ -91,7 +91,7 @@ type Settings struct {
 	// Device is where the particles move: the CPU (the default) or an
 	// NVIDIA GPU (CUDA: package gpu, for an RBM with the relaxed
 	// surrogate and the RBF kernel).
-	Device sampler.Device `json:"device,omitempty" flag:"device" help:"where the particles move: cpu, or cuda (an NVIDIA GPU; an RBM with the relaxed surrogate and the RBF kernel; see dstein gpu)"`
+	Device sampler.Device `json:"device,omitempty" flag:"device" help:"where the particles, chains or replicas run: cpu, or cuda (an NVIDIA GPU: gfsvgd on an RBM with the relaxed surrogate and the RBF kernel; gibbs on Ising and Potts models by colour classes, RBMs by blocks; pt on Ising and Potts models with its site kernel; see dstein gpu)"`
 	// Precision is the GPU's number type: float64 (the default) or
 	// float32. The CPU computes in float64.
 	Precision sampler.Precision `json:"precision,omitempty" flag:"precision" help:"the GPU's numbers: float64 or float32 (with --device cuda)"`
