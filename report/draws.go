@@ -225,15 +225,25 @@ func readDrawsNPY(path string, b memlimit.Budget) (*Draws, error) {
 	for i := range d.Names {
 		d.Names[i] = "z" + strconv.Itoa(i)
 	}
-	// dstein's sidecar names the variables (only when it describes this
-	// array's layout).
-	if raw, err := os.ReadFile(strings.TrimSuffix(path, ".npy") + ".json"); err == nil {
+	// dstein's sidecar names the variables; one that describes another
+	// array (a file replaced or edited since) is an error, not a silent
+	// fallback to z0, z1, …. A JSON file there that is not dstein's
+	// sidecar is not ours to read.
+	side := strings.TrimSuffix(path, ".npy") + ".json"
+	if raw, err := os.ReadFile(side); err == nil {
 		var sc struct {
 			Format    string   `json:"format"`
 			Dims      []string `json:"dims"`
 			Variables []string `json:"variables"`
 		}
-		if json.Unmarshal(raw, &sc) == nil && sc.Format == SidecarFormat && len(sc.Variables) == d.D && strings.Join(sc.Dims, ",") == "chain,draw,variable" {
+		if json.Unmarshal(raw, &sc) == nil && sc.Format == SidecarFormat {
+			dims := strings.Join(sc.Dims, ",")
+			switch {
+			case dims != "chain,draw,variable":
+				return nil, fmt.Errorf("%s: its sidecar %s describes an array of dimensions (%s), not (chain, draw, variable): give draws of chains (dstein sample --draws --format npy)", path, side, dims)
+			case len(sc.Variables) != d.D:
+				return nil, fmt.Errorf("%s: its sidecar %s names %d variables, the array has %d: one of the two was replaced or edited since dstein wrote them", path, side, len(sc.Variables), d.D)
+			}
 			copy(d.Names, sc.Variables)
 		}
 	}

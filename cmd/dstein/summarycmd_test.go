@@ -11,6 +11,7 @@ import (
 	"testing"
 
 	"github.com/dstein/dstein/internal/npy"
+	"github.com/dstein/dstein/report"
 	"github.com/dstein/dstein/rng"
 )
 
@@ -197,6 +198,44 @@ func TestManyStatesPrintShort(t *testing.T) {
 		}
 		if !strings.Contains(out, "28 more states (--json)") && !strings.Contains(out, "at most 12 states each") {
 			t.Errorf("%v: no note of the states left out:\n%s", args, out)
+		}
+	}
+}
+
+// An .npy array whose dstein sidecar describes another array (names too
+// few, other dimensions) is refused, not read with z0, z1, … in silence; a
+// JSON file beside it that is not a dstein sidecar is left alone.
+func TestSummaryNpySidecarMismatch(t *testing.T) {
+	dir := t.TempDir()
+	arr := filepath.Join(dir, "d.npy")
+	af, err := os.Create(arr)
+	if err != nil {
+		t.Fatal(err)
+	}
+	vals := make([]float64, 2*10*3)
+	for k := range vals {
+		vals[k] = float64(k % 2)
+	}
+	if err := npy.Write(af, []int{2, 10, 3}, vals); err != nil {
+		t.Fatal(err)
+	}
+	af.Close()
+	side := filepath.Join(dir, "d.json")
+	for _, c := range []struct{ sidecar, want string }{
+		{`{"format":"` + report.SidecarFormat + `","dims":["chain","draw","variable"],"variables":["a","b"]}`, "names 2 variables, the array has 3"},
+		{`{"format":"` + report.SidecarFormat + `","dims":["replicate","particle","variable"],"variables":["a","b","c"]}`, "not (chain, draw, variable)"},
+		{`{"mine": true}`, ""},
+		{`{"format":"` + report.SidecarFormat + `","dims":["chain","draw","variable"],"variables":["a","b","c"]}`, ""},
+	} {
+		if err := os.WriteFile(side, []byte(c.sidecar), 0o644); err != nil {
+			t.Fatal(err)
+		}
+		code, _, errs := dstein(t, "summary", arr)
+		switch {
+		case c.want == "" && code != 0:
+			t.Errorf("%s: exit %d: %s", c.sidecar, code, errs)
+		case c.want != "" && (code != 1 || !strings.Contains(errs, c.want)):
+			t.Errorf("%s: exit %d, %q; want %q", c.sidecar, code, errs, c.want)
 		}
 	}
 }
