@@ -16,7 +16,7 @@ import (
 	"time"
 )
 
-// Why one file of about 520 lines: the output plan (declare, check every path before work,
+// Why one file of about 600 lines: the output plan (declare, check every path before work,
 // write atomically, clean up on error or signal) is one protocol.
 
 // Plan is the set of a command's inputs and outputs.
