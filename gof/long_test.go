@@ -163,3 +163,55 @@ func perturbRBM(m *rbm.RBM, sigma float64, seed uint64) (*rbm.RBM, error) {
 	}
 	return rbm.New(w, m.VisibleBias(), m.HiddenBias())
 }
+
+// TestLevelBKSDRBM measures BKSD's level on the RBMs of rbm.Random(50, 25,
+// 1/√25, 1, seed) at several n, with exact samples from the model itself
+// (data set t keyed 1000 + t, B = 1000), for both bootstraps, and logs
+// every rate with its standard error (EXPERIMENTS.md, gof-rbm-sigma). It
+// requires each rate within 4 standard errors of α (the seed-1 RBM's
+// multinomial rate at n = 100 sits 2.3 above: a small excess, said so).
+//
+//	go test -tags long -run LevelBKSDRBM -v -timeout 30m ./gof/
+func TestLevelBKSDRBM(t *testing.T) {
+	const alpha = 0.05
+	for _, c := range []struct {
+		seed      uint64
+		n, trials int
+		kinds     []Kind
+	}{
+		{1, 100, 600, []Kind{Multinomial, Rademacher}},
+		{1, 50, 400, []Kind{Multinomial}},
+		{1, 200, 300, []Kind{Multinomial}},
+		{2, 100, 600, []Kind{Multinomial, Rademacher}},
+	} {
+		m, err := rbm.Random(50, 25, 1/math.Sqrt(25), 1, c.seed)
+		if err != nil {
+			t.Fatal(err)
+		}
+		truth, err := exact.For(m)
+		if err != nil {
+			t.Fatal(err)
+		}
+		for _, kind := range c.kinds {
+			rej := 0
+			for tr := range c.trials {
+				key := rng.NewKey(uint64(1000 + tr))
+				s := sampler.NewSamples(c.n, m.Dim())
+				truth.Sample(s.Z, key.For(rng.Sample).Rand())
+				res, err := BKSD(context.Background(), m, s, Options{Key: key, Bootstrap: kind})
+				if err != nil {
+					t.Fatal(err)
+				}
+				if res.Reject {
+					rej++
+				}
+			}
+			p := float64(rej) / float64(c.trials)
+			se := math.Sqrt(alpha * (1 - alpha) / float64(c.trials))
+			t.Logf("RBM seed %d, n = %d, %s bootstrap: %d of %d rejected, %.3f ± %.3f", c.seed, c.n, kind, rej, c.trials, p, math.Sqrt(p*(1-p)/float64(c.trials)))
+			if math.Abs(p-alpha) > 4*se {
+				t.Errorf("RBM seed %d, n = %d, %s: level %.3f, more than 4 SE (%.3f) from α", c.seed, c.n, kind, p, se)
+			}
+		}
+	}
+}
