@@ -7,7 +7,9 @@ import (
 	"errors"
 	"fmt"
 	"io"
+	"maps"
 	"math"
+	"slices"
 	"strings"
 
 	"github.com/dstein/dstein/internal/memlimit"
@@ -104,9 +106,11 @@ func parse(data []byte, o Options) (model.Model, Memory, error) {
 	if len(bytes.TrimSpace(data)) == 0 {
 		return nil, Memory{}, errors.New("the model file is empty; want a JSON object with a \"type\" field")
 	}
-	var h struct {
-		Type json.RawMessage `json:"type"`
-	}
+	// The header is read into a map, whose keys are the file's own:
+	// decoded into a struct, "TYPE" would stand for "type" and the last
+	// of two such keys would win, so the type-specific decoder below would
+	// reject keys of a type the file never names.
+	var h map[string]headerValue
 	dec := json.NewDecoder(bytes.NewReader(data))
 	if err := dec.Decode(&h); err != nil {
 		var ute *json.UnmarshalTypeError
@@ -115,9 +119,21 @@ func parse(data []byte, o Options) (model.Model, Memory, error) {
 		}
 		return nil, Memory{}, describe(data, err)
 	}
+	if h == nil {
+		return nil, Memory{}, errors.New("the model file is not a JSON object; want an object with a \"type\" field")
+	}
+	rawType, ok := h["type"]
+	if !ok {
+		// Sorted, so that the message names the same key every time.
+		for _, k := range slices.Sorted(maps.Keys(h)) {
+			if strings.EqualFold(k, "type") {
+				return nil, Memory{}, fmt.Errorf("key %q must be spelled \"type\"", k)
+			}
+		}
+	}
 	var typ string
-	if len(h.Type) > 0 {
-		if err := json.Unmarshal(h.Type, &typ); err != nil {
+	if len(rawType) > 0 {
+		if err := json.Unmarshal(rawType, &typ); err != nil {
 			return nil, Memory{}, errors.New("\"type\" must be a string: categorical, ising, potts or rbm")
 		}
 	}
@@ -150,6 +166,21 @@ func parse(data []byte, o Options) (model.Model, Memory, error) {
 		return nil, Memory{}, errors.New("the model has no \"type\"; want one of categorical, ising, potts or rbm")
 	}
 	return nil, Memory{}, fmt.Errorf("unknown model type %q; want one of categorical, ising, potts or rbm", typ)
+}
+
+// headerValue is a top-level value of a model file as the header sees
+// it: a string is kept, of anything else only its first byte (enough for
+// "type" to be refused as not a string), so that the header does not copy
+// a large model's arrays.
+type headerValue []byte
+
+// UnmarshalJSON keeps b if it is a string, else its first byte.
+func (v *headerValue) UnmarshalJSON(b []byte) error {
+	if len(b) > 0 && b[0] != '"' {
+		b = b[:1]
+	}
+	*v = append((*v)[:0], b...)
+	return nil
 }
 
 // describe turns a JSON error into one line that names the position.

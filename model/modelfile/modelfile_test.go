@@ -69,14 +69,19 @@ func TestIssueForms(t *testing.T) {
 
 func TestBadFilesGiveClearErrors(t *testing.T) {
 	cases := map[string]struct{ json, want string }{
-		"malformed":        {`{"type": "ising", "grid": {"rows": 2,}`, "line 1, column 38: invalid JSON"},
-		"truncated":        {`{"type": "ising", "grid": {"rows": 2`, "ends early"},
-		"empty":            {"  \n", "empty"},
-		"unknown type":     {`{"type":"clock"}`, `unknown model type "clock"; want one of categorical, ising, potts or rbm`},
-		"type not string":  {`{"type":3}`, `"type" must be a string: categorical, ising, potts or rbm`},
-		"no type":          {`{"n":3}`, `no "type"; want one of categorical, ising, potts or rbm`},
-		"unknown field":    {`{"type":"ising","grid":{"rows":2,"cols":2},"coupling":1,"feild":0}`, `unknown key "feild"`},
-		"case mismatch":    {`{"type":"ising","n":2,"edges":[],"coupling":0.1,"Coupling":3}`, `key "Coupling" must be spelled "coupling"`},
+		"malformed":       {`{"type": "ising", "grid": {"rows": 2,}`, "line 1, column 38: invalid JSON"},
+		"truncated":       {`{"type": "ising", "grid": {"rows": 2`, "ends early"},
+		"empty":           {"  \n", "empty"},
+		"unknown type":    {`{"type":"clock"}`, `unknown model type "clock"; want one of categorical, ising, potts or rbm`},
+		"type not string": {`{"type":3}`, `"type" must be a string: categorical, ising, potts or rbm`},
+		"no type":         {`{"n":3}`, `no "type"; want one of categorical, ising, potts or rbm`},
+		"unknown field":   {`{"type":"ising","grid":{"rows":2,"cols":2},"coupling":1,"feild":0}`, `unknown key "feild"`},
+		"case mismatch":   {`{"type":"ising","n":2,"edges":[],"coupling":0.1,"Coupling":3}`, `key "Coupling" must be spelled "coupling"`},
+		// Two spellings of "type": the file's own key decides the type,
+		// and the other is named (the header once took the last of them
+		// case-insensitively and rejected the file's real keys).
+		"type case":        {`{"type":"categorical","variables":[{"states":[0,1],"probs":[0.5,0.5]}],"TYPE":"ising"}`, `key "TYPE" must be spelled "type"`},
+		"type case alone":  {`{"Type":"ising","TYPE":"potts","n":1,"edges":[]}`, `key "TYPE" must be spelled "type"`},
 		"duplicate key":    {`{"type":"ising","grid":{"rows":2,"cols":2},"coupling":0.1,"coupling":3}`, `key "coupling" appears twice`},
 		"neg prob":         {`{"type":"categorical","variables":[{"states":[0,1],"probs":[1.2,-0.2]}]}`, "want a finite number ≥ 0"},
 		"sum":              {`{"type":"categorical","variables":[{"states":[0,1],"probs":[0.5,0.6]}]}`, "sum to 1.1"},
