@@ -45,7 +45,7 @@ func enumerateContext(ctx context.Context, m model.Model, maxStates int) (*Resul
 		return nil, fmt.Errorf("exact: model has no variables")
 	}
 	if n := model.StateCount(m); n > maxStates {
-		return nil, fmt.Errorf("exact: the model has more than %d joint states; enumeration is limited to %d", maxStates, maxStates)
+		return nil, tooLarge("exact: the model has more than %d joint states; enumeration is limited to %d", maxStates, maxStates)
 	}
 	k := make([]int, d)
 	acc := make([][]float64, d)

@@ -79,7 +79,7 @@ func ForContextWidth(ctx context.Context, m model.Model, maxWidth int) (Truth, e
 }
 
 // errNoExact is For's refusal of a model that no route takes.
-var errNoExact = fmt.Errorf("no exact method for this model: exact answers need an open-boundary Ising grid with shorter side ≤ %d, a periodic one with shorter side ≤ %d, an RBM with ≤ %d hidden units, a factor graph, Potts or Ising model of elimination width ≤ %d, or at most %d joint states", MaxGridSide, MaxTorusSide, MaxHidden, DefaultMaxWidth, DefaultMaxStates)
+var errNoExact = tooLarge("no exact method for this model: exact answers need an open-boundary Ising grid with shorter side ≤ %d, a periodic one with shorter side ≤ %d, an RBM with ≤ %d hidden units, a factor graph, Potts or Ising model of elimination width ≤ %d, or at most %d joint states", MaxGridSide, MaxTorusSide, MaxHidden, DefaultMaxWidth, DefaultMaxStates)
 
 // isingFactors returns an Ising model as pairwise factors over states
 // {0, 1} (spins −1, +1) and the spins' values, for variable elimination: a
@@ -138,10 +138,10 @@ func gridBonds(rows, cols int, periodic bool) int {
 func forIsingVE(ctx context.Context, m *ising.Ising, maxWidth int) (*VE, error) {
 	if w := isingGridWidth(m); w > maxWidth || math.Pow(2, float64(w)) > MaxTableEntries {
 		rows, cols, _, _ := m.GridShape()
-		return nil, fmt.Errorf("exact: the %d×%d Ising grid has treewidth %d or more, so variable elimination needs a factor over at least %d variables, over the limit %d", rows, cols, w-1, w, min(maxWidth, DefaultMaxWidth))
+		return nil, tooLarge("exact: the %d×%d Ising grid has treewidth %d or more, so variable elimination needs a factor over at least %d variables, over the limit %d", rows, cols, w-1, w, min(maxWidth, DefaultMaxWidth))
 	}
 	if m.Dim() > vePlanMaxVars {
-		return nil, fmt.Errorf("exact: %d spins, over the %d for which variable elimination of an Ising model is tried", m.Dim(), vePlanMaxVars)
+		return nil, tooLarge("exact: %d spins, over the %d for which variable elimination of an Ising model is tried", m.Dim(), vePlanMaxVars)
 	}
 	card, fs, values := isingFactors(m)
 	return newVE(ctx, card, fs, values, maxWidth, memlimit.Budget{}, 0, true)
@@ -158,15 +158,15 @@ func forIsingVE(ctx context.Context, m *ising.Ising, maxWidth int) (*VE, error) 
 // (pottsGridWidth).
 func forPotts(ctx context.Context, m *potts.Potts, maxWidth int) (*VE, error) {
 	if e := pottsPairEntries(m); e > MaxTotalEntries {
-		return nil, fmt.Errorf("exact: the Potts model's pairwise factor tables would have %.4g entries (%d edges of %d×%d), over variable elimination's limit of %d (2^27)", e, len(m.Edges()), m.Q(), m.Q(), MaxTotalEntries)
+		return nil, tooLarge("exact: the Potts model's pairwise factor tables would have %.4g entries (%d edges of %d×%d), over variable elimination's limit of %d (2^27)", e, len(m.Edges()), m.Q(), m.Q(), MaxTotalEntries)
 	}
 	if w := pottsGridWidth(m); w > 0 {
 		rows, cols, _, _ := m.GridShape()
 		if w > maxWidth {
-			return nil, fmt.Errorf("exact: the %d×%d Potts grid has treewidth %d or more, so variable elimination needs a factor over at least %d variables, over the limit %d", rows, cols, w-1, w, maxWidth)
+			return nil, tooLarge("exact: the %d×%d Potts grid has treewidth %d or more, so variable elimination needs a factor over at least %d variables, over the limit %d", rows, cols, w-1, w, maxWidth)
 		}
 		if e := math.Pow(float64(m.Q()), float64(w)); e > MaxTableEntries {
-			return nil, fmt.Errorf("exact: the %d×%d Potts grid has treewidth %d or more, so variable elimination needs a factor of at least %d^%d = %.4g entries, over the limit of %d (2^25)", rows, cols, w-1, m.Q(), w, e, MaxTableEntries)
+			return nil, tooLarge("exact: the %d×%d Potts grid has treewidth %d or more, so variable elimination needs a factor of at least %d^%d = %.4g entries, over the limit of %d (2^25)", rows, cols, w-1, m.Q(), w, e, MaxTableEntries)
 		}
 	}
 	g, err := m.FactorGraph()

@@ -124,7 +124,7 @@ func newIsingGridContext(ctx context.Context, rows, cols int, edges []ising.Edge
 		return nil, fmt.Errorf("exact: Ising grid must have at least one row and one column, got %d×%d", rows, cols)
 	}
 	if side := min(rows, cols); side > MaxGridSide {
-		return nil, fmt.Errorf("exact: the %d×%d Ising grid has shorter side %d; exact transfer supports a shorter side of at most %d (any longer side)", rows, cols, side, MaxGridSide)
+		return nil, tooLarge("exact: the %d×%d Ising grid has shorter side %d; exact transfer supports a shorter side of at most %d (any longer side)", rows, cols, side, MaxGridSide)
 	}
 	d := rows * cols
 	fields, err := gridFields(rows, cols, fields)

@@ -162,7 +162,7 @@ func newTorusPlan(rows, cols int, edges []ising.Edge, fields []float64, rot int)
 	}
 	w, lines := min(rows, cols), max(rows, cols)
 	if w > MaxTorusSide {
-		return nil, fmt.Errorf("exact: the periodic %d×%d Ising grid has shorter side %d; exact transfer on a torus supports a shorter side of at most %d (any longer side)", rows, cols, w, MaxTorusSide)
+		return nil, tooLarge("exact: the periodic %d×%d Ising grid has shorter side %d; exact transfer on a torus supports a shorter side of at most %d (any longer side)", rows, cols, w, MaxTorusSide)
 	}
 	d := rows * cols
 	fields, err := gridFields(rows, cols, fields)

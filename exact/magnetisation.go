@@ -101,7 +101,7 @@ func ModeMass(ctx context.Context, m model.Model, budget memlimit.Budget) (float
 		}
 	}
 	if model.StateCount(m) > DefaultMaxStates {
-		return 0, fmt.Errorf("exact: no exact route to P(M > 0) for this model (it needs an open Ising grid with shorter side ≤ %d, a periodic one with shorter side ≤ %d, an RBM with few hidden units, or at most %d joint states); estimate it from a large exact i.i.d. sample", MaxGridSide, MaxTorusSide, DefaultMaxStates)
+		return 0, tooLarge("exact: no exact route to P(M > 0) for this model (it needs an open Ising grid with shorter side ≤ %d, a periodic one with shorter side ≤ %d, an RBM with few hidden units, or at most %d joint states); estimate it from a large exact i.i.d. sample", MaxGridSide, MaxTorusSide, DefaultMaxStates)
 	}
 	if err := budget.Check("magnetisation distribution by enumeration", memlimit.Base+8*float64(model.StateCount(m))); err != nil {
 		return 0, err

@@ -254,7 +254,7 @@ func PairsFor(ctx context.Context, m model.Model, budget memlimit.Budget) (*Pair
 	if why != "" {
 		why = " (" + why + ")"
 	}
-	return nil, fmt.Errorf("exact: no exact route to the pair marginals of this model%s: they need a product of categorical variables, an open Ising grid with shorter side ≤ %d or a periodic one with shorter side ≤ %d, an RBM with few hidden units, a factor graph or Ising model of small elimination width, or at most %d joint states; estimate pair moments from a large exact i.i.d. sample instead", why, MaxGridSide, MaxTorusSide, DefaultMaxStates)
+	return nil, tooLarge("exact: no exact route to the pair marginals of this model%s: they need a product of categorical variables, an open Ising grid with shorter side ≤ %d or a periodic one with shorter side ≤ %d, an RBM with few hidden units, a factor graph or Ising model of small elimination width, or at most %d joint states; estimate pair moments from a large exact i.i.d. sample instead", why, MaxGridSide, MaxTorusSide, DefaultMaxStates)
 }
 
 // PairsMemory estimates the bytes PairsFor allocates for m: the pair tables

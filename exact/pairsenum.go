@@ -25,7 +25,7 @@ func LogProbs(ctx context.Context, m model.Model, maxStates int) (lp []float64, 
 	}
 	n := model.StateCount(m)
 	if n > maxStates {
-		return nil, 0, fmt.Errorf("exact: the model has more than %d joint states; enumeration is limited to %d", maxStates, maxStates)
+		return nil, 0, tooLarge("exact: the model has more than %d joint states; enumeration is limited to %d", maxStates, maxStates)
 	}
 	k := make([]int, d)
 	for i := range k {

@@ -64,7 +64,7 @@ func RBMPairs(ctx context.Context, r *rbm.RBM, budget memlimit.Budget) (*Pairs, 
 	}
 	d, m := r.Dim(), r.Hidden()
 	if m > MaxHidden {
-		return nil, fmt.Errorf("exact: the RBM has %d hidden units; hidden enumeration is limited to MaxHidden = %d", m, MaxHidden)
+		return nil, tooLarge("exact: the RBM has %d hidden units; hidden enumeration is limited to MaxHidden = %d", m, MaxHidden)
 	}
 	if w := rbmPairsWork(d, m); w > MaxPairsWork {
 		return nil, fmt.Errorf("exact: pair moments of an RBM with %d visible and %d hidden units cost about %.3g operations, over MaxPairsWork = %.3g", d, m, w, float64(MaxPairsWork))

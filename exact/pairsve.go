@@ -57,11 +57,11 @@ func VEPairs(ctx context.Context, card []int, factors []Factor, values [][]float
 	}
 	switch {
 	case pl.width > maxWidth:
-		return nil, fmt.Errorf("exact: elimination width %d exceeds the limit %d", pl.width, maxWidth)
+		return nil, tooLarge("exact: elimination width %d exceeds the limit %d", pl.width, maxWidth)
 	case pl.maxEntries > MaxTableEntries:
-		return nil, fmt.Errorf("exact: the largest intermediate factor of the min-fill elimination order would have %.4g entries, over the limit of %d (2^25)", pl.maxEntries, MaxTableEntries)
+		return nil, tooLarge("exact: the largest intermediate factor of the min-fill elimination order would have %.4g entries, over the limit of %d (2^25)", pl.maxEntries, MaxTableEntries)
 	case pl.totalEntries > MaxTotalEntries:
-		return nil, fmt.Errorf("exact: the intermediate factors of the min-fill elimination order would have %.4g entries in all, over the limit of %d (2^27)", pl.totalEntries, MaxTotalEntries)
+		return nil, tooLarge("exact: the intermediate factors of the min-fill elimination order would have %.4g entries in all, over the limit of %d (2^27)", pl.totalEntries, MaxTotalEntries)
 	}
 	d := len(card)
 	passes := 0

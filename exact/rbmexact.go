@@ -128,7 +128,7 @@ func newRBMTruthContext(ctx context.Context, r *rbm.RBM, chunkBits int, forceSlo
 	}
 	d, m := r.Dim(), r.Hidden()
 	if m > MaxHidden {
-		return nil, fmt.Errorf("exact: the RBM has %d hidden units; hidden enumeration is limited to MaxHidden = %d (it costs 2^M·d = %.3g unit updates)",
+		return nil, tooLarge("exact: the RBM has %d hidden units; hidden enumeration is limited to MaxHidden = %d (it costs 2^M·d = %.3g unit updates)",
 			m, MaxHidden, math.Ldexp(float64(d), m))
 	}
 	if d < 1 {

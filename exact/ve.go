@@ -165,19 +165,19 @@ func newVE(ctx context.Context, card []int, factors []Factor, values [][]float64
 	}
 	p, err := planEliminationWithin(ctx, card, factors, limit)
 	if errors.Is(err, errTooWide) {
-		return nil, fmt.Errorf("exact: elimination width at least %d exceeds the limit %d", p.width, maxWidth)
+		return nil, tooLarge("exact: elimination width at least %d exceeds the limit %d", p.width, maxWidth)
 	}
 	if err != nil {
 		return nil, err
 	}
 	if p.width > maxWidth {
-		return nil, fmt.Errorf("exact: elimination width %d exceeds the limit %d (the largest intermediate factor of the min-fill order has %d variables)", p.width, maxWidth, p.width)
+		return nil, tooLarge("exact: elimination width %d exceeds the limit %d (the largest intermediate factor of the min-fill order has %d variables)", p.width, maxWidth, p.width)
 	}
 	if p.maxEntries > MaxTableEntries {
-		return nil, fmt.Errorf("exact: the largest intermediate factor of the min-fill elimination order would have %.4g entries, over the limit of %d (2^25)", p.maxEntries, MaxTableEntries)
+		return nil, tooLarge("exact: the largest intermediate factor of the min-fill elimination order would have %.4g entries, over the limit of %d (2^25)", p.maxEntries, MaxTableEntries)
 	}
 	if p.totalEntries > MaxTotalEntries {
-		return nil, fmt.Errorf("exact: the intermediate factors of the min-fill elimination order would have %.4g entries in all, over the limit of %d (2^27)", p.totalEntries, MaxTotalEntries)
+		return nil, tooLarge("exact: the intermediate factors of the min-fill elimination order would have %.4g entries in all, over the limit of %d (2^27)", p.totalEntries, MaxTotalEntries)
 	}
 	need := p.need(card, factors)
 	if err := budget.Check(fmt.Sprintf("variable elimination (width %d, %.3g table entries)", p.width, p.totalEntries), memlimit.Base+held+need); err != nil {

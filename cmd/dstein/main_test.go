@@ -281,8 +281,39 @@ func TestSampleMethods(t *testing.T) {
 	// No exact sampler: a clear error.
 	p := writeFile(t, "big.json", `{"type":"rbm","visible":30,"hidden":30,"random":{"w_std":0.1,"bias_std":1,"seed":1}}`)
 	code, _, errs := dstein(t, "sample", "--model", p, "--method", "exact")
-	if code != 1 || !strings.Contains(errs, "no exact method for this model") || strings.Count(errs, "\n") != 1 {
+	if code != 3 || !strings.Contains(errs, "no exact method for this model") || strings.Count(errs, "\n") != 1 {
 		t.Errorf("exact on a big RBM: exit %d, stderr %q", code, errs)
+	}
+}
+
+// TestExactOverItsLimitsIsRefused: a model too wide for --max-width is a
+// refusal of its size (exit 3, as README's table says), not a failed run.
+// The 5×5 grid of binary variables (2^25 states, too many to enumerate)
+// has elimination width 5 or more.
+func TestExactOverItsLimitsIsRefused(t *testing.T) {
+	var b strings.Builder
+	const side = 5
+	fmt.Fprintf(&b, "MARKOV\n%d\n%s\n%d\n", side*side, strings.TrimSpace(strings.Repeat("2 ", side*side)), 2*side*(side-1))
+	for r := range side {
+		for c := range side {
+			if c+1 < side {
+				fmt.Fprintf(&b, "2 %d %d\n", r*side+c, r*side+c+1)
+			}
+			if r+1 < side {
+				fmt.Fprintf(&b, "2 %d %d\n", r*side+c, (r+1)*side+c)
+			}
+		}
+	}
+	for range 2 * side * (side - 1) {
+		b.WriteString("4\n2 1 1 2\n")
+	}
+	p := writeFile(t, "grid5.uai", b.String())
+	code, _, errs := dstein(t, "exact", "--model", p, "--max-width", "3")
+	if code != 3 || !strings.Contains(errs, "exceeds the limit 3") || strings.Count(errs, "\n") != 1 {
+		t.Errorf("exact --max-width 3 on a 5×5 grid: exit %d, stderr %q; want exit 3 naming the limit", code, errs)
+	}
+	if code, _, errs := dstein(t, "exact", "--model", p); code != 0 {
+		t.Errorf("exact on a 5×5 grid within the default width: exit %d, stderr %q", code, errs)
 	}
 }
 

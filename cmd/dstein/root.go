@@ -17,6 +17,7 @@ import (
 	"github.com/spf13/pflag"
 	"golang.org/x/term"
 
+	"github.com/dstein/dstein/exact"
 	"github.com/dstein/dstein/internal/cuda"
 	"github.com/dstein/dstein/internal/memlimit"
 	"github.com/dstein/dstein/internal/safeio"
@@ -30,7 +31,7 @@ const (
 	exitOK          = 0
 	exitError       = 1   // the run failed: bad input file, I/O, numerical failure
 	exitUsage       = 2   // bad command line
-	exitResource    = 3   // refused: the work would exceed a resource limit (--max-memory)
+	exitResource    = 3   // refused: the work would exceed a resource limit (--max-memory, exact's limits)
 	exitNoGPU       = 4   // a GPU was asked for and none is usable (no driver, no device)
 	exitInterrupted = 130 // canceled by a signal
 )
@@ -122,11 +123,12 @@ func run(ctx context.Context, args []string, stdout, stderr io.Writer) (code int
 	var tm *report.TooManyRows
 	var ng *cuda.Unavailable
 	var oom *cuda.OutOfMemory
+	var big *exact.TooLarge
 	switch {
 	case errors.As(err, &in):
 		fmt.Fprintf(stderr, "dstein: %s\n", msg)
 		return exitInterrupted
-	case errors.As(err, &ex), errors.As(err, &tl), errors.As(err, &tm), errors.As(err, &oom):
+	case errors.As(err, &ex), errors.As(err, &tl), errors.As(err, &tm), errors.As(err, &oom), errors.As(err, &big):
 		fmt.Fprintf(stderr, "dstein: %s\n", msg)
 		return exitResource
 	case errors.As(err, &ue), errors.As(err, &fe):
