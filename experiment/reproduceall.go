@@ -171,7 +171,11 @@ func Reproduce(ctx context.Context, o ReproduceOptions) (*ReproduceReport, error
 					fmt.Fprintf(w(o.Log), "reproduce: %s: no verdict: %s\n", p.ID, flatten(err.Error()))
 				} else {
 					rec.Verdict = &v
-					fmt.Fprintf(w(o.Report), "%s: %s\n", p.ID, v.Sentence())
+					scale := ""
+					if v.Status != NotJudged && o.Mode != Full {
+						scale = "verdict " + o.Mode.VerdictScale() + ": "
+					}
+					fmt.Fprintf(w(o.Report), "%s: %s%s\n", p.ID, scale, v.Sentence())
 				}
 			}
 		}
@@ -288,6 +292,9 @@ func section(out string, p Reproduction, rec Reproduced, mode Mode) report.Secti
 	s := report.Section{ID: p.ID, Title: p.ID + ": " + ex.Title, Commands: []string{rec.Command}, Summary: "Tests: " + p.Claim + "."}
 	if v := rec.Verdict; v != nil {
 		s.Verdict = "Verdict, computed from this run's table. " + v.Sentence()
+		if scale := mode.VerdictScale(); scale != "" && v.Status != NotJudged {
+			s.Verdict = "Verdict " + scale + ", computed from this run's table. " + v.Sentence()
+		}
 	}
 	switch rec.Status {
 	case "ran":

@@ -152,11 +152,8 @@ Experiments: ` + strings.Join(experiment.Names(), ", ") + `.`,
 			experiment.PrintTable(e.stdout, res)
 			if p, ok := experiment.Match(ex.Name, cfg); ok {
 				label := "verdict"
-				switch cfg.Mode {
-				case experiment.Tiny:
-					label = "verdict at --tiny's scale (a check that the experiment runs, not a test of the claim)"
-				case experiment.Quick:
-					label = "verdict at --quick's scale"
+				if scale := cfg.Mode.VerdictScale(); scale != "" {
+					label += " " + scale
 				}
 				fmt.Fprintf(e.stdout, "\nclaim (%s): %s\n%s: %s\n", p.ID, p.Claim, label, p.Judge(res.Rows, cfg.Mode).Sentence())
 			}

@@ -38,6 +38,11 @@ func TestReproduce(t *testing.T) {
 			t.Errorf("the page lacks %q", want)
 		}
 	}
+	// A tiny run's verdicts say at what scale they judge, on the page and
+	// on standard output.
+	if !strings.Contains(string(page), "Verdict at --tiny&#39;s scale") || !strings.Contains(out, "categorical: verdict at --tiny's scale") {
+		t.Errorf("a tiny run's verdicts do not name their scale:\n%s", out)
+	}
 	var rep struct {
 		Results []experiment.Reproduced `json:"results"`
 	}
