@@ -70,9 +70,32 @@ def binary_path():
                       "--no-build-isolation ./python builds it), or set DSTEIN_BIN", 1)
 
 
-def _run(args):
+# What the files this package writes into its temporary directory stand
+# for, as dstein's messages should name them to the user.
+_TEMP_NAMES = {
+    "model.json": "the model dict",
+    "draws.npy": "the draws array",
+    "draws.json": "the draws' variable names",
+    "samples.csv": "the samples array",
+}
+
+
+def _user_words(line, tmp):
+    """dstein's message line with the package's temporary files named for
+    what they hold (a message about "the model dict, line 1, column 40"
+    instead of a path the user never saw)."""
+    if not tmp:
+        return line
+    for name, what in _TEMP_NAMES.items():
+        line = line.replace(os.path.join(tmp, name), what)
+    return line.replace(tmp, "a temporary directory")
+
+
+def _run(args, tmp=None):
     """Runs dstein with args and returns its standard output; raises
-    DsteinError on failure and KeyboardInterrupt after stopping it."""
+    DsteinError on failure and KeyboardInterrupt after stopping it. tmp is
+    the temporary directory of the call's files, whose paths the messages
+    replace with what the files hold."""
     proc = subprocess.Popen([binary_path()] + [str(a) for a in args],
                             stdout=subprocess.PIPE, stderr=subprocess.PIPE, text=True)
     try:
@@ -95,10 +118,10 @@ def _run(args):
     if proc.returncode != 0:
         lines = [l for l in err.splitlines() if l.startswith("dstein: ")]
         msg = lines[-1][len("dstein: "):] if lines else (err.strip() or "exit status %d" % proc.returncode)
-        raise DsteinError(msg, proc.returncode)
+        raise DsteinError(_user_words(msg, tmp), proc.returncode)
     for line in err.splitlines():
         if line.startswith("dstein: warning: "):
-            warnings.warn(line[len("dstein: warning: "):], DsteinWarning, stacklevel=3)
+            warnings.warn(_user_words(line[len("dstein: warning: "):], tmp), DsteinWarning, stacklevel=3)
     return out
 
 
@@ -294,7 +317,7 @@ def sample(model, method=None, chains=4, draws=1000, seed=1, warmup=None, thin=N
         for k, v in (settings or {}).items():
             cmd += ["--" + k.replace("_", "-"), _flag_value(v)]
         cmd += list(args)
-        out = _run(cmd)
+        out = _run(cmd, tmp)
         arr, variables, states, lp = _read_npy_draws(os.path.join(tmp, "draws.npy"))
         if arr.ndim == 2:
             arr = arr.reshape(int(chains), int(draws), arr.shape[1])
@@ -334,7 +357,7 @@ def summary(draws, model=None, variables=None, estimates=None):
             cmd += ["--model", _model_file(model, tmp)]
         if estimates is not None:
             cmd += ["--estimates", estimates]
-        _run(cmd)
+        _run(cmd, tmp)
         with open(os.path.join(tmp, "s.json")) as f:
             js = json.load(f)
     eb = js.get("error_bars") or {}
@@ -356,7 +379,7 @@ def exact(model, evidence=None, given=None):
             cmd += ["--evidence", os.fspath(evidence)]
         if given:
             cmd += ["--given", _given(given)]
-        _run(cmd)
+        _run(cmd, tmp)
         with open(os.path.join(tmp, "e.json")) as f:
             return json.load(f)
 
@@ -388,7 +411,7 @@ def gof(model, samples, test="gfksd", bootstrap=None, seed=1, args=()):
         if bootstrap is not None:
             cmd += ["--bootstrap", int(bootstrap)]
         cmd += list(args)
-        _run(cmd)
+        _run(cmd, tmp)
         with open(os.path.join(tmp, "g.json")) as f:
             return json.load(f)
 
@@ -400,5 +423,5 @@ def compress(model, samples, n, rule="herding"):
         m = _model_file(model, tmp)
         out = os.path.join(tmp, "points.npy")
         _run(["compress", "--model", m, "--samples", _samples_file(samples, tmp, m), "--n", int(n),
-              "--rule", rule, "--format", "npy", "--out", out])
+              "--rule", rule, "--format", "npy", "--out", out], tmp)
         return np.load(out)

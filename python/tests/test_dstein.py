@@ -97,8 +97,15 @@ class TestSample(unittest.TestCase):
             dstein.sample(GRID, method="no-such-method", chains=2, draws=10)
         self.assertIn("no-such-method", str(cm.exception))
         self.assertEqual(cm.exception.exit_code, 2)
-        with self.assertRaises(dstein.DsteinError):
+        with self.assertRaises(dstein.DsteinError) as cm:
             dstein.sample({"type": "ising", "n": 2, "edges": [[0, 5, 1.0]]}, chains=2, draws=10)
+        # The message names what the user gave, not the package's temporary files.
+        self.assertIn("the model dict", str(cm.exception))
+        self.assertNotIn("dstein-", str(cm.exception))
+        with self.assertRaises(dstein.DsteinError) as cm:
+            dstein.gof({"type": "ising", "n": 2, "edges": [[0, 1, 1.0]]}, np.array([[1, 1], [1, 7]]))
+        self.assertIn("the samples array", str(cm.exception))
+        self.assertNotIn("dstein-", str(cm.exception))
 
 
 class TestSummary(unittest.TestCase):
