@@ -23,6 +23,7 @@ raised again.
 
 import json
 import os
+import re
 import shutil
 import signal
 import subprocess
@@ -88,6 +89,10 @@ def _user_words(line, tmp):
         return line
     for name, what in _TEMP_NAMES.items():
         line = line.replace(os.path.join(tmp, name), what)
+    # The samples CSV has a header line, then one line a row of the array
+    # (rows counted from 0, as numpy does).
+    line = re.sub(r"the samples array: line (\d+), column \d+",
+                  lambda m: "the samples array: row %d" % (int(m.group(1)) - 2), line)
     return line.replace(tmp, "a temporary directory")
 
 

@@ -104,7 +104,7 @@ class TestSample(unittest.TestCase):
         self.assertNotIn("dstein-", str(cm.exception))
         with self.assertRaises(dstein.DsteinError) as cm:
             dstein.gof({"type": "ising", "n": 2, "edges": [[0, 1, 1.0]]}, np.array([[1, 1], [1, 7]]))
-        self.assertIn("the samples array", str(cm.exception))
+        self.assertIn("the samples array: row 1 (z1): 7 is not a state", str(cm.exception))
         self.assertNotIn("dstein-", str(cm.exception))
 
 
