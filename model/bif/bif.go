@@ -22,6 +22,7 @@ package bif
 
 import (
 	"bufio"
+	"bytes"
 	"fmt"
 	"io"
 	"math"
@@ -53,6 +54,8 @@ func Read(r io.Reader) (*factorgraph.Graph, *Network, error) {
 	if err != nil {
 		return nil, nil, err
 	}
+	// A leading UTF-8 byte order mark is ignored, as in every other input.
+	data = bytes.TrimPrefix(data, []byte("\ufeff"))
 	p := &parser{toks: tokenize(string(data))}
 	return withGraph(p.network())
 }
@@ -536,6 +539,9 @@ func (p *parser) probabilityBody(net *Network, rows *map[string][]float64, dflt,
 		case "}":
 			return nil
 		case "table":
+			if *table != nil {
+				return fmt.Errorf("line %d: the probability block of %q has a second table; want one", t.line, name)
+			}
 			v, line, err := numbers()
 			if err != nil {
 				return err
@@ -547,6 +553,9 @@ func (p *parser) probabilityBody(net *Network, rows *map[string][]float64, dflt,
 			}
 			*table = v
 		case "default":
+			if *dflt != nil {
+				return fmt.Errorf("line %d: the probability block of %q has a second default row; want at most one", t.line, name)
+			}
 			v, line, err := numbers()
 			if err != nil {
 				return err

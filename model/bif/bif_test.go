@@ -84,6 +84,9 @@ func TestReadErrors(t *testing.T) {
 		{head + "probability ( a ) { table 0.5, -0.5, 1; }", "has 3 probabilities"},
 		{head + "probability ( a ) { table 0.5, 0.5;", "ends in the middle"},
 		{"", "defines no variable"},
+		// A second table or default row would replace the first in silence.
+		{head + "probability ( a ) { table 0.3, 0.7; table 0.5, 0.5; }\nprobability ( b ) { table 0.5, 0.5; }", `line 3: the probability block of "a" has a second table`},
+		{head + "probability ( a ) { table 0.5, 0.5; }\nprobability ( b | a ) { (x) 1, 0; default 0.2, 0.8; default 0.5, 0.5; }", `line 4: the probability block of "b" has a second default row`},
 	} {
 		_, _, err := bif.Read(strings.NewReader(c.body))
 		if err == nil || !strings.Contains(err.Error(), c.want) {
@@ -96,7 +99,7 @@ variable a { type discrete [ 2 ] { x, y }; property p; }
 variable b { type discrete [ 2 ] { x, y }; }
 probability ( a ) { table 0.25, 0.75; } // rows
 probability ( b | a ) { (x) 1, 0; default 0.5, 0.5; }`
-	g, _, err := bif.Read(strings.NewReader(ok))
+	g, _, err := bif.Read(strings.NewReader("\ufeff" + ok)) // a byte order mark is ignored
 	if err != nil {
 		t.Fatal(err)
 	}
