@@ -42,18 +42,6 @@ func (m Mode) String() string {
 	return "full"
 }
 
-// VerdictScale says at what scale a verdict of a run in mode m judges its
-// claim, for the label of a verdict: empty for a full run.
-func (m Mode) VerdictScale() string {
-	switch m {
-	case Tiny:
-		return "at --tiny's scale (a check that the experiment runs, not a test of the claim)"
-	case Quick:
-		return "at --quick's scale (fewer trials and smaller settings than the paper's; the full run may judge otherwise)"
-	}
-	return ""
-}
-
 // Config says how to run an experiment.
 type Config struct {
 	// Out is the directory for NAME.csv, NAME.png, NAME.svg and the trial

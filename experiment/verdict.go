@@ -72,6 +72,18 @@ func (v Verdict) Sentence() string {
 	return "The claim " + v.Status.String() + ": " + v.Because + "."
 }
 
+// VerdictScale says at what scale a verdict of a run in mode m judges its
+// claim, for the label of a verdict: empty for a full run.
+func (m Mode) VerdictScale() string {
+	switch m {
+	case Tiny:
+		return "at --tiny's scale (a check that the experiment runs, not a test of the claim)"
+	case Quick:
+		return "at --quick's scale (fewer trials and smaller settings than the paper's; the full run may judge otherwise)"
+	}
+	return ""
+}
+
 // A judge computes a result's verdict from its summary rows (NAME.csv) in
 // the mode of the run.
 type judge func(rows []Row, mode Mode) Verdict

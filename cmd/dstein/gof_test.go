@@ -274,7 +274,7 @@ func TestGofWithEvidence(t *testing.T) {
 		t.Errorf("--evidence and --given differ: %q, %q", outs[0], outs[1])
 	}
 	code, _, errs := dstein(t, "gof", "--model", net, "--samples", s, "--given", "z3=0")
-	if code != 1 || !strings.Contains(errs, "sample 1 has z3 = 1, but the evidence sets it to 0: test samples drawn given the same evidence") {
+	if code != 1 || !strings.Contains(errs, "sample 1 has z3 = 1, but the evidence sets it to 0; want samples drawn given the same evidence") {
 		t.Errorf("samples against other evidence: exit %d, %q", code, errs)
 	}
 }

@@ -17,6 +17,7 @@ import (
 
 type summaryFlags struct {
 	model, json, estimates string
+	evidence, given        string
 	show                   int
 	mem                    memoryFlag
 }
@@ -24,7 +25,7 @@ type summaryFlags struct {
 func newSummaryCmd(e *env) *cobra.Command {
 	var f summaryFlags
 	cmd := &cobra.Command{
-		Use:   "summary DRAWS [--model FILE] [--json FILE]",
+		Use:   "summary DRAWS [--model FILE [--evidence FILE.evid | --given VAR=STATE,…]] [--json FILE]",
 		Short: "Diagnose chains of draws made by any tool: R̂, ESS, MCSE, error bars and warnings",
 		Long: `Print the table and the warnings that dstein sample prints for its own
 chains (split R̂, bulk and tail ESS, MCSE, 90% intervals, stuck chains,
@@ -42,7 +43,10 @@ first). Without --model each variable's states are the values seen in its
 column and the estimates are the draws' frequencies; with --model (a JSON
 model file or a UAI network whose variables the columns name: z0, z1, …)
 the values must be the model's states, log p* is monitored and the
-variables' estimates are Rao–Blackwellised as in dstein sample.`,
+variables' estimates are Rao–Blackwellised as in dstein sample. Draws made
+given evidence (dstein sample --evidence or --given) are summarised given
+the same evidence: pass it again, and the table covers the free variables,
+as sample's does; a draw whose evidence variables differ from it is refused.`,
 		Args: func(cmd *cobra.Command, args []string) error {
 			if len(args) != 1 {
 				return usagef("summary needs one DRAWS file (a CSV with chain and draw columns, or an .npy array of shape (chain, draw, variable))")
@@ -53,11 +57,19 @@ variables' estimates are Rao–Blackwellised as in dstein sample.`,
 			if err := atLeast("show", f.show, 1); err != nil {
 				return err
 			}
+			if f.model == "" && (f.evidence != "" || f.given != "") {
+				return usagef("--evidence and --given apply with --model: the evidence is about a model's variables")
+			}
+			if f.model == "" && cmd.Flags().Changed("estimates") && f.estimates != infer.Frequencies.String() {
+				return usagef("--estimates %s needs --model: without a model the estimates are the draws' frequencies", f.estimates)
+			}
 			return runSummary(e, &f, args[0])
 		},
 	}
 	fs := cmd.Flags()
 	fs.StringVar(&f.model, "model", "", "the model the draws are of (JSON model file, UAI, BIF or XMLBIF network): adds log p* and Rao–Blackwellised estimates")
+	fs.StringVar(&f.evidence, "evidence", "", "UAI evidence file (.evid) for a .uai network: the draws were made given it (they hold every variable, the evidence's at its values)")
+	fs.StringVar(&f.given, "given", "", "evidence by name for a network (.bif, .xml or .uai), as dstein sample takes it: rain=yes,sprinkler=off")
 	fs.StringVar(&f.json, "json", "", "write the summary (the variables, their states, means and marginals, and error_bars as in dstein sample's summary) to this file")
 	fs.StringVar(&f.estimates, "estimates", infer.RaoBlackwell.String(), "with --model: rao-blackwell or frequencies (without a model: frequencies)")
 	fs.IntVar(&f.show, "show", 10, "number of variables to print (the JSON has all)")
@@ -67,9 +79,12 @@ variables' estimates are Rao–Blackwellised as in dstein sample.`,
 
 // drawsSummary is what dstein summary --json writes.
 type drawsSummary struct {
-	Version   int                `json:"schema_version"`
-	Draws     string             `json:"draws"`
-	Model     string             `json:"model"`
+	Version int    `json:"schema_version"`
+	Draws   string `json:"draws"`
+	Model   string `json:"model"`
+	// Evidence is the state index that the evidence (--evidence, --given)
+	// fixed for each observed variable, by name; absent without evidence.
+	Evidence  map[string]int     `json:"evidence,omitempty"`
 	Chains    int                `json:"chains"`
 	Length    int                `json:"draws_per_chain"`
 	Variables []string           `json:"variables"`
@@ -93,7 +108,7 @@ func runSummary(e *env, f *summaryFlags, path string) error {
 	}
 	inputs := []string{path}
 	if f.model != "" {
-		inputs = append(inputs, f.model)
+		inputs = append(inputs, f.model, f.evidence)
 	}
 	outs, err := startOutputs(e, inputs, "--json", f.json)
 	if err != nil {
@@ -105,14 +120,27 @@ func runSummary(e *env, f *summaryFlags, path string) error {
 		return err
 	}
 	var m model.Model
+	var evidence map[string]int
 	s := &sampler.Samples{N: draws.Chains * draws.Length, D: draws.D, Z: make([]int, draws.Chains*draws.Length*draws.D)}
 	if f.model != "" {
-		lm, err := openModel(e, f.model, "", modelfile.Options{Budget: budget})
+		lm, err := openModel(e, f.model, f.evidence, modelfile.Options{Budget: budget, Given: f.given})
 		if err != nil {
 			return err
 		}
 		m = lm.Model
-		if err := statesOf(m, draws, s, path); err != nil {
+		if lm.Free != nil {
+			// Given evidence: the columns are the file's variables, the
+			// quantities the free ones.
+			if err := statesOf(lm.File, draws, s, path); err != nil {
+				return err
+			}
+			z, err := lm.FreeStates(s.Z, s.N)
+			if err != nil {
+				return fmt.Errorf("%s: %w", path, err)
+			}
+			s = &sampler.Samples{N: s.N, D: m.Dim(), Z: z}
+			evidence = lm.EvidenceByName()
+		} else if err := statesOf(m, draws, s, path); err != nil {
 			return err
 		}
 	} else {
@@ -135,6 +163,9 @@ func runSummary(e *env, f *summaryFlags, path string) error {
 	src := "no model: states are the values seen"
 	if f.model != "" {
 		src = "model " + f.model
+		if len(evidence) > 0 {
+			src += fmt.Sprintf("; %d free, %d given by the evidence", m.Dim(), len(evidence))
+		}
 	}
 	fmt.Fprintf(w, "draws      %s: %d chains × %d draws of %d variables (%s)\n", path, draws.Chains, draws.Length, draws.D, src)
 	dg := out.Diagnostics
@@ -153,7 +184,7 @@ func runSummary(e *env, f *summaryFlags, path string) error {
 		fmt.Fprintf(w, "warnings   none: every quantity passes R̂ and ESS\n")
 	}
 	if err := outs.write("--json", func(bw *bufio.Writer) error {
-		js := drawsSummary{Version: drawsSummaryVersion, Draws: path, Model: f.model, Chains: draws.Chains, Length: draws.Length,
+		js := drawsSummary{Version: drawsSummaryVersion, Draws: path, Model: f.model, Evidence: evidence, Chains: draws.Chains, Length: draws.Length,
 			Variables: make([]string, m.Dim()), States: make([][]float64, m.Dim()), Mean: out.Means, Marginals: out.Marginals, ErrorBars: dg}
 		for i := range m.Dim() {
 			js.Variables[i], js.States[i] = model.VariableName(m, i), m.States(i)

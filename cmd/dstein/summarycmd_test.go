@@ -110,6 +110,45 @@ func TestSummaryMatchesTheRun(t *testing.T) {
 	}
 }
 
+// Draws made given evidence give back the run's table to the bit when
+// summary is given the same evidence; a draw that breaks the evidence is
+// refused, and evidence without a model is a usage error.
+func TestSummaryGivenEvidence(t *testing.T) {
+	dir := t.TempDir()
+	model, evid := "../../examples/sprinkler.uai", "../../examples/sprinkler.uai.evid"
+	draws, run, sum := filepath.Join(dir, "d.csv"), filepath.Join(dir, "run.json"), filepath.Join(dir, "sum.json")
+	if code, _, errs := dstein(t, "sample", "--model", model, "--evidence", evid, "--method", "gibbs", "--chains", "3", "--draws", "300", "--out", draws, "--json", run); code != 0 {
+		t.Fatalf("sample: exit %d: %s", code, errs)
+	}
+	if code, _, errs := dstein(t, "summary", draws, "--model", model, "--evidence", evid, "--json", sum); code != 0 {
+		t.Fatalf("summary: exit %d: %s", code, errs)
+	}
+	a, b := readSummary(t, run), readSummary(t, sum)
+	if len(a.ErrorBars.Quantities) == 0 || len(a.ErrorBars.Quantities) != len(b.ErrorBars.Quantities) {
+		t.Fatalf("%d quantities in the run, %d in the summary", len(a.ErrorBars.Quantities), len(b.ErrorBars.Quantities))
+	}
+	for k, q := range a.ErrorBars.Quantities {
+		if fmt.Sprint(q) != fmt.Sprint(b.ErrorBars.Quantities[k]) {
+			t.Errorf("run %+v, summary %+v", q, b.ErrorBars.Quantities[k])
+		}
+	}
+	var js struct{ Evidence map[string]int }
+	raw, _ := os.ReadFile(sum)
+	if err := json.Unmarshal(raw, &js); err != nil || len(js.Evidence) != 1 || js.Evidence["z3"] != 1 {
+		t.Errorf("summary's evidence %v (%v); want z3 at state 1", js.Evidence, err)
+	}
+	// The same draws against other evidence: refused, naming the variable.
+	if code, _, errs := dstein(t, "summary", draws, "--model", model, "--given", "z3=0"); code != 1 || !strings.Contains(errs, "has z3 = 1, but the evidence sets it to 0") {
+		t.Errorf("draws that break the evidence: exit %d, %q", code, errs)
+	}
+	if code, _, errs := dstein(t, "summary", draws, "--given", "z3=1"); code != 2 || !strings.Contains(errs, "apply with --model") {
+		t.Errorf("evidence without a model: exit %d, %q", code, errs)
+	}
+	if code, _, errs := dstein(t, "summary", draws, "--estimates", "rao-blackwell"); code != 2 || !strings.Contains(errs, "needs --model") {
+		t.Errorf("Rao–Blackwell estimates without a model: exit %d, %q", code, errs)
+	}
+}
+
 // A chain stuck in one state among mixing ones gets R̂'s warning.
 func TestSummaryFlagsAStuckChain(t *testing.T) {
 	dir := t.TempDir()

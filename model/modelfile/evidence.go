@@ -52,7 +52,7 @@ func (l *Loaded) FreeStates(z []int, n int) ([]int, error) {
 		row := z[r*d : (r+1)*d]
 		for _, v := range vars {
 			if row[v] != l.Evidence[v] {
-				return nil, fmt.Errorf("sample %d has %s = %s, but the evidence sets it to %s: test samples drawn given the same evidence", r+1,
+				return nil, fmt.Errorf("sample %d has %s = %s, but the evidence sets it to %s; want samples drawn given the same evidence", r+1,
 					model.VariableName(l.File, v), stateName(l.File, v, row[v]), stateName(l.File, v, l.Evidence[v]))
 			}
 		}

@@ -339,11 +339,13 @@ def _flag_value(v):
     return str(v)
 
 
-def summary(draws, model=None, variables=None, estimates=None):
+def summary(draws, model=None, variables=None, estimates=None, evidence=None, given=None):
     """Diagnoses chains of draws made by any tool (dstein summary):
     draws is a numpy array (chain, draw, variable) or a path (a CSV with
-    chain and draw columns, or an .npy array). Returns (DataFrame of the
-    quantities, list of warnings, the JSON as a dict)."""
+    chain and draw columns, or an .npy array). Draws made given evidence
+    take the same evidence (a .evid file, or given by name) with the
+    model. Returns (DataFrame of the quantities, list of warnings, the
+    JSON as a dict)."""
     with tempfile.TemporaryDirectory(prefix="dstein-") as tmp:
         if isinstance(draws, (str, os.PathLike)):
             path = os.fspath(draws)
@@ -362,6 +364,10 @@ def summary(draws, model=None, variables=None, estimates=None):
             cmd += ["--model", _model_file(model, tmp)]
         if estimates is not None:
             cmd += ["--estimates", estimates]
+        if evidence is not None:
+            cmd += ["--evidence", os.fspath(evidence)]
+        if given:
+            cmd += ["--given", _given(given)]
         _run(cmd, tmp)
         with open(os.path.join(tmp, "s.json")) as f:
             js = json.load(f)

@@ -92,6 +92,13 @@ class TestSample(unittest.TestCase):
         lung = fit.variables.index("lung")
         self.assertLess(abs((fit.draws[0, :, lung] == 0).mean() - 0.645991), 5 * np.sqrt(0.25 / 4000))
 
+    def test_summary_given_the_runs_evidence(self):
+        asia = os.path.join(ROOT, "model", "bif", "testdata", "asia.bif")
+        fit = dstein.sample(asia, method="gibbs", chains=2, draws=300, given="smoke=yes,xray=yes")
+        _, _, js = dstein.summary(fit.draws, model=asia, variables=fit.variables, given={"smoke": "yes", "xray": "yes"})
+        self.assertEqual(js["evidence"], fit.json["evidence"])
+        self.assertEqual(js["mean"], fit.json["mean"])
+
     def test_errors_are_exceptions(self):
         with self.assertRaises(dstein.DsteinError) as cm:
             dstein.sample(GRID, method="no-such-method", chains=2, draws=10)
