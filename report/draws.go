@@ -39,7 +39,8 @@ func drawsBytes(n float64) float64 { return 32 * n }
 
 // ReadDraws reads draws from path: a CSV file with columns "chain" and
 // "draw" (integers) and one column per variable (columns whose names end
-// in "__", such as Stan's lp__, are left out), rows in any order; or an
+// in "__" before the first variable's, such as Stan's lp__, are left out),
+// rows in any order; or an
 // .npy array of shape (chain, draw, variable) of numbers or booleans, whose
 // variables are named by the sidecar PATH.json that dstein writes beside
 // its arrays when there is one (else z0, z1, …). Every chain must have the
@@ -89,17 +90,25 @@ func readDrawsCSV(r io.Reader) (*Draws, error) {
 	if err != nil {
 		return nil, csvError(err)
 	}
+	if len(head) > 0 {
+		head[0] = strings.TrimPrefix(head[0], "\ufeff") // a byte order mark
+	}
+	// The first chain and draw columns number the draws, and columns
+	// ending in "__" (lp__, Stan's sampler statistics) are left out while
+	// no variable's column has come; every other column is a variable's,
+	// so that a network's variable named chain, draw or x__ (written after
+	// dstein's own columns) is read as one.
 	chainCol, drawCol := -1, -1
 	var cols []int
 	var names []string
 	for k, h := range head {
 		h = strings.TrimSpace(h)
 		switch {
-		case h == "chain":
+		case h == "chain" && chainCol < 0:
 			chainCol = k
-		case h == "draw":
+		case h == "draw" && drawCol < 0:
 			drawCol = k
-		case strings.HasSuffix(h, "__"):
+		case strings.HasSuffix(h, "__") && len(cols) == 0:
 		default:
 			cols = append(cols, k)
 			names = append(names, h)

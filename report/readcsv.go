@@ -184,9 +184,10 @@ func readSamples(r io.Reader, m model.Model, maxRows, rows int) (*sampler.Sample
 	}
 	// Leading group columns (chain,draw or replicate,particle) and
 	// columns of per-sample statistics (lp__: names ending in "__") are
-	// skipped.
+	// skipped, but never one of the last d, the variables' (a network's
+	// variable may be named chain or x__).
 	skip := 0
-	for skip < len(head) && (slices.Contains(IDColumns, strings.TrimSpace(head[skip])) || strings.HasSuffix(strings.TrimSpace(head[skip]), "__")) {
+	for skip < len(head)-d && (slices.Contains(IDColumns, strings.TrimSpace(head[skip])) || strings.HasSuffix(strings.TrimSpace(head[skip]), "__")) {
 		skip++
 	}
 	head = head[skip:]

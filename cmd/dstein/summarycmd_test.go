@@ -149,6 +149,52 @@ func TestSummaryGivenEvidence(t *testing.T) {
 	}
 }
 
+// A network whose variables are named like the CSV's own columns (chain,
+// draw, lp__, x__) is written, summarised and tested from that CSV as the
+// run saw it: the first chain and draw columns number the draws, and only
+// the leading __ columns are statistics. Before, summary found no
+// variable and gof saw a header of 0 columns. A byte order mark before
+// the header is ignored, as README says of every CSV input.
+func TestVariablesNamedLikeColumns(t *testing.T) {
+	dir := t.TempDir()
+	net := writeFile(t, "clash.bif", `network n {}
+variable chain { type discrete [ 2 ] { a, b }; }
+variable x__ { type discrete [ 2 ] { a, b }; }
+variable lp__ { type discrete [ 2 ] { a, b }; }
+variable draw { type discrete [ 2 ] { a, b }; }
+probability ( chain ) { table 0.3, 0.7; }
+probability ( x__ | chain ) { (a) 0.9, 0.1; (b) 0.2, 0.8; }
+probability ( lp__ ) { table 0.5, 0.5; }
+probability ( draw | lp__ ) { (a) 0.6, 0.4; (b) 0.1, 0.9; }
+`)
+	draws, run, sum := filepath.Join(dir, "d.csv"), filepath.Join(dir, "run.json"), filepath.Join(dir, "sum.json")
+	if code, _, errs := dstein(t, "sample", "--model", net, "--method", "gibbs", "--chains", "2", "--draws", "100", "--out", draws, "--json", run); code != 0 {
+		t.Fatalf("sample: exit %d: %s", code, errs)
+	}
+	raw, _ := os.ReadFile(draws)
+	if err := os.WriteFile(draws, append([]byte("\ufeff"), raw...), 0o644); err != nil {
+		t.Fatal(err)
+	}
+	if code, _, errs := dstein(t, "summary", draws, "--model", net, "--json", sum); code != 0 {
+		t.Fatalf("summary: exit %d: %s", code, errs)
+	}
+	a, b := readSummary(t, run), readSummary(t, sum)
+	if len(a.ErrorBars.Quantities) != 5 || len(b.ErrorBars.Quantities) != 5 {
+		t.Fatalf("%d quantities in the run, %d in the summary; want log_p and 4 variables", len(a.ErrorBars.Quantities), len(b.ErrorBars.Quantities))
+	}
+	for k, q := range a.ErrorBars.Quantities {
+		if fmt.Sprint(q) != fmt.Sprint(b.ErrorBars.Quantities[k]) {
+			t.Errorf("run %+v, summary %+v", q, b.ErrorBars.Quantities[k])
+		}
+	}
+	if code, out, errs := dstein(t, "summary", draws); code != 0 || !strings.Contains(out, "of 4 variables") {
+		t.Errorf("summary without the model: exit %d: %s %s", code, out, errs)
+	}
+	if code, out, errs := dstein(t, "gof", "--model", net, "--samples", draws, "--test", "dksd"); code != 0 || !strings.Contains(out, "n = 200, 4 variables") {
+		t.Errorf("gof: exit %d: %s %s", code, out, errs)
+	}
+}
+
 // A chain stuck in one state among mixing ones gets R̂'s warning.
 func TestSummaryFlagsAStuckChain(t *testing.T) {
 	dir := t.TempDir()
