@@ -22,6 +22,16 @@ type Settings interface {
 	Resolved() Settings
 }
 
+// Ignorer is implemented by settings in which one setting can make
+// another have no effect (GF-SVGD's temperature, with the base surrogate).
+// Ignored returns why the setting with JSON name field has none under the
+// others, or "" when it has one. The command line refuses a flag that sets
+// such a setting; a pipeline file may hold it (a run's recorded settings
+// hold every field).
+type Ignorer interface {
+	Ignored(field string) string
+}
+
 // Method is one sampling method, registered once by its own package.
 type Method struct {
 	// Name is what --method and pipeline files call it.

@@ -307,6 +307,15 @@ func abuseCases() []abuseCase {
 			return []string{"sample", "--model", model(t, dir), "--method", "gibbs", "--draws", "10", "--replicates", "3"}
 		}, code: 2, want: "--replicates does not apply with --draws"},
 		{name: "replicates 0", setup: sample("--replicates", "0"), code: 2, want: "--replicates must be at least 1"},
+		// 0 iterations would report the starting states as samples.
+		{name: "iters 0", setup: func(t *testing.T, dir string) []string {
+			return []string{"sample", "--model", model(t, dir), "--method", "gfsvgd", "--iters", "0"}
+		}, code: 2, want: "--iters must be at least 1"},
+		{name: "pipeline of 0 iterations", setup: func(t *testing.T, dir string) []string {
+			p := filepath.Join(dir, "p.json")
+			os.WriteFile(p, []byte(`{"stages":[{"method":"gibbs","iters":0}]}`), 0o644)
+			return []string{"sample", "--model", model(t, dir), "--pipeline", p}
+		}, code: 1, want: "its stages make 0 iterations in all"},
 		{name: "n and chains", setup: func(t *testing.T, dir string) []string {
 			return []string{"sample", "--model", model(t, dir), "--method", "gibbs", "--draws", "10", "--n", "3", "--chains", "3"}
 		}, code: 2, want: "--n and --chains both"},

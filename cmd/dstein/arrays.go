@@ -51,6 +51,9 @@ func sidecarFlag(flag string) string { return flag + "'s sidecar" }
 // is never lost.
 func (f *formatFlag) arrayPaths(flag, path string) ([]string, error) {
 	if path == "" {
+		if f.npy() {
+			return nil, usagef("--format npy applies to %s, which is not given: add %s FILE.npy", flag, flag)
+		}
 		return nil, nil
 	}
 	if !f.npy() {

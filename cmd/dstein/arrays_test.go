@@ -176,6 +176,7 @@ func TestNPYRefusals(t *testing.T) {
 		{[]string{"--format", "npy", "--out", filepath.Join(dir, "s.csv")}, exitUsage, "must end in .npy", filepath.Join(dir, "s.csv")},
 		{[]string{"--format", "parquet", "--out", filepath.Join(dir, "s.npy")}, exitUsage, `unknown --format "parquet"`, filepath.Join(dir, "s.npy")},
 		{[]string{"--out", filepath.Join(dir, "s.npy")}, exitUsage, "add --format npy", filepath.Join(dir, "s.npy")},
+		{[]string{"--format", "npy"}, exitUsage, "--format npy applies to --out, which is not given", filepath.Join(dir, "none")},
 		{[]string{"--format", "npy", "--out", filepath.Join(dir, "mine.npy")}, exitError, "not a sidecar that dstein wrote", filepath.Join(dir, "mine.npy")},
 		{[]string{"--format", "npy", "--out", filepath.Join(dir, "t.npy"), "--json", filepath.Join(dir, "t.json")}, exitError, "same file", filepath.Join(dir, "t.npy")},
 	}

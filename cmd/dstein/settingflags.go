@@ -187,6 +187,7 @@ func (sf *settingFlags) apply(fs *pflag.FlagSet, p *sampler.Pipeline, what strin
 		names = append(names, n)
 	}
 	sort.Strings(names)
+	applied := map[string]int{} // flag → the stage it set
 	for _, name := range names {
 		if !fs.Changed(name) {
 			continue
@@ -224,6 +225,7 @@ func (sf *settingFlags) apply(fs *pflag.FlagSet, p *sampler.Pipeline, what strin
 		}
 		cp.Elem().FieldByIndex(sf.paths[st.Method][name]).Set(v)
 		st.Settings = cp.Interface().(sampler.Settings)
+		applied[name] = hits[0]
 		// A 0 that the method's defaults replace would be read as what
 		// it is not (as in a pipeline file, see sampler.ParsePipeline).
 		if v.IsZero() {
@@ -234,6 +236,22 @@ func (sf *settingFlags) apply(fs *pflag.FlagSet, p *sampler.Pipeline, what strin
 			if rv := res.FieldByIndex(sf.paths[st.Method][name]); !rv.IsZero() {
 				return usagef("--%s %s would silently mean the default (%s); leave the flag out for the default, or give another value", name, f.raw, formatSetting(rv))
 			}
+		}
+	}
+	// Once every flag is set: one that the others make useless is refused.
+	for _, name := range names {
+		k, ok := applied[name]
+		if !ok {
+			continue
+		}
+		st := p.Stages[k]
+		ig, ok := st.Settings.(sampler.Ignorer)
+		if !ok {
+			continue
+		}
+		field := reflect.TypeOf(st.Settings).Elem().FieldByIndex(sf.paths[st.Method][name])
+		if why := ig.Ignored(strings.Split(field.Tag.Get("json"), ",")[0]); why != "" {
+			return usagef("--%s has no effect here: %s", name, why)
 		}
 	}
 	return nil

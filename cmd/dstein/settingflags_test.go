@@ -89,3 +89,28 @@ func TestSettingFlagZeroThatMeansTheDefault(t *testing.T) {
 		}
 	}
 }
+
+// A setting flag that the other settings make useless is refused (it was
+// recorded in the summary and had no effect): GF-SVGD's --temperature with
+// --surrogate base, in either order; alone, each is taken.
+func TestSettingFlagWithoutEffect(t *testing.T) {
+	grid := "../../examples/ising-grid.json"
+	for _, c := range []struct {
+		args []string
+		want string // "" for accepted
+	}{
+		{[]string{"--surrogate", "base", "--temperature", "5"}, "--temperature has no effect here"},
+		{[]string{"--temperature", "0.5", "--surrogate", "base"}, "--temperature has no effect here"},
+		{[]string{"--temperature", "0.5"}, ""},
+		{[]string{"--surrogate", "base"}, ""},
+	} {
+		args := append([]string{"sample", "--model", grid, "--method", "gfsvgd", "--n", "4", "--iters", "2", "--seed", "1"}, c.args...)
+		code, _, errs := dstein(t, args...)
+		switch {
+		case c.want == "" && code != 0:
+			t.Errorf("%v: exit %d: %s", c.args, code, errs)
+		case c.want != "" && (code != 2 || !strings.Contains(errs, c.want)):
+			t.Errorf("%v: exit %d, %q; want exit 2 and %q", c.args, code, errs, c.want)
+		}
+	}
+}

@@ -140,6 +140,15 @@ func (s Settings) withDefaults() Settings {
 	return s
 }
 
+// Ignored says why field has no effect under the other settings: the
+// temperature shapes the relaxed surrogate only (sampler.Ignorer).
+func (s *Settings) Ignored(field string) string {
+	if field == "temperature" && s.withDefaults().Surrogate == "base" {
+		return "the temperature shapes the relaxed surrogate, and --surrogate base uses none"
+	}
+	return ""
+}
+
 // Resolved returns the settings with every default filled in.
 func (s *Settings) Resolved() sampler.Settings { r := s.withDefaults(); return &r }
 
