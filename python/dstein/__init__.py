@@ -137,10 +137,35 @@ def _model_file(model, tmp):
         return os.fspath(model)
     if isinstance(model, dict):
         path = os.path.join(tmp, "model.json")
+        try:
+            text = json.dumps(model, default=_jsonable, allow_nan=False)
+        except ValueError:
+            raise ValueError("the model dict holds NaN or an infinity (%s); every number of a model "
+                             "must be finite" % _first_nonfinite(model)) from None
         with open(path, "w") as f:
-            json.dump(model, f, default=_jsonable)
+            f.write(text)
         return path
     raise TypeError("model must be a path (JSON model file or .uai network) or a dict; got %s" % type(model).__name__)
+
+
+def _first_nonfinite(x, where="model"):
+    """Where the first value that is not finite sits in x, as a Python
+    index path ("model['edges'][0][2]")."""
+    if isinstance(x, dict):
+        for k, v in x.items():
+            w = _first_nonfinite(v, "%s[%r]" % (where, k))
+            if w:
+                return w
+        return None
+    if isinstance(x, (list, tuple)) or (isinstance(x, np.ndarray) and x.ndim > 0):
+        for i, v in enumerate(x):
+            w = _first_nonfinite(v, "%s[%d]" % (where, i))
+            if w:
+                return w
+        return None
+    if isinstance(x, (float, np.floating)) and not np.isfinite(x):
+        return "%s is %r" % (where, float(x))
+    return None
 
 
 def _jsonable(x):
@@ -158,6 +183,9 @@ def ising_model(couplings, fields=None, temperature=None):
     J = np.asarray(couplings, dtype=float)
     if J.ndim != 2 or J.shape[0] != J.shape[1]:
         raise ValueError("couplings must be a square matrix; got shape %s" % (J.shape,))
+    if not np.all(np.isfinite(J)):
+        i, j = np.argwhere(~np.isfinite(J))[0]
+        raise ValueError("couplings[%d, %d] is %r; want finite numbers" % (i, j, J[i, j]))
     if not np.allclose(J, J.T):
         raise ValueError("couplings must be symmetric")
     d = J.shape[0]
@@ -167,6 +195,9 @@ def ising_model(couplings, fields=None, temperature=None):
         h = np.asarray(fields, dtype=float)
         if h.shape != (d,):
             raise ValueError("fields must have %d entries; got shape %s" % (d, h.shape))
+        if not np.all(np.isfinite(h)):
+            i = int(np.argwhere(~np.isfinite(h))[0][0])
+            raise ValueError("fields[%d] is %r; want finite numbers" % (i, h[i]))
         m["fields"] = h.tolist()
     if temperature is not None:
         m["temperature"] = float(temperature)
@@ -202,9 +233,12 @@ def categorical_model(probs, states=None):
 class Fit:
     """The result of dstein.sample: the draws and dstein's summary."""
 
-    def __init__(self, draws, variables, states, summary_json, stdout, lp=None):
-        #: numpy array (chain, draw, variable) of the variables' state values
+    def __init__(self, draws, variables, states, summary_json, stdout, lp=None, dims=("chain", "draw")):
+        #: numpy array (chain, draw, variable) of the variables' state values;
+        #: (replicate, particle, variable) for a run of n particles or final states
         self.draws = draws
+        #: the names of draws' first two axes
+        self.dims = tuple(dims)
         #: numpy array (chain, draw) of each draw's log p* (Stan's lp__;
         #: NaN where it is not finite), or None
         self.lp__ = lp
@@ -237,20 +271,22 @@ class Fit:
         "z" with dims (chain, draw, variable), coordinates chain, draw and
         variable (names), and "lp__" with dims (chain, draw): each draw's
         log p*."""
-        return _to_xarray(self.draws, self.variables, self.lp__)
+        return _to_xarray(self.draws, self.variables, self.lp__, self.dims)
 
     def __repr__(self):
         c, d, v = self.draws.shape
-        return "<dstein.Fit: %d chains × %d draws of %d variables, %d warnings>" % (c, d, v, len(self.warnings))
+        return "<dstein.Fit: %d %ss × %d %ss of %d variables, %d warnings>" % (c, self.dims[0], d, self.dims[1], v,
+                                                                            len(self.warnings))
 
 
-def _to_xarray(draws, variables, lp=None):
+def _to_xarray(draws, variables, lp=None, dims=("chain", "draw")):
     import xarray as xr
     c, d, _ = draws.shape
-    data = {"z": (("chain", "draw", "variable"), draws)}
+    a, b = dims
+    data = {"z": ((a, b, "variable"), draws)}
     if lp is not None:
-        data["lp__"] = (("chain", "draw"), lp)
-    return xr.Dataset(data, coords={"chain": np.arange(c), "draw": np.arange(d), "variable": list(variables)})
+        data["lp__"] = ((a, b), lp)
+    return xr.Dataset(data, coords={a: np.arange(c), b: np.arange(d), "variable": list(variables)})
 
 
 def _quantities_frame(error_bars):
@@ -288,7 +324,7 @@ def _read_npy_draws(path):
 
 
 def sample(model, method=None, chains=4, draws=1000, seed=1, warmup=None, thin=None, evidence=None,
-           given=None, settings=None, args=()):
+           given=None, settings=None, args=(), n=None, replicates=None, iters=None):
     """Samples a model with dstein and returns a Fit.
 
     model: a path (JSON model file, .uai, .bif or XMLBIF .xml network) or a dict (dstein's
@@ -298,39 +334,73 @@ def sample(model, method=None, chains=4, draws=1000, seed=1, warmup=None, thin=N
     draws take). evidence: a .evid file for a .uai network; given:
     evidence by name, {"smoke": "yes"} or "smoke=yes". settings: the
     method's settings as {flag name: value} ({"step_size": 0.2} →
-    --step-size 0.2). args: more command-line arguments.
+    --step-size=0.2). args: more command-line arguments.
+
+    n, replicates, iters: instead of chains and draws, n particles (the
+    paper's GF-SVGD, method="gfsvgd" or "paper") or the final states of n
+    chains, after iters iterations (default: the method's), in replicates
+    independent runs whose spread gives the error bars; Fit.draws is then
+    (replicate, particle, variable), with one replicate by default.
     """
+    seed = _whole("seed", seed, 0)
     with tempfile.TemporaryDirectory(prefix="dstein-") as tmp:
-        cmd = ["sample", "--model", _model_file(model, tmp), "--seed", int(seed), "--format", "npy",
+        cmd = ["sample", "--model", _model_file(model, tmp), "--seed", seed, "--format", "npy",
                "--out", os.path.join(tmp, "draws.npy"), "--json", os.path.join(tmp, "summary.json")]
-        if method == "exact":
+        if n is not None:
+            n = _whole("n", n)
+            cmd += ["--n", n]
+            if replicates is not None:
+                cmd += ["--replicates", _whole("replicates", replicates)]
+            if iters is not None:
+                cmd += ["--iters", _whole("iters", iters)]
+            shape = (1, n)
+        elif replicates is not None or iters is not None:
+            raise ValueError("replicates= and iters= apply with n= (particles or final states), "
+                             "not with chains= and draws=")
+        elif method == "exact":
             # Independent exact draws in one step: chains × draws of them,
             # laid out as chains of independent draws.
-            cmd += ["--n", int(chains) * int(draws)]
+            chains, draws = _whole("chains", chains), _whole("draws", draws)
+            cmd += ["--n", chains * draws]
+            shape = (chains, draws)
         else:
-            cmd += ["--chains", int(chains), "--draws", int(draws)]
+            chains, draws = _whole("chains", chains), _whole("draws", draws)
+            cmd += ["--chains", chains, "--draws", draws]
+            shape = (chains, draws)
         if method is not None:
             cmd += ["--method", method]
         if warmup is not None:
-            cmd += ["--warmup", int(warmup)]
+            cmd += ["--warmup", _whole("warmup", warmup, 0)]
         if thin is not None:
-            cmd += ["--thin", int(thin)]
+            cmd += ["--thin", _whole("thin", thin)]
         if evidence is not None:
             cmd += ["--evidence", os.fspath(evidence)]
         if given:
             cmd += ["--given", _given(given)]
         for k, v in (settings or {}).items():
-            cmd += ["--" + k.replace("_", "-"), _flag_value(v)]
+            # One word, --flag=value: a boolean flag takes no separate value.
+            cmd += ["--%s=%s" % (k.replace("_", "-"), _flag_value(v))]
         cmd += list(args)
         out = _run(cmd, tmp)
         arr, variables, states, lp = _read_npy_draws(os.path.join(tmp, "draws.npy"))
         if arr.ndim == 2:
-            arr = arr.reshape(int(chains), int(draws), arr.shape[1])
+            arr = arr.reshape(shape + (arr.shape[1],))
             if lp is not None:
-                lp = lp.reshape(int(chains), int(draws))
+                lp = lp.reshape(shape)
         with open(os.path.join(tmp, "summary.json")) as f:
             js = json.load(f)
-    return Fit(arr, variables, states, js, out, lp)
+    return Fit(arr, variables, states, js, out, lp, ("replicate", "particle") if n is not None else ("chain", "draw"))
+
+
+def _whole(name, v, least=1):
+    """v as an int, if it is a whole number ≥ least (a float such as 1.7,
+    or True, is refused rather than cut)."""
+    ok = isinstance(v, (int, np.integer)) and not isinstance(v, (bool, np.bool_))
+    if isinstance(v, (float, np.floating)):
+        ok = bool(np.isfinite(v)) and v == int(v)
+    if not ok or int(v) < least:
+        raise ValueError("%s=%r: want a whole number ≥ %d" % (name, v, least))
+    return int(v)
 
 
 def _flag_value(v):
@@ -418,9 +488,9 @@ def gof(model, samples, test="gfksd", bootstrap=None, seed=1, args=()):
     with tempfile.TemporaryDirectory(prefix="dstein-") as tmp:
         m = _model_file(model, tmp)
         cmd = ["gof", "--model", m, "--samples", _samples_file(samples, tmp, m), "--test", test,
-               "--seed", int(seed), "--json", os.path.join(tmp, "g.json")]
+               "--seed", _whole("seed", seed, 0), "--json", os.path.join(tmp, "g.json")]
         if bootstrap is not None:
-            cmd += ["--bootstrap", int(bootstrap)]
+            cmd += ["--bootstrap", _whole("bootstrap", bootstrap)]
         cmd += list(args)
         _run(cmd, tmp)
         with open(os.path.join(tmp, "g.json")) as f:
@@ -433,6 +503,6 @@ def compress(model, samples, n, rule="herding"):
     with tempfile.TemporaryDirectory(prefix="dstein-") as tmp:
         m = _model_file(model, tmp)
         out = os.path.join(tmp, "points.npy")
-        _run(["compress", "--model", m, "--samples", _samples_file(samples, tmp, m), "--n", int(n),
+        _run(["compress", "--model", m, "--samples", _samples_file(samples, tmp, m), "--n", _whole("n", n),
               "--rule", rule, "--format", "npy", "--out", out], tmp)
         return np.load(out)

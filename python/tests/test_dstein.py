@@ -99,6 +99,30 @@ class TestSample(unittest.TestCase):
         self.assertEqual(js["evidence"], fit.json["evidence"])
         self.assertEqual(js["mean"], fit.json["mean"])
 
+    def test_boolean_settings_and_particles(self):
+        # A boolean setting is one word (--stratified=true); it was sent as two.
+        fit = dstein.sample(GRID, method="gibbs", chains=2, draws=20, settings={"stratified": True})
+        self.assertTrue(fit.json["stages"][0]["settings"]["stratified"])
+        # The paper's GF-SVGD: n particles in replicates, not chains of draws.
+        fit = dstein.sample(GRID, method="gfsvgd", n=16, iters=5, replicates=2)
+        self.assertEqual(fit.draws.shape, (2, 16, 100))
+        self.assertEqual(fit.dims, ("replicate", "particle"))
+        self.assertEqual(dict(fit.to_xarray().sizes), {"replicate": 2, "particle": 16, "variable": 100})
+        self.assertIn("2 replicates × 16 particles", repr(fit))
+        with self.assertRaises(ValueError):
+            dstein.sample(GRID, method="gibbs", chains=2, draws=20, iters=5)
+
+    def test_inputs_checked_in_python(self):
+        # Whole numbers are not cut (seed=1.7 was seed 1), NaN is named.
+        for kw in ({"seed": 1.7}, {"chains": 2.5}, {"draws": True}):
+            with self.assertRaises(ValueError):
+                dstein.sample(GRID, method="gibbs", **dict({"chains": 2, "draws": 10}, **kw))
+        J = np.zeros((3, 3)); J[0, 1] = J[1, 0] = np.nan
+        with self.assertRaisesRegex(ValueError, r"couplings\[0, 1\] is nan"):
+            dstein.ising_model(J)
+        with self.assertRaisesRegex(ValueError, r"model\['edges'\]\[0\]\[2\] is inf"):
+            dstein.exact({"type": "ising", "n": 2, "edges": [[0, 1, float("inf")]]})
+
     def test_errors_are_exceptions(self):
         with self.assertRaises(dstein.DsteinError) as cm:
             dstein.sample(GRID, method="no-such-method", chains=2, draws=10)
