@@ -25,6 +25,11 @@ import (
 // states of probability zero beside the samples. It costs O(n²d) time and
 // O(n²) memory, about 1.3× DKSD's time.
 func BKSD(ctx context.Context, m model.Model, s *sampler.Samples, o Options) (*Result, error) {
+	if o.Bootstrap == Simulation {
+		return simulated(ctx, "bksd", m, s, o, func(ctx context.Context, s *sampler.Samples, o Options) (*Result, error) {
+			return BKSD(ctx, m, s, o)
+		})
+	}
 	o, rej, err := admit("bksd", m, s, o)
 	if rej != nil || err != nil {
 		return rej, err

@@ -26,14 +26,22 @@ const (
 	Multinomial Kind = iota
 	// Rademacher is the wild bootstrap with independent ±1 signs.
 	Rademacher
+	// Simulation is no bootstrap: the null distribution of the statistic
+	// is simulated from B data sets drawn exactly from the model, which
+	// holds the level at any sample size (see simulated). It needs a model
+	// that dstein can sample exactly, and costs B + 1 statistics.
+	Simulation
 )
 
 // Kinds lists the bootstrap names ParseKind accepts.
-var Kinds = []string{"multinomial", "rademacher"}
+var Kinds = []string{"multinomial", "rademacher", "simulation"}
 
 func (k Kind) String() string {
-	if k == Rademacher {
+	switch k {
+	case Rademacher:
 		return "rademacher"
+	case Simulation:
+		return "simulation"
 	}
 	return "multinomial"
 }
@@ -45,8 +53,10 @@ func ParseKind(s string) (Kind, error) {
 		return Multinomial, nil
 	case "rademacher":
 		return Rademacher, nil
+	case "simulation":
+		return Simulation, nil
 	}
-	return 0, fmt.Errorf("unknown bootstrap %q; want multinomial or rademacher", s)
+	return 0, fmt.Errorf("unknown bootstrap %q; want multinomial, rademacher or simulation", s)
 }
 
 // Options are the settings every test shares.
@@ -83,7 +93,7 @@ func (o Options) withDefaults() (Options, error) {
 	if o.B < 1 {
 		return o, fmt.Errorf("bootstrap draws %d: want at least 1", o.B)
 	}
-	if o.Bootstrap != Multinomial && o.Bootstrap != Rademacher {
+	if o.Bootstrap != Multinomial && o.Bootstrap != Rademacher && o.Bootstrap != Simulation {
 		return o, fmt.Errorf("unknown bootstrap kind %d", o.Bootstrap)
 	}
 	return o, nil

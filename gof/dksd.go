@@ -35,6 +35,11 @@ import (
 // LevelChecked false, with a Warning, when it exceeds TailBiasFactor
 // bootstrap standard deviations.
 func DKSD(ctx context.Context, m model.Model, s *sampler.Samples, o Options) (*Result, error) {
+	if o.Bootstrap == Simulation {
+		return simulated(ctx, "dksd", m, s, o, func(ctx context.Context, s *sampler.Samples, o Options) (*Result, error) {
+			return DKSD(ctx, m, s, o)
+		})
+	}
 	o, rej, err := admit("dksd", m, s, o)
 	if rej != nil || err != nil {
 		return rej, err

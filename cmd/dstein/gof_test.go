@@ -278,3 +278,33 @@ func TestGofWithEvidence(t *testing.T) {
 		t.Errorf("samples against other evidence: exit %d, %q", code, errs)
 	}
 }
+
+// A sample that is one state repeated (on an Ising model with strong
+// fields 3, where 40 such rows have probability about 0.9) gets the bootstrap's caveat, in the output
+// and in the JSON (level_checked false), and a reject from the bootstrap;
+// the simulated null prints no caveat and does not reject it.
+func TestGofSimulatedNull(t *testing.T) {
+	dir := t.TempDir()
+	m := writeFile(t, "field.json", `{"type":"ising","n":6,"edges":[[0,1,0.4],[1,2,0.4],[2,3,0.4],[3,4,0.4],[4,5,0.4],[5,0,0.4]],"field":3}`)
+	var b strings.Builder
+	b.WriteString("z0,z1,z2,z3,z4,z5\n")
+	for range 40 {
+		b.WriteString("1,1,1,1,1,1\n")
+	}
+	s := writeFile(t, "up.csv", b.String())
+	boot, sim := filepath.Join(dir, "boot.json"), filepath.Join(dir, "sim.json")
+	code, out, errs := dstein(t, "gof", "--model", m, "--samples", s, "--test", "bksd", "--json", boot)
+	if code != 0 || !strings.Contains(out, "warning    the sample repeats its states (1 distinct rows in 40)") || !strings.Contains(out, "--bootstrap-kind simulation") {
+		t.Fatalf("bootstrap: exit %d: %s %s", code, out, errs)
+	}
+	if j := readJSON(t, boot); j["level_checked"] != false || !strings.Contains(j["warning"].(string), "repeats its states") || j["reject"] != true {
+		t.Errorf("bootstrap JSON: %v", j)
+	}
+	code, out, errs = dstein(t, "gof", "--model", m, "--samples", s, "--test", "bksd", "--bootstrap-kind", "simulation", "--bootstrap", "199", "--json", sim)
+	if code != 0 || strings.Contains(out, "warning") || !strings.Contains(out, "null simulated from 199 exact data sets of n = 40") {
+		t.Fatalf("simulation: exit %d: %s %s", code, out, errs)
+	}
+	if j := readJSON(t, sim); j["level_checked"] != true || j["bootstrap_kind"] != "simulation" || j["reject"] != false {
+		t.Errorf("simulation JSON: %v", j)
+	}
+}
