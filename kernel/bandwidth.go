@@ -91,6 +91,9 @@ func (b Bandwidth) Validate() error {
 			return fmt.Errorf("a fixed bandwidth h = %v goes with the rule fixed (--bandwidth fixed), not %s", b.H, b.Rule)
 		}
 	case RuleFixed:
+		if b.H == 0 {
+			return fmt.Errorf("fixed bandwidth is 0: the rule fixed needs its h (--fixed-h on the command line, \"h\" in a file)")
+		}
 		if !(b.H > 0) || math.IsInf(b.H, 0) {
 			return fmt.Errorf("fixed bandwidth is %v; want a finite number > 0", b.H)
 		}

@@ -207,7 +207,7 @@ func TestBadInputGivesOneLine(t *testing.T) {
 		{"surrogate", []string{"--model", good, "--method", "gfsvgd", "--surrogate", "smooth"}, 2, `unknown surrogate "smooth"`},
 		{"gfsvgd flag on the default", []string{"--model", good, "--lr", "0.1"}, 2, "--lr applies to gfsvgd, not to --method default"},
 		{"lr", []string{"--model", good, "--method", "gfsvgd", "--lr", "-1"}, 2, "--lr must be > 0"},
-		{"fixed h", []string{"--model", good, "--method", "gfsvgd", "--bandwidth", "fixed"}, 2, "fixed bandwidth is 0"},
+		{"fixed h", []string{"--model", good, "--method", "gfsvgd", "--bandwidth", "fixed"}, 2, "fixed bandwidth is 0: the rule fixed needs its h (--fixed-h"},
 		{"temperature", []string{"--model", good, "--method", "gfsvgd", "--temperature", "0"}, 2, "--temperature must be > 0"},
 		{"step size", []string{"--model", good, "--method", "dmala", "--step-size", "0"}, 2, "--step-size must be > 0"},
 		{"step size inf", []string{"--model", good, "--method", "dmala", "--step-size", "+Inf"}, 2, "not a finite number"},

@@ -7,7 +7,9 @@ import (
 	"errors"
 	"fmt"
 	"io"
+	"math"
 	"reflect"
+	"strconv"
 	"strings"
 	"unicode"
 )
@@ -456,6 +458,12 @@ func describe(data []byte, err error) error {
 		field := te.Field
 		if field == "" {
 			field = "value"
+		}
+		if num, ok := strings.CutPrefix(te.Value, "number "); ok && kindOf(te.Type) == "a whole number in range" {
+			// A whole number written as 3.0 or 1e3: say how to write it.
+			if f, err := strconv.ParseFloat(num, 64); err == nil && f == math.Trunc(f) && math.Abs(f) < 1<<53 {
+				return fmt.Errorf("%s: %s is the JSON number %s; want a whole number in plain digits (%d)", position(data, te.Offset), field, num, int64(f))
+			}
 		}
 		return fmt.Errorf("%s: %s is a JSON %s; want %s", position(data, te.Offset), field, te.Value, kindOf(te.Type))
 	case errors.Is(err, io.ErrUnexpectedEOF) || errors.Is(err, io.EOF):

@@ -345,6 +345,14 @@ func TestUnmarshalBad(t *testing.T) {
 			func() any { return new(taggedEmbed) }, []string{`"base.Id" must be spelled "id"`}},
 		{"hidden deeper field's shape not used", `{"A": {"X": 1}}`,
 			func() any { return new(shallowFirst) }, []string{"A is a JSON object; want a whole number in range"}},
+		// A whole number written with a decimal point or an exponent:
+		// the message shows it in plain digits.
+		{"whole number as 3.0", `{"A": 3.0}`,
+			func() any { return new(shallowFirst) }, []string{"A is the JSON number 3.0; want a whole number in plain digits (3)"}},
+		{"whole number as 1e3", `{"A": 1e3}`,
+			func() any { return new(shallowFirst) }, []string{"A is the JSON number 1e3; want a whole number in plain digits (1000)"}},
+		{"fraction for a whole number", `{"A": 3.5}`,
+			func() any { return new(shallowFirst) }, []string{"A is a JSON number 3.5; want a whole number in range"}},
 		{"ambiguous embedded names are unknown", `{"Z": 1}`,
 			func() any { return new(ambiguous) }, []string{`unknown key "Z"; want one of k`}},
 		{"self reference: unknown key", `{"w": 1}`,

@@ -196,7 +196,7 @@ func (k Kernel) choose(m model.Model) (Kernel, error) {
 	case k == Site:
 		return Site, nil
 	case k == Block && !rbm:
-		return k, fmt.Errorf("kernel block needs an RBM; the model is %T (kernel best chooses per model)", m)
+		return k, fmt.Errorf("kernel block needs an RBM; the model is %s (kernel best chooses per model)", model.Kind(m))
 	case k == Block || (k == Best && rbm):
 		return Block, nil
 	}
