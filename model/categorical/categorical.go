@@ -38,6 +38,11 @@ var (
 	_ model.ProposalIncremental = (*Categorical)(nil)
 )
 
+// MaxStateValue bounds the magnitude of a state value: the summaries
+// square values (variances, MCSE), and 1e150² = 1e300 stays finite where
+// 1e308 would not.
+const MaxStateValue = 1e150
+
 // New checks the variables and returns the model. Each variable needs at
 // least one state, distinct finite state values, one finite non-negative
 // probability per state, and probabilities that sum to one within
@@ -58,6 +63,9 @@ func New(vars []Variable) (*Categorical, error) {
 		for s, x := range v.States {
 			if math.IsNaN(x) || math.IsInf(x, 0) {
 				return nil, fmt.Errorf("variable %d: state %d has value %v; want a finite number", i, s, x)
+			}
+			if math.Abs(x) > MaxStateValue {
+				return nil, fmt.Errorf("variable %d: state %d has value %v; want at most %g in magnitude (means, variances and error bars square the values, which must stay finite)", i, s, x, MaxStateValue)
 			}
 			if seen[x] {
 				return nil, fmt.Errorf("variable %d: state value %v is listed twice", i, x)

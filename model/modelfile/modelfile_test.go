@@ -87,6 +87,7 @@ func TestBadFilesGiveClearErrors(t *testing.T) {
 		"sum":              {`{"type":"categorical","variables":[{"states":[0,1],"probs":[0.5,0.6]}]}`, "sum to 1.1"},
 		"lengths":          {`{"type":"categorical","variables":[{"states":[0,1,2],"probs":[0.5,0.5]}]}`, "3 states but 2 probabilities"},
 		"no variables":     {`{"type":"categorical","variables":[]}`, "missing or empty"},
+		"huge state":       {`{"type":"categorical","variables":[{"states":[-1e308,1e308],"probs":[0.5,0.5]}]}`, "want at most 1e+150 in magnitude"},
 		"overflow":         {`{"type":"categorical","variables":[{"states":[0,1e999],"probs":[0.5,0.5]}]}`, "number 1e999"},
 		"string number":    {`{"type":"categorical","variables":[{"states":[0,"NaN"],"probs":[0.5,0.5]}]}`, "is a JSON string; want a finite number"},
 		"fields length":    {`{"type":"ising","n":3,"edges":[[0,1,0.5]],"fields":[0,0]}`, "3 spins but \"fields\" has 2"},
