@@ -415,7 +415,11 @@ func (r *runner) summarize() []Row {
 	groups := map[[3]string]*agg{}
 	var order [][3]string
 	xs := map[[3]string]float64{}
+	more := 0 // trials of the journal past this run's
 	for _, k := range r.j.Order() {
+		if k.Trial >= r.trials {
+			more = max(more, k.Trial+1-r.trials)
+		}
 		if k.Trial >= r.trials || !r.requested[k] {
 			continue
 		}
@@ -429,6 +433,9 @@ func (r *runner) summarize() []Row {
 			}
 			groups[g].vals = append(groups[g].vals, v)
 		}
+	}
+	if more > 0 {
+		r.logf("%s: the journal holds %d more trials than this run's %d; the tables use the first %d (--trials %d uses them all)", r.name, more, r.trials, r.trials, r.trials+more)
 	}
 	var rows []Row
 	for _, g := range order {

@@ -100,3 +100,16 @@ func TestReproduce(t *testing.T) {
 		t.Error("work ran before the outputs were checked")
 	}
 }
+
+// A run of fewer trials than its journal holds says so: the tables use
+// the first ones, and the rest stay in the journal.
+func TestExperimentFewerTrialsThanTheJournal(t *testing.T) {
+	dir := t.TempDir()
+	if code, _, errs := dstein(t, "experiment", "ising-n", "--tiny", "--trials", "4", "--out-dir", dir); code != 0 {
+		t.Fatalf("4 trials: exit %d: %s", code, errs)
+	}
+	code, _, errs := dstein(t, "experiment", "ising-n", "--tiny", "--out-dir", dir)
+	if code != 0 || !strings.Contains(errs, "the journal holds 2 more trials than this run's 2; the tables use the first 2 (--trials 4 uses them all)") {
+		t.Errorf("2 trials of a journal of 4: exit %d: %s", code, errs)
+	}
+}
