@@ -324,3 +324,35 @@ func TestSummaryNpySidecarMismatch(t *testing.T) {
 		}
 	}
 }
+
+// Many variables of few draws: the quantities' summaries, not the draws,
+// decide the memory, and --max-memory refuses them before the work (20,000
+// binary variables of 8 draws need about 50 MB; their draws alone 21 MB,
+// which the old estimate counted).
+func TestSummaryMemoryCountsTheQuantities(t *testing.T) {
+	const d = 20000
+	var b strings.Builder
+	b.WriteString("chain,draw")
+	for i := range d {
+		fmt.Fprintf(&b, ",v%d", i)
+	}
+	b.WriteByte('\n')
+	r := rng.NewKey(1).Rand()
+	for c := 1; c <= 2; c++ {
+		for k := 1; k <= 4; k++ {
+			fmt.Fprintf(&b, "%d,%d", c, k)
+			for range d {
+				fmt.Fprintf(&b, ",%d", r.IntN(2))
+			}
+			b.WriteByte('\n')
+		}
+	}
+	p := writeFile(t, "wide.csv", b.String())
+	code, _, errs := dstein(t, "summary", p, "--max-memory", "40MB")
+	if code != 3 || !strings.Contains(errs, "the summary of 20001 quantities of 8 draws needs about") {
+		t.Errorf("40MB for 20,000 quantities: exit %d, %q; want a refusal (exit 3)", code, errs)
+	}
+	if code, _, errs := dstein(t, "summary", p, "--max-memory", "80MB"); code != 0 {
+		t.Errorf("80MB: exit %d, %q", code, errs)
+	}
+}
