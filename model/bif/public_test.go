@@ -137,6 +137,8 @@ func TestReadXMLErrors(t *testing.T) {
 		{"<network/>", "starts with <BIF>"},
 		{"", "no <BIF><NETWORK>"},
 		{doc(""), "defines no variable"},
+		{doc(vars+defA+"<DEFINITION><FOR>b</FOR><TABLE>0.5 0.5</TABLE></DEFINITION>") + "\ntrailing garbage", "content after </BIF>"},
+		{doc(vars+defA+"<DEFINITION><FOR>b</FOR><TABLE>0.5 0.5</TABLE></DEFINITION>") + "<BIF/>", "content after </BIF>"},
 	} {
 		_, _, err := bif.ReadXML(strings.NewReader(c.src))
 		if err == nil || !strings.Contains(err.Error(), c.want) {
@@ -148,7 +150,7 @@ func TestReadXMLErrors(t *testing.T) {
 	ok := doc(`<!-- c --><PROPERTY>p</PROPERTY>` + vars + `<PROBABILITY><FOR>a</FOR><TABLE>0.25, 0.75</TABLE></PROBABILITY>
 <DEFINITION><FOR>b</FOR><GIVEN>a</GIVEN><TABLE>1 0
 0.5 0.5</TABLE><PROPERTY>q</PROPERTY></DEFINITION>`)
-	g, net, err := bif.ReadXML(strings.NewReader(ok))
+	g, net, err := bif.ReadXML(strings.NewReader(ok + "\n<!-- white space and comments may follow -->\n"))
 	if err != nil {
 		t.Fatal(err)
 	}

@@ -2,6 +2,7 @@ package bif
 
 import (
 	"bufio"
+	"bytes"
 	"encoding/xml"
 	"errors"
 	"fmt"
@@ -57,7 +58,7 @@ func parseXML(r io.Reader) (*Network, error) {
 		xmlDefinition
 	}
 	var defs []def
-	sawBIF, sawNetwork := false, false
+	sawBIF, sawNetwork, closed := false, false, false
 	depth := 0 // depth inside NETWORK (1: its direct children)
 	for {
 		line, _ := d.InputPos()
@@ -71,6 +72,20 @@ func parseXML(r io.Reader) (*Network, error) {
 				return nil, fmt.Errorf("line %d: not well-formed XML: %s", se.Line, se.Msg)
 			}
 			return nil, err
+		}
+		if closed {
+			// After </BIF>: white space, comments and processing
+			// instructions only, as text BIF allows nothing after its
+			// last block.
+			switch t := tok.(type) {
+			case xml.CharData:
+				if len(bytes.TrimSpace(t)) == 0 {
+					continue
+				}
+			case xml.Comment, xml.ProcInst:
+				continue
+			}
+			return nil, fmt.Errorf("line %d: content after </BIF>; an XMLBIF file ends with it", line)
 		}
 		switch t := tok.(type) {
 		case xml.StartElement:
@@ -141,6 +156,9 @@ func parseXML(r io.Reader) (*Network, error) {
 		case xml.EndElement:
 			if depth == 1 && t.Name.Local == "NETWORK" {
 				depth = 0
+			}
+			if depth == 0 && t.Name.Local == "BIF" {
+				closed = true
 			}
 		}
 	}
