@@ -481,16 +481,21 @@ def _samples_file(samples, tmp, model_path):
     return path
 
 
-def gof(model, samples, test="gfksd", bootstrap=None, seed=1, args=()):
+def gof(model, samples, test="gfksd", bootstrap=None, seed=1, args=(), bootstrap_kind=None):
     """Tests whether samples come from model (dstein gof); samples is a
-    samples CSV path or an array of state values. Returns the result
-    JSON as a dict (statistic, p_value, reject, …)."""
+    samples CSV path or an array of state values. bootstrap_kind:
+    "multinomial" (default), "rademacher" or "simulation" (the null
+    simulated from exact data sets of the model: its level holds at any
+    n). Returns the result JSON as a dict (statistic, p_value, reject,
+    level_checked, warning, …)."""
     with tempfile.TemporaryDirectory(prefix="dstein-") as tmp:
         m = _model_file(model, tmp)
         cmd = ["gof", "--model", m, "--samples", _samples_file(samples, tmp, m), "--test", test,
                "--seed", _whole("seed", seed, 0), "--json", os.path.join(tmp, "g.json")]
         if bootstrap is not None:
             cmd += ["--bootstrap", _whole("bootstrap", bootstrap)]
+        if bootstrap_kind is not None:
+            cmd += ["--bootstrap-kind", bootstrap_kind]
         cmd += list(args)
         _run(cmd, tmp)
         with open(os.path.join(tmp, "g.json")) as f:

@@ -172,6 +172,17 @@ class TestTestsAndCompression(unittest.TestCase):
         self.assertGreater(res["p_value"], 0.0)
         pts = dstein.compress(GRID, fit.draws, 20)
         self.assertEqual(pts.shape, (20, 100))
+        # A sample that is one state repeated: the bootstrap's caveat, and
+        # the simulated null instead.
+        m = dstein.ising_model(np.eye(6, k=1) * 0.4 + np.eye(6, k=-1) * 0.4,
+                               fields=np.full(6, 3.0))
+        up = np.ones((40, 6), dtype=int)
+        res = dstein.gof(m, up, test="bksd")
+        self.assertFalse(res["level_checked"])
+        self.assertIn("repeats its states", res["warning"])
+        res = dstein.gof(m, up, test="bksd", bootstrap=99, bootstrap_kind="simulation")
+        self.assertEqual(res["bootstrap_kind"], "simulation")
+        self.assertTrue(res["level_checked"])
 
 
 class TestNamedNetwork(unittest.TestCase):
