@@ -295,7 +295,7 @@ func runGof(e *env, cmd *cobra.Command, f *gofFlags) error {
 	caveat := ""
 	if res.Impossible == 0 && f.test != "mmd" && o.Bootstrap != gof.Simulation {
 		if why := gof.BootstrapCaveat(s); why != "" {
-			caveat = bootstrapDoubt(why, lm.Model)
+			caveat = bootstrapDoubt(why)
 		}
 	}
 	printGof(say, f, m, set, res, caveat)
@@ -334,14 +334,9 @@ func maxRowsWithin(b memlimit.Budget, need func(n int) float64) int {
 }
 
 // bootstrapDoubt is the warning of a sample on which the bootstraps'
-// level is in doubt (gof.BootstrapCaveat says why), with the remedy where
-// the model has one.
-func bootstrapDoubt(why string, m model.Model) string {
-	msg := why + ": the bootstrap approximates the null distribution for large samples of many distinct states, and on samples like this one it has rejected true models far more often than α (15% to 93% of data sets in dstein's checks, EXPERIMENTS.md)"
-	if exact.Memory(m) > memlimit.Base || model.StateCount(m) <= exact.DefaultMaxStates {
-		return msg + "; --bootstrap-kind simulation simulates the null from exact data sets and holds the level at any n"
-	}
-	return msg + "; this model has no exact sampler for --bootstrap-kind simulation, so treat the p-value with care"
+// level is in doubt (gof.BootstrapCaveat says why), with the remedy.
+func bootstrapDoubt(why string) string {
+	return why + ": the bootstrap approximates the null distribution for large samples of many distinct states, and on samples like this one it has rejected true models far more often than α (15% to 93% of data sets in dstein's checks, EXPERIMENTS.md); --bootstrap-kind simulation simulates the null from exact data sets of the model (where dstein can sample it exactly) and holds the level at any n"
 }
 
 // printGof prints the verdict line and the details of the test.

@@ -198,7 +198,7 @@ func TestBadInputGivesOneLine(t *testing.T) {
 		{"missing file", []string{"--model", "/no/such/file.json"}, 1, "does not exist"},
 		{"no model", []string{}, 2, "--model is required"},
 		{"n < 1", []string{"--model", good, "--n", "0"}, 2, "--n must be at least 1"},
-		{"negative iters", []string{"--model", good, "--method", "gibbs", "--iters", "-1"}, 2, "--iters must be at least 0"},
+		{"negative iters", []string{"--model", good, "--method", "gibbs", "--iters", "-1"}, 2, "--iters must be at least 1"},
 		{"iters of a pipeline", []string{"--model", good, "--method", "hybrid", "--iters", "5"}, 2, "--iters sets the iterations of a single method"},
 		{"iters of the default", []string{"--model", good, "--iters", "5"}, 2, "--iters does not apply to --method default"},
 		{"unknown method", []string{"--model", good, "--method", "hmc"}, 2, `unknown method "hmc"`},
