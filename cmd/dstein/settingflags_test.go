@@ -66,7 +66,10 @@ func TestSettingFlagsReportClashes(t *testing.T) {
 // A setting flag given as 0 where the method's defaults would replace the
 // 0 is refused with the default it would have meant (as in a pipeline
 // file); a 0 that the method keeps (--adapt 0: no adaptation) and other
-// values are taken.
+// values are taken. A setting flag that the other settings make useless
+// is refused too (it was recorded in the summary and had no effect):
+// GF-SVGD's --temperature with --surrogate base, in either order; alone,
+// each is taken.
 func TestSettingFlagZeroThatMeansTheDefault(t *testing.T) {
 	grid := "../../examples/ising-grid.json"
 	for _, c := range []struct {
@@ -78,33 +81,12 @@ func TestSettingFlagZeroThatMeansTheDefault(t *testing.T) {
 		{[]string{"--method", "pt", "--ladder", "0"}, "--ladder must be > 0"},
 		{[]string{"--method", "pt", "--tune", "-1"}, ""},
 		{[]string{"--method", "dmala", "--adapt", "0"}, ""},
+		{[]string{"--method", "gfsvgd", "--surrogate", "base", "--temperature", "5"}, "--temperature has no effect here"},
+		{[]string{"--method", "gfsvgd", "--temperature", "0.5", "--surrogate", "base"}, "--temperature has no effect here"},
+		{[]string{"--method", "gfsvgd", "--temperature", "0.5"}, ""},
+		{[]string{"--method", "gfsvgd", "--surrogate", "base"}, ""},
 	} {
 		args := append([]string{"sample", "--model", grid, "--n", "2", "--iters", "3", "--seed", "1"}, c.args...)
-		code, _, errs := dstein(t, args...)
-		switch {
-		case c.want == "" && code != 0:
-			t.Errorf("%v: exit %d: %s", c.args, code, errs)
-		case c.want != "" && (code != 2 || !strings.Contains(errs, c.want)):
-			t.Errorf("%v: exit %d, %q; want exit 2 and %q", c.args, code, errs, c.want)
-		}
-	}
-}
-
-// A setting flag that the other settings make useless is refused (it was
-// recorded in the summary and had no effect): GF-SVGD's --temperature with
-// --surrogate base, in either order; alone, each is taken.
-func TestSettingFlagWithoutEffect(t *testing.T) {
-	grid := "../../examples/ising-grid.json"
-	for _, c := range []struct {
-		args []string
-		want string // "" for accepted
-	}{
-		{[]string{"--surrogate", "base", "--temperature", "5"}, "--temperature has no effect here"},
-		{[]string{"--temperature", "0.5", "--surrogate", "base"}, "--temperature has no effect here"},
-		{[]string{"--temperature", "0.5"}, ""},
-		{[]string{"--surrogate", "base"}, ""},
-	} {
-		args := append([]string{"sample", "--model", grid, "--method", "gfsvgd", "--n", "4", "--iters", "2", "--seed", "1"}, c.args...)
 		code, _, errs := dstein(t, args...)
 		switch {
 		case c.want == "" && code != 0:

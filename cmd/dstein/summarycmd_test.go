@@ -42,6 +42,22 @@ func readSummary(t *testing.T, path string) summaryQuantities {
 	return s
 }
 
+// sameQuantities fails t unless the run's and the summary's quantities
+// are the same to the bit, and there are want of them (any number above
+// 0 when want is 0).
+func sameQuantities(t *testing.T, run, sum summaryQuantities, want int) {
+	t.Helper()
+	a, b := run.ErrorBars.Quantities, sum.ErrorBars.Quantities
+	if len(a) == 0 || len(a) != len(b) || (want > 0 && len(a) != want) {
+		t.Fatalf("%d quantities in the run, %d in the summary (want %d)", len(a), len(b), want)
+	}
+	for k, q := range a {
+		if fmt.Sprint(q) != fmt.Sprint(b[k]) {
+			t.Errorf("run %+v, summary %+v", q, b[k])
+		}
+	}
+}
+
 // dstein summary on the draws of a dstein run gives that run's table, to
 // the bit, with the model; and the same R̂ and ESS from the CSV and from
 // an .npy array of the same draws without it.
@@ -55,15 +71,7 @@ func TestSummaryMatchesTheRun(t *testing.T) {
 	if code, _, errs := dstein(t, "summary", draws, "--model", model, "--json", sum); code != 0 {
 		t.Fatalf("summary: exit %d: %s", code, errs)
 	}
-	a, b := readSummary(t, run), readSummary(t, sum)
-	if len(a.ErrorBars.Quantities) == 0 || len(a.ErrorBars.Quantities) != len(b.ErrorBars.Quantities) {
-		t.Fatalf("%d quantities in the run, %d in the summary", len(a.ErrorBars.Quantities), len(b.ErrorBars.Quantities))
-	}
-	for k, q := range a.ErrorBars.Quantities {
-		if fmt.Sprint(q) != fmt.Sprint(b.ErrorBars.Quantities[k]) {
-			t.Errorf("run %+v, summary %+v", q, b.ErrorBars.Quantities[k])
-		}
-	}
+	sameQuantities(t, readSummary(t, run), readSummary(t, sum), 0)
 	// The same draws as a (chain, draw, variable) array, without a model.
 	f, _ := os.Open(draws)
 	rows, err := csv.NewReader(f).ReadAll()
@@ -123,15 +131,7 @@ func TestSummaryGivenEvidence(t *testing.T) {
 	if code, _, errs := dstein(t, "summary", draws, "--model", model, "--evidence", evid, "--json", sum); code != 0 {
 		t.Fatalf("summary: exit %d: %s", code, errs)
 	}
-	a, b := readSummary(t, run), readSummary(t, sum)
-	if len(a.ErrorBars.Quantities) == 0 || len(a.ErrorBars.Quantities) != len(b.ErrorBars.Quantities) {
-		t.Fatalf("%d quantities in the run, %d in the summary", len(a.ErrorBars.Quantities), len(b.ErrorBars.Quantities))
-	}
-	for k, q := range a.ErrorBars.Quantities {
-		if fmt.Sprint(q) != fmt.Sprint(b.ErrorBars.Quantities[k]) {
-			t.Errorf("run %+v, summary %+v", q, b.ErrorBars.Quantities[k])
-		}
-	}
+	sameQuantities(t, readSummary(t, run), readSummary(t, sum), 0)
 	var js struct{ Evidence map[string]int }
 	raw, _ := os.ReadFile(sum)
 	if err := json.Unmarshal(raw, &js); err != nil || len(js.Evidence) != 1 || js.Evidence["z3"] != 1 {
@@ -178,15 +178,7 @@ probability ( draw | lp__ ) { (a) 0.6, 0.4; (b) 0.1, 0.9; }
 	if code, _, errs := dstein(t, "summary", draws, "--model", net, "--json", sum); code != 0 {
 		t.Fatalf("summary: exit %d: %s", code, errs)
 	}
-	a, b := readSummary(t, run), readSummary(t, sum)
-	if len(a.ErrorBars.Quantities) != 5 || len(b.ErrorBars.Quantities) != 5 {
-		t.Fatalf("%d quantities in the run, %d in the summary; want log_p and 4 variables", len(a.ErrorBars.Quantities), len(b.ErrorBars.Quantities))
-	}
-	for k, q := range a.ErrorBars.Quantities {
-		if fmt.Sprint(q) != fmt.Sprint(b.ErrorBars.Quantities[k]) {
-			t.Errorf("run %+v, summary %+v", q, b.ErrorBars.Quantities[k])
-		}
-	}
+	sameQuantities(t, readSummary(t, run), readSummary(t, sum), 5) // log_p and 4 variables
 	if code, out, errs := dstein(t, "summary", draws); code != 0 || !strings.Contains(out, "of 4 variables") {
 		t.Errorf("summary without the model: exit %d: %s %s", code, out, errs)
 	}
