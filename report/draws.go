@@ -131,7 +131,7 @@ func readDrawsCSV(r io.Reader) (*Draws, error) {
 			break
 		}
 		if err != nil {
-			return nil, csvError(err)
+			return nil, csvRowError(err, len(head), len(rec))
 		}
 		var k key
 		for _, c := range []struct {

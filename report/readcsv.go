@@ -190,6 +190,7 @@ func readSamples(r io.Reader, m model.Model, maxRows, rows int) (*sampler.Sample
 	for skip < len(head)-d && (slices.Contains(IDColumns, strings.TrimSpace(head[skip])) || strings.HasSuffix(strings.TrimSpace(head[skip]), "__")) {
 		skip++
 	}
+	width := len(head)
 	head = head[skip:]
 	if len(head) != d {
 		vars := "variables"
@@ -228,7 +229,7 @@ func readSamples(r io.Reader, m model.Model, maxRows, rows int) (*sampler.Sample
 			break
 		}
 		if err != nil {
-			return nil, csvError(err)
+			return nil, csvRowError(err, width, len(row))
 		}
 		line, _ := cr.FieldPos(0)
 		if maxRows > 0 && n >= maxRows {
@@ -296,9 +297,17 @@ func listStates(st []float64) string {
 // csvError rewords encoding/csv's errors ("parse error on line 3, column
 // 5: …", the column counted in bytes) in our form, where a column is a
 // field.
-func csvError(err error) error {
+func csvError(err error) error { return csvRowError(err, 0, 0) }
+
+// csvRowError is csvError for a row of got fields (what csv.Reader
+// returned with the error) after a header of width fields: a row of
+// another length says how many it has and how many the header has.
+func csvRowError(err error, width, got int) error {
 	var pe *csv.ParseError
 	if errors.As(err, &pe) {
+		if errors.Is(pe.Err, csv.ErrFieldCount) && width > 0 {
+			return fmt.Errorf("line %d: a row of %d fields; the header has %d", pe.Line, got, width)
+		}
 		return fmt.Errorf("line %d, byte %d: %v", pe.Line, pe.Column, pe.Err)
 	}
 	return err

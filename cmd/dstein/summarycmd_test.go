@@ -225,6 +225,7 @@ func TestSummaryBadInput(t *testing.T) {
 		{"a,b\n0,1\n", "lacks a chain or a draw column", nil},
 		{"chain,draw,a\n1,1,x\n", "variable a is \"x\"", nil},
 		{"chain,draw,a\n1,1,0\n1,1,1\n", "draw 1 twice", nil},
+		{"chain,draw,a,b\n1,1,0,1\n1,2,0\n", "line 3: a row of 3 fields; the header has 4", nil},
 		{"chain,draw,z0\n1,1,0\n1,2,1\n", "no column for the model's variable", []string{"--model", "../../examples/ising-grid.json"}},
 	} {
 		path := writeTestFile(t, dir, "bad.csv", c.body)
