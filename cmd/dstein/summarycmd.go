@@ -161,6 +161,14 @@ func runSummary(e *env, f *summaryFlags, path string) error {
 		if err != nil {
 			return fmt.Errorf("%s: %w", path, err)
 		}
+		// Each value seen is a state: a variable with more distinct
+		// values than half its draws (and than 100) is continuous, or
+		// too finely valued for its frequencies to say anything.
+		for i := range om.Dim() {
+			if k := len(om.States(i)); k > max(100, s.N/2) {
+				return fmt.Errorf("%s: variable %s takes %d distinct values in %d draws; summary is for discrete variables, whose values it counts as states: round or bin the draws first, or give --model", path, draws.Names[i], k, s.N)
+			}
+		}
 		for r := range s.N {
 			for i := range draws.D {
 				s.Z[r*s.D+i], _ = om.State(i, draws.Value(i, r))

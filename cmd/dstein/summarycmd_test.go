@@ -226,6 +226,7 @@ func TestSummaryBadInput(t *testing.T) {
 		{"chain,draw,a\n1,1,x\n", "variable a is \"x\"", nil},
 		{"chain,draw,a\n1,1,0\n1,1,1\n", "draw 1 twice", nil},
 		{"chain,draw,a,b\n1,1,0,1\n1,2,0\n", "line 3: a row of 3 fields; the header has 4", nil},
+		{continuousDraws(), "variable a takes 400 distinct values in 400 draws; summary is for discrete variables", nil},
 		{"chain,draw,z0\n1,1,0\n1,2,1\n", "no column for the model's variable", []string{"--model", "../../examples/ising-grid.json"}},
 	} {
 		path := writeTestFile(t, dir, "bad.csv", c.body)
@@ -348,4 +349,17 @@ func TestSummaryMemoryCountsTheQuantities(t *testing.T) {
 	if code, _, errs := dstein(t, "summary", p, "--max-memory", "80MB"); code != 0 {
 		t.Errorf("80MB: exit %d, %q", code, errs)
 	}
+}
+
+// continuousDraws is a CSV of 2 chains × 200 draws of a variable with a
+// new value at every draw, as a continuous sampler gives.
+func continuousDraws() string {
+	var b strings.Builder
+	b.WriteString("chain,draw,a\n")
+	for c := 1; c <= 2; c++ {
+		for k := 1; k <= 200; k++ {
+			fmt.Fprintf(&b, "%d,%d,%g\n", c, k, float64(c*1000+k)/7)
+		}
+	}
+	return b.String()
 }
