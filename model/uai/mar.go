@@ -129,7 +129,11 @@ func marSolution(toks []token, end int) ([][]float64, bool, error) {
 			return 0, err
 		}
 		v, ok, err := parseInt(t.text)
-		if !ok || err != nil || v < lo {
+		if ok && err != nil {
+			// A whole number, out of range: as the model's reader says.
+			return 0, errorf(t.line, "%s is %s, too large", what, t.text)
+		}
+		if !ok || v < lo {
 			return 0, errorf(t.line, "want %s (an integer ≥ %d), got %q", what, lo, t.text)
 		}
 		return v, nil
