@@ -72,6 +72,10 @@ type Options struct {
 	// from Key.For(rng.Lift), the bootstrap draws or permutations from
 	// Key.For(rng.Test).
 	Key rng.Key
+
+	// statisticOnly skips what only a bootstrap needs (DKSD's tail
+	// check), for the statistics of a simulated null.
+	statisticOnly bool
 }
 
 // DefaultAlpha and DefaultB are the defaults of Options.

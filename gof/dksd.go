@@ -57,6 +57,9 @@ func DKSD(ctx context.Context, m model.Model, s *sampler.Samples, o Options) (*R
 		return nil, err
 	}
 	res.Bandwidth = float64(s.D)
+	if o.statisticOnly {
+		return res, nil
+	}
 	if err := ctx.Err(); err != nil {
 		return nil, err
 	}

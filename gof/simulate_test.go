@@ -84,8 +84,8 @@ func TestSimulatedNullNeedsAnExactSampler(t *testing.T) {
 	s := exactSamples(t, m, 10, 1)
 	o := Options{B: 19, Key: rng.NewKey(1), Bootstrap: Simulation}
 	res, err := DKSD(ctx, m, s, o)
-	if err != nil || res.Bootstrap != 19 {
-		t.Fatalf("DKSD with a simulated null: %+v, %v", res, err)
+	if err != nil || res.Bootstrap != 19 || !res.LevelChecked || res.TailBias != 0 || res.Warning != "" {
+		t.Fatalf("DKSD with a simulated null: %+v, %v; want level checked and no tail check", res, err)
 	}
 	big := flat{d: 40}
 	z := sampler.NewSamples(5, big.d)
@@ -102,3 +102,60 @@ type flat struct{ d int }
 func (f flat) Dim() int                { return f.d }
 func (f flat) States(int) []float64    { return []float64{0, 1} }
 func (f flat) LogProb(z []int) float64 { return 0 }
+
+// A simulated statistic that differs from the sample's in its last bits
+// (the same rows summed in another order) is a tie, and counts against
+// the sample; a real difference is not.
+func TestSimulatedTies(t *testing.T) {
+	s := -0.0005811612211507669
+	stats := []float64{-0.0005811612211507667, s * (1 + 1e-14), s * (1 - 1e-6), 2 * s}
+	tieTo(stats, s)
+	if stats[0] != s || stats[1] != s || stats[2] == s || stats[3] == s {
+		t.Errorf("after tieTo: %v; want the first two equal to %v and the others not", stats, s)
+	}
+	// s < 0: s(1 − 1e-6) lies above s, 2s below it. Without the ties the
+	// first entry, 2e-19 below s, would count as below too.
+	p, _, _ := decide(s, stats, 0.05)
+	if want := 4.0 / 5; p != want { // 1 + the two ties + the one above, over B + 1
+		t.Errorf("p-value %v; want %v", p, want)
+	}
+}
+
+// The bootstrap's caveat: small samples, one state repeated, a few states
+// repeated beside rare ones; not a few states each seen often, nor many
+// distinct rows.
+func TestBootstrapCaveat(t *testing.T) {
+	rows := func(counts ...int) *sampler.Samples {
+		n := 0
+		for _, c := range counts {
+			n += c
+		}
+		s := sampler.NewSamples(n, 2)
+		r := 0
+		for state, c := range counts {
+			for range c {
+				s.Z[2*r], s.Z[2*r+1] = state%7, state/7
+				r++
+			}
+		}
+		return s
+	}
+	many := make([]int, 60)
+	for i := range many {
+		many[i] = 1
+	}
+	for _, c := range []struct {
+		s    *sampler.Samples
+		want string
+	}{
+		{rows(10, 10), "n = 20 is small"},
+		{rows(40), "one state repeated 40 times"},
+		{rows(90, 6, 3, 1), "4 distinct rows in 100, 2 of them seen fewer than 5 times"},
+		{rows(100, 100, 100, 100, 100), ""},
+		{rows(many...), ""},
+	} {
+		if got := BootstrapCaveat(c.s); (c.want == "") != (got == "") || !strings.Contains(got, c.want) {
+			t.Errorf("rows of %d samples: caveat %q; want one with %q", c.s.N, got, c.want)
+		}
+	}
+}

@@ -294,10 +294,10 @@ func TestGofSimulatedNull(t *testing.T) {
 	s := writeFile(t, "up.csv", b.String())
 	boot, sim := filepath.Join(dir, "boot.json"), filepath.Join(dir, "sim.json")
 	code, out, errs := dstein(t, "gof", "--model", m, "--samples", s, "--test", "bksd", "--json", boot)
-	if code != 0 || !strings.Contains(out, "warning    the sample repeats its states (1 distinct rows in 40)") || !strings.Contains(out, "--bootstrap-kind simulation") {
+	if code != 0 || !strings.Contains(out, "warning    the sample is one state repeated 40 times") || !strings.Contains(out, "--bootstrap-kind simulation") {
 		t.Fatalf("bootstrap: exit %d: %s %s", code, out, errs)
 	}
-	if j := readJSON(t, boot); j["level_checked"] != false || !strings.Contains(j["warning"].(string), "repeats its states") || j["reject"] != true {
+	if j := readJSON(t, boot); j["level_checked"] != false || !strings.Contains(j["warning"].(string), "one state repeated") || j["reject"] != true {
 		t.Errorf("bootstrap JSON: %v", j)
 	}
 	code, out, errs = dstein(t, "gof", "--model", m, "--samples", s, "--test", "bksd", "--bootstrap-kind", "simulation", "--bootstrap", "199", "--json", sim)

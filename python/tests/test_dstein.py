@@ -111,6 +111,8 @@ class TestSample(unittest.TestCase):
         self.assertIn("2 replicates × 16 particles", repr(fit))
         with self.assertRaises(ValueError):
             dstein.sample(GRID, method="gibbs", chains=2, draws=20, iters=5)
+        with self.assertRaises(ValueError):  # n= takes the place of chains=
+            dstein.sample(GRID, method="gfsvgd", n=16, chains=2)
 
     def test_inputs_checked_in_python(self):
         # Whole numbers are not cut (seed=1.7 was seed 1), NaN is named.
@@ -179,7 +181,7 @@ class TestTestsAndCompression(unittest.TestCase):
         up = np.ones((40, 6), dtype=int)
         res = dstein.gof(m, up, test="bksd")
         self.assertFalse(res["level_checked"])
-        self.assertIn("repeats its states", res["warning"])
+        self.assertIn("one state repeated", res["warning"])
         res = dstein.gof(m, up, test="bksd", bootstrap=99, bootstrap_kind="simulation")
         self.assertEqual(res["bootstrap_kind"], "simulation")
         self.assertTrue(res["level_checked"])
