@@ -11,6 +11,7 @@ import (
 	"io"
 	"math"
 	"os"
+	"slices"
 	"sort"
 	"strconv"
 	"strings"
@@ -32,15 +33,19 @@ type Draws struct {
 // Value returns variable i of row r (chain by chain).
 func (d *Draws) Value(i, r int) float64 { return d.Values[r*d.D+i] }
 
+// SamplerColumns are the per-draw statistics that a draws CSV may hold
+// before its variables, and that summary leaves out: dstein's and Stan's
+// lp__ and the rest of CmdStan's sampler columns.
+var SamplerColumns = []string{LogPColumn, "accept_stat__", "stepsize__", "treedepth__", "n_leapfrog__", "divergent__", "energy__"}
+
 // drawsBytes is what reading draws of n values holds at its peak: the
 // values, the parsed rows' keys and the samples and diagnostics that
 // follow (about four times the values).
 func drawsBytes(n float64) float64 { return 32 * n }
 
 // ReadDraws reads draws from path: a CSV file with columns "chain" and
-// "draw" (integers) and one column per variable (columns whose names end
-// in "__" before the first variable's, such as Stan's lp__, are left out),
-// rows in any order; or an
+// "draw" (integers) and one column per variable (the per-draw statistics
+// of SamplerColumns before the first variable's are left out), rows in any order; or an
 // .npy array of shape (chain, draw, variable) of numbers or booleans, whose
 // variables are named by the sidecar PATH.json that dstein writes beside
 // its arrays when there is one (else z0, z1, …). Every chain must have the
@@ -93,14 +98,15 @@ func readDrawsCSV(r io.Reader) (*Draws, error) {
 	if len(head) > 0 {
 		head[0] = strings.TrimPrefix(head[0], "\ufeff") // a byte order mark
 	}
-	// The first chain and draw columns number the draws, and columns
-	// ending in "__" (lp__, Stan's sampler statistics) are left out while
-	// no variable's column has come; every other column is a variable's,
-	// so that a network's variable named chain, draw or x__ (written after
-	// dstein's own columns) is read as one.
+	// The first chain and draw columns number the draws, and the columns
+	// of per-draw statistics (dstein's lp__ and Stan's sampler columns,
+	// SamplerColumns) are left out while no variable's column has come,
+	// each once; every other column is a variable's, so that a network's
+	// variable named chain, draw, x__ or even lp__ is read as one.
 	chainCol, drawCol := -1, -1
 	var cols []int
 	var names []string
+	stat := map[string]bool{}
 	for k, h := range head {
 		h = strings.TrimSpace(h)
 		switch {
@@ -108,7 +114,8 @@ func readDrawsCSV(r io.Reader) (*Draws, error) {
 			chainCol = k
 		case h == "draw" && drawCol < 0:
 			drawCol = k
-		case strings.HasSuffix(h, "__") && len(cols) == 0:
+		case slices.Contains(SamplerColumns, h) && !stat[h] && len(cols) == 0:
+			stat[h] = true
 		default:
 			cols = append(cols, k)
 			names = append(names, h)

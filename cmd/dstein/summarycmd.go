@@ -33,9 +33,9 @@ chains (split R̂, bulk and tail ESS, MCSE, 90% intervals, stuck chains,
 rare states) for draws made by any tool:
 
   a CSV file  with columns chain and draw (whole numbers) and one column per
-              variable, rows in any order (columns ending in "__" before
-              the first variable's, such as Stan's lp__, are left out);
-              dstein sample --draws --out writes it
+              variable, rows in any order (lp__ and CmdStan's sampler
+              columns, such as accept_stat__, before the first variable
+              are left out); dstein sample --draws --out writes it
   an .npy array  of shape (chain, draw, variable) in C order, of floats,
               integers or booleans; dstein's sidecar FILE.json, when there
               is one, names the variables

@@ -150,16 +150,16 @@ func TestSummaryGivenEvidence(t *testing.T) {
 }
 
 // A network whose variables are named like the CSV's own columns (chain,
-// draw, lp__, x__) is written, summarised and tested from that CSV as the
-// run saw it: the first chain and draw columns number the draws, and only
-// the leading __ columns are statistics. Before, summary found no
+// draw, lp__, x__; x__ the first variable) is written, summarised and
+// tested from that CSV as the run saw it: the first chain and draw columns
+// number the draws, and only the leading lp__ is a statistic. Before, summary found no
 // variable and gof saw a header of 0 columns. A byte order mark before
 // the header is ignored, as README says of every CSV input.
 func TestVariablesNamedLikeColumns(t *testing.T) {
 	dir := t.TempDir()
 	net := writeFile(t, "clash.bif", `network n {}
-variable chain { type discrete [ 2 ] { a, b }; }
 variable x__ { type discrete [ 2 ] { a, b }; }
+variable chain { type discrete [ 2 ] { a, b }; }
 variable lp__ { type discrete [ 2 ] { a, b }; }
 variable draw { type discrete [ 2 ] { a, b }; }
 probability ( chain ) { table 0.3, 0.7; }
