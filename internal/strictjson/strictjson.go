@@ -459,9 +459,10 @@ func describe(data []byte, err error) error {
 		if field == "" {
 			field = "value"
 		}
-		if num, ok := strings.CutPrefix(te.Value, "number "); ok && kindOf(te.Type) == "a whole number in range" {
-			// A whole number written as 3.0 or 1e3: say how to write it.
-			if f, err := strconv.ParseFloat(num, 64); err == nil && f == math.Trunc(f) && math.Abs(f) < 1<<53 {
+		if num, ok := strings.CutPrefix(te.Value, "number "); ok && kindOf(te.Type) == "a whole number in range" && strings.ContainsAny(num, ".eE") {
+			// A whole number written as 3.0 or 1e3, which fits the
+			// field: say how to write it.
+			if f, err := strconv.ParseFloat(num, 64); err == nil && f == math.Trunc(f) && math.Abs(f) < 1<<53 && fits(te.Type, int64(f)) {
 				return fmt.Errorf("%s: %s is the JSON number %s; want a whole number in plain digits (%d)", position(data, te.Offset), field, num, int64(f))
 			}
 		}
@@ -470,6 +471,22 @@ func describe(data []byte, err error) error {
 		return fmt.Errorf("line %d: the JSON ends early", 1+bytes.Count(data, []byte{'\n'}))
 	}
 	return err
+}
+
+// fits says whether v is a value of the integer type t (or of what t
+// points to).
+func fits(t reflect.Type, v int64) bool {
+	for t.Kind() == reflect.Pointer {
+		t = t.Elem()
+	}
+	z := reflect.New(t).Elem()
+	switch t.Kind() {
+	case reflect.Uint, reflect.Uint8, reflect.Uint16, reflect.Uint32, reflect.Uint64, reflect.Uintptr:
+		return v >= 0 && !z.OverflowUint(uint64(v))
+	case reflect.Int, reflect.Int8, reflect.Int16, reflect.Int32, reflect.Int64:
+		return !z.OverflowInt(v)
+	}
+	return false
 }
 
 // kindOf names what a Go type reads from JSON.

@@ -115,6 +115,10 @@ type deepB struct{ B int }
 
 // shallowFirst declares the shallow X before the embedded struct that has
 // another X one level down; encoding/json keeps the shallow one.
+type unsignedField struct {
+	U uint8 `json:"U"`
+}
+
 type shallowFirst struct {
 	A int `json:"A"`
 	deepA
@@ -351,6 +355,10 @@ func TestUnmarshalBad(t *testing.T) {
 			func() any { return new(shallowFirst) }, []string{"A is the JSON number 3.0; want a whole number in plain digits (3)"}},
 		{"whole number as 1e3", `{"A": 1e3}`,
 			func() any { return new(shallowFirst) }, []string{"A is the JSON number 1e3; want a whole number in plain digits (1000)"}},
+		{"negative for an unsigned number", `{"U": -1}`,
+			func() any { return new(unsignedField) }, []string{"U is a JSON number -1; want a whole number in range"}},
+		{"whole but out of range, written 3e2", `{"U": 3e2}`,
+			func() any { return new(unsignedField) }, []string{"U is a JSON number 3e2; want a whole number in range"}},
 		{"fraction for a whole number", `{"A": 3.5}`,
 			func() any { return new(shallowFirst) }, []string{"A is a JSON number 3.5; want a whole number in range"}},
 		{"ambiguous embedded names are unknown", `{"Z": 1}`,
