@@ -137,7 +137,7 @@ func TestReadXMLErrors(t *testing.T) {
 		{"<network/>", "starts with <BIF>"},
 		{"", "no <BIF><NETWORK>"},
 		{doc(""), "defines no variable"},
-		{doc(vars+defA+"<DEFINITION><FOR>b</FOR><TABLE>0.5 0.5</TABLE></DEFINITION>") + "\ntrailing garbage", "content after </BIF>"},
+		{doc(vars+defA+"<DEFINITION><FOR>b</FOR><TABLE>0.5 0.5</TABLE></DEFINITION>") + "\n\ntrailing garbage", "line 7: content after </BIF>"},
 		{doc(vars+defA+"<DEFINITION><FOR>b</FOR><TABLE>0.5 0.5</TABLE></DEFINITION>") + "<BIF/>", "content after </BIF>"},
 	} {
 		_, _, err := bif.ReadXML(strings.NewReader(c.src))

@@ -10,6 +10,7 @@ import (
 	"math"
 	"strconv"
 	"strings"
+	"unicode"
 
 	"github.com/dstein/dstein/model/factorgraph"
 )
@@ -79,9 +80,12 @@ func parseXML(r io.Reader) (*Network, error) {
 			// last block.
 			switch t := tok.(type) {
 			case xml.CharData:
-				if len(bytes.TrimSpace(t)) == 0 {
+				trimmed := bytes.TrimLeftFunc(t, unicode.IsSpace)
+				if len(trimmed) == 0 {
 					continue
 				}
+				// The text's own line: after the line breaks before it.
+				line += bytes.Count(t[:len(t)-len(trimmed)], []byte{'\n'})
 			case xml.Comment, xml.ProcInst:
 				continue
 			}
