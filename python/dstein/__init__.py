@@ -323,15 +323,15 @@ def _read_npy_draws(path):
     return arr, side.get("variables"), side.get("states"), lp
 
 
-def sample(model, method=None, chains=4, draws=1000, seed=1, warmup=None, thin=None, evidence=None,
+def sample(model, method=None, chains=None, draws=None, seed=1, warmup=None, thin=None, evidence=None,
            given=None, settings=None, args=(), n=None, replicates=None, iters=None):
     """Samples a model with dstein and returns a Fit.
 
     model: a path (JSON model file, .uai, .bif or XMLBIF .xml network) or a dict (dstein's
     JSON model format; see ising_model, rbm_model, categorical_model).
     method: a dstein method or preset (None: dstein's default). chains,
-    draws, warmup, thin: the chains kept (warmup default: as many as the
-    draws take). evidence: a .evid file for a .uai network; given:
+    draws, warmup, thin: the chains kept (default 4 chains of 1000 draws;
+    warmup default: as many as the draws take). evidence: a .evid file for a .uai network; given:
     evidence by name, {"smoke": "yes"} or "smoke=yes". settings: the
     method's settings as {flag name: value} ({"step_size": 0.2} →
     --step-size=0.2). args: more command-line arguments.
@@ -347,6 +347,8 @@ def sample(model, method=None, chains=4, draws=1000, seed=1, warmup=None, thin=N
         cmd = ["sample", "--model", _model_file(model, tmp), "--seed", seed, "--format", "npy",
                "--out", os.path.join(tmp, "draws.npy"), "--json", os.path.join(tmp, "summary.json")]
         if n is not None:
+            if chains is not None or draws is not None:
+                raise ValueError("n= takes the place of chains= and draws=; give one or the other")
             n = _whole("n", n)
             cmd += ["--n", n]
             if replicates is not None:
@@ -357,15 +359,15 @@ def sample(model, method=None, chains=4, draws=1000, seed=1, warmup=None, thin=N
         elif replicates is not None or iters is not None:
             raise ValueError("replicates= and iters= apply with n= (particles or final states), "
                              "not with chains= and draws=")
-        elif method == "exact":
-            # Independent exact draws in one step: chains × draws of them,
-            # laid out as chains of independent draws.
-            chains, draws = _whole("chains", chains), _whole("draws", draws)
-            cmd += ["--n", chains * draws]
-            shape = (chains, draws)
         else:
-            chains, draws = _whole("chains", chains), _whole("draws", draws)
-            cmd += ["--chains", chains, "--draws", draws]
+            chains = _whole("chains", 4 if chains is None else chains)
+            draws = _whole("draws", 1000 if draws is None else draws)
+            if method == "exact":
+                # Independent exact draws in one step: chains × draws of
+                # them, laid out as chains of independent draws.
+                cmd += ["--n", chains * draws]
+            else:
+                cmd += ["--chains", chains, "--draws", draws]
             shape = (chains, draws)
         if method is not None:
             cmd += ["--method", method]
