@@ -159,6 +159,11 @@ func TestGofImpossibleSamples(t *testing.T) {
 		if !strings.HasPrefix(out, test+": 2 of 4 samples have probability zero under the model: reject H0") {
 			t.Errorf("%s: output:\n%s", test, out)
 		}
+		// No statistic was computed: no kernel line (it printed d = 0),
+		// and no caveat about the bootstrap, which did not run.
+		if strings.Contains(out, "kernel") || strings.Contains(out, "warning") {
+			t.Errorf("%s: output of an outright rejection:\n%s", test, out)
+		}
 		r := readJSON(t, j)
 		if r["statistic"] != nil || r["reject"] != true || r["impossible"] != 2.0 || r["p_value"] != 0.0 {
 			t.Errorf("%s: JSON %v", test, r)
