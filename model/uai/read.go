@@ -7,6 +7,7 @@ import (
 	"github.com/dstein/dstein/internal/safeio"
 	"io"
 	"math"
+	"os"
 	"strings"
 
 	"github.com/dstein/dstein/model/factorgraph"
@@ -60,6 +61,16 @@ func ReadBytes(s factorgraph.Shape) float64 { return s.Bytes() + s.BuildBytes() 
 // network with a table over the reader's limit (that table's count is an
 // error).
 func ReadCheck(r io.Reader, check func(*Header) error) (*factorgraph.Graph, error) {
+	return readCheck(r, check, 0)
+}
+
+// readCheck is ReadCheck for a reader of fileBytes bytes (0: unknown). A
+// table is allocated whole when the file's size bounds it (an entry takes
+// at least two bytes, a digit and a separator), else grown as its entries
+// are read: growing a table of 4 million entries by appends held the old
+// and the new array at once, 1.7 times the table, which the memory
+// estimate (the graph's tables) did not count.
+func readCheck(r io.Reader, check func(*Header) error, fileBytes int64) (*factorgraph.Graph, error) {
 	s := newScanner(r)
 	t, err := s.want("MARKOV or BAYES")
 	if err != nil {
@@ -183,7 +194,11 @@ func ReadCheck(r io.Reader, check func(*Header) error) (*factorgraph.Graph, erro
 			return nil, errorf(t.line, "table of factor %d has %d entries, want %d", f, m, size)
 		}
 		countLine := t.line
-		table := make([]float64, 0, min(size, 1<<16))
+		capacity := min(size, 1<<16)
+		if fileBytes > 0 {
+			capacity = int(min(int64(size), fileBytes/2+1))
+		}
+		table := make([]float64, 0, capacity)
 		someNonZero := false
 		for a := range size {
 			t, err := s.next()
@@ -301,7 +316,11 @@ func ReadFileCheck(ctx context.Context, path string, max int64, check func(*Head
 		return nil, err
 	}
 	defer f.Close()
-	g, err := ReadCheck(safeio.WithContext(ctx, f), check)
+	var size int64
+	if info, err := os.Stat(path); err == nil && info.Mode().IsRegular() {
+		size = info.Size()
+	}
+	g, err := readCheck(safeio.WithContext(ctx, f), check, size)
 	if err != nil {
 		var tl *safeio.TooLarge
 		if errors.As(err, &tl) || ctx.Err() != nil || err == checkErr {
