@@ -525,3 +525,33 @@ func TestCheckpointChecksum(t *testing.T) {
 		t.Errorf("a checkpoint without a trailer: %v, %d units", err, h.Units)
 	}
 }
+
+// A Ctrl-C while a unit's end evaluates the test set stops it between
+// evaluation batches: the step returns the context's error and records
+// nothing, and the unit's steps are done again on the next run. Before,
+// the evaluation of a large network ran to its end (seconds) and the
+// process was ended by the watchdog.
+func TestEvaluationStopsWhenCanceled(t *testing.T) {
+	train, test := toyData(160, 8), toyData(50, 9)
+	for _, method := range []string{"gfsvgd", "ste"} {
+		tr, err := newTrainer(toyConfig(method, 2), train, test, Options{})
+		if err != nil {
+			t.Fatal(err)
+		}
+		for range tr.steps - 1 {
+			if err := tr.Step(context.Background()); err != nil {
+				t.Fatal(err)
+			}
+		}
+		ctx, cancel := context.WithCancel(context.Background())
+		cancel()
+		// The unit's last step trains, then evaluates under a canceled
+		// context.
+		if err := tr.Step(ctx); !errors.Is(err, context.Canceled) {
+			t.Errorf("%s: the last step of a unit under a canceled context: %v; want context.Canceled", method, err)
+		}
+		if tr.cp.Units != 0 || len(tr.cp.History) != 0 {
+			t.Errorf("%s: a canceled evaluation recorded %d units", method, tr.cp.Units)
+		}
+	}
+}

@@ -25,8 +25,11 @@ func (t *trainer) nTest() int {
 func (t *trainer) testLabels() []uint8 { return t.test.Labels[:t.nTest()] }
 
 // memberTestProbs computes (and keeps) member k's class probabilities on
-// the test set with binary weights and activations.
-func (t *trainer) memberTestProbs(k int) []float64 {
+// the test set with binary weights and activations. It stops between
+// evaluation batches once the step's context is canceled, with
+// t.ctx.Err() and the probabilities unfinished (evaluating a large network
+// on the test set takes seconds: a Ctrl-C there ran out the grace period).
+func (t *trainer) memberTestProbs(k int) ([]float64, error) {
 	if t.testProbs == nil {
 		t.testProbs = make([][]float64, t.cfg.Ensemble)
 	}
@@ -38,6 +41,9 @@ func (t *trainer) memberTestProbs(k int) []float64 {
 	x := make([]float32, eb*t.test.Size())
 	y := make([]uint8, eb)
 	for lo := 0; lo < nt; lo += eb {
+		if t.ctx != nil && t.ctx.Err() != nil {
+			return nil, t.ctx.Err()
+		}
 		hi := min(lo+eb, nt)
 		idx = idx[:0]
 		for i := lo; i < hi; i++ {
@@ -48,7 +54,7 @@ func (t *trainer) memberTestProbs(k int) []float64 {
 		bnn.Softmax(logits, classes, probs[lo*classes:hi*classes])
 	}
 	t.testProbs[k] = probs
-	return probs
+	return probs, nil
 }
 
 // averageProbs averages the first m members' probabilities, weighted by
@@ -86,13 +92,15 @@ func accuracy(probs []float64, labels []uint8, classes int) float64 {
 
 // result gathers the accuracies of the members, of every prefix of the
 // ensemble and of the whole, and the digest of the weights.
-func (t *trainer) result() *Result {
+func (t *trainer) result() (*Result, error) {
 	cfg := t.cfg
 	res := &Result{Config: cfg, NumBinary: t.nets[0].NumBinary(), History: t.cp.History, Seconds: t.cp.Seconds}
 	labels := t.testLabels()
 	for k := range cfg.Ensemble {
 		if t.testProbs == nil || t.testProbs[k] == nil {
-			t.memberTestProbs(k)
+			if _, err := t.memberTestProbs(k); err != nil {
+				return nil, err
+			}
 		}
 		res.MemberAccuracy = append(res.MemberAccuracy, accuracy(t.testProbs[k], labels, t.test.Classes))
 	}
@@ -109,5 +117,5 @@ func (t *trainer) result() *Result {
 	if res.Seconds > 0 {
 		res.ExamplesPerSecond = float64(cfg.Epochs*t.steps*cfg.Batch) * float64(cfg.Ensemble) / res.Seconds
 	}
-	return res
+	return res, nil
 }

@@ -129,7 +129,9 @@ func (g *gfsvgd) step(s int) (loss, acc float64, err error) {
 func (g *gfsvgd) end(log *EpochLog) error {
 	t := g.t
 	for j := range g.n {
-		t.memberTestProbs(j)
+		if _, err := t.memberTestProbs(j); err != nil {
+			return err
+		}
 	}
 	log.TestAccuracy = accuracy(t.averageProbs(g.n, nil), t.testLabels(), t.test.Classes)
 	st := float64(t.steps)

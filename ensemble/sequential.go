@@ -99,7 +99,11 @@ func (q *sequential) step(s int) (loss, acc float64, err error) {
 
 func (q *sequential) end(log *EpochLog) error {
 	t := q.t
-	log.TestAccuracy = accuracy(t.memberTestProbs(q.k), t.testLabels(), t.test.Classes)
+	probs, err := t.memberTestProbs(q.k)
+	if err != nil {
+		return err
+	}
+	log.TestAccuracy = accuracy(probs, t.testLabels(), t.test.Classes)
 	if q.ep == t.cfg.Epochs-1 && t.cfg.Spec().Boosted {
 		return t.boost(q.k)
 	}

@@ -107,6 +107,7 @@ type method interface {
 // current unit, and the Step that completes a unit also evaluates, records
 // the unit and writes the checkpoint.
 type trainer struct {
+	ctx         context.Context // the current step's
 	cfg         Config
 	opt         Options
 	key         rng.Key
@@ -166,7 +167,11 @@ func Train(ctx context.Context, cfg Config, train, test *dataset.Set, opt Option
 	if out.Status != sampler.Completed {
 		return nil, out.Err
 	}
-	res := t.result()
+	t.ctx = ctx
+	res, err := t.result()
+	if err != nil {
+		return nil, err
+	}
 	res.ResumedFrom = resumed
 	return res, nil
 }
@@ -234,6 +239,7 @@ func newTrainer(cfg Config, train, test *dataset.Set, opt Options) (*trainer, er
 // checkpoint. A step is not interrupted: ctx is checked between steps by
 // the run loop.
 func (t *trainer) Step(ctx context.Context) error {
+	t.ctx = ctx // for the evaluation at a unit's end
 	if t.unit >= t.totalUnits() {
 		return errors.New("ensemble: training is already complete")
 	}
