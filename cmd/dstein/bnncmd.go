@@ -104,6 +104,23 @@ evaluation's arrays and the checkpoint being written; a run over
 // non-finite numbers.
 func checkBNNFlags(cmd *cobra.Command, cfg ensemble.Config) error {
 	fs := cmd.Flags()
+	// A method's own flags, refused for the other methods (they were
+	// recorded in the result and had no effect).
+	spec := cfg.Spec()
+	for _, g := range []struct {
+		applies bool
+		method  string
+		flags   []string
+	}{
+		{spec.Joint, "gfsvgd", []string{"weights", "bandwidth", "temperature", "temperature-end"}},
+		{spec.SignSwish, "bnnplus", []string{"swish-beta", "regularizer"}},
+	} {
+		for _, name := range g.flags {
+			if fs.Changed(name) && !g.applies && spec.Name != "" {
+				return usagef("--%s applies to --method %s, not to --method %s", name, g.method, spec.Name)
+			}
+		}
+	}
 	for name, v := range map[string]int{"ensemble": cfg.Ensemble, "epochs": cfg.Epochs, "batch": cfg.Batch} {
 		if fs.Changed(name) && v < 1 {
 			return usagef("--%s must be at least 1, got %d", name, v)

@@ -72,6 +72,10 @@ func TestBNNTrainBadInput(t *testing.T) {
 		{[]string{"bnn", "train", "--out-dir", dir, "--batch", "0"}, exitUsage, "--batch must be at least 1"},
 		{[]string{"bnn", "train", "--out-dir", dir, "--temperature", "0"}, exitUsage, "--temperature must be a finite number > 0"},
 		{[]string{"bnn", "train", "--out-dir", dir, "--method", "adaboost"}, exitUsage, "unknown method"},
+		// A method's own flags, given to another method, had no effect.
+		{[]string{"bnn", "train", "--out-dir", dir, "--method", "ste", "--temperature", "0.5"}, exitUsage, "--temperature applies to --method gfsvgd, not to --method ste"},
+		{[]string{"bnn", "train", "--out-dir", dir, "--method", "bagging", "--weights", "self"}, exitUsage, "--weights applies to --method gfsvgd"},
+		{[]string{"bnn", "train", "--out-dir", dir, "--swish-beta", "3"}, exitUsage, "--swish-beta applies to --method bnnplus, not to --method gfsvgd"},
 		{[]string{"bnn", "train", "--out-dir", dir, "--arch", "vgg"}, exitUsage, "unknown architecture"},
 		{[]string{"bnn", "train", "--out-dir", dir, "--data", "svhn"}, exitUsage, "unknown data set"},
 		{[]string{"bnn", "train", "--out-dir", dir, "--batch", "1"}, exitUsage, "batch size"},
