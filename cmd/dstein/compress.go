@@ -198,6 +198,11 @@ func runCompress(e *env, f *compressFlags, ellSet bool) error {
 		if ksd, err := compress.KSD2(m, res.Points, res.Ell); err == nil {
 			fmt.Fprintf(say, "ksd²       %.4g (V-statistic of the points with the Stein kernel of exp(−H/%g))\n", ksd, res.Ell)
 		}
+	} else {
+		fmt.Fprintf(say, "ksd²       not computed above %d points (its cost grows as n²)\n", maxKSDPoints)
+	}
+	if f.n > s.N {
+		fmt.Fprintf(say, "note       %d points from %d draws: at least %d of them repeat a draw; more draws give more distinct points\n", f.n, s.N, f.n-s.N)
 	}
 	fmt.Fprintf(say, "memory     about %s estimated (limit %s, --max-memory)\n", memlimit.Format(int64(budget.Total(need(s.N)))), memlimit.Format(budget.Limit))
 	if err := out.writeSamplesArray(&f.format, "--out",

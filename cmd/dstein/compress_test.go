@@ -207,3 +207,12 @@ func TestCompressRefusesCounts(t *testing.T) {
 		t.Errorf("700 points: %v, %d lines", err, strings.Count(string(data), "\n"))
 	}
 }
+
+// More points than draws: said, not silent.
+func TestCompressMorePointsThanDraws(t *testing.T) {
+	s := exactSamples(t, 30, "2")
+	code, out, errs := dstein(t, "compress", "--model", gridModel, "--samples", s, "--n", "40")
+	if code != 0 || !strings.Contains(out, "note       40 points from 30 draws: at least 10 of them repeat a draw") {
+		t.Errorf("exit %d: %s %s", code, out, errs)
+	}
+}
