@@ -116,8 +116,9 @@ func (f *sampleFlags) runSpec(fs *pflag.FlagSet, pipelineData []byte) (sampler.P
 		if p, err = sampler.ParsePipeline(pipelineData); err != nil {
 			return p, "", fmt.Errorf("%s: %w", f.pipeline, err)
 		}
-		if p.Iters() == 0 && !oneShot(p) {
-			// The starting states would be reported as the model's draws.
+		if p.Iters() == 0 {
+			// The starting states would be reported as the model's draws
+			// (a one-shot stage, such as exact, counts one iteration).
 			return p, "", fmt.Errorf("%s: its stages make 0 iterations in all; want at least 1 (the samples would be the starting states)", f.pipeline)
 		}
 		name, what = "pipeline", "the pipeline "+f.pipeline
@@ -583,16 +584,4 @@ func iters(o *infer.Output) int {
 		return 0
 	}
 	return o.Iters
-}
-
-// oneShot says whether a stage of p makes its samples in one step (exact,
-// or a method without iterations), so that 0 iterations in all still
-// sample the model.
-func oneShot(p sampler.Pipeline) bool {
-	for _, st := range p.Stages {
-		if m, _ := sampler.Lookup(st.Method); m != nil && m.OneShot {
-			return true
-		}
-	}
-	return false
 }
