@@ -25,8 +25,13 @@ import (
 // states of probability zero beside the samples. It costs O(n²d) time and
 // O(n²) memory, about 1.3× DKSD's time.
 func BKSD(ctx context.Context, m model.Model, s *sampler.Samples, o Options) (*Result, error) {
-	if o.Bootstrap == Simulation {
+	switch o.Bootstrap {
+	case Simulation:
 		return simulated(ctx, "bksd", m, s, o, func(ctx context.Context, s *sampler.Samples, o Options) (*Result, error) {
+			return BKSD(ctx, m, s, o)
+		})
+	case Auto:
+		return auto(ctx, "bksd", m, s, o, func(ctx context.Context, s *sampler.Samples, o Options) (*Result, error) {
 			return BKSD(ctx, m, s, o)
 		})
 	}

@@ -31,10 +31,18 @@ const (
 	// holds the level at any sample size (see simulated). It needs a model
 	// that dstein can sample exactly, and costs B + 1 statistics.
 	Simulation
+	// Auto picks for each sample (see Choose): the multinomial bootstrap,
+	// unless the sample is one on which the bootstraps lose their level
+	// (BootstrapCaveat) and the simulated null is affordable (at most
+	// AutoWork) and possible (the model has an exact sampler); then
+	// Simulation. Result.BootstrapReason says which and why. It is the
+	// command line's default; the zero value of Options stays the paper's
+	// multinomial bootstrap.
+	Auto
 )
 
 // Kinds lists the bootstrap names ParseKind accepts.
-var Kinds = []string{"multinomial", "rademacher", "simulation"}
+var Kinds = []string{"auto", "multinomial", "rademacher", "simulation"}
 
 func (k Kind) String() string {
 	switch k {
@@ -42,6 +50,8 @@ func (k Kind) String() string {
 		return "rademacher"
 	case Simulation:
 		return "simulation"
+	case Auto:
+		return "auto"
 	}
 	return "multinomial"
 }
@@ -55,8 +65,10 @@ func ParseKind(s string) (Kind, error) {
 		return Rademacher, nil
 	case "simulation":
 		return Simulation, nil
+	case "auto":
+		return Auto, nil
 	}
-	return 0, fmt.Errorf("unknown bootstrap %q; want multinomial, rademacher or simulation", s)
+	return 0, fmt.Errorf("unknown bootstrap %q; want auto, multinomial, rademacher or simulation", s)
 }
 
 // Options are the settings every test shares.
@@ -97,7 +109,7 @@ func (o Options) withDefaults() (Options, error) {
 	if o.B < 1 {
 		return o, fmt.Errorf("bootstrap draws %d: want at least 1", o.B)
 	}
-	if o.Bootstrap != Multinomial && o.Bootstrap != Rademacher && o.Bootstrap != Simulation {
+	if o.Bootstrap != Multinomial && o.Bootstrap != Rademacher && o.Bootstrap != Simulation && o.Bootstrap != Auto {
 		return o, fmt.Errorf("unknown bootstrap kind %d", o.Bootstrap)
 	}
 	return o, nil
@@ -113,9 +125,11 @@ type Result struct {
 	Alpha         float64 `json:"alpha"`
 	Reject        bool    `json:"reject"`
 	Bootstrap     int     `json:"bootstrap"`
-	// BootstrapKind is "multinomial", "rademacher" or, for MMD,
-	// "permutation".
+	// BootstrapKind is "multinomial", "rademacher", "simulation" or, for
+	// MMD, "permutation" ("none" for impossible samples).
 	BootstrapKind string `json:"bootstrap_kind"`
+	// BootstrapReason says, under Auto, why BootstrapKind was chosen.
+	BootstrapReason string `json:"bootstrap_reason,omitempty"`
 	// Bandwidth is GF-KSD's RBF bandwidth h; for DKSD and MMD, whose
 	// kernel is exp(−H/d), it is d.
 	Bandwidth float64 `json:"bandwidth"`

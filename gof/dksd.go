@@ -35,8 +35,13 @@ import (
 // LevelChecked false, with a Warning, when it exceeds TailBiasFactor
 // bootstrap standard deviations.
 func DKSD(ctx context.Context, m model.Model, s *sampler.Samples, o Options) (*Result, error) {
-	if o.Bootstrap == Simulation {
+	switch o.Bootstrap {
+	case Simulation:
 		return simulated(ctx, "dksd", m, s, o, func(ctx context.Context, s *sampler.Samples, o Options) (*Result, error) {
+			return DKSD(ctx, m, s, o)
+		})
+	case Auto:
+		return auto(ctx, "dksd", m, s, o, func(ctx context.Context, s *sampler.Samples, o Options) (*Result, error) {
 			return DKSD(ctx, m, s, o)
 		})
 	}

@@ -30,6 +30,14 @@
 // The p-value is (1 + #{S* ≥ S})/(B + 1); the test rejects when it is at most α,
 // which is the same as S exceeding the reported critical value.
 //
+// Both bootstraps are large-sample approximations, and on small samples or
+// samples of a few repeated states (BootstrapCaveat) they reject true
+// models far more often than α. Simulation replaces them with the
+// statistic's null simulated from exact data sets of the model, tested as
+// the sample is (GF-KSD's with the sample's own lifting noise), which holds
+// the level at any n; Auto, the command line's default, simulates exactly
+// where the caveat stands and the simulation is affordable (Choose).
+//
 // DKSD's null mean is exactly 0, but where the ratios p(¬_l z)/p(z) are
 // heavy-tailed it is 0 only through states too rare for n samples to hold;
 // without them the statistic sits at a bias (typically positive) that the

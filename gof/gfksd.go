@@ -151,8 +151,13 @@ func Lift(t *transform.Transform, s *sampler.Samples, key rng.Key) ([]float64, e
 
 // GFKSD runs the gradient-free KSD test of the samples against m.
 func GFKSD(ctx context.Context, m model.Model, s *sampler.Samples, set GFKSDSettings, o Options) (*Result, error) {
-	if o.Bootstrap == Simulation {
+	switch o.Bootstrap {
+	case Simulation:
 		return simulated(ctx, "gfksd", m, s, o, func(ctx context.Context, s *sampler.Samples, o Options) (*Result, error) {
+			return GFKSD(ctx, m, s, set, o)
+		})
+	case Auto:
+		return auto(ctx, "gfksd", m, s, o, func(ctx context.Context, s *sampler.Samples, o Options) (*Result, error) {
 			return GFKSD(ctx, m, s, set, o)
 		})
 	}

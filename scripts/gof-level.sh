@@ -7,8 +7,12 @@
 # 0.5 (0.1 and 0.5 for a calibrated test).
 #
 #   scripts/gof-level.sh [-n SETS] [-s SIZE] MODEL TEST [dstein gof flags …]
-#   scripts/gof-level.sh -n 200 -s 100 examples/gof/categorical-rare.json gfksd
+#   scripts/gof-level.sh -n 200 -s 100 examples/gof/categorical-rare.json gfksd --bootstrap-kind multinomial
 #   scripts/gof-level.sh -n 200 -s 100 examples/gof/categorical-rare.json gfksd --bootstrap-kind simulation
+#
+# Without --bootstrap-kind the default (auto) is measured. A --seed among
+# the flags tests every data set at that one seed, as a user who keeps the
+# default seed does; the level must hold there too, not only over seeds.
 #
 # DSTEIN names the binary (default: built here from ./cmd/dstein). Needs
 # python3 (no packages).

@@ -69,7 +69,10 @@ can reject a true model far more often than α. --bootstrap-kind simulation
 replaces them with the null simulated from --bootstrap data sets drawn
 exactly from the model (the model must have an exact sampler, as dstein
 exact says): its level holds at any n, at the cost of one statistic per
-data set.`,
+data set. The default, auto, keeps the multinomial bootstrap unless the
+sample is one on which it fails (n < 30, or a few states repeated beside
+rarer ones) and the simulation costs at most about a minute; it says when
+it simulates, and why.`,
 		Args: cobra.NoArgs,
 		RunE: func(cmd *cobra.Command, _ []string) error { return runGof(e, cmd, &f) },
 	}
@@ -83,7 +86,7 @@ data set.`,
 	fs.IntVar(&f.b, "bootstrap", gof.DefaultB, "number of bootstrap draws (permutations for mmd; data sets for --bootstrap-kind simulation)")
 	fs.Uint64Var(&f.seed, "seed", 1, "random seed; the same seed gives the same output bytes")
 	fs.StringVar(&f.json, "json", "", "write the result as JSON to this file")
-	fs.StringVar(&f.kind, "bootstrap-kind", gof.Multinomial.String(), "gfksd, dksd, bksd: the null's bootstrap, "+strings.Join(gof.Kinds, " or ")+" (the null simulated from exact data sets of the model)")
+	fs.StringVar(&f.kind, "bootstrap-kind", gof.Auto.String(), "gfksd, dksd, bksd: the null's bootstrap, "+strings.Join(gof.Kinds, ", ")+" (the null simulated from exact data sets of the model); auto simulates on small or repetitive samples where that is affordable")
 	fs.StringVar(&f.surrogate, "surrogate", "", "gfksd: surrogate ρ, relaxed or base (ρ = p0) (default: relaxed where the model has a relaxed form)")
 	fs.Float64Var(&f.temperature, "temperature", gof.DefaultTestTemperature, "gfksd: temperature τ of the relaxed surrogate")
 	fs.StringVar(&f.bandwidth, "bandwidth", gof.DefaultTestBandwidth.Rule.String(), "gfksd: bandwidth rule: median (h = med²), svgd (med²/log(n+1)), paper (med²/(2 log(n+1))) or fixed (with --fixed-h)")
@@ -232,9 +235,12 @@ func runGof(e *env, cmd *cobra.Command, f *gofFlags) error {
 	say := out.say
 	// The test of n samples: its matrices, the samples as read, and the
 	// model loaded (its peak, or what it holds with the rest).
+	// sim says whether the null is simulated: under auto, decided once
+	// the samples are read.
+	sim := o.Bootstrap == gof.Simulation
 	testBytes := func(m model.Model, n int) float64 {
 		b := gof.Memory(f.test, n, m.Dim(), o.B) - memlimit.Base + report.SamplesBytes(n, m.Dim())
-		if f.test == "mmd" || o.Bootstrap == gof.Simulation {
+		if f.test == "mmd" || sim {
 			// The exact sampler behind MMD's reference or the simulated
 			// null, and one simulated data set.
 			b += exact.Memory(m) - memlimit.Base + report.SamplesBytes(n, m.Dim())
@@ -272,6 +278,16 @@ func runGof(e *env, cmd *cobra.Command, f *gofFlags) error {
 	if s.N < 2 {
 		return fmt.Errorf("%s: %d sample; a test needs at least 2", f.samples, s.N)
 	}
+	if o.Bootstrap == gof.Auto && f.test != "mmd" {
+		if k, _ := gof.Choose(s, o); k == gof.Simulation {
+			// Auto simulates only within the memory budget; beyond it the
+			// bootstrap runs, with the caveat's warning.
+			sim = true
+			if budget.Check("", need(s.N)) != nil {
+				sim, o.Bootstrap = false, gof.Multinomial
+			}
+		}
+	}
 	if err := budget.Check(fmt.Sprintf("the %s test of %d samples of %d variables with %d bootstrap draws", f.test, s.N, m.Dim(), o.B), need(s.N)); err != nil {
 		return err
 	}
@@ -293,7 +309,7 @@ func runGof(e *env, cmd *cobra.Command, f *gofFlags) error {
 		return err
 	}
 	caveat := ""
-	if res.Impossible == 0 && f.test != "mmd" && o.Bootstrap != gof.Simulation {
+	if res.Impossible == 0 && f.test != "mmd" && res.BootstrapKind != gof.Simulation.String() {
 		if why := gof.BootstrapCaveat(s); why != "" {
 			caveat = bootstrapDoubt(why)
 		}
@@ -357,6 +373,9 @@ func printGof(w io.Writer, f *gofFlags, m model.Model, set gof.GFKSDSettings, r 
 			verdict = "reject H0"
 		}
 		fmt.Fprintf(w, "%s: statistic %.4g, p-value %.3g (%s): %s at α = %g\n", r.Test, r.Statistic, r.PValue, draws, verdict, r.Alpha)
+		if r.BootstrapReason != "" {
+			fmt.Fprintf(w, "null       --bootstrap-kind auto chose %s: %s\n", r.BootstrapKind, r.BootstrapReason)
+		}
 	}
 	vars := "variables"
 	if m.Dim() == 1 {

@@ -4,6 +4,7 @@ import (
 	"bytes"
 	"context"
 	"encoding/json"
+	"fmt"
 	"os"
 	"path/filepath"
 	"runtime"
@@ -285,9 +286,10 @@ func TestGofWithEvidence(t *testing.T) {
 }
 
 // A sample that is one state repeated (on an Ising model with strong
-// fields 3, where 40 such rows have probability about 0.9) gets the bootstrap's caveat, in the output
-// and in the JSON (level_checked false), and a reject from the bootstrap;
-// the simulated null prints no caveat and does not reject it.
+// fields 3, where 40 such rows have probability about 0.9) gets the
+// bootstrap's caveat, in the output and in the JSON (level_checked false),
+// and a reject from the bootstrap; the simulated null prints no caveat and
+// does not reject it, and the default, auto, simulates it and says why.
 func TestGofSimulatedNull(t *testing.T) {
 	dir := t.TempDir()
 	m := writeFile(t, "field.json", `{"type":"ising","n":6,"edges":[[0,1,0.4],[1,2,0.4],[2,3,0.4],[3,4,0.4],[4,5,0.4],[5,0,0.4]],"field":3}`)
@@ -298,7 +300,7 @@ func TestGofSimulatedNull(t *testing.T) {
 	}
 	s := writeFile(t, "up.csv", b.String())
 	boot, sim := filepath.Join(dir, "boot.json"), filepath.Join(dir, "sim.json")
-	code, out, errs := dstein(t, "gof", "--model", m, "--samples", s, "--test", "bksd", "--json", boot)
+	code, out, errs := dstein(t, "gof", "--model", m, "--samples", s, "--test", "bksd", "--bootstrap-kind", "multinomial", "--json", boot)
 	if code != 0 || !strings.Contains(out, "warning    the sample is one state repeated 40 times") || !strings.Contains(out, "--bootstrap-kind simulation") {
 		t.Fatalf("bootstrap: exit %d: %s %s", code, out, errs)
 	}
@@ -309,7 +311,60 @@ func TestGofSimulatedNull(t *testing.T) {
 	if code != 0 || strings.Contains(out, "warning") || !strings.Contains(out, "null simulated from 199 exact data sets of n = 40") {
 		t.Fatalf("simulation: exit %d: %s %s", code, out, errs)
 	}
-	if j := readJSON(t, sim); j["level_checked"] != true || j["bootstrap_kind"] != "simulation" || j["reject"] != false {
+	if j := readJSON(t, sim); j["level_checked"] != true || j["bootstrap_kind"] != "simulation" || j["reject"] != false || j["bootstrap_reason"] != nil {
 		t.Errorf("simulation JSON: %v", j)
+	}
+	auto := filepath.Join(dir, "auto.json")
+	code, out, errs = dstein(t, "gof", "--model", m, "--samples", s, "--test", "bksd", "--bootstrap", "199", "--json", auto)
+	if code != 0 || strings.Contains(out, "warning") || !strings.Contains(out, "null simulated from 199 exact data sets of n = 40") ||
+		!strings.Contains(out, "null       --bootstrap-kind auto chose simulation: the sample is one state repeated 40 times") {
+		t.Fatalf("auto: exit %d: %s %s", code, out, errs)
+	}
+	if j := readJSON(t, auto); j["level_checked"] != true || j["bootstrap_kind"] != "simulation" || j["reject"] != false ||
+		!strings.Contains(j["bootstrap_reason"].(string), "one state repeated") {
+		t.Errorf("auto JSON: %v", j)
+	}
+}
+
+// Auto keeps the bootstrap, with the caveat and its reason, where the
+// null cannot be simulated: a 40-spin complete graph (no exact sampler),
+// and 300 spins at n = 25, whose simulation would cost 1000·25·300·325 ≈
+// 2.4e9 units of work, above gof.AutoWork. A sample of many distinct rows is not
+// flagged at all.
+func TestGofAutoKeepsTheBootstrap(t *testing.T) {
+	rows := func(name string, d, n int, row func(i, l int) int) string {
+		var b strings.Builder
+		for l := range d {
+			if l > 0 {
+				b.WriteByte(',')
+			}
+			fmt.Fprintf(&b, "z%d", l)
+		}
+		b.WriteByte('\n')
+		for i := range n {
+			for l := range d {
+				if l > 0 {
+					b.WriteByte(',')
+				}
+				fmt.Fprint(&b, row(i, l))
+			}
+			b.WriteByte('\n')
+		}
+		return writeFile(t, name, b.String())
+	}
+	up := func(i, l int) int { return 1 }
+	k40 := writeFile(t, "k40.json", `{"type": "ising", "complete": {"n": 40}, "coupling": 0.05, "field": 3}`)
+	chain := writeFile(t, "chain.json", `{"type": "ising", "grid": {"rows": 1, "cols": 300}, "coupling": 0.1}`)
+	for _, c := range []struct {
+		model, samples, why string
+	}{
+		{k40, rows("k40.csv", 40, 40, up), "but dstein cannot sample this model exactly to simulate the null"},
+		{chain, rows("chain.csv", 300, 25, func(i, l int) int { return 1 - 2*((i*7+l*l)%3%2) }), "would cost 2.4e+09 units of work, above the 2e+09"},
+	} {
+		code, out, errs := dstein(t, "gof", "--model", c.model, "--samples", c.samples, "--test", "dksd")
+		if code != 0 || !strings.Contains(out, "null       --bootstrap-kind auto chose multinomial: ") || !strings.Contains(out, c.why) ||
+			!strings.Contains(out, "warning    ") || !strings.Contains(out, "multinomial bootstrap draws") {
+			t.Errorf("%s: exit %d: %s %s", c.model, code, out, errs)
+		}
 	}
 }

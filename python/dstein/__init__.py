@@ -486,10 +486,13 @@ def _samples_file(samples, tmp, model_path):
 def gof(model, samples, test="gfksd", bootstrap=None, seed=1, args=(), bootstrap_kind=None):
     """Tests whether samples come from model (dstein gof); samples is a
     samples CSV path or an array of state values. bootstrap_kind:
-    "multinomial" (default), "rademacher" or "simulation" (the null
-    simulated from exact data sets of the model: its level holds at any
-    n). Returns the result JSON as a dict (statistic, p_value, reject,
-    level_checked, warning, …)."""
+    "auto" (default: the multinomial bootstrap, or the simulated null on
+    small or repetitive samples where the bootstrap fails and the
+    simulation is affordable; bootstrap_reason says why), "multinomial",
+    "rademacher" or "simulation" (the null simulated from exact data sets
+    of the model: its level holds at any n). Returns the result JSON as a
+    dict (statistic, p_value, reject, bootstrap_kind, level_checked,
+    warning, …)."""
     with tempfile.TemporaryDirectory(prefix="dstein-") as tmp:
         m = _model_file(model, tmp)
         cmd = ["gof", "--model", m, "--samples", _samples_file(samples, tmp, m), "--test", test,

@@ -175,16 +175,19 @@ class TestTestsAndCompression(unittest.TestCase):
         pts = dstein.compress(GRID, fit.draws, 20)
         self.assertEqual(pts.shape, (20, 100))
         # A sample that is one state repeated: the bootstrap's caveat, and
-        # the simulated null instead.
+        # the simulated null instead, which the default picks by itself.
         m = dstein.ising_model(np.eye(6, k=1) * 0.4 + np.eye(6, k=-1) * 0.4,
                                fields=np.full(6, 3.0))
         up = np.ones((40, 6), dtype=int)
-        res = dstein.gof(m, up, test="bksd")
+        res = dstein.gof(m, up, test="bksd", bootstrap_kind="multinomial")
         self.assertFalse(res["level_checked"])
         self.assertIn("one state repeated", res["warning"])
         res = dstein.gof(m, up, test="bksd", bootstrap=99, bootstrap_kind="simulation")
         self.assertEqual(res["bootstrap_kind"], "simulation")
         self.assertTrue(res["level_checked"])
+        res = dstein.gof(m, up, test="bksd", bootstrap=99)
+        self.assertEqual(res["bootstrap_kind"], "simulation")
+        self.assertIn("one state repeated", res["bootstrap_reason"])
 
 
 class TestNamedNetwork(unittest.TestCase):
