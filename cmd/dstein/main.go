@@ -23,6 +23,13 @@ func main() {
 	sigs := make(chan os.Signal, 2)
 	signal.Notify(sigs, os.Interrupt, syscall.SIGTERM)
 	go watchdog(sigs, cancel)
+	// A reader of standard output that goes away (dstein … | head -1)
+	// would end the process by SIGPIPE in the middle of its work, leaving
+	// temporary files. With SIGPIPE caught (never delivered to the channel's
+	// reader: there is none) the write fails with EPIPE instead, and the
+	// command handles it as any failed write: its regular outputs are
+	// committed or not written, its temporary files removed, exit 1.
+	signal.Notify(make(chan os.Signal, 1), syscall.SIGPIPE)
 	setRuntimeLimit = true
 	code := run(ctx, os.Args[1:], os.Stdout, os.Stderr)
 	os.Exit(code)

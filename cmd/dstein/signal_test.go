@@ -465,3 +465,42 @@ func (w *readyWriter) String() string {
 	defer w.mu.Unlock()
 	return w.b.String()
 }
+
+// A reader of standard output that goes away (dstein … | head -1) does not
+// kill the process by SIGPIPE: the write fails, the command exits 1 with a
+// one-line message, the regular output asked for is committed and no
+// temporary file is left. (Killed by SIGPIPE, it exited 141 with an empty
+// .NAME.dstein-tmp-* beside a missing output.)
+func TestBrokenPipeOnStandardOutput(t *testing.T) {
+	if testing.Short() {
+		t.Skip("builds the binary")
+	}
+	dir := t.TempDir()
+	bin := filepath.Join(dir, "dstein")
+	if out, err := exec.Command("go", "build", "-o", bin, ".").CombinedOutput(); err != nil {
+		t.Fatalf("go build: %v\n%s", err, out)
+	}
+	work := t.TempDir()
+	csv := filepath.Join(work, "s.csv")
+	cmd := exec.Command(bin, "sample", "--model", "../../examples/ising-grid.json", "--method", "gibbs", "--chains", "4", "--draws", "200", "--out", csv)
+	var stderr bytes.Buffer
+	cmd.Stderr = &stderr
+	stdout, err := cmd.StdoutPipe()
+	if err != nil {
+		t.Fatal(err)
+	}
+	stdout.Close() // the reader is gone before the first line
+	err = cmd.Run()
+	code := cmd.ProcessState.ExitCode()
+	if ws, ok := cmd.ProcessState.Sys().(syscall.WaitStatus); ok && ws.Signaled() {
+		t.Fatalf("killed by %v; want exit 1 (stderr %q)", ws.Signal(), stderr.String())
+	}
+	if code != 1 || !strings.Contains(stderr.String(), "broken pipe") || strings.Count(strings.TrimSpace(stderr.String()), "\n") != 0 {
+		t.Errorf("exit %d (%v), stderr %q; want exit 1 and one line on the broken pipe", code, err, stderr.String())
+	}
+	names, _ := filepath.Glob(filepath.Join(work, "*"))
+	hidden, _ := filepath.Glob(filepath.Join(work, ".*"))
+	if len(names) != 1 || names[0] != csv || len(hidden) != 0 {
+		t.Errorf("files left: %v %v; want only %s", names, hidden, csv)
+	}
+}
