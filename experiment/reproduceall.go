@@ -3,6 +3,7 @@ package experiment
 import (
 	"bufio"
 	"context"
+	"encoding/json"
 	"errors"
 	"fmt"
 	"io"
@@ -73,6 +74,10 @@ type Reproduced struct {
 	// it (computed by the result's judge; absent when it did not run).
 	Claim   string   `json:"claim"`
 	Verdict *Verdict `json:"verdict,omitempty"`
+	// Earlier is the date of the earlier run whose record this is, for a
+	// result that --only left out (ReproduceOptions.Only): the page and
+	// the list keep it as that run wrote it.
+	Earlier string `json:"earlier_run,omitempty"`
 }
 
 // ReproduceReport is what Reproduce wrote.
@@ -125,6 +130,10 @@ func Reproduce(ctx context.Context, o ReproduceOptions) (*ReproduceReport, error
 	}
 	all := Reproductions()
 	wanted := func(p Reproduction) bool { return len(o.Only) == 0 || slices.Contains(o.Only, p.ID) }
+	earlier := map[string]Reproduced{}
+	if len(o.Only) > 0 {
+		earlier = earlierResults(rep.List, o.Mode, o.Log)
+	}
 	runs := map[string]bool{}
 	for _, p := range all {
 		if !wanted(p) || p.Needs == "uai" && o.UAIDir == "" {
@@ -141,8 +150,14 @@ func Reproduce(ctx context.Context, o ReproduceOptions) (*ReproduceReport, error
 	}
 	start := time.Now()
 	page := report.Page{Title: o.Title, Version: o.Version, Machine: report.ThisMachine(), Command: o.Command}
+	kept := 0
 	for k, p := range all {
 		if !wanted(p) {
+			if rec, ok := earlier[p.ID]; ok {
+				rep.Results = append(rep.Results, rec)
+				page.Sections = append(page.Sections, section(o.Out, p, rec, o.Mode))
+				kept++
+			}
 			continue
 		}
 		dir := filepath.Join(o.Out, p.ID)
@@ -182,6 +197,9 @@ func Reproduce(ctx context.Context, o ReproduceOptions) (*ReproduceReport, error
 		rep.Results = append(rep.Results, rec)
 		page.Sections = append(page.Sections, section(o.Out, p, rec, o.Mode))
 	}
+	if kept > 0 {
+		fmt.Fprintf(w(o.Report), "kept %s of the earlier run in %s (--only ran %d)\n", plural(kept, "result"), rep.List, len(o.Only))
+	}
 	page.Date = time.Now().UTC().Format("2006-01-02 15:04 MST")
 	// The list and the page together, or neither (a signal).
 	var b safeio.Batch
@@ -213,6 +231,40 @@ func Reproduce(ctx context.Context, o ReproduceOptions) (*ReproduceReport, error
 	}
 	fmt.Fprintf(w(o.Report), "wrote %s (%s in all)\n", rep.Index, roundSeconds(time.Since(start)))
 	return rep, nil
+}
+
+// earlierResults reads the records of the list (reproduce.json) of an
+// earlier run in the same mode, by result, each marked with the date of
+// the run that wrote it, so that a run with --only keeps the results it
+// leaves out on the page. A missing or unreadable list, or one of another
+// mode (quick results beside full ones would mislead), keeps nothing;
+// log says why for the last two.
+func earlierResults(list string, mode Mode, log io.Writer) map[string]Reproduced {
+	out := map[string]Reproduced{}
+	raw, err := os.ReadFile(list)
+	if err != nil {
+		return out
+	}
+	var prev struct {
+		Date    string       `json:"date"`
+		Mode    string       `json:"mode"`
+		Results []Reproduced `json:"results"`
+	}
+	if err := json.Unmarshal(raw, &prev); err != nil {
+		fmt.Fprintf(w(log), "reproduce: %s is not readable (%v); the page lists only the results run now\n", list, err)
+		return out
+	}
+	if prev.Mode != mode.String() {
+		fmt.Fprintf(w(log), "reproduce: %s lists a %s run and this one is %s; the page lists only the results run now\n", list, prev.Mode, mode)
+		return out
+	}
+	for _, r := range prev.Results {
+		if r.Earlier == "" {
+			r.Earlier = prev.Date
+		}
+		out[r.ID] = r
+	}
+	return out
 }
 
 // roundSeconds rounds a wall time for the page: whole minutes from ten
@@ -299,6 +351,9 @@ func section(out string, p Reproduction, rec Reproduced, mode Mode) report.Secti
 	switch rec.Status {
 	case "ran":
 		s.Status = fmt.Sprintf("ran in %s on this machine", roundSeconds(time.Duration(rec.Seconds*float64(time.Second))))
+		if rec.Earlier != "" {
+			s.Status = fmt.Sprintf("ran on %s in %s (an earlier run, kept: --only left this result out)", rec.Earlier, roundSeconds(time.Duration(rec.Seconds*float64(time.Second))))
+		}
 		if rec.Loaded > 0 {
 			s.Status += fmt.Sprintf(" (%s loaded from the journal, not computed again)", plural(rec.Loaded, "trial"))
 		}

@@ -84,6 +84,30 @@ func TestReproduce(t *testing.T) {
 	if err := json.Unmarshal(raw, &rep); err != nil || len(rep.Results) == 0 || rep.Results[0].Loaded != 2 {
 		t.Errorf("reproduce.json after the second run: %v %+v", err, rep.Results)
 	}
+	// A run of fewer results keeps the others on the page and in the
+	// list, as the earlier run of the same mode wrote them
+	// (experiment.TestEarlierResults: not those of another mode).
+	code, out, errs = dstein(t, "reproduce", "--tiny", "--only", "categorical", "--out-dir", dir)
+	if code != 0 || !strings.Contains(out, "kept 1 result of the earlier run") {
+		t.Errorf("--only categorical after two results: exit %d: %s %s", code, out, errs)
+	}
+	page, _ = os.ReadFile(index)
+	if !strings.Contains(string(page), `id="ising-n"`) || !strings.Contains(string(page), "an earlier run, kept: --only left this result out") {
+		t.Error("the page lost the result that --only left out")
+	}
+	if err := report.CheckPage(index); err != nil {
+		t.Error(err)
+	}
+	raw, _ = os.ReadFile(filepath.Join(dir, "reproduce.json"))
+	rep.Results = nil
+	if err := json.Unmarshal(raw, &rep); err != nil || len(rep.Results) != 2 {
+		t.Fatalf("reproduce.json after --only categorical: %v %+v", err, rep.Results)
+	}
+	for _, r := range rep.Results {
+		if (r.ID == "ising-n") != (r.Earlier != "") {
+			t.Errorf("%s: earlier_run %q; want it set for ising-n only", r.ID, r.Earlier)
+		}
+	}
 	if code, _, errs := dstein(t, "reproduce", "--only", "nope", "--out-dir", dir); code != 2 || !strings.Contains(errs, "unknown result") {
 		t.Errorf("unknown result: exit %d, %q", code, errs)
 	}
