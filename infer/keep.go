@@ -72,14 +72,21 @@ func (k Keep) thin() int { return max(1, k.Thin) }
 // 2·Draws·2^j within MaxIters.
 func (k Keep) maxEnd() int {
 	end := 2 * k.Draws
-	limit := k.MaxIters
-	if limit == 0 {
-		limit = max(end<<DefaultWindows, DefaultMaxIters)
-	}
+	limit := k.iterLimit()
 	for 2*end <= limit {
 		end *= 2
 	}
 	return end
+}
+
+// iterLimit is the iteration limit per chain of an adaptive run: MaxIters,
+// or when it is 0 the default (DefaultWindows, DefaultMaxIters). The run
+// ends at the last doubling of 2·Draws within it (maxEnd).
+func (k Keep) iterLimit() int {
+	if k.MaxIters > 0 {
+		return k.MaxIters
+	}
+	return max((2*k.Draws)<<DefaultWindows, DefaultMaxIters)
 }
 
 // Iters returns the iterations a run that keeps these draws makes:

@@ -331,7 +331,7 @@ func Run(ctx context.Context, m model.Model, spec Spec) (*Output, error) {
 		return nil, err
 	}
 	if lay := out.Layout; lay.Stopped == StopIters || lay.Stopped == StopTime {
-		limit := fmt.Sprintf("its iteration limit (%d per chain, --max-iters)", 2*lay.Warmup)
+		limit := fmt.Sprintf("its iteration limit (%d per chain: the last doubling of the run within --max-iters %d)", 2*lay.Warmup, spec.Keep.iterLimit())
 		if lay.Stopped == StopTime {
 			limit = fmt.Sprintf("its time limit (%v, --max-time) with %d iterations per chain in the last complete window", spec.Keep.MaxTime, 2*lay.Warmup)
 		}

@@ -58,7 +58,7 @@ The RMSE that n exact i.i.d. samples have on average is shown for scale.`,
 			if err := atLeast("show", show, 1); err != nil {
 				return err
 			}
-			if err := atLeast("iters", iters, 0); err != nil {
+			if err := atLeast("iters", iters, 1); err != nil {
 				return err
 			}
 			main, _, err := infer.Pipeline(method)

@@ -421,3 +421,28 @@ func dropSeconds(v any) {
 		}
 	}
 }
+
+// demo refuses counts below 1, as sample does: --iters 0 printed a Gibbs
+// row of 0 sweeps.
+func TestDemoRefusesZeroCounts(t *testing.T) {
+	for _, flag := range []string{"--iters", "--n", "--show"} {
+		if code, _, errs := dstein(t, "demo", flag, "0"); code != 2 || !strings.Contains(errs, flag+" must be at least 1") {
+			t.Errorf("demo %s 0: exit %d, %q", flag, code, errs)
+		}
+	}
+}
+
+// Stratified Gibbs chains are not independent: their chain-based error
+// bars come with a warning, and a note in the error bars' line; plain
+// chains get neither.
+func TestStratifiedChainsWarn(t *testing.T) {
+	base := []string{"sample", "--model", "../../examples/ising-grid.json", "--method", "gibbs", "--chains", "4", "--draws", "100"}
+	code, out, errs := dstein(t, append(base, "--stratified")...)
+	if code != 0 || !strings.Contains(out, "warning    the chains of a stratified Gibbs stage share their random numbers") || !strings.Contains(out, "the chains are stratified, not independent") {
+		t.Errorf("stratified: exit %d: %s %s", code, out, errs)
+	}
+	code, out, errs = dstein(t, base...)
+	if code != 0 || strings.Contains(out, "not independent") {
+		t.Errorf("plain chains: exit %d: %s %s", code, out, errs)
+	}
+}
