@@ -218,7 +218,7 @@ func rareWarning(dg *Diagnostics, s *sampler.Samples) string {
 	if dg.Estimates == RaoBlackwell.String() {
 		how = "their estimates average the conditional probabilities, which rest on the states the draws visited, so the other variables' MCSE includes the error of the rare states' frequencies times how much their conditionals move with those states"
 	}
-	return fmt.Sprintf("%d of %d quantities have a state seen fewer than %d times in %d samples (%s): their 90%% intervals include the Clopper–Pearson interval of the state's frequency at the effective sample size; %s; more draws say more; and where every chain may have stayed in one mode of a target with several (strong couplings), the rare states may be another mode's, which no error bar here accounts for: compare with a method for several modes (pt, sw)",
+	return fmt.Sprintf("%d of %d quantities have a state seen fewer than %d times in %d samples (%s): their 90%% intervals include the Clopper–Pearson interval of the state's frequency at the effective sample size; %s; more draws say more; and where every chain may have stayed in one mode of a target with several (strong couplings), the rare states may be another mode's, which no error bar here accounts for: compare with a method for several modes (--method tempering: parallel tempering on a fixed ladder of 8 temperatures, where the default may have chosen plain chains; sw for ferromagnets)",
 		len(rare), len(dg.Quantities), RareVisits, s.N, worst(rare, func(q Quantity) string { return fmt.Sprintf("[%.3g, %.3g]", q.CI90[0], q.CI90[1]) }), how)
 }
 
