@@ -423,6 +423,9 @@ func TestPackedJournal(t *testing.T) {
 	if res.Loaded != 2 || string(again) != string(packed) || string(first) != string(second) {
 		t.Errorf("a resume from the packed journal loaded %d trials (want 2), changed it: %v, changed the CSV: %v", res.Loaded, string(again) != string(packed), string(first) != string(second))
 	}
+	if !strings.Contains(log.String(), "2 trials loaded from "+gz) {
+		t.Errorf("the log does not name the packed journal the trials came from: %q", log.String())
+	}
 	if _, err := os.Stat(plain); err == nil {
 		t.Error("a resume that computed nothing unpacked the journal")
 	}

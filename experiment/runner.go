@@ -376,7 +376,7 @@ func (r *runner) flushLoaded() {
 	if r.loaded == 1 {
 		word = "trial"
 	}
-	from := r.j.Path()
+	from := r.j.ReadPath()
 	if r.cfg.journalDir != "" {
 		from = "the shards' journals"
 	}

@@ -198,7 +198,7 @@ func jsonMarginalsBytes(m mdl.Model) float64 {
 }
 
 func printExact(w io.Writer, s *exactSummary) {
-	fmt.Fprintf(w, "exact: %s, %d variables (%d free)\n", s.Method, s.Variables, s.Free)
+	fmt.Fprintf(w, "exact: %s, %s (%d free)\n", s.Method, variables(s.Variables), s.Free)
 	if s.Width > 0 {
 		fmt.Fprintf(w, "elimination width %d\n", s.Width)
 	}

@@ -11,6 +11,7 @@ import (
 	"strconv"
 	"strings"
 	"sync"
+	"syscall"
 	"unicode/utf8"
 
 	"github.com/spf13/cobra"
@@ -167,6 +168,10 @@ func (w *watchedWriter) Write(p []byte) (int, error) {
 func (w *watchedWriter) failed() error {
 	w.mu.Lock()
 	defer w.mu.Unlock()
+	if errors.Is(w.err, syscall.EPIPE) {
+		// dstein … | head: the reader had what it wanted.
+		return fmt.Errorf("standard output was closed by its reader before everything was written to it (broken pipe); the output files named by the flags were written")
+	}
 	if w.err != nil {
 		return fmt.Errorf("writing to standard output: %w", w.err)
 	}

@@ -19,7 +19,7 @@ func printSummary(w io.Writer, f *sampleFlags, name string, lm *modelfile.Loaded
 	if ev := lm.EvidenceText(); ev != "" {
 		fmt.Fprintf(w, "model      %s (%d variables; %d free, evidence %s)\n", f.model, lm.File.Dim(), m.Dim(), ev)
 	} else {
-		fmt.Fprintf(w, "model      %s (%d variables)\n", f.model, m.Dim())
+		fmt.Fprintf(w, "model      %s (%s)\n", f.model, variables(m.Dim()))
 	}
 	label := name
 	if f.pipeline != "" {
@@ -213,4 +213,12 @@ func sortedKeys[V any](m map[string]V) []string {
 	}
 	sort.Strings(out)
 	return out
+}
+
+// variables is "1 variable" or "N variables".
+func variables(n int) string {
+	if n == 1 {
+		return "1 variable"
+	}
+	return fmt.Sprintf("%d variables", n)
 }

@@ -106,6 +106,9 @@ type Journal struct {
 	// and the plain one does not exist yet; pack: replace the packed
 	// journal with the plain one when the run ends well (Spec.Pack).
 	packed, pack bool
+	// readPath is the packed journal the rows were read from ("" when
+	// they came from the plain one, or none).
+	readPath string
 	// log receives the journal's notes (may be nil).
 	log io.Writer
 	// selectOnly: Spec.SelectOnly.
@@ -221,6 +224,9 @@ func openLocked(spec Spec) (*Journal, error) {
 		}
 	}
 	j.packed = !exists && packedExists
+	if j.packed {
+		j.readPath = path + PackedSuffix
+	}
 	exists = exists || packedExists
 	if !exists {
 		if sideExists {
@@ -473,6 +479,16 @@ func (j *Journal) Close(ok bool) error {
 
 // Path is the journal's file (NAME.trials.csv).
 func (j *Journal) Path() string { return j.path }
+
+// ReadPath returns the file the journal's rows were read from: the
+// packed journal (Path + ".gz") when that is where they came from, else
+// Path.
+func (j *Journal) ReadPath() string {
+	if j.readPath != "" {
+		return j.readPath
+	}
+	return j.path
+}
 
 // Done returns the metrics of unit k when the journal holds it.
 func (j *Journal) Done(k Key) (map[string]float64, bool) {
