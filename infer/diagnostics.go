@@ -42,7 +42,9 @@ type Quantity struct {
 	// Mean and SD are the estimate and the spread over all kept samples.
 	Mean float64 `json:"mean"`
 	SD   float64 `json:"sd"`
-	// MCSE is the Monte Carlo standard error of Mean.
+	// MCSE is the Monte Carlo standard error of Mean; for a Rare quantity
+	// at least the half-width of CI90 (before clipping) over z, since sd/√ESS is
+	// about 0 for a state the draws hardly met.
 	MCSE float64 `json:"mcse"`
 	// BulkESS and TailESS are the effective sample sizes of the bulk and
 	// of the 5% and 95% tails (for replicates: the sizes implied by the
@@ -326,6 +328,10 @@ func Diagnose(ctx context.Context, m model.Model, out *Output) (*Diagnostics, er
 				}
 			}
 			qt.CI90 = [2]float64{min(qt.CI90[0], lo), max(qt.CI90[1], hi)}
+			// The MCSE says as much: the interval's half-width over z, where
+			// that is more (sd/√ESS is about 0 for a state the draws hardly
+			// met, and a reader of the MCSE alone would trust it).
+			qt.MCSE = max(qt.MCSE, (qt.CI90[1]-qt.CI90[0])/(2*z))
 		}
 		if q.v >= 0 {
 			// A probability lies in [0, 1], a two-state mean between the

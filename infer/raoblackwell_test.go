@@ -205,6 +205,11 @@ func TestRareStateInterval(t *testing.T) {
 			if !q.Rare || !(q.CI90[1] > q.CI90[0]) {
 				t.Errorf("%v: %s: rare %v, interval [%v, %v]: want a rare state with an interval of positive width", est, name, q.Rare, q.CI90[0], q.CI90[1])
 			}
+			// The MCSE says as much as the interval (clipping to the
+			// possible values only narrows the interval).
+			if 2*1.645*q.MCSE < (q.CI90[1]-q.CI90[0])*(1-1e-12) || q.MCSEMean != q.MCSE {
+				t.Errorf("%v: %s: MCSE %v (mcse_mean %v) with the interval [%v, %v]: want at least its half-width over 1.645", est, name, q.MCSE, q.MCSEMean, q.CI90[0], q.CI90[1])
+			}
 		}
 		// 200 draws, no visit: the upper end of the rare state's
 		// probability is 1 − 0.05^(1/200) = 0.0149 for independent
