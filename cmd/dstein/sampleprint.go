@@ -106,6 +106,15 @@ func printDiagnostics(w io.Writer, m model.Model, dg *infer.Diagnostics, show in
 	}
 	vars, hidden := map[string]bool{}, 0
 	rows := map[string]int{} // state rows printed of each variable
+	// A conditional that is the same in every draw is the variable's
+	// exact marginal only if the draws moved: chains stuck in their states
+	// (an infinite R̂, or log p* the same everywhere) give that too.
+	moved := true
+	for _, q := range dg.Quantities {
+		if math.IsInf(float64(q.Rhat), 1) || q.Name == "log_p" && q.SD == 0 {
+			moved = false
+		}
+	}
 	for _, q := range dg.Quantities {
 		v, isVar := variableOf(q.Name, names)
 		if isVar {
@@ -127,10 +136,12 @@ func printDiagnostics(w io.Writer, m model.Model, dg *infer.Diagnostics, show in
 		switch {
 		case q.Rare:
 			rare = "  rare state"
-		case q.SD == 0 && q.MCSE == 0 && dg.Estimates == infer.RaoBlackwell.String() && isVar:
+		case q.SD == 0 && q.MCSE == 0 && dg.Estimates == infer.RaoBlackwell.String() && isVar && moved:
 			// A variable whose conditional is the same in every draw
 			// (independent of the rest): the average is its marginal.
 			rare = "  exact (same conditional in every draw)"
+		case q.SD == 0 && q.MCSE == 0 && dg.Estimates == infer.RaoBlackwell.String() && isVar:
+			rare = "  same conditional in every draw (the chains did not move: no error bar)"
 		}
 		fmt.Fprintf(w, "%-14s %10.4g %9.2g %9.3g %8.0f %8.0f %s  [%.4g, %.4g]%s\n", q.Name, q.Mean, q.MCSE, q.SD, q.BulkESS, q.TailESS, rh, q.CI90[0], q.CI90[1], rare)
 	}
