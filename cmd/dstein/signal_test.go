@@ -208,11 +208,7 @@ func TestWatchdog(t *testing.T) {
 	if testing.Short() {
 		t.Skip("builds the binary")
 	}
-	dir := t.TempDir()
-	bin := filepath.Join(dir, "dstein")
-	if out, err := exec.Command("go", "build", "-o", bin, ".").CombinedOutput(); err != nil {
-		t.Fatalf("go build: %v\n%s", err, out)
-	}
+	bin := buildDstein(t)
 	for _, second := range []bool{false, true} {
 		name := "grace"
 		if second {
@@ -475,11 +471,7 @@ func TestBrokenPipeOnStandardOutput(t *testing.T) {
 	if testing.Short() {
 		t.Skip("builds the binary")
 	}
-	dir := t.TempDir()
-	bin := filepath.Join(dir, "dstein")
-	if out, err := exec.Command("go", "build", "-o", bin, ".").CombinedOutput(); err != nil {
-		t.Fatalf("go build: %v\n%s", err, out)
-	}
+	bin := buildDstein(t)
 	work := t.TempDir()
 	csv := filepath.Join(work, "s.csv")
 	cmd := exec.Command(bin, "sample", "--model", "../../examples/ising-grid.json", "--method", "gibbs", "--chains", "4", "--draws", "200", "--out", csv)
