@@ -343,9 +343,13 @@ func section(out string, p Reproduction, rec Reproduced, mode Mode) report.Secti
 	ex, _ := Get(p.Name)
 	s := report.Section{ID: p.ID, Title: p.ID + ": " + ex.Title, Commands: []string{rec.Command}, Summary: "Tests: " + p.Claim + "."}
 	if v := rec.Verdict; v != nil {
-		s.Verdict = "Verdict, computed from this run's table. " + v.Sentence()
+		whose := "this run's"
+		if rec.Earlier != "" {
+			whose = "the " + rec.Earlier + " run's"
+		}
+		s.Verdict = "Verdict, computed from " + whose + " table. " + v.Sentence()
 		if scale := mode.VerdictScale(); scale != "" && v.Status != NotJudged {
-			s.Verdict = "Verdict " + scale + ", computed from this run's table. " + v.Sentence()
+			s.Verdict = "Verdict " + scale + ", computed from " + whose + " table. " + v.Sentence()
 		}
 	}
 	switch rec.Status {

@@ -107,13 +107,22 @@ func (e noExactError) Unwrap() error { return e.error }
 // at B = 1000 it covers n = 100 up to d = 100 and n = 30 up to d = 240.
 const AutoWork = 2e9
 
-// Choose resolves Auto for the sample s: Simulation, with the reason,
-// when BootstrapCaveat doubts the bootstraps on s and the simulation's
-// work is at most AutoWork; otherwise Multinomial, with the reason where
-// the caveat stands. It does not check that m has an exact sampler (the
-// tests fall back to the bootstrap when it has none). Kinds other than
-// Auto are returned as they are.
-func Choose(s *sampler.Samples, o Options) (Kind, string) {
+// AutoMemory is the most memory, in bytes, that Auto lets the exact
+// sampler of a simulated null take (exact.Memory): a fixed cap, so that
+// the choice is the same on every machine.
+const AutoMemory = 1 << 30
+
+// Choose resolves Auto for the sample s of m: Simulation, with the
+// reason, when BootstrapCaveat doubts the bootstraps on s, the
+// simulation's work is at most AutoWork and m's exact sampler needs at
+// most AutoMemory; otherwise Multinomial, with the reason where the
+// caveat stands. It depends on m, s and o alone. It does not check that
+// m has an exact sampler (the tests fall back to the bootstrap when it
+// has none). AutoWork counts the statistics, not the exact sampler's
+// setup, which can take seconds more (an RBM with 25 hidden units
+// enumerates 2^25 configurations: about 10 s). Kinds other than Auto are
+// returned as they are.
+func Choose(m model.Model, s *sampler.Samples, o Options) (Kind, string) {
 	if o.Bootstrap != Auto {
 		return o.Bootstrap, ""
 	}
@@ -129,6 +138,9 @@ func Choose(s *sampler.Samples, o Options) (Kind, string) {
 	if work := float64(b) * n * d * (n + d); work > AutoWork {
 		return Multinomial, fmt.Sprintf("%s, but simulating the null from %d data sets would cost %.2g units of work, above the %.0g that auto spends (--bootstrap-kind simulation forces it)", why, b, work, AutoWork)
 	}
+	if mem := exact.Memory(m); mem > AutoMemory {
+		return Multinomial, fmt.Sprintf("%s, but the exact sampler that would simulate the null needs about %.2g GB, above the %.0f GB that auto allows (--bootstrap-kind simulation forces it)", why, mem/1e9, float64(AutoMemory)/(1<<30))
+	}
 	return Simulation, fmt.Sprintf("%s, on which the bootstraps lose their level: the null is simulated from %d exact data sets (--bootstrap-kind multinomial for the paper's bootstrap)", why, b)
 }
 
@@ -137,13 +149,13 @@ func Choose(s *sampler.Samples, o Options) (Kind, string) {
 // The result's BootstrapReason says which and why.
 func auto(ctx context.Context, name string, m model.Model, s *sampler.Samples, o Options,
 	test func(ctx context.Context, s *sampler.Samples, o Options) (*Result, error)) (*Result, error) {
-	kind, why := Choose(s, o)
+	kind, why := Choose(m, s, o)
 	o.Bootstrap = kind
 	if kind == Simulation {
 		res, err := simulated(ctx, name, m, s, o, test)
 		var no noExactError
 		if !errors.As(err, &no) {
-			if res != nil {
+			if res != nil && res.Impossible == 0 {
 				res.BootstrapReason = why
 			}
 			return res, err
@@ -152,7 +164,8 @@ func auto(ctx context.Context, name string, m model.Model, s *sampler.Samples, o
 		why = BootstrapCaveat(s) + ", but dstein cannot sample this model exactly to simulate the null: the bootstrap's level is in doubt"
 	}
 	res, err := test(ctx, s, o)
-	if res != nil {
+	if res != nil && res.Impossible == 0 {
+		// Impossible samples reject outright, with no null at all.
 		res.BootstrapReason = why
 	}
 	return res, err

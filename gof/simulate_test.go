@@ -232,7 +232,7 @@ func TestChooseAuto(t *testing.T) {
 		{wide, Options{Bootstrap: Auto}, Multinomial, "would cost 3.4e+09 units of work"},
 		{wide, Options{Bootstrap: Auto, B: 100}, Simulation, "from 100 exact data sets"},
 	} {
-		k, why := Choose(c.s, c.o)
+		k, why := Choose(flat{d: c.s.D}, c.s, c.o)
 		if k != c.want || (c.why == "") != (why == "") || !strings.Contains(why, c.why) {
 			t.Errorf("Choose(n = %d, d = %d, %v, B = %d) = %v, %q; want %v with %q", c.s.N, c.s.D, c.o.Bootstrap, c.o.B, k, why, c.want, c.why)
 		}

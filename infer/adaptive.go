@@ -161,6 +161,10 @@ func (a *adaptive) observe(iter int, s sampler.Sampler) error {
 				a.settled = -1
 			}
 		}
+		if !steady && !last {
+			// A window of tuning breaks the run of passing windows.
+			a.passes = 0
+		}
 		if last {
 			a.stopped = StopIters
 			return sampler.ErrEnough

@@ -56,7 +56,7 @@ type preset struct {
 func presets() map[string]preset {
 	return map[string]preset{
 		"default": {chains: &DefaultChains, pipeline: sampler.Pipeline{Name: "default",
-			Description: fmt.Sprintf("dstein's default, chosen by the benchmark suite's round three (EXPERIMENTS.md): %d chains of parallel tempering whose ladder a pilot sizes from the target (plain chains when they mix faster per sweep, else ⌈2Λ⌉+1 temperatures for the measured barrier Λ) with the best exact move per model (block Gibbs for RBMs, Swendsen–Wang for ferromagnetic Ising and Potts models, single sites otherwise), run until every quantity's ESS reaches %g (fewer for fewer samples, at least %d) and R̂ passes, or the iteration limit, with R̂, ESS and Monte Carlo errors", DefaultChains.Chains, DefaultChains.Target, ESSLimit),
+			Description: fmt.Sprintf("dstein's default, chosen by the benchmark suite's round three (EXPERIMENTS.md): %d chains of parallel tempering whose ladder a pilot sizes from the target (plain chains when they mix faster per sweep, else ⌈2Λ⌉+1 temperatures for the measured barrier Λ) with the best exact move per model (block Gibbs for RBMs, Swendsen–Wang for ferromagnetic Ising and Potts models, single sites otherwise), run until every quantity's ESS reaches %g (fewer for fewer samples, at least %d) and R̂ passes in two windows in a row, or the iteration limit, with R̂, ESS and Monte Carlo errors", DefaultChains.Chains, DefaultChains.Target, ESSLimit),
 			Stages:      []sampler.Stage{{Method: pt.Name, Iters: pt.DefaultIters, Settings: &pt.Settings{Auto: true, Kernel: pt.Best}}}}},
 		"tempering": {chains: &TemperingChains, pipeline: sampler.Pipeline{Name: "tempering",
 			Description: fmt.Sprintf("rounds one and two's default: parallel tempering, %d chains of %d temperatures (single-site Gibbs sweeps, non-reversible swaps, ladder tuned to equal swap rates), draws kept after %d rounds of warm-up, every %dth round", TemperingChains.Chains, pt.DefaultLadder, TemperingChains.Warmup, TemperingChains.Thin),
@@ -150,7 +150,8 @@ var CompactChains = ChainDefaults{Chains: 4, Warmup: 1000, Thin: 2, Samples: 100
 // pt-auto, which round three's verdict chose): 4 chains, 1000 draws
 // unless the user asks for another number, run until every quantity's
 // bulk- and tail-ESS reach 400 (TargetFor: 100 at 250 samples or fewer)
-// and R̂ passes and every rare state was met RareVisits times, or up to
+// and R̂ passes and every rare state was met RareVisits times, in
+// ConfirmWindows windows in a row, or up to
 // the default iteration limit (Keep.maxEnd: 8000 iterations at 250 draws
 // per chain or fewer), when it warns.
 //

@@ -89,7 +89,7 @@ func printMethods(e *env) {
 		case chains && cd.Compress.On():
 			fmt.Fprintf(w, "  runs as %d chains: %d warm-up iterations, then every %d-th state, %d per point, %s to --n points (default %d) (--chains, --warmup, --thin change them; --draws with --points set the draws and points)\n", cd.Chains, cd.Warmup, cd.Thin, cd.PerPoint, cd.Compress.Rule, cd.Samples)
 		case chains && cd.Target > 0:
-			fmt.Fprintf(w, "  runs as %d chains until every quantity's ESS reaches %g at %d draws (%g at 200), the second half of the run kept; --n draws in all (default %d), --n/%d per chain (--chains, --draws, --ess, --max-iters, --max-time change them; --warmup or --thin make it a fixed run)\n", cd.Chains, cd.Target, cd.Samples, cd.TargetFor(200), cd.Samples, cd.Chains)
+			fmt.Fprintf(w, "  runs as %d chains until every quantity's ESS reaches %g at %d draws (%g at 200) in two windows in a row, the second half of the run kept; --n draws in all (default %d), --n/%d per chain (--chains, --draws, --ess, --max-iters, --max-time change them; --warmup or --thin make it a fixed run)\n", cd.Chains, cd.Target, cd.Samples, cd.TargetFor(200), cd.Samples, cd.Chains)
 		case chains:
 			fmt.Fprintf(w, "  runs as %d chains: %d warm-up iterations, then every %d-th state; --n draws in all (default %d), --n/%d per chain (--chains, --warmup, --thin, --draws change them)\n", cd.Chains, cd.Warmup, cd.Thin, cd.Samples, cd.Chains)
 		}

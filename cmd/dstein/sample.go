@@ -82,7 +82,7 @@ and written only when it completes.`,
 	fs.IntVar(&f.chains, "chains", 4, "number of MCMC chains when keeping --draws (the --n of chain methods)")
 	fs.IntVar(&f.warmup, "warmup", 0, "iterations discarded before the --draws are kept (default: as many as the draws take, draws × thin)")
 	fs.IntVar(&f.thin, "thin", 1, "keep every thin-th state of each chain after the warm-up")
-	fs.Float64Var(&f.ess, "ess", 0, "run the chains until every quantity's bulk and tail ESS reach this (and R̂ passes), doubling the run and keeping its second half, thinned to the draws (left out: the default preset's own target, 400 for 1000 draws; a fixed --warmup and --thin for the other methods)")
+	fs.Float64Var(&f.ess, "ess", 0, "run the chains until every quantity's bulk and tail ESS reach this (and R̂ passes) in two windows in a row, doubling the run and keeping its second half, thinned to the draws (left out: the default preset's own target, 400 for 1000 draws; a fixed --warmup and --thin for the other methods)")
 	fs.IntVar(&f.maxIters, "max-iters", 0, "with --ess, the most iterations per chain (rounds for pt): the run stops at the last doubling within it (default: 16 × 2 × the draws per chain, at least 8000)")
 	fs.DurationVar(&f.maxTime, "max-time", 0, "with --ess, end the run at the first iteration past this duration (1m30s) once a window of draws is complete; the result then depends on the machine's speed")
 	fs.IntVar(&f.reps, "replicates", 1, "run the whole method this many times independently; error bars come from the spread of the runs (for particle methods such as gfsvgd)")

@@ -108,13 +108,17 @@ func printDiagnostics(w io.Writer, m model.Model, dg *infer.Diagnostics, show in
 	rows := map[string]int{} // state rows printed of each variable
 	// A conditional that is the same in every draw is the variable's
 	// exact marginal only if the draws moved: chains stuck in their states
-	// (an infinite R̂, or log p* the same everywhere) give that too.
-	moved := true
+	// give that too. Stuck chains show as an infinite R̂ (each chain
+	// constant, the chains different) or as no quantity varying at all
+	// (log p* alone may be constant on a uniform target).
+	moved, varies := true, false
 	for _, q := range dg.Quantities {
-		if math.IsInf(float64(q.Rhat), 1) || q.Name == "log_p" && q.SD == 0 {
+		if math.IsInf(float64(q.Rhat), 1) {
 			moved = false
 		}
+		varies = varies || q.SD > 0
 	}
+	moved = moved && varies
 	for _, q := range dg.Quantities {
 		v, isVar := variableOf(q.Name, names)
 		if isVar {
@@ -141,7 +145,7 @@ func printDiagnostics(w io.Writer, m model.Model, dg *infer.Diagnostics, show in
 			// (independent of the rest): the average is its marginal.
 			rare = "  exact (same conditional in every draw)"
 		case q.SD == 0 && q.MCSE == 0 && dg.Estimates == infer.RaoBlackwell.String() && isVar:
-			rare = "  same conditional in every draw (the chains did not move: no error bar)"
+			rare = "  same conditional in every draw (some chains did not move: not shown to be exact)"
 		}
 		fmt.Fprintf(w, "%-14s %10.4g %9.2g %9.3g %8.0f %8.0f %s  [%.4g, %.4g]%s\n", q.Name, q.Mean, q.MCSE, q.SD, q.BulkESS, q.TailESS, rh, q.CI90[0], q.CI90[1], rare)
 	}

@@ -480,16 +480,6 @@ func (j *Journal) Close(ok bool) error {
 // Path is the journal's file (NAME.trials.csv).
 func (j *Journal) Path() string { return j.path }
 
-// ReadPath returns the file the journal's rows were read from: the
-// packed journal (Path + ".gz") when that is where they came from, else
-// Path.
-func (j *Journal) ReadPath() string {
-	if j.readPath != "" {
-		return j.readPath
-	}
-	return j.path
-}
-
 // Done returns the metrics of unit k when the journal holds it.
 func (j *Journal) Done(k Key) (map[string]float64, bool) {
 	v, ok := j.done[k]

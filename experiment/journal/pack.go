@@ -134,3 +134,13 @@ func CheckPacked(path string) error {
 	}
 	return nil
 }
+
+// ReadPath returns the file the journal's rows were read from: the
+// packed journal (Path + ".gz") when that is where they came from, else
+// Path.
+func (j *Journal) ReadPath() string {
+	if j.readPath != "" {
+		return j.readPath
+	}
+	return j.path
+}
