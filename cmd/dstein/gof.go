@@ -71,9 +71,9 @@ exactly from the model (the model must have an exact sampler, as dstein
 exact says): its level holds at any n, at the cost of one statistic per
 data set. The default, auto, keeps the multinomial bootstrap unless the
 sample is one on which it fails (n < 30, or a few states repeated beside
-rarer ones) and the simulation's statistics cost at most 10 s to 2 min
-here (B·n·d·(n + d) ≤ 2·10⁹; the exact sampler's setup comes on top); it
-says when it simulates, and why.`,
+rarer ones) and the simulation's statistics cost at most 10 s to 2 min on
+a 2-core machine (B·n·d·(n + d) ≤ 2·10⁹; the exact sampler's setup comes on
+top); it says when it simulates, and why.`,
 		Args: cobra.NoArgs,
 		RunE: func(cmd *cobra.Command, _ []string) error { return runGof(e, cmd, &f) },
 	}
