@@ -8,6 +8,7 @@ import (
 	"testing"
 
 	"github.com/dstein/dstein/model"
+	"github.com/dstein/dstein/model/factorgraph"
 	"github.com/dstein/dstein/model/ising"
 	"github.com/dstein/dstein/model/modeltest"
 	"github.com/dstein/dstein/model/rbm"
@@ -223,6 +224,45 @@ func TestSpinShapeMatchesModel(t *testing.T) {
 		}
 		if sh.SpinEdges() != built.SpinEdges() {
 			t.Errorf("%s: shape has %d edges, model %d", text, sh.SpinEdges(), built.SpinEdges())
+		}
+	}
+}
+
+// --given takes names and states that hold a comma or =, escaped with a
+// backslash; a state may hold an unescaped = after the name's; a lone
+// trailing backslash is refused.
+func TestParseGivenEscapes(t *testing.T) {
+	g, err := factorgraph.New([]int{2, 2}, []factorgraph.Factor{{Scope: []int{0, 1}, LogTable: []float64{0, 0, 0, 0}}})
+	if err != nil {
+		t.Fatal(err)
+	}
+	g, err = g.Named([]string{"a,b", "c=d"}, [][]string{{"x=1", "off"}, {"lo", "hi,er"}})
+	if err != nil {
+		t.Fatal(err)
+	}
+	for spec, want := range map[string]map[int]int{
+		`a\,b=x\=1,c\=d=hi\,er`: {0: 0, 1: 1},
+		`a\,b=x=1`:              {0: 0},
+		` c\=d = lo `:           {1: 0},
+	} {
+		got, err := ParseGiven(g, spec)
+		if err != nil || len(got) != len(want) {
+			t.Errorf("%q: %v, %v; want %v", spec, got, err, want)
+			continue
+		}
+		for v, s := range want {
+			if got[v] != s {
+				t.Errorf("%q: %v; want %v", spec, got, want)
+			}
+		}
+	}
+	for spec, msg := range map[string]string{
+		`a\,b=off\`: "a backslash at the end escapes nothing",
+		`a,b=off`:   "want NAME=STATE pairs",
+		`c=d=lo`:    `the network has no variable "c"`,
+	} {
+		if _, err := ParseGiven(g, spec); err == nil || !strings.Contains(err.Error(), msg) {
+			t.Errorf("%q: %v; want an error saying %q", spec, err, msg)
 		}
 	}
 }

@@ -243,8 +243,10 @@ func (l *Loaded) clamp(path, what string, ev map[int]int, o Options) (*Loaded, e
 // ParseGiven reads evidence by name, "rain=yes,sprinkler=off", against a
 // network: each variable by its name (model.VariableName: a BIF network's
 // own, z3 in a UAI network) and each state by its name, or by its index
-// when the states are unnamed. It returns the state index of each variable
-// named; an empty spec gives none.
+// when the states are unnamed. A backslash makes the next character part
+// of the name or state, so that names holding a comma or = can be given
+// ("a\,b=x\=1" is variable "a,b" in state "x=1"). It returns the state
+// index of each variable named; an empty spec gives none.
 func ParseGiven(g *factorgraph.Graph, spec string) (map[int]int, error) {
 	out := map[int]int{}
 	if strings.TrimSpace(spec) == "" {
@@ -257,9 +259,18 @@ func ParseGiven(g *factorgraph.Graph, spec string) (map[int]int, error) {
 		byName[n] = i
 		names = append(names, n)
 	}
-	for _, part := range strings.Split(spec, ",") {
-		name, state, ok := strings.Cut(strings.TrimSpace(part), "=")
-		name, state = strings.TrimSpace(name), strings.TrimSpace(state)
+	parts, err := splitEscaped(spec, ',')
+	if err != nil {
+		return nil, flagErrorf("--given %q: %v", spec, err)
+	}
+	for _, part := range parts {
+		// The first unescaped = ends the name (a state may hold more).
+		pair, _ := splitEscaped(strings.TrimSpace(part), '=')
+		ok := len(pair) >= 2
+		name, state := "", ""
+		if ok {
+			name, state = strings.TrimSpace(unescape(pair[0])), strings.TrimSpace(unescape(strings.Join(pair[1:], "=")))
+		}
 		if strings.TrimSpace(part) == "" {
 			return nil, flagErrorf("--given %q has an empty pair (a comma too many); want NAME=STATE pairs separated by commas (rain=yes,sprinkler=off)", spec)
 		}
@@ -293,6 +304,42 @@ func ParseGiven(g *factorgraph.Graph, spec string) (map[int]int, error) {
 		out[v] = s
 	}
 	return out, nil
+}
+
+// splitEscaped splits s at each sep not preceded by a backslash, keeping
+// the escapes (unescape removes them); a trailing lone backslash is an
+// error.
+func splitEscaped(s string, sep byte) ([]string, error) {
+	var out []string
+	start := 0
+	for i := 0; i < len(s); i++ {
+		switch s[i] {
+		case '\\':
+			if i+1 == len(s) {
+				return nil, fmt.Errorf("a backslash at the end escapes nothing; want \\, or \\= or \\\\ inside a name or state")
+			}
+			i++
+		case sep:
+			out = append(out, s[start:i])
+			start = i + 1
+		}
+	}
+	return append(out, s[start:]), nil
+}
+
+// unescape removes the backslashes of splitEscaped's escapes.
+func unescape(s string) string {
+	if !strings.Contains(s, "\\") {
+		return s
+	}
+	var b strings.Builder
+	for i := 0; i < len(s); i++ {
+		if s[i] == '\\' && i+1 < len(s) {
+			i++
+		}
+		b.WriteByte(s[i])
+	}
+	return b.String()
 }
 
 // readBIF reads a Bayesian network in the BIF or XMLBIF format, refusing a file
