@@ -25,15 +25,10 @@ import (
 // states of probability zero beside the samples. It costs O(n²d) time and
 // O(n²) memory, about 1.3× DKSD's time.
 func BKSD(ctx context.Context, m model.Model, s *sampler.Samples, o Options) (*Result, error) {
-	switch o.Bootstrap {
-	case Simulation:
-		return simulated(ctx, "bksd", m, s, o, func(ctx context.Context, s *sampler.Samples, o Options) (*Result, error) {
-			return BKSD(ctx, m, s, o)
-		})
-	case Auto:
-		return auto(ctx, "bksd", m, s, o, func(ctx context.Context, s *sampler.Samples, o Options) (*Result, error) {
-			return BKSD(ctx, m, s, o)
-		})
+	if res, done, err := notBootstrapped(ctx, "bksd", m, s, o, func(ctx context.Context, s *sampler.Samples, o Options) (*Result, error) {
+		return BKSD(ctx, m, s, o)
+	}); done {
+		return res, err
 	}
 	o, rej, err := admit("bksd", m, s, o)
 	if rej != nil || err != nil {

@@ -35,15 +35,10 @@ import (
 // LevelChecked false, with a Warning, when it exceeds TailBiasFactor
 // bootstrap standard deviations.
 func DKSD(ctx context.Context, m model.Model, s *sampler.Samples, o Options) (*Result, error) {
-	switch o.Bootstrap {
-	case Simulation:
-		return simulated(ctx, "dksd", m, s, o, func(ctx context.Context, s *sampler.Samples, o Options) (*Result, error) {
-			return DKSD(ctx, m, s, o)
-		})
-	case Auto:
-		return auto(ctx, "dksd", m, s, o, func(ctx context.Context, s *sampler.Samples, o Options) (*Result, error) {
-			return DKSD(ctx, m, s, o)
-		})
+	if res, done, err := notBootstrapped(ctx, "dksd", m, s, o, func(ctx context.Context, s *sampler.Samples, o Options) (*Result, error) {
+		return DKSD(ctx, m, s, o)
+	}); done {
+		return res, err
 	}
 	o, rej, err := admit("dksd", m, s, o)
 	if rej != nil || err != nil {

@@ -151,15 +151,10 @@ func Lift(t *transform.Transform, s *sampler.Samples, key rng.Key) ([]float64, e
 
 // GFKSD runs the gradient-free KSD test of the samples against m.
 func GFKSD(ctx context.Context, m model.Model, s *sampler.Samples, set GFKSDSettings, o Options) (*Result, error) {
-	switch o.Bootstrap {
-	case Simulation:
-		return simulated(ctx, "gfksd", m, s, o, func(ctx context.Context, s *sampler.Samples, o Options) (*Result, error) {
-			return GFKSD(ctx, m, s, set, o)
-		})
-	case Auto:
-		return auto(ctx, "gfksd", m, s, o, func(ctx context.Context, s *sampler.Samples, o Options) (*Result, error) {
-			return GFKSD(ctx, m, s, set, o)
-		})
+	if res, done, err := notBootstrapped(ctx, "gfksd", m, s, o, func(ctx context.Context, s *sampler.Samples, o Options) (*Result, error) {
+		return GFKSD(ctx, m, s, set, o)
+	}); done {
+		return res, err
 	}
 	o, err := o.withDefaults()
 	if err != nil {

@@ -144,6 +144,22 @@ func Choose(m model.Model, s *sampler.Samples, o Options) (Kind, string) {
 	return Simulation, fmt.Sprintf("%s, on which the bootstraps lose their level: the null is simulated from %d exact data sets (--bootstrap-kind multinomial for the paper's bootstrap)", why, b)
 }
 
+// notBootstrapped runs test on s where o.Bootstrap is not a bootstrap of
+// the statistic itself (Simulation, Auto), and reports whether it did; a
+// Stein test calls it first, with itself as test.
+func notBootstrapped(ctx context.Context, name string, m model.Model, s *sampler.Samples, o Options,
+	test func(ctx context.Context, s *sampler.Samples, o Options) (*Result, error)) (*Result, bool, error) {
+	switch o.Bootstrap {
+	case Simulation:
+		res, err := simulated(ctx, name, m, s, o, test)
+		return res, true, err
+	case Auto:
+		res, err := auto(ctx, name, m, s, o, test)
+		return res, true, err
+	}
+	return nil, false, nil
+}
+
 // auto runs test on s under Auto: the kind Choose picks, and the
 // multinomial bootstrap where it picks a simulation that m cannot have.
 // The result's BootstrapReason says which and why.
