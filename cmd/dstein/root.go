@@ -170,7 +170,7 @@ func (w *watchedWriter) failed() error {
 	defer w.mu.Unlock()
 	if errors.Is(w.err, syscall.EPIPE) {
 		// dstein … | head: the reader had what it wanted.
-		return fmt.Errorf("standard output was closed by its reader before everything was written to it (broken pipe); the output files named by the flags were written")
+		return fmt.Errorf("standard output was closed by its reader before everything was written to it (broken pipe); the command itself finished, and any output files it was given were written")
 	}
 	if w.err != nil {
 		return fmt.Errorf("writing to standard output: %w", w.err)
