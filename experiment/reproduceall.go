@@ -248,11 +248,19 @@ func earlierResults(list string, mode Mode, log io.Writer) map[string]Reproduced
 	var prev struct {
 		Date    string       `json:"date"`
 		Mode    string       `json:"mode"`
+		Quick   bool         `json:"quick"`
 		Results []Reproduced `json:"results"`
 	}
 	if err := json.Unmarshal(raw, &prev); err != nil {
 		fmt.Fprintf(w(log), "reproduce: %s is not readable (%v); the page lists only the results run now\n", list, err)
 		return out
+	}
+	if prev.Mode == "" {
+		// Lists written before "mode" (and --tiny) say only "quick".
+		prev.Mode = Full.String()
+		if prev.Quick {
+			prev.Mode = Quick.String()
+		}
 	}
 	if prev.Mode != mode.String() {
 		fmt.Fprintf(w(log), "reproduce: %s lists a %s run and this one is %s; the page lists only the results run now\n", list, prev.Mode, mode)

@@ -27,6 +27,14 @@ func TestEarlierResults(t *testing.T) {
 	if got := earlierResults(filepath.Join(dir, "none.json"), Quick, nil); len(got) != 0 {
 		t.Errorf("no list: %+v", got)
 	}
+	// A list from before "mode" says only whether it was quick.
+	os.WriteFile(list, []byte(`{"date": "2026-11-02 10:00 UTC", "quick": false, "results": [{"id": "a", "status": "ran"}]}`), 0o644)
+	if got := earlierResults(list, Full, nil); len(got) != 1 || got["a"].Earlier != "2026-11-02 10:00 UTC" {
+		t.Errorf("an old full list: %+v", got)
+	}
+	if got := earlierResults(list, Quick, nil); len(got) != 0 {
+		t.Errorf("an old full list kept for a quick run: %+v", got)
+	}
 	os.WriteFile(list, []byte(`{"results": [`), 0o644)
 	log.Reset()
 	if got := earlierResults(list, Quick, &log); len(got) != 0 || !strings.Contains(log.String(), "is not readable") {
