@@ -233,7 +233,11 @@ func readDrawsNPY(path string, b memlimit.Budget) (*Draws, error) {
 		}
 		v := read(buf)
 		if math.IsNaN(v) || math.IsInf(v, 0) {
-			return nil, fmt.Errorf("%s: value %d (chain %d, draw %d, variable %d) is %v; want a finite number", path, k, k/(d.Length*d.D)+1, k/d.D%d.Length+1, k%d.D+1, v)
+			what := fmt.Sprint(v)
+			if math.IsNaN(v) && strings.ContainsAny(info.Descr[1:2], "iu") {
+				what = "an integer beyond ±2⁵³, which a float64 cannot hold exactly"
+			}
+			return nil, fmt.Errorf("%s: value %d (chain %d, draw %d, variable %d) is %s; want a finite number", path, k, k/(d.Length*d.D)+1, k/d.D%d.Length+1, k%d.D+1, what)
 		}
 		d.Values[k] = v
 	}
@@ -245,7 +249,7 @@ func readDrawsNPY(path string, b memlimit.Budget) (*Draws, error) {
 	// array (a file replaced or edited since) is an error, not a silent
 	// fallback to z0, z1, …. A JSON file there that is not dstein's
 	// sidecar is not ours to read.
-	side := strings.TrimSuffix(path, ".npy") + ".json"
+	side := SidecarPath(path)
 	if raw, err := os.ReadFile(side); err == nil {
 		var sc struct {
 			Format    string   `json:"format"`
@@ -266,29 +270,83 @@ func readDrawsNPY(path string, b memlimit.Budget) (*Draws, error) {
 	return d, nil
 }
 
-// npyReader returns the decoder of one value of a little-endian or
-// one-byte NumPy type, and its size.
+// SidecarPath returns the path of the JSON sidecar of the NumPy array at
+// path (FILE.npy → FILE.json).
+func SidecarPath(path string) string { return strings.TrimSuffix(path, ".npy") + ".json" }
+
+// npyReader returns the decoder of one value of a NumPy type of either
+// byte order (floats of 16, 32 and 64 bits, integers signed or not of 8
+// to 64 bits, bool), and its size. An integer beyond ±2⁵³ decodes to NaN:
+// float64 cannot hold it exactly, and two such states could become one.
 func npyReader(descr string) (func([]byte) float64, int, error) {
-	le := binary.LittleEndian
-	switch descr {
-	case "<f8":
-		return func(b []byte) float64 { return math.Float64frombits(le.Uint64(b)) }, 8, nil
-	case "<f4":
-		return func(b []byte) float64 { return float64(math.Float32frombits(le.Uint32(b))) }, 4, nil
-	case "<i8":
-		return func(b []byte) float64 { return float64(int64(le.Uint64(b))) }, 8, nil
-	case "<i4":
-		return func(b []byte) float64 { return float64(int32(le.Uint32(b))) }, 4, nil
-	case "<i2":
-		return func(b []byte) float64 { return float64(int16(le.Uint16(b))) }, 2, nil
-	case "|i1":
-		return func(b []byte) float64 { return float64(int8(b[0])) }, 1, nil
-	case "|u1", "|b1":
-		return func(b []byte) float64 { return float64(b[0]) }, 1, nil
-	case "<u2":
-		return func(b []byte) float64 { return float64(le.Uint16(b)) }, 2, nil
-	case "<u4":
-		return func(b []byte) float64 { return float64(le.Uint32(b)) }, 4, nil
+	bad := fmt.Errorf("values of NumPy type %q; want a float (16, 32 or 64 bits), a signed or unsigned integer (8 to 64 bits) or bool", descr)
+	if len(descr) != 3 {
+		return nil, 0, bad
 	}
-	return nil, 0, fmt.Errorf("values of NumPy type %q; want float64, float32, a signed or unsigned integer or bool (little-endian)", descr)
+	var order binary.ByteOrder
+	switch descr[0] {
+	case '<', '|':
+		order = binary.LittleEndian
+	case '>':
+		order = binary.BigEndian
+	case '=':
+		order = binary.NativeEndian
+	default:
+		return nil, 0, bad
+	}
+	const exact = 1 << 53
+	switch descr[1:] {
+	case "f8":
+		return func(b []byte) float64 { return math.Float64frombits(order.Uint64(b)) }, 8, nil
+	case "f4":
+		return func(b []byte) float64 { return float64(math.Float32frombits(order.Uint32(b))) }, 4, nil
+	case "f2":
+		return func(b []byte) float64 { return halfFloat(order.Uint16(b)) }, 2, nil
+	case "i8":
+		return func(b []byte) float64 {
+			if v := int64(order.Uint64(b)); -exact <= v && v <= exact {
+				return float64(v)
+			}
+			return math.NaN()
+		}, 8, nil
+	case "u8":
+		return func(b []byte) float64 {
+			if v := order.Uint64(b); v <= exact {
+				return float64(v)
+			}
+			return math.NaN()
+		}, 8, nil
+	case "i4":
+		return func(b []byte) float64 { return float64(int32(order.Uint32(b))) }, 4, nil
+	case "u4":
+		return func(b []byte) float64 { return float64(order.Uint32(b)) }, 4, nil
+	case "i2":
+		return func(b []byte) float64 { return float64(int16(order.Uint16(b))) }, 2, nil
+	case "u2":
+		return func(b []byte) float64 { return float64(order.Uint16(b)) }, 2, nil
+	case "i1":
+		return func(b []byte) float64 { return float64(int8(b[0])) }, 1, nil
+	case "u1", "b1":
+		return func(b []byte) float64 { return float64(b[0]) }, 1, nil
+	}
+	return nil, 0, bad
+}
+
+// halfFloat returns the IEEE 754 half-precision number of bits h.
+func halfFloat(h uint16) float64 {
+	sign := 1.0
+	if h&0x8000 != 0 {
+		sign = -1
+	}
+	exp, frac := int(h>>10&0x1f), float64(h&0x3ff)
+	switch exp {
+	case 0:
+		return sign * math.Ldexp(frac, -24) // subnormal
+	case 0x1f:
+		if frac != 0 {
+			return math.NaN()
+		}
+		return math.Inf(int(sign))
+	}
+	return sign * math.Ldexp(1+frac/1024, exp-15)
 }

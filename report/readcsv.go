@@ -159,12 +159,42 @@ func PositionalHeader(head []string, m model.Model) bool {
 	return true
 }
 
+// MaxLineBytes is the longest line a samples CSV of d variables may have:
+// 256 bytes a column (a state value takes at most 24, a network's
+// variable name rarely more) for the variables and a few leading columns,
+// and 1 MiB besides. A longer line is refused as it is read, before the
+// CSV reader holds it whole with its fields (about 25 times the line's
+// size in memory: a 16 MB line took 390 MB).
+func MaxLineBytes(d int) int { return 1<<20 + 256*(d+8) }
+
+// lineLimit passes r's bytes on while no line is longer than max bytes.
+type lineLimit struct {
+	r         io.Reader
+	max, size int
+	line      int // the line being read, from 1
+}
+
+func (l *lineLimit) Read(p []byte) (int, error) {
+	n, err := l.r.Read(p)
+	for k, b := range p[:n] {
+		if b == '\n' {
+			l.line++
+			l.size = 0
+			continue
+		}
+		if l.size++; l.size > l.max {
+			return k, fmt.Errorf("line %d is longer than %d bytes, more than a samples file of these variables needs; is it a samples CSV with one row per sample?", l.line, l.max)
+		}
+	}
+	return n, err
+}
+
 // readSamples reads at most maxRows samples (0: no limit) into a list
 // allocated for rows samples (a count of the file's rows, or 0 when it is
 // not known: the list then grows as it is read).
 func readSamples(r io.Reader, m model.Model, maxRows, rows int) (*sampler.Samples, error) {
 	d := m.Dim()
-	br := bufio.NewReader(r)
+	br := bufio.NewReader(&lineLimit{r: r, max: MaxLineBytes(d), line: 1})
 	if magic, _ := br.Peek(6); string(magic) == "\x93NUMPY" {
 		return nil, fmt.Errorf("this is a NumPy .npy array; this command reads a samples CSV file (dstein sample --out FILE.csv writes one; dstein summary reads .npy draws)")
 	}

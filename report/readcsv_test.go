@@ -5,6 +5,7 @@ import (
 	"bytes"
 	"context"
 	"errors"
+	"fmt"
 	"os"
 	"path/filepath"
 	"slices"
@@ -140,5 +141,33 @@ func TestReadSamplesCSVErrors(t *testing.T) {
 	var tm *TooManyRows
 	if _, err := LoadSamplesCSV(ctx, p, m, 2); !errors.As(err, &tm) {
 		t.Errorf("3 rows with a limit of 2: %v", err)
+	}
+}
+
+// TestReadSamplesCSVRefusesHugeLines: a line far longer than d variables
+// need is refused as it is read (the CSV reader would hold it whole with
+// its fields, about 25 times its size), on the header or on a row, and
+// it names the line.
+func TestReadSamplesCSVRefusesHugeLines(t *testing.T) {
+	m, err := ising.New(2, nil, nil)
+	if err != nil {
+		t.Fatal(err)
+	}
+	long := strings.Repeat("1,", MaxLineBytes(2))
+	for _, c := range []struct {
+		name, in string
+		line     int
+	}{
+		{"header", "z0," + long + "\n1,1\n", 1},
+		{"row", "z0,z1\n1,1\n" + long + "\n", 3},
+	} {
+		_, err := ReadSamplesCSV(strings.NewReader(c.in), m)
+		if err == nil || !strings.Contains(err.Error(), fmt.Sprintf("line %d is longer than %d bytes", c.line, MaxLineBytes(2))) {
+			t.Errorf("%s: error %v; want one naming line %d as too long", c.name, err, c.line)
+		}
+	}
+	// A line just within the limit is read (here: too many columns).
+	if _, err := ReadSamplesCSV(strings.NewReader("z0,z1\n"+strings.Repeat("1,", MaxLineBytes(2)/2-1)+"1\n"), m); err == nil || strings.Contains(err.Error(), "longer than") {
+		t.Errorf("a line within the limit: error %v; want a column count error", err)
 	}
 }

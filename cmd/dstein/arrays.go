@@ -68,7 +68,7 @@ func (f *formatFlag) arrayPaths(flag, path string) ([]string, error) {
 	if !strings.HasSuffix(path, ".npy") || filepath.Base(path) == ".npy" {
 		return nil, usagef("%s %s: with --format npy the path must end in .npy (its sidecar is FILE.json)", flag, path)
 	}
-	side := strings.TrimSuffix(path, ".npy") + ".json"
+	side := report.SidecarPath(path)
 	if err := checkSidecar(flag, side); err != nil {
 		return nil, err
 	}

@@ -144,6 +144,36 @@ func checkBNNFlags(cmd *cobra.Command, cfg ensemble.Config) error {
 	return nil
 }
 
+// notRunFile refuses an output that is one of the files the run keeps in
+// its folder dir: the checkpoint, result.json, the lock, the record of
+// dstein's files, or a file that record lists. Written over, the trained
+// networks would be lost, or the folder refused by every later run.
+func notRunFile(f *safeio.File, dir string, own ...string) error {
+	if f == nil || f.Target == "" || f.Path == "-" {
+		return nil
+	}
+	di, err := os.Stat(dir)
+	if err != nil {
+		return err
+	}
+	pi, err := os.Stat(filepath.Dir(f.Target))
+	if err != nil || !os.SameFile(di, pi) {
+		return nil
+	}
+	name := filepath.Base(f.Target)
+	recorded, err := safeio.Recorded(filepath.Join(dir, name))
+	if err != nil {
+		return err
+	}
+	for _, o := range append(own, filepath.Join(dir, safeio.ManifestName)) {
+		recorded = recorded || name == filepath.Base(o)
+	}
+	if recorded {
+		return fmt.Errorf("--json %s is %s in --out-dir %s, one of the files this run keeps there (its checkpoint, result.json, lock and record of dstein's files); give --json a path outside the folder or another name", f.Path, filepath.Join(dir, name), dir)
+	}
+	return nil
+}
+
 func runBNNTrain(e *env, cfg ensemble.Config, out, jsonPath, dataDir string, resume bool, budget memlimit.Budget) error {
 	if out == "" {
 		return usagef("--out-dir DIR is required (the checkpoint and result.json go there)")
@@ -199,6 +229,9 @@ func runBNNTrain(e *env, cfg ensemble.Config, out, jsonPath, dataDir string, res
 		return err
 	}
 	defer plan.Abort()
+	if err := notRunFile(outJSON, out, cp, result, filepath.Join(out, "train.lock")); err != nil {
+		return err
+	}
 	train, test, err := data.Load()
 	if err != nil {
 		return err

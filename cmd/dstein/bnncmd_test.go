@@ -49,6 +49,31 @@ func TestBNNTrain(t *testing.T) {
 	if !strings.Contains(errs, "resuming from") || firstLine(out2, "ensemble") != firstLine(out, "ensemble") {
 		t.Errorf("resumed run: stderr %q\nstdout %q", errs, out2)
 	}
+	// --json may not name a file the run keeps in its folder: the
+	// checkpoint (the trained networks), result.json, the lock, the record.
+	run := filepath.Join(dir, "run")
+	cp, err := os.ReadFile(filepath.Join(run, "checkpoint.gob"))
+	if err != nil {
+		t.Fatal(err)
+	}
+	for _, name := range []string{"checkpoint.gob", "result.json", "train.lock", ".dstein-files.json"} {
+		code, _, errs := dstein(t, append(args[:len(args)-2], "--json", filepath.Join(run, name), "--resume")...)
+		want := "one of the files this run keeps there"
+		if name == "checkpoint.gob" {
+			want = "never writes over its inputs" // --resume reads it
+		}
+		checkCLIError(t, "--json "+name, code, exitError, errs, want, "")
+	}
+	if after, _ := os.ReadFile(filepath.Join(run, "checkpoint.gob")); string(after) != string(cp) {
+		t.Errorf("the checkpoint changed")
+	}
+	fresh := filepath.Join(dir, "fresh")
+	code, _, errs = dstein(t, "bnn", "train", "--data", "mnist", "--arch", "mlp", "--method", "ste", "--ensemble", "1", "--epochs", "1",
+		"--train-limit", "64", "--test-limit", "10", "--out-dir", fresh, "--json", filepath.Join(fresh, "checkpoint.gob"))
+	checkCLIError(t, "a fresh folder's checkpoint as --json", code, exitError, errs, "one of the files this run keeps there", "")
+	if _, err := os.Stat(filepath.Join(fresh, "checkpoint.gob")); err == nil {
+		t.Errorf("a checkpoint.gob was written in the fresh folder")
+	}
 }
 
 func firstLine(s, prefix string) string {

@@ -5,6 +5,7 @@ import (
 	"fmt"
 	"os"
 	"os/signal"
+	"strings"
 	"syscall"
 	"time"
 
@@ -21,8 +22,17 @@ const signalGrace = 800 * time.Millisecond
 func main() {
 	ctx, cancel := context.WithCancel(context.Background())
 	sigs := make(chan os.Signal, 2)
-	signal.Notify(sigs, os.Interrupt, syscall.SIGTERM)
-	go watchdog(sigs, cancel)
+	// SIGHUP (a closed terminal, a dropped ssh session) stops the work as
+	// Ctrl-C does; Go's default would end the process at once and leave
+	// the outputs' temporary files. A signal the parent ignores (nohup, a
+	// shell's background job and SIGINT) stays ignored: Notify would
+	// otherwise turn it back on.
+	for _, s := range []os.Signal{os.Interrupt, syscall.SIGTERM, syscall.SIGHUP} {
+		if !signal.Ignored(s) {
+			signal.Notify(sigs, s)
+		}
+	}
+	go watchdog(sigs, cancel, finishedStays(os.Args[1:]))
 	// A reader of standard output that goes away (dstein … | head -1)
 	// would end the process by SIGPIPE in the middle of its work, leaving
 	// temporary files. With SIGPIPE caught (never delivered to the channel's
@@ -41,7 +51,7 @@ func main() {
 // finish (safeio.Freeze), so that no commit of several files stops half
 // done; what the command had not committed is not written, and its
 // temporary files, locks and empty new directories are removed.
-func watchdog(sigs <-chan os.Signal, cancel func()) {
+func watchdog(sigs <-chan os.Signal, cancel func(), stays string) {
 	<-sigs
 	cancel()
 	grace := signalGrace
@@ -61,6 +71,24 @@ func watchdog(sigs <-chan os.Signal, cancel func()) {
 	safeio.Freeze()
 	madeDirs.Lock()
 	safeio.RemoveEmpty(madeDirs.list)
-	fmt.Fprintln(os.Stderr, "dstein: interrupted; the work under way was stopped and not written (what was finished before stays: an experiment's journal of its finished trials, a training checkpoint of its finished epochs, which bnn train --resume continues)")
+	fmt.Fprintln(os.Stderr, "dstein: interrupted; the work under way was stopped and not written"+stays)
 	os.Exit(exitInterrupted)
+}
+
+// finishedStays is what the watchdog's message adds for a command that
+// keeps finished work across an interruption (args without the program's
+// name); "" for the others, which write nothing.
+func finishedStays(args []string) string {
+	for _, a := range args {
+		switch a {
+		case "experiment", "reproduce":
+			return " (the journal of the trials finished before stays; the same command continues from it)"
+		case "bnn":
+			return " (the checkpoint of the epochs finished before stays; bnn train --resume continues from it)"
+		}
+		if !strings.HasPrefix(a, "-") {
+			return ""
+		}
+	}
+	return ""
 }

@@ -8,6 +8,7 @@ import (
 	"os/exec"
 	"path/filepath"
 	"regexp"
+	"strconv"
 	"sync"
 	"testing"
 
@@ -232,9 +233,24 @@ func TestMaxMemoryPeakRSSMore(t *testing.T) {
 		}, afterLoad: true}
 	}
 
+	// sample with parallel tempering and many chains on the 10×10 example
+	// grid: each chain's replicas and the words of their sweeps (left out
+	// of the estimate once: 137 MB peak at an estimate of 100 MB).
+	ptArgs := func(n int) []string {
+		return []string{"sample", "--model", "../../examples/ising-grid.json", "--method", "pt", "--n", strconv.Itoa(n), "--iters", "5"}
+	}
+	ptSize := &sizer{probes: []int{2000, 6000}, estimate: func(t *testing.T, dir string, n int) float64 {
+		return estimateOf(t, bin, ptArgs(n)...)
+	}}
+
 	cases := []limitCase{
 		gridCase("gibbs"),
 		gridCase("default"),
+		{name: "sample pt with many chains", args: func(t *testing.T, dir string, need int64) []string {
+			n := ptSize.size(t, dir, need)
+			t.Logf("%d chains", n)
+			return ptArgs(n)
+		}},
 		{name: "sample", args: func(t *testing.T, dir string, need int64) []string {
 			n := sampleSize.size(t, dir, need)
 			p := filepath.Join(dir, "chain.uai")

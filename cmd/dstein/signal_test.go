@@ -323,6 +323,11 @@ func TestSignalKeepsFinishedOutputs(t *testing.T) {
 			// TestSIGINTInEveryPhase, it has after 500 ms.
 			args: []string{"sample", "--model", "../../examples/ising-grid.json", "--method", "gibbs", "--n", "5", "--iters", "3", "--out", "OUT/fifo"},
 			sig:  syscall.SIGTERM, after: 500 * time.Millisecond},
+		{name: "SIGHUP (a closed terminal) while sampling into files",
+			// Go's default for SIGHUP ended the process at once and left
+			// the outputs' empty temporary files.
+			args: []string{"sample", "--model", "../../examples/ising-grid.json", "--method", "gibbs", "--chains", "4", "--draws", "200000", "--out", "OUT/s.csv", "--json", "OUT/s.json"},
+			sig:  syscall.SIGHUP, after: 500 * time.Millisecond},
 	}
 	for _, c := range cases {
 		t.Run(c.name, func(t *testing.T) {
@@ -494,5 +499,35 @@ func TestBrokenPipeOnStandardOutput(t *testing.T) {
 	hidden, _ := filepath.Glob(filepath.Join(work, ".*"))
 	if len(names) != 1 || names[0] != csv || len(hidden) != 0 {
 		t.Errorf("files left: %v %v; want only %s", names, hidden, csv)
+	}
+}
+
+// TestIgnoredSIGHUPStaysIgnored: under nohup (SIGHUP ignored by the parent)
+// a SIGHUP must not stop the run: catching SIGHUP to clean up would
+// otherwise turn the ignored signal back on.
+func TestIgnoredSIGHUPStaysIgnored(t *testing.T) {
+	if testing.Short() {
+		t.Skip("builds the binary")
+	}
+	nohup, err := exec.LookPath("nohup")
+	if err != nil {
+		t.Skip("no nohup")
+	}
+	bin := buildDstein(t)
+	out := filepath.Join(t.TempDir(), "s.json")
+	cmd := exec.Command(nohup, bin, "sample", "--model", "../../examples/ising-grid.json", "--method", "gibbs", "--chains", "4", "--draws", "20000", "--json", out)
+	var stderr bytes.Buffer
+	cmd.Stderr = &stderr
+	cmd.Stdout = &stderr
+	if err := cmd.Start(); err != nil {
+		t.Fatal(err)
+	}
+	time.Sleep(300 * time.Millisecond)
+	cmd.Process.Signal(syscall.SIGHUP)
+	if err := cmd.Wait(); err != nil {
+		t.Fatalf("under nohup, SIGHUP stopped the run: %v; %s", err, stderr.String())
+	}
+	if _, err := os.Stat(out); err != nil {
+		t.Errorf("no summary written: %v", err)
 	}
 }

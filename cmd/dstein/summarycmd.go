@@ -120,6 +120,10 @@ func runSummary(e *env, f *summaryFlags, path string) error {
 		return err
 	}
 	inputs := []string{path}
+	if strings.HasSuffix(path, ".npy") {
+		// The sidecar is read too (names, states, lp__).
+		inputs = append(inputs, report.SidecarPath(path))
+	}
 	if f.model != "" {
 		inputs = append(inputs, f.model, f.evidence)
 	}

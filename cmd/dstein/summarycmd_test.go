@@ -1,6 +1,7 @@
 package main
 
 import (
+	"bytes"
 	"encoding/csv"
 	"encoding/json"
 	"fmt"
@@ -362,4 +363,26 @@ func continuousDraws() string {
 		}
 	}
 	return b.String()
+}
+
+// TestSummaryKeepsTheSidecar: the sidecar of an .npy array is an input of
+// summary (its names, states and lp__), so --json may not name it.
+func TestSummaryKeepsTheSidecar(t *testing.T) {
+	dir := t.TempDir()
+	npyPath, side := filepath.Join(dir, "d.npy"), filepath.Join(dir, "d.json")
+	if code, _, errs := dstein(t, "sample", "--model", "../../examples/ising-grid.json", "--method", "gibbs", "--chains", "2", "--draws", "20",
+		"--format", "npy", "--out", npyPath); code != 0 {
+		t.Fatalf("exit %d: %s", code, errs)
+	}
+	before, err := os.ReadFile(side)
+	if err != nil {
+		t.Fatal(err)
+	}
+	code, _, errs := dstein(t, "summary", npyPath, "--json", side)
+	if code == 0 || !strings.Contains(errs, "d.json") {
+		t.Errorf("summary --json on the array's sidecar: exit %d, %q; want a refusal that names it", code, errs)
+	}
+	if after, _ := os.ReadFile(side); !bytes.Equal(after, before) {
+		t.Errorf("the sidecar changed")
+	}
 }

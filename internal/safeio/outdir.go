@@ -73,6 +73,18 @@ func Owned(path string) error {
 	return err
 }
 
+// Recorded reports whether the manifest of path's directory records a file
+// of path's name: one that dstein wrote there and that its next run may
+// check or replace.
+func Recorded(path string) (bool, error) {
+	m, err := readManifest(filepath.Dir(path))
+	if err != nil {
+		return false, err
+	}
+	_, ok := m.Files[filepath.Base(path)]
+	return ok, nil
+}
+
 // owned checks path against m and returns the digest of its present
 // content (exists false when there is none).
 func (m *manifest) owned(path string) (digest string, exists bool, err error) {

@@ -121,6 +121,12 @@ func (f *File) resolve() error {
 		f.stdout, f.stream = true, true
 		return nil
 	}
+	// A name of blanks, or one that breaks a line, is a slip of the
+	// shell (an unset variable in quotes, a pasted line), not a file
+	// anyone means to write.
+	if strings.TrimSpace(filepath.Base(f.Path)) == "" || strings.ContainsAny(f.Path, "\n\r") {
+		return fmt.Errorf("%s %q: a file name of blanks only, or with a line break; want a path on one line with a visible name", f.what, f.Path)
+	}
 	// A path whose links pass through /proc or /dev/fd (/dev/stdout, a
 	// process substitution) names an open file of this process: it is
 	// written in place, as a stream, never renamed over.

@@ -1179,3 +1179,25 @@ func TestMisusePanics(t *testing.T) {
 	}
 	noLeftovers(t, dir)
 }
+
+// TestBlankOrBrokenNamesRefused: a name of blanks or one with a line
+// break is refused before anything is created.
+func TestBlankOrBrokenNamesRefused(t *testing.T) {
+	dir := t.TempDir()
+	for _, name := range []string{" ", "\t", "a\nb.json", "a.json\r", filepath.Join("sub", "  ")} {
+		p := NewPlan()
+		p.Output(filepath.Join(dir, name), "--json")
+		if err := p.Check(); err == nil || !strings.Contains(err.Error(), "blanks only, or with a line break") {
+			t.Errorf("%q: error %v", name, err)
+		}
+	}
+	if entries, _ := os.ReadDir(dir); len(entries) != 0 {
+		t.Errorf("files created: %v", entries)
+	}
+	p := NewPlan()
+	p.Output(filepath.Join(dir, "a b.json"), "--json") // a blank inside a name is fine
+	if err := p.Check(); err != nil {
+		t.Errorf("a b.json: %v", err)
+	}
+	p.Abort()
+}

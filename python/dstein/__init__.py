@@ -93,6 +93,12 @@ def _user_words(line, tmp):
     # (rows counted from 0, as numpy does).
     line = re.sub(r"the samples array: line (\d+), column \d+",
                   lambda m: "the samples array: row %d" % (int(m.group(1)) - 2), line)
+    # dstein counts the chains, draws and variables of an .npy file from 1;
+    # the array the user passed is indexed from 0.
+    line = re.sub(r"the draws array: value \d+ \(chain (\d+), draw (\d+), variable (\d+)\)",
+                  lambda m: "the draws array: draws[%d, %d, %d]" % tuple(int(g) - 1 for g in m.groups()), line)
+    line = re.sub(r"the draws array: chain (\d+), draw (\d+): ",
+                  lambda m: "the draws array: draws[%d, %d]: " % tuple(int(g) - 1 for g in m.groups()), line)
     return line.replace(tmp, "a temporary directory")
 
 
@@ -101,8 +107,13 @@ def _run(args, tmp=None):
     DsteinError on failure and KeyboardInterrupt after stopping it. tmp is
     the temporary directory of the call's files, whose paths the messages
     replace with what the files hold."""
-    proc = subprocess.Popen([binary_path()] + [str(a) for a in args],
-                            stdout=subprocess.PIPE, stderr=subprocess.PIPE, text=True)
+    exe = binary_path()
+    try:
+        proc = subprocess.Popen([exe] + [str(a) for a in args],
+                                stdout=subprocess.PIPE, stderr=subprocess.PIPE, text=True)
+    except OSError as e:
+        src = "DSTEIN_BIN" if os.environ.get("DSTEIN_BIN") else "the dstein binary"
+        raise DsteinError("cannot run %s (%s): %s; want the path of a dstein executable" % (src, exe, e.strerror or e), 1) from None
     try:
         out, err = proc.communicate()
     except KeyboardInterrupt:
@@ -204,14 +215,25 @@ def ising_model(couplings, fields=None, temperature=None):
     return m
 
 
+def _finite(name, a):
+    """a as a float array; a ValueError naming the first entry of a that
+    is not a finite number."""
+    a = np.asarray(a, dtype=float)
+    if not np.all(np.isfinite(a)):
+        at = tuple(int(i) for i in np.argwhere(~np.isfinite(a))[0])
+        where = "".join("[%d]" % i for i in at)
+        raise ValueError("%s%s is %r; want finite numbers" % (name, where, a[at] if at else a.item()))
+    return a
+
+
 def rbm_model(W, b, c, units="spin"):
     """A dstein RBM (a dict): W visible × hidden, visible biases b, hidden
     biases c; units "spin" (±1) or "binary" (0/1)."""
-    W = np.asarray(W, dtype=float)
+    W = _finite("W", W)
     if W.ndim != 2:
         raise ValueError("W must be a visible × hidden matrix")
     return {"type": "rbm", "units": units, "W": W.tolist(),
-            "b": np.asarray(b, dtype=float).tolist(), "c": np.asarray(c, dtype=float).tolist()}
+            "b": _finite("b", b).tolist(), "c": _finite("c", c).tolist()}
 
 
 def categorical_model(probs, states=None):
@@ -224,8 +246,8 @@ def categorical_model(probs, states=None):
             raise ValueError("probs must hold one list of probabilities per variable, "
                              "such as [[0.2, 0.3, 0.5]] for one variable of three states; "
                              "probs[%d] is %r" % (i, p))
-        p = [float(x) for x in p]
-        st = list(range(len(p))) if states is None else [float(x) for x in states[i]]
+        p = _finite("probs[%d]" % i, p).tolist()
+        st = list(range(len(p))) if states is None else _finite("states[%d]" % i, states[i]).tolist()
         vs.append({"states": st, "probs": p})
     return {"type": "categorical", "variables": vs}
 
@@ -425,6 +447,8 @@ def summary(draws, model=None, variables=None, estimates=None, evidence=None, gi
             arr = np.asarray(draws)
             if arr.ndim != 3:
                 raise ValueError("draws must have shape (chain, draw, variable); got %s" % (arr.shape,))
+            if arr.dtype.kind not in "biuf":
+                raise ValueError("draws must hold numbers (state values); got dtype %s" % arr.dtype)
             path = os.path.join(tmp, "draws.npy")
             np.save(path, np.ascontiguousarray(arr))
             if variables is not None:
@@ -443,6 +467,8 @@ def summary(draws, model=None, variables=None, estimates=None, evidence=None, gi
         _run(cmd, tmp)
         with open(os.path.join(tmp, "s.json")) as f:
             js = json.load(f)
+        if path.startswith(tmp):
+            js["draws"] = None  # the temporary file, gone on return
     eb = js.get("error_bars") or {}
     return _quantities_frame(eb), list(eb.get("warnings") or []), js
 
@@ -477,6 +503,8 @@ def _samples_file(samples, tmp, model_path):
         arr = arr.reshape(-1, arr.shape[-1])
     if arr.ndim != 2:
         raise ValueError("samples must have shape (n, variable) or (chain, draw, variable)")
+    if arr.dtype.kind not in "biuf":
+        raise ValueError("samples must hold numbers (the variables' state values); got dtype %s" % arr.dtype)
     path = os.path.join(tmp, "samples.csv")
     header = ",".join("z%d" % i for i in range(arr.shape[1]))
     np.savetxt(path, arr, delimiter=",", header=header, comments="", fmt="%.17g")
@@ -492,7 +520,7 @@ def gof(model, samples, test="gfksd", bootstrap=None, seed=1, args=(), bootstrap
     "rademacher" or "simulation" (the null simulated from exact data sets
     of the model: its level holds at any n). Returns the result JSON as a
     dict (statistic, p_value, reject, bootstrap_kind, level_checked,
-    warning, …)."""
+    warning, …); a warning is also issued as a DsteinWarning."""
     with tempfile.TemporaryDirectory(prefix="dstein-") as tmp:
         m = _model_file(model, tmp)
         cmd = ["gof", "--model", m, "--samples", _samples_file(samples, tmp, m), "--test", test,
@@ -504,7 +532,13 @@ def gof(model, samples, test="gfksd", bootstrap=None, seed=1, args=(), bootstrap
         cmd += list(args)
         _run(cmd, tmp)
         with open(os.path.join(tmp, "g.json")) as f:
-            return json.load(f)
+            res = json.load(f)
+    # The command prints this warning beside its verdict (a p-value whose
+    # level was not checked on such samples); here it would sit unseen in
+    # the dict.
+    if res.get("warning"):
+        warnings.warn(res["warning"], DsteinWarning, stacklevel=2)
+    return res
 
 
 def compress(model, samples, n, rule="herding"):

@@ -124,6 +124,12 @@ class TestSample(unittest.TestCase):
             dstein.ising_model(J)
         with self.assertRaisesRegex(ValueError, r"model\['edges'\]\[0\]\[2\] is inf"):
             dstein.exact({"type": "ising", "n": 2, "edges": [[0, 1, float("inf")]]})
+        with self.assertRaisesRegex(ValueError, r"W\[1\]\[0\] is nan"):
+            dstein.rbm_model([[0.1], [np.nan]], [0, 0], [0])
+        with self.assertRaisesRegex(ValueError, r"probs\[0\]\[1\] is nan"):
+            dstein.categorical_model([[0.5, np.nan]])
+        with self.assertRaisesRegex(ValueError, "must hold numbers"):
+            dstein.gof(GRID, np.full((3, 100), "a"))
 
     def test_errors_are_exceptions(self):
         with self.assertRaises(dstein.DsteinError) as cm:
@@ -139,6 +145,24 @@ class TestSample(unittest.TestCase):
             dstein.gof({"type": "ising", "n": 2, "edges": [[0, 1, 1.0]]}, np.array([[1, 1], [1, 7]]))
         self.assertIn("the samples array: row 1 (z1): 7 is not a state", str(cm.exception))
         self.assertNotIn("dstein-", str(cm.exception))
+        # Positions in a draws array are numpy's, from 0.
+        draws = np.ones((3, 20, 2))
+        draws[1, 7, 1] = np.nan
+        with self.assertRaisesRegex(dstein.DsteinError, r"the draws array: draws\[1, 7, 1\] is NaN"):
+            dstein.summary(draws)
+        draws[1, 7, 1] = 0.5
+        with self.assertRaisesRegex(dstein.DsteinError, r"the draws array: draws\[1, 7\]: z1 = 0.5 is not one of its states"):
+            dstein.summary(draws, model={"type": "ising", "n": 2, "edges": [[0, 1, 0.3]]})
+        old = os.environ.get("DSTEIN_BIN")
+        os.environ["DSTEIN_BIN"] = os.path.join(ROOT, "no-such-dstein")
+        try:
+            with self.assertRaisesRegex(dstein.DsteinError, r"cannot run DSTEIN_BIN \(.*no-such-dstein\)"):
+                dstein.exact(GRID)
+        finally:
+            if old is None:
+                del os.environ["DSTEIN_BIN"]
+            else:
+                os.environ["DSTEIN_BIN"] = old
 
 
 class TestSummary(unittest.TestCase):
@@ -179,7 +203,9 @@ class TestTestsAndCompression(unittest.TestCase):
         m = dstein.ising_model(np.eye(6, k=1) * 0.4 + np.eye(6, k=-1) * 0.4,
                                fields=np.full(6, 3.0))
         up = np.ones((40, 6), dtype=int)
-        res = dstein.gof(m, up, test="bksd", bootstrap_kind="multinomial")
+        with self.assertWarns(dstein.DsteinWarning) as cm:
+            res = dstein.gof(m, up, test="bksd", bootstrap_kind="multinomial")
+        self.assertIn("one state repeated", str(cm.warning))
         self.assertFalse(res["level_checked"])
         self.assertIn("one state repeated", res["warning"])
         res = dstein.gof(m, up, test="bksd", bootstrap=99, bootstrap_kind="simulation")

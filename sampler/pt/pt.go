@@ -296,13 +296,22 @@ func memory(m model.Model, n int, s sampler.Settings) float64 {
 	if rm, ok := m.(rbmModel); ok && (set.Kernel == Block || set.Kernel == Best) {
 		// Visible, hidden and preactivations per replica, a scratch
 		// row per chain, both layouts of W.
+		// The uniform words of a sweep (prepare: a word per unit) and
+		// the visible conditionals, per replica.
 		h := float64(rm.Hidden())
-		return 8*nf*d + nf*(8*k*(d+2*h+6)+8*d+perChain) + rbmKernelBytes(d, h)
+		return 8*nf*d + nf*(8*k*(d+2*h+6)+8*k*(h+2*d)+8*d+perChain) + rbmKernelBytes(d, h)
 	}
 	if sm, ok := m.(model.SpinShape); ok {
 		// One byte per spin and replica; the spin graph and tables of up
 		// to 2^maxTableDegree thresholds per site and level.
 		b := 8*nf*d + nf*(k*d+perChain) + gibbs.SpinKernelBytes(sm, maxTableDegree, k)
+		if set.Kernel != Cluster {
+			// The uniform words of a sweep, a word per site and
+			// replica (prepare; 8·K·d bytes a chain, most of a spin
+			// chain's memory: 83 MB of 13,000 chains on the 10×10
+			// grid, which the estimate once left out).
+			b += 8 * nf * k * d
+		}
 		if set.Kernel == Cluster || set.Kernel == Best {
 			// The Swendsen–Wang kernel's thresholds, a chain's scratch.
 			b += sw.KernelBytes(d, float64(sm.SpinEdges()), k) + nf*sw.WorkBytes(d)
@@ -311,10 +320,21 @@ func memory(m model.Model, n int, s sampler.Settings) float64 {
 	}
 	// A tracker per replica (states and local fields), the current states.
 	b := 8*nf*d + nf*(k*(24*d+128)+perChain)
+	perSweep := 0.0
 	if bl := gibbs.NewBlocks(m); bl != nil {
 		// Each replica's state copied for the block updates, a block's
 		// conditional and a word per block a sweep.
 		b += nf * k * (8*d + 8*float64(bl.BufLen()+bl.PerSweep()))
+		perSweep = float64(bl.PerSweep())
+	}
+	if _, ok := m.(*potts.Potts); !ok || set.Kernel != Cluster {
+		// The uniform words of a sweep, per replica (prepare), and a
+		// conditional's buffer of up to the most states.
+		q := 0
+		for i := range m.Dim() {
+			q = max(q, len(m.States(i)))
+		}
+		b += nf * k * (8*(d+perSweep) + 8*float64(q) + 24)
 	}
 	if pm, ok := m.(*potts.Potts); ok && (set.Kernel == Cluster || set.Kernel == Best) {
 		// The Swendsen–Wang kernel's thresholds, a chain's scratch and
