@@ -34,8 +34,10 @@ const (
 	// Auto picks for each sample (see Choose): the multinomial bootstrap,
 	// unless the sample is one on which the bootstraps lose their level
 	// (BootstrapCaveat) and the simulated null is affordable (at most
-	// AutoWork) and possible (the model has an exact sampler); then
-	// Simulation. Result.BootstrapReason says which and why. It is the
+	// AutoWork) and possible (the model has an exact sampler), or the
+	// test is GF-KSD or DKSD and the simulation is cheap (at most
+	// AutoRoutineWork, RoutineSimulation); then Simulation.
+	// Result.BootstrapReason says which and why. It is the
 	// command line's default; the zero value of Options stays the paper's
 	// multinomial bootstrap.
 	Auto

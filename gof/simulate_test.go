@@ -205,8 +205,9 @@ func TestBootstrapCaveat(t *testing.T) {
 	}
 }
 
-// Auto simulates exactly where the caveat stands and the work is at most
-// AutoWork, keeps the multinomial bootstrap elsewhere (saying why where
+// Auto simulates where the caveat stands and the work is at most
+// AutoWork, or for DKSD and GF-KSD where it is at most AutoRoutineWork,
+// keeps the multinomial bootstrap elsewhere (saying why where
 // the caveat stands), and falls back to it for a model without an exact
 // sampler; the other kinds pass through.
 func TestChooseAuto(t *testing.T) {
@@ -218,6 +219,31 @@ func TestChooseAuto(t *testing.T) {
 	}
 	small := sampler.NewSamples(10, 8) // n < SmallN
 	wide := sampler.NewSamples(20, 400)
+	wideMany := sampler.NewSamples(100, 30) // 100 distinct rows of 30
+	for i := range wideMany.N {
+		for l := range wideMany.D {
+			wideMany.Z[i*wideMany.D+l] = (i >> (l % 7)) & 1
+		}
+		wideMany.Z[i*wideMany.D+29] = i % 2
+	}
+	// DKSD and GF-KSD simulate wherever AutoRoutineWork allows, flagged or
+	// not: 1000·100·8·108 = 8.6e7 ≤ 2e8; 1000·100·30·130 = 3.9e8 is more.
+	for _, c := range []struct {
+		test string
+		s    *sampler.Samples
+		want Kind
+		why  string
+	}{
+		{"dksd", many, Simulation, "dksd's bootstrap can reject true models"},
+		{"gfksd", many, Simulation, "from 1000 exact data sets costs little"},
+		{"bksd", many, Multinomial, ""},
+		{"dksd", wideMany, Multinomial, ""},
+	} {
+		k, why := Choose(c.test, flat{d: c.s.D}, c.s, Options{Bootstrap: Auto})
+		if k != c.want || (c.why == "") != (why == "") || !strings.Contains(why, c.why) {
+			t.Errorf("Choose(%s, n = %d, d = %d) = %v, %q; want %v with %q", c.test, c.s.N, c.s.D, k, why, c.want, c.why)
+		}
+	}
 	for _, c := range []struct {
 		s    *sampler.Samples
 		o    Options
@@ -232,7 +258,7 @@ func TestChooseAuto(t *testing.T) {
 		{wide, Options{Bootstrap: Auto}, Multinomial, "would cost 3.4e+09 units of work"},
 		{wide, Options{Bootstrap: Auto, B: 100}, Simulation, "from 100 exact data sets"},
 	} {
-		k, why := Choose(flat{d: c.s.D}, c.s, c.o)
+		k, why := Choose("bksd", flat{d: c.s.D}, c.s, c.o)
 		if k != c.want || (c.why == "") != (why == "") || !strings.Contains(why, c.why) {
 			t.Errorf("Choose(n = %d, d = %d, %v, B = %d) = %v, %q; want %v with %q", c.s.N, c.s.D, c.o.Bootstrap, c.o.B, k, why, c.want, c.why)
 		}

@@ -326,4 +326,18 @@ func TestRuledOutStateIsNotRare(t *testing.T) {
 			}
 		}
 	}
+	// A variable of one state: its indicator is 1 in every draw, and no
+	// other state is to be entered.
+	vars := []categorical.Variable{{States: []float64{7}, Probs: []float64{1}}, {States: []float64{0, 1, 2}, Probs: []float64{0.3, 0.3, 0.4}}}
+	m, err := categorical.New(vars)
+	if err != nil {
+		t.Fatal(err)
+	}
+	out, err := Run(context.Background(), m, Spec{Pipeline: gibbs, N: 4, Key: rng.NewKey(3), Keep: Keep{Draws: 250, Target: 100, MaxIters: 8000}})
+	if err != nil {
+		t.Fatal(err)
+	}
+	if q := out.Diagnostics.Quantity("z0=7"); q == nil || q.Rare || out.Layout.Stopped != StopTarget {
+		t.Errorf("a variable of one state: z0=7 %+v, stopped %q after %d iterations; want not rare, the target met", q, out.Layout.Stopped, out.Iters)
+	}
 }

@@ -117,6 +117,12 @@ func (q quantityFunc) fillConditional(dst []float64, m model.Model, t *condTable
 // it (a categorical probability of 0 kept the adaptive default running to
 // its limit, waiting for the state to be seen).
 func (q quantityFunc) ruledOut(m model.Model) bool {
+	if q.v >= 0 && len(m.States(q.v)) == 1 {
+		// The indicator of a variable's only state: no other is to enter
+		// (a categorical variable of one state ran the default to its
+		// limit).
+		return true
+	}
 	sup, ok := m.(model.Support)
 	if !ok || q.v < 0 {
 		return false

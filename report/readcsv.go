@@ -244,6 +244,17 @@ func readSamples(r io.Reader, m model.Model, maxRows, rows int) (*sampler.Sample
 		for s, v := range st {
 			index[i][FormatValue(v)] = s
 		}
+		// A network's states by name too ("summer" for its index),
+		// where no state's value is written the same way.
+		if sn, ok := m.(model.StateNamer); ok {
+			if names := sn.StateNames(i); len(names) == len(st) {
+				for s, name := range names {
+					if _, taken := index[i][name]; !taken && name != "" {
+						index[i][name] = s
+					}
+				}
+			}
+		}
 	}
 	var z []int
 	if rows > 0 {
@@ -271,7 +282,7 @@ func readSamples(r io.Reader, m model.Model, maxRows, rows int) (*sampler.Sample
 		for i, c := range row[skip:] {
 			s, err := stateOf(m, i, index[i], c)
 			if err != nil {
-				return nil, fmt.Errorf("line %d, column %d (z%d): %w", line, skip+i+1, i, err)
+				return nil, fmt.Errorf("line %d, column %d (%s): %w", line, skip+i+1, model.VariableName(m, i), err)
 			}
 			z = append(z, s)
 		}
@@ -297,6 +308,9 @@ func stateOf(m model.Model, i int, index map[string]int, c string) (int, error) 
 	}
 	v, err := strconv.ParseFloat(t, 64)
 	if err != nil && !errors.Is(err, strconv.ErrRange) {
+		if sn, ok := m.(model.StateNamer); ok && len(sn.StateNames(i)) > 0 {
+			return 0, fmt.Errorf("%q is neither a state's value nor its name (states: %s; names: %s)", c, listStates(m.States(i)), strings.Join(sn.StateNames(i)[:min(10, len(sn.StateNames(i)))], ", "))
+		}
 		return 0, fmt.Errorf("%q is not a number", c)
 	}
 	if math.IsNaN(v) || math.IsInf(v, 0) {

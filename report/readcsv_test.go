@@ -15,6 +15,7 @@ import (
 	"github.com/dstein/dstein/model"
 	"github.com/dstein/dstein/model/categorical"
 	"github.com/dstein/dstein/model/ising"
+	"github.com/dstein/dstein/model/potts"
 	"github.com/dstein/dstein/rng"
 	"github.com/dstein/dstein/sampler"
 )
@@ -169,5 +170,30 @@ func TestReadSamplesCSVRefusesHugeLines(t *testing.T) {
 	// A line just within the limit is read (here: too many columns).
 	if _, err := ReadSamplesCSV(strings.NewReader("z0,z1\n"+strings.Repeat("1,", MaxLineBytes(2)/2-1)+"1\n"), m); err == nil || strings.Contains(err.Error(), "longer than") {
 		t.Errorf("a line within the limit: error %v; want a column count error", err)
+	}
+}
+
+// TestReadSamplesCSVStateNames: a model with named states takes a cell
+// that is a state's name as well as one that is its value, and an unknown
+// cell's error lists both.
+func TestReadSamplesCSVStateNames(t *testing.T) {
+	p, err := potts.New(2, 3, []potts.Edge{{I: 0, J: 1, Coupling: 0.5}}, nil)
+	if err != nil {
+		t.Fatal(err)
+	}
+	m, err := p.WithStateNames([]string{"lo", "mid", "hi"})
+	if err != nil {
+		t.Fatal(err)
+	}
+	s, err := ReadSamplesCSV(strings.NewReader("z0,z1\nlo,2\nhi, mid\n"), m)
+	if err != nil {
+		t.Fatal(err)
+	}
+	if want := []int{0, 2, 2, 1}; !slices.Equal(s.Z, want) {
+		t.Errorf("read %v; want %v", s.Z, want)
+	}
+	_, err = ReadSamplesCSV(strings.NewReader("z0,z1\nlo,top\n"), m)
+	if err == nil || !strings.Contains(err.Error(), `"top" is neither a state's value nor its name (states: 0, 1, 2; names: lo, mid, hi)`) {
+		t.Errorf("an unknown name: %v", err)
 	}
 }

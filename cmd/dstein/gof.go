@@ -73,7 +73,9 @@ data set. The default, auto, keeps the multinomial bootstrap unless the
 sample is one on which it fails (n < 30, or a few states repeated beside
 rarer ones) and the simulation's statistics cost at most 10 s to 2 min on
 a 2-core machine (B·n·d·(n + d) ≤ 2·10⁹; the exact sampler's setup comes on
-top); it says when it simulates, and why.`,
+top). For gfksd and dksd it also simulates on any sample where that work
+is at most 2·10⁸ (1–12 s): their bootstraps lost the level on small
+samples of some models of many states. It says when it simulates, and why.`,
 		Args: cobra.NoArgs,
 		RunE: func(cmd *cobra.Command, _ []string) error { return runGof(e, cmd, &f) },
 	}
@@ -87,7 +89,7 @@ top); it says when it simulates, and why.`,
 	fs.IntVar(&f.b, "bootstrap", gof.DefaultB, "number of bootstrap draws (permutations for mmd; data sets for --bootstrap-kind simulation)")
 	fs.Uint64Var(&f.seed, "seed", 1, "random seed; the same seed gives the same output bytes")
 	fs.StringVar(&f.json, "json", "", "write the result as JSON to this file")
-	fs.StringVar(&f.kind, "bootstrap-kind", gof.Auto.String(), "gfksd, dksd, bksd: the null's bootstrap, "+strings.Join(gof.Kinds, ", ")+" (the null simulated from exact data sets of the model); auto simulates on small or repetitive samples where that is affordable")
+	fs.StringVar(&f.kind, "bootstrap-kind", gof.Auto.String(), "gfksd, dksd, bksd: the null's bootstrap, "+strings.Join(gof.Kinds, ", ")+" (the null simulated from exact data sets of the model); auto simulates on small or repetitive samples where that is affordable, and for gfksd and dksd wherever it is cheap")
 	fs.StringVar(&f.surrogate, "surrogate", "", "gfksd: surrogate ρ, relaxed or base (ρ = p0) (default: relaxed where the model has a relaxed form)")
 	fs.Float64Var(&f.temperature, "temperature", gof.DefaultTestTemperature, "gfksd: temperature τ of the relaxed surrogate")
 	fs.StringVar(&f.bandwidth, "bandwidth", gof.DefaultTestBandwidth.Rule.String(), "gfksd: bandwidth rule: median (h = med²), svgd (med²/log(n+1)), paper (med²/(2 log(n+1))) or fixed (with --fixed-h)")
@@ -285,7 +287,7 @@ func runGof(e *env, cmd *cobra.Command, f *gofFlags) error {
 		// caps the exact sampler's memory itself), never on this machine's
 		// memory: where the budget is too small for the simulation it
 		// chose, the command stops, as for --bootstrap-kind simulation.
-		if k, _ := gof.Choose(m, s, o); k == gof.Simulation {
+		if k, _ := gof.Choose(f.test, m, s, o); k == gof.Simulation {
 			sim = true
 			what = fmt.Sprintf("the %s test of %d samples of %d variables with the null simulated from %d exact data sets (--bootstrap-kind auto chose it for this sample; --bootstrap-kind multinomial needs less)", f.test, s.N, m.Dim(), o.B)
 		}

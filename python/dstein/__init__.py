@@ -516,7 +516,8 @@ def gof(model, samples, test="gfksd", bootstrap=None, seed=1, args=(), bootstrap
     samples CSV path or an array of state values. bootstrap_kind:
     "auto" (default: the multinomial bootstrap, or the simulated null on
     small or repetitive samples where the bootstrap fails and the
-    simulation is affordable; bootstrap_reason says why), "multinomial",
+    simulation is affordable, and for gfksd and dksd wherever it is cheap;
+    bootstrap_reason says why), "multinomial",
     "rademacher" or "simulation" (the null simulated from exact data sets
     of the model: its level holds at any n). Returns the result JSON as a
     dict (statistic, p_value, reject, bootstrap_kind, level_checked,
