@@ -35,8 +35,9 @@
 // models far more often than α. Simulation replaces them with the
 // statistic's null simulated from exact data sets of the model, tested as
 // the sample is (GF-KSD's with the sample's own lifting noise), which holds
-// the level at any n; Auto, the command line's default, simulates exactly
-// where the caveat stands and the simulation is affordable (Choose).
+// the level at any n; Auto, the command line's default, simulates where
+// the caveat stands and the simulation is affordable, and for GF-KSD and
+// DKSD wherever it is cheap (Choose, RoutineSimulation).
 //
 // DKSD's null mean is exactly 0, but where the ratios p(¬_l z)/p(z) are
 // heavy-tailed it is 0 only through states too rare for n samples to hold;

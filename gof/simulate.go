@@ -111,7 +111,7 @@ const AutoWork = 2e9
 // sample the caveat does not flag, where the test's bootstrap itself is
 // in doubt (RoutineSimulation): a tenth of AutoWork, 1–12 s on 2 cores,
 // so that the default stays cheap on large samples. At B = 1000 it
-// covers n = 100 up to d = 17 and n = 30 up to d = 60.
+// covers n = 100 up to d = 17 and n = 30 up to d = 68.
 const AutoRoutineWork = 2e8
 
 // RoutineSimulation reports whether Auto simulates the null of test

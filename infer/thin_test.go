@@ -18,14 +18,18 @@ import (
 // P(1→0) = 0.099), 4 chains of 4000 draws started from the stationary
 // law: about 160 visits, but an effective size of about 840 and so about
 // 8 effective visits. Such a state is not rare by its visits, and the
-// normal interval around its frequency missed the truth in 13.6% of a
-// helper's 1200 unflagged intervals (149 of 167 misses below the truth)
-// and in 16.1% of 1727 here (0.097 with the widening). With the
-// Clopper–Pearson interval at the effective size (ThinVisits), the miss
-// rate of the unflagged intervals must stay under the nominal 10% plus
-// three binomial standard errors (0.1 + 3·√(0.09/n), 0.122 for n = 1727
-// variables), and above 1% so that the widening is not useless: both
-// bounds fail on chance with probability below 0.2%.
+// normal interval around its frequency missed the truth in 16.1% of 1727
+// unflagged intervals here (251 of the 278 misses below the truth; a
+// helper's own chains: 163 of 1200 unflagged, 13.6%), and 9.7% with the
+// widening (ThinVisits). The miss rate of the unflagged intervals must
+// stay under the nominal 10% plus three binomial standard errors
+// (0.1 + 3·√(0.09/n), 0.122 for n = 1727 variables), and above 5% — the
+// widened intervals are not to be wider than they need be — both bounds
+// failing on chance with probability below 0.2% (at n = 1727 the
+// standard error is 0.0072: 5% is 6.9 of them below 10%). The misses
+// still fall mostly below the truth (8.2% below, 1.6% above: the number
+// of excursions spreads more than a binomial count of the effective
+// size), which the test logs but does not hold to 5% each.
 func TestThinlyMetStateCoverage(t *testing.T) {
 	if testing.Short() {
 		t.Skip("1800 variables of 4 × 4000 draws")
@@ -97,7 +101,7 @@ func TestThinlyMetStateCoverage(t *testing.T) {
 	if hi := 0.1 + 3*math.Sqrt(0.09/float64(n)); rate > hi {
 		t.Errorf("unflagged 90%% intervals missed %.3f of the time (%d of %d), above %.3f", rate, misses, n, hi)
 	}
-	if rate < 0.01 {
+	if rate < 0.05 {
 		t.Errorf("unflagged 90%% intervals missed %.3f of the time (%d of %d): wider than they need be", rate, misses, n)
 	}
 }

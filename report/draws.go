@@ -11,6 +11,7 @@ import (
 	"io"
 	"math"
 	"os"
+	"path/filepath"
 	"slices"
 	"sort"
 	"strconv"
@@ -272,7 +273,12 @@ func readDrawsNPY(path string, b memlimit.Budget) (*Draws, error) {
 
 // SidecarPath returns the path of the JSON sidecar of the NumPy array at
 // path (FILE.npy → FILE.json).
-func SidecarPath(path string) string { return strings.TrimSuffix(path, ".npy") + ".json" }
+func SidecarPath(path string) string {
+	if ext := filepath.Ext(path); strings.EqualFold(ext, ".npy") {
+		path = path[:len(path)-len(ext)]
+	}
+	return path + ".json"
+}
 
 // npyReader returns the decoder of one value of a NumPy type of either
 // byte order (floats of 16, 32 and 64 bits, integers signed or not of 8

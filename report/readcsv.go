@@ -167,20 +167,29 @@ func PositionalHeader(head []string, m model.Model) bool {
 // size in memory: a 16 MB line took 390 MB).
 func MaxLineBytes(d int) int { return 1<<20 + 256*(d+8) }
 
-// lineLimit passes r's bytes on while no line is longer than max bytes.
+// lineLimit passes r's bytes on while no record is longer than max bytes:
+// a record ends at a line break outside double quotes, so that a quoted
+// field cannot run on over many short lines.
 type lineLimit struct {
 	r         io.Reader
 	max, size int
-	line      int // the line being read, from 1
+	line      int  // the line the record being read starts on, from 1
+	breaks    int  // line breaks inside its quotes
+	quoted    bool // inside double quotes ("" inside them toggles twice)
 }
 
 func (l *lineLimit) Read(p []byte) (int, error) {
 	n, err := l.r.Read(p)
 	for k, b := range p[:n] {
-		if b == '\n' {
-			l.line++
-			l.size = 0
+		switch {
+		case b == '"':
+			l.quoted = !l.quoted
+		case b == '\n' && !l.quoted:
+			l.line += 1 + l.breaks
+			l.size, l.breaks = 0, 0
 			continue
+		case b == '\n':
+			l.breaks++
 		}
 		if l.size++; l.size > l.max {
 			return k, fmt.Errorf("line %d is longer than %d bytes, more than a samples file of these variables needs; is it a samples CSV with one row per sample?", l.line, l.max)
@@ -245,11 +254,13 @@ func readSamples(r io.Reader, m model.Model, maxRows, rows int) (*sampler.Sample
 			index[i][FormatValue(v)] = s
 		}
 		// A network's states by name too ("summer" for its index),
-		// where no state's value is written the same way.
+		// unless some name reads as a number: states named "1", "2",
+		// "3" of values 0, 1, 2 would make a cell mean one state or
+		// another.
 		if sn, ok := m.(model.StateNamer); ok {
-			if names := sn.StateNames(i); len(names) == len(st) {
+			if names := sn.StateNames(i); len(names) == len(st) && !slices.ContainsFunc(names, numeric) {
 				for s, name := range names {
-					if _, taken := index[i][name]; !taken && name != "" {
+					if name != "" {
 						index[i][name] = s
 					}
 				}
@@ -294,6 +305,20 @@ func readSamples(r io.Reader, m model.Model, maxRows, rows int) (*sampler.Sample
 	return &sampler.Samples{N: n, D: d, Z: z}, nil
 }
 
+// numeric reports whether s reads as a number (or is empty).
+func numeric(s string) bool {
+	_, err := strconv.ParseFloat(strings.TrimSpace(s), 64)
+	return err == nil || errors.Is(err, strconv.ErrRange) || strings.TrimSpace(s) == ""
+}
+
+// shortCell quotes a cell for a message, cut to 40 characters.
+func shortCell(c string) string {
+	if r := []rune(c); len(r) > 40 {
+		return strconv.Quote(string(r[:40])) + "…"
+	}
+	return strconv.Quote(c)
+}
+
 // stateOf returns the index of cell c among variable i's states.
 func stateOf(m model.Model, i int, index map[string]int, c string) (int, error) {
 	if s, ok := index[c]; ok {
@@ -308,13 +333,13 @@ func stateOf(m model.Model, i int, index map[string]int, c string) (int, error) 
 	}
 	v, err := strconv.ParseFloat(t, 64)
 	if err != nil && !errors.Is(err, strconv.ErrRange) {
-		if sn, ok := m.(model.StateNamer); ok && len(sn.StateNames(i)) > 0 {
-			return 0, fmt.Errorf("%q is neither a state's value nor its name (states: %s; names: %s)", c, listStates(m.States(i)), strings.Join(sn.StateNames(i)[:min(10, len(sn.StateNames(i)))], ", "))
+		if sn, ok := m.(model.StateNamer); ok && len(sn.StateNames(i)) > 0 && !slices.ContainsFunc(sn.StateNames(i), numeric) {
+			return 0, fmt.Errorf("%s is neither a state's value nor its name (states: %s; names: %s)", shortCell(c), listStates(m.States(i)), strings.Join(sn.StateNames(i)[:min(10, len(sn.StateNames(i)))], ", "))
 		}
-		return 0, fmt.Errorf("%q is not a number", c)
+		return 0, fmt.Errorf("%s is not a number", shortCell(c))
 	}
 	if math.IsNaN(v) || math.IsInf(v, 0) {
-		return 0, fmt.Errorf("%q is not a finite number", c)
+		return 0, fmt.Errorf("%s is not a finite number", shortCell(c))
 	}
 	for s, sv := range m.States(i) {
 		if sv == v {

@@ -167,6 +167,12 @@ func TestReadSamplesCSVRefusesHugeLines(t *testing.T) {
 			t.Errorf("%s: error %v; want one naming line %d as too long", c.name, err, c.line)
 		}
 	}
+	// A quoted field that runs over many short lines is one record.
+	quoted := "z0,z1\n\"" + strings.Repeat("1\n", MaxLineBytes(2)/2+1) + "\",1\n"
+	_, err = ReadSamplesCSV(strings.NewReader(quoted), m)
+	if err == nil || !strings.Contains(err.Error(), "line 2 is longer than") {
+		t.Errorf("a quoted field over many lines: error %v; want line 2 refused as too long", err)
+	}
 	// A line just within the limit is read (here: too many columns).
 	if _, err := ReadSamplesCSV(strings.NewReader("z0,z1\n"+strings.Repeat("1,", MaxLineBytes(2)/2-1)+"1\n"), m); err == nil || strings.Contains(err.Error(), "longer than") {
 		t.Errorf("a line within the limit: error %v; want a column count error", err)
@@ -195,5 +201,20 @@ func TestReadSamplesCSVStateNames(t *testing.T) {
 	_, err = ReadSamplesCSV(strings.NewReader("z0,z1\nlo,top\n"), m)
 	if err == nil || !strings.Contains(err.Error(), `"top" is neither a state's value nor its name (states: 0, 1, 2; names: lo, mid, hi)`) {
 		t.Errorf("an unknown name: %v", err)
+	}
+	// Names that read as numbers are not taken: "1" is the value 1.
+	num, err := p.WithStateNames([]string{"1", "2", "3"})
+	if err != nil {
+		t.Fatal(err)
+	}
+	s, err = ReadSamplesCSV(strings.NewReader("z0,z1\n1,2\n0,1\n"), num)
+	if err != nil {
+		t.Fatal(err)
+	}
+	if want := []int{1, 2, 0, 1}; !slices.Equal(s.Z, want) {
+		t.Errorf("numeric names: read %v; want the values' states %v", s.Z, want)
+	}
+	if _, err := ReadSamplesCSV(strings.NewReader("z0,z1\n3,1\n"), num); err == nil || !strings.Contains(err.Error(), "3 is not a state") {
+		t.Errorf("numeric names, a cell that is only a name: %v", err)
 	}
 }

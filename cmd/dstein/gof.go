@@ -59,8 +59,9 @@ against it given the same evidence (--evidence, --given). Tests:
   mmd    two-sample test against a reference sample drawn from the model
 
 Prints the statistic, the p-value and the decision at --level; --json writes
-the result. GF-KSD's level was checked at the surrogate temperatures 0.02
-and 0.05 (EXPERIMENTS.md); other settings print a warning.
+the result. GF-KSD's bootstrap level was checked at the surrogate
+temperatures 0.02 and 0.05 (EXPERIMENTS.md); other settings print a warning
+with a bootstrap (a simulated null holds the level at any setting).
 
 The bootstraps (multinomial, rademacher) approximate the statistic's null
 distribution for large n; on models with rare states, near-deterministic

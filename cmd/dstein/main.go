@@ -22,15 +22,15 @@ const signalGrace = 800 * time.Millisecond
 func main() {
 	ctx, cancel := context.WithCancel(context.Background())
 	sigs := make(chan os.Signal, 2)
+	signal.Notify(sigs, os.Interrupt, syscall.SIGTERM)
 	// SIGHUP (a closed terminal, a dropped ssh session) stops the work as
 	// Ctrl-C does; Go's default would end the process at once and leave
-	// the outputs' temporary files. A signal the parent ignores (nohup, a
-	// shell's background job and SIGINT) stays ignored: Notify would
-	// otherwise turn it back on.
-	for _, s := range []os.Signal{os.Interrupt, syscall.SIGTERM, syscall.SIGHUP} {
-		if !signal.Ignored(s) {
-			signal.Notify(sigs, s)
-		}
+	// the outputs' temporary files. Under nohup, which ignores it, it stays
+	// ignored: Notify would otherwise turn it back on. (SIGINT is caught
+	// even where a script's background job ignores it, as before: kill
+	// -INT stops such a run.)
+	if !signal.Ignored(syscall.SIGHUP) {
+		signal.Notify(sigs, syscall.SIGHUP)
 	}
 	go watchdog(sigs, cancel, finishedStays(os.Args[1:]))
 	// A reader of standard output that goes away (dstein … | head -1)
@@ -79,16 +79,17 @@ func watchdog(sigs <-chan os.Signal, cancel func(), stays string) {
 // keeps finished work across an interruption (args without the program's
 // name); "" for the others, which write nothing.
 func finishedStays(args []string) string {
+	var words []string
 	for _, a := range args {
-		switch a {
-		case "experiment", "reproduce":
-			return " (the journal of the trials finished before stays; the same command continues from it)"
-		case "bnn":
-			return " (the checkpoint of the epochs finished before stays; bnn train --resume continues from it)"
-		}
 		if !strings.HasPrefix(a, "-") {
-			return ""
+			words = append(words, a)
 		}
+	}
+	switch {
+	case len(words) > 0 && (words[0] == "experiment" || words[0] == "reproduce"):
+		return " (the journal of the trials finished before stays; the same command continues from it)"
+	case len(words) > 1 && words[0] == "bnn" && words[1] == "train":
+		return " (the checkpoint of the epochs finished before stays; bnn train --resume continues from it)"
 	}
 	return ""
 }

@@ -3,6 +3,7 @@ package main
 import (
 	"bufio"
 	"fmt"
+	"path/filepath"
 	"strings"
 
 	"github.com/spf13/cobra"
@@ -120,7 +121,7 @@ func runSummary(e *env, f *summaryFlags, path string) error {
 		return err
 	}
 	inputs := []string{path}
-	if strings.HasSuffix(path, ".npy") {
+	if strings.EqualFold(filepath.Ext(path), ".npy") {
 		// The sidecar is read too (names, states, lp__).
 		inputs = append(inputs, report.SidecarPath(path))
 	}

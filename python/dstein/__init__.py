@@ -447,8 +447,7 @@ def summary(draws, model=None, variables=None, estimates=None, evidence=None, gi
             arr = np.asarray(draws)
             if arr.ndim != 3:
                 raise ValueError("draws must have shape (chain, draw, variable); got %s" % (arr.shape,))
-            if arr.dtype.kind not in "biuf":
-                raise ValueError("draws must hold numbers (state values); got dtype %s" % arr.dtype)
+            arr = _numbers("draws", arr)
             path = os.path.join(tmp, "draws.npy")
             np.save(path, np.ascontiguousarray(arr))
             if variables is not None:
@@ -493,6 +492,18 @@ def exact(model, evidence=None, given=None):
             return json.load(f)
 
 
+def _numbers(name, arr):
+    """arr as numbers: as it is when it holds them, converted to float64
+    when it can be (an object array of numbers, pandas' nullable
+    integers), else a ValueError."""
+    if arr.dtype.kind in "biuf":
+        return arr
+    try:
+        return arr.astype(np.float64)
+    except (TypeError, ValueError):
+        raise ValueError("%s must hold numbers (the variables' state values); got dtype %s" % (name, arr.dtype)) from None
+
+
 def _samples_file(samples, tmp, model_path):
     """Samples as a CSV path: a path as it is, or an (n, variable) array of
     state values written with dstein's header z0, z1, …"""
@@ -503,8 +514,7 @@ def _samples_file(samples, tmp, model_path):
         arr = arr.reshape(-1, arr.shape[-1])
     if arr.ndim != 2:
         raise ValueError("samples must have shape (n, variable) or (chain, draw, variable)")
-    if arr.dtype.kind not in "biuf":
-        raise ValueError("samples must hold numbers (the variables' state values); got dtype %s" % arr.dtype)
+    arr = _numbers("samples", arr)
     path = os.path.join(tmp, "samples.csv")
     header = ",".join("z%d" % i for i in range(arr.shape[1]))
     np.savetxt(path, arr, delimiter=",", header=header, comments="", fmt="%.17g")
