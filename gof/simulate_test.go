@@ -268,6 +268,22 @@ func TestChooseAuto(t *testing.T) {
 	if err != nil || res.BootstrapKind != "multinomial" || !strings.Contains(res.BootstrapReason, "cannot sample this model exactly") {
 		t.Errorf("auto without an exact sampler: %+v, %v", res, err)
 	}
+	// An unflagged sample that DKSD would simulate for, without an exact
+	// sampler: the bootstrap, with no reason (its level is not in doubt
+	// beyond the usual).
+	wide40 := sampler.NewSamples(100, 40) // 100 distinct rows of 40
+	for i := range wide40.N {
+		for l := range 7 {
+			wide40.Z[i*wide40.D+l] = (i >> l) & 1
+		}
+	}
+	if k, _ := Choose("dksd", flat{d: 40}, wide40, Options{B: 19, Bootstrap: Auto}); k != Simulation {
+		t.Fatalf("Choose on the unflagged 100 × 40 sample: %v; want the simulation it then cannot run", k)
+	}
+	res, err = DKSD(context.Background(), flat{d: 40}, wide40, Options{B: 19, Key: rng.NewKey(1), Bootstrap: Auto})
+	if err != nil || res.BootstrapKind != "multinomial" || res.BootstrapReason != "" {
+		t.Errorf("routine auto without an exact sampler: %+v, %v", res, err)
+	}
 	// With one: the simulated null, and the reason.
 	m := strongField(t)
 	res, err = DKSD(context.Background(), m, exactSamples(t, m, 10, 3), Options{B: 19, Key: rng.NewKey(1), Bootstrap: Auto})
