@@ -271,3 +271,39 @@ func TestTooShortForDiagnostics(t *testing.T) {
 		t.Errorf("4 chains × 3 draws: %d samples, source %s, warnings %q", out.Samples.N, out.Diagnostics.Source, out.Diagnostics.Warnings)
 	}
 }
+
+// Replicates that all land on the same count (stratified chains do: the
+// count nearest n·p) have no spread, and their interval had zero width
+// (rbm-small.json's z0 under hybrid --replicates 5 read 0.06 ± 0 against
+// the exact 0.0625). The interval is at least a draw's step to each side.
+func TestAgreeingReplicatesKeepAStep(t *testing.T) {
+	g := grid4(t)
+	d := g.Dim()
+	const R, n = 4, 30
+	z := make([]int, R*n*d)
+	for r := range R {
+		for j := range n {
+			s := 0
+			if j < 16 { // 16 of 30 draws at +1 in every replicate
+				s = 1
+			}
+			for i := range d {
+				z[(r*n+j)*d+i] = s
+			}
+		}
+	}
+	p, _ := Preset("hybrid")
+	out := &Output{Pipeline: p, Samples: &sampler.Samples{N: R * n, D: d, Z: z}, Layout: Layout{Kind: LayoutReplicates, Groups: R, Length: n}}
+	dg, err := Diagnose(context.Background(), g, out)
+	if err != nil {
+		t.Fatal(err)
+	}
+	q := dg.Quantity("z0")
+	if q == nil {
+		t.Fatal("no quantity z0")
+	}
+	step := 2.0 / n // a spin's mean moves by 2/n with one draw
+	if q.CI90[0] > q.Mean-step+1e-12 || q.CI90[1] < q.Mean+step-1e-12 || !(q.MCSE > 0) {
+		t.Errorf("z0: mean %v, MCSE %v, interval %v; want at least ±%v", q.Mean, q.MCSE, q.CI90, step)
+	}
+}

@@ -6,6 +6,7 @@ import (
 	"math"
 	"slices"
 	"strconv"
+	"strings"
 )
 
 // Clamp conditions the graph on evidence, a map from variable to observed
@@ -85,7 +86,7 @@ func (g *Graph) Clamp(evidence map[int]int) (*Graph, []int, error) {
 		if len(scope) == 0 {
 			x := f.table[base]
 			if math.IsInf(x, -1) {
-				return nil, nil, fmt.Errorf("evidence has probability zero: factor %d (scope %v) is zero at the observed values", k, f.scope)
+				return nil, nil, fmt.Errorf("evidence has probability zero: factor %d, over %s, is zero at %s", k, g.scopeNames(f.scope), g.observed(f.scope, obs))
 			}
 			constant += x
 			constants++
@@ -114,7 +115,7 @@ func (g *Graph) Clamp(evidence map[int]int) (*Graph, []int, error) {
 			advance(d, fcard)
 		}
 		if !someNonZero {
-			return nil, nil, fmt.Errorf("evidence has probability zero: factor %d (scope %v) is zero at every completion of the observed values", k, f.scope)
+			return nil, nil, fmt.Errorf("evidence has probability zero: factor %d, over %s, is zero wherever %s", k, g.scopeNames(f.scope), g.observed(f.scope, obs))
 		}
 		factors = append(factors, Factor{Scope: scope, LogTable: table})
 	}
@@ -128,7 +129,7 @@ func (g *Graph) Clamp(evidence map[int]int) (*Graph, []int, error) {
 	if err != nil {
 		var ns *noStateError
 		if errors.As(err, &ns) {
-			return nil, nil, fmt.Errorf("evidence has probability zero: the factors' zero entries rule out every state of variable %d given it", free[ns.v])
+			return nil, nil, fmt.Errorf("evidence has probability zero: given it, the factors' zero entries rule out every state of %s", g.VariableName(free[ns.v]))
 		}
 		return nil, nil, err // cannot happen: the restricted factors are valid
 	}
@@ -143,6 +144,42 @@ func (g *Graph) Clamp(evidence map[int]int) (*Graph, []int, error) {
 		}
 	}
 	return c, free, nil
+}
+
+// scopeNames lists the names of a factor's variables, for messages
+// ("z1, z2, z3"; a network's own names where it has them).
+func (g *Graph) scopeNames(scope []int) string {
+	var b strings.Builder
+	for j, v := range scope {
+		if j > 0 {
+			b.WriteString(", ")
+		}
+		b.WriteString(g.VariableName(v))
+	}
+	return b.String()
+}
+
+// observed writes the observed values of a scope's variables as the user
+// gives them to --given: name=state, with the state's name where the graph
+// has one and its index otherwise ("rain=yes, sprinkler=off").
+func (g *Graph) observed(scope, obs []int) string {
+	var b strings.Builder
+	for _, v := range scope {
+		if obs[v] < 0 {
+			continue
+		}
+		if b.Len() > 0 {
+			b.WriteString(", ")
+		}
+		b.WriteString(g.VariableName(v))
+		b.WriteByte('=')
+		if names := g.StateNames(v); names != nil {
+			b.WriteString(names[obs[v]])
+		} else {
+			b.WriteString(strconv.Itoa(obs[v]))
+		}
+	}
+	return b.String()
 }
 
 // VariableName returns variable i's name: "z" followed by its index in

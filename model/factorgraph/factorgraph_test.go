@@ -402,8 +402,8 @@ func TestClampErrors(t *testing.T) {
 		"negative": {map[int]int{-1: 0}, "names variable -1"},
 		"state":    {map[int]int{1: 3}, "sets variable 1 to state 3; it has 3 states (0 to 2)"},
 		"all":      {map[int]int{0: 0, 1: 0, 2: 1}, "observes all 3 variables"},
-		"row":      {map[int]int{0: 1}, "probability zero: factor 0 (scope [0 1]) is zero at every completion"},
-		"constant": {map[int]int{2: 0}, "probability zero: factor 1 (scope [2]) is zero at the observed values"},
+		"row":      {map[int]int{0: 1}, "probability zero: factor 0, over z0, z1, is zero wherever z0=1"},
+		"constant": {map[int]int{2: 0}, "probability zero: factor 1, over z2, is zero at z2=0"},
 		"possible": {map[int]int{0: 0}, ""},
 	}
 	for name, c := range cases {
@@ -427,7 +427,7 @@ func TestClampErrors(t *testing.T) {
 	if err != nil {
 		t.Fatal(err)
 	}
-	if _, _, err := h.Clamp(map[int]int{0: 1}); err == nil || !strings.Contains(err.Error(), "rule out every state of variable 1 given it") {
+	if _, _, err := h.Clamp(map[int]int{0: 1}); err == nil || !strings.Contains(err.Error(), "rule out every state of z1") {
 		t.Errorf("joint zero through pruning: error %v", err)
 	}
 	c, free, err := h.Clamp(map[int]int{0: 0})
@@ -527,5 +527,28 @@ func TestClampNamesFreeVariables(t *testing.T) {
 	}
 	if got := model.VariableName(cc, 0); got != "z2" {
 		t.Errorf("clamped twice: first free variable %q, want z2", got)
+	}
+}
+
+// Impossible evidence on a network with names is reported in the names
+// the user gave to --given, not by factor scopes of indices.
+func TestClampErrorsUseNames(t *testing.T) {
+	negInf := math.Inf(-1)
+	g, err := New([]int{2, 2, 2}, []Factor{
+		{Scope: []int{0}, LogTable: []float64{0, 0}},
+		{Scope: []int{0, 1}, LogTable: []float64{0, negInf, 0, 0}},
+		{Scope: []int{1, 2}, LogTable: []float64{0, 0, 0, 0}},
+	})
+	if err != nil {
+		t.Fatal(err)
+	}
+	g, err = g.Named([]string{"rain", "wet", "slip"}, [][]string{{"no", "yes"}, {"dry", "soaked"}, {"no", "yes"}})
+	if err != nil {
+		t.Fatal(err)
+	}
+	_, _, err = g.Clamp(map[int]int{0: 0, 1: 1})
+	want := "evidence has probability zero: factor 1, over rain, wet, is zero at rain=no, wet=soaked"
+	if err == nil || err.Error() != want {
+		t.Errorf("error %v; want %q", err, want)
 	}
 }

@@ -289,6 +289,20 @@ type isingFile struct {
 	} `json:"random"`
 }
 
+// named puts prefix before a model package's error unless the error
+// already names the model in its first words ("the Ising model: …",
+// "rbm W row 2 …"), so that no message says it twice.
+func named(prefix, word string, err error) error {
+	head := strings.ToLower(err.Error())
+	if len(head) > 20 {
+		head = head[:20]
+	}
+	if strings.Contains(head, word) {
+		return err
+	}
+	return fmt.Errorf("%s: %w", prefix, err)
+}
+
 func (f *isingFile) build(o Options, size float64) (model.Model, Memory, error) {
 	fail := func(format string, a ...any) (model.Model, Memory, error) {
 		return nil, Memory{}, fmt.Errorf("ising model: "+format, a...)
@@ -447,7 +461,7 @@ func (f *isingFile) build(o Options, size float64) (model.Model, Memory, error) 
 		m, err = ising.New(n, edges, fields)
 	}
 	if err != nil {
-		return fail("%v", err)
+		return nil, Memory{}, named("ising model", "ising", err)
 	}
 	return m, mem, nil
 }
@@ -603,7 +617,7 @@ func (f *pottsFile) build(o Options, size float64) (model.Model, Memory, error) 
 		m, err = potts.New(n, q, edges, fields)
 	}
 	if err != nil {
-		return fail("%v", err)
+		return nil, Memory{}, named("potts model", "potts", err)
 	}
 	if f.States != nil {
 		if m, err = m.WithStateNames(f.States); err != nil {
@@ -667,11 +681,11 @@ func (f *rbmFile) build(o Options, size float64) (model.Model, Memory, error) {
 		}
 		W, bv, c, err := rbm.RandomParams(*f.Visible, *f.Hidden, *f.Random.WStd, *f.Random.BiasStd, f.Random.Seed)
 		if err != nil {
-			return fail("%v", err)
+			return nil, Memory{}, named("rbm model", "rbm", err)
 		}
 		m, err := build(W, bv, c)
 		if err != nil {
-			return fail("%v", err)
+			return nil, Memory{}, named("rbm model", "rbm", err)
 		}
 		return m, mem, nil
 	}
@@ -690,7 +704,7 @@ func (f *rbmFile) build(o Options, size float64) (model.Model, Memory, error) {
 	}
 	m, err := build(f.W, f.B, f.C)
 	if err != nil {
-		return fail("%v", err)
+		return nil, Memory{}, named("rbm model", "rbm", err)
 	}
 	return m, mem, nil
 }
