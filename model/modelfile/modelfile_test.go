@@ -272,12 +272,12 @@ func TestParseGivenEscapes(t *testing.T) {
 // twice.
 func TestErrorsNameTheModelOnce(t *testing.T) {
 	cases := map[string]struct{ json, word string }{
-		"ising bound":  {`{"type":"ising","grid":{"rows":3,"cols":3},"coupling":1e300}`, "ising"},
-		"ising edges":  {`{"type":"ising","n":3,"edges":[[0,1,1],[1,0,1]]}`, "ising"},
-		"potts bound":  {`{"type":"potts","q":3,"grid":{"rows":3,"cols":3},"coupling":1e300}`, "potts"},
-		"rbm bound":    {`{"type":"rbm","W":[[1e300],[1]],"b":[0,0],"c":[0]}`, "rbm"},
-		"rbm row":      {`{"type":"rbm","W":[[0.1,0.2],[0.3]],"b":[0,0],"c":[0,0]}`, "rbm"},
-		"rbm random":   {`{"type":"rbm","visible":2,"hidden":1,"random":{"w_std":-1,"bias_std":1}}`, "rbm"},
+		"ising bound": {`{"type":"ising","grid":{"rows":3,"cols":3},"coupling":1e300}`, "ising"},
+		"ising edges": {`{"type":"ising","n":3,"edges":[[0,1,1],[1,0,1]]}`, "ising"},
+		"potts bound": {`{"type":"potts","q":3,"grid":{"rows":3,"cols":3},"coupling":1e300}`, "potts"},
+		"rbm bound":   {`{"type":"rbm","W":[[1e300],[1]],"b":[0,0],"c":[0]}`, "rbm"},
+		"rbm row":     {`{"type":"rbm","W":[[0.1,0.2],[0.3]],"b":[0,0],"c":[0,0]}`, "rbm"},
+		"rbm random":  {`{"type":"rbm","visible":2,"hidden":1,"random":{"w_std":-1,"bias_std":1}}`, "rbm"},
 	}
 	for name, c := range cases {
 		_, err := Parse([]byte(c.json))
