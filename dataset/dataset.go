@@ -12,6 +12,7 @@ import (
 	"os/exec"
 	"path/filepath"
 	"runtime/debug"
+	"slices"
 	"strings"
 
 	// The module ships the four MNIST files in its data folder; importing it
@@ -136,6 +137,12 @@ type Info struct {
 // and its label, of both sets.
 func (i Info) Bytes() int64 {
 	return int64(i.Train+i.Test) * int64(i.H*i.W*i.C+1)
+}
+
+// Files lists the data files a Load reads (the training files, then the
+// test files), for a command that must not write over its inputs.
+func (i Info) Files() []string {
+	return append(slices.Clone(i.trainFiles), i.testFiles...)
 }
 
 // Probe finds the named data set's files (dir as for Load) and reads what

@@ -15,7 +15,14 @@ import (
 const (
 	DefaultTemperature    float64 = 0.3
 	DefaultTemperatureEnd float64 = 0.01
-	DefaultLearningRate   float64 = 0.01
+	// MinTemperature is the smallest relaxation temperature: the networks
+	// compute σ(x/τ) in float32, where τ = 1e-300 rounded to 0 (and then
+	// trained at τ = 1) and τ = 1e-40 made 1/τ infinite (NaN losses). At
+	// 1e-6 the relaxation is sign itself beyond |x| of 1e-5.
+	MinTemperature float64 = 1e-6
+	// DefaultRegularizer is BNN+'s λ when Config.Regularizer is nil.
+	DefaultRegularizer  float64 = 1e-6
+	DefaultLearningRate float64 = 0.01
 )
 
 // Method is a training method: its name (Config.Method, the CLI's
@@ -120,8 +127,9 @@ type Config struct {
 	// SwishBeta is BNN+'s SignSwish slope (default 5).
 	SwishBeta float64 `json:"swish_beta,omitempty"`
 	// Regularizer is BNN+'s weight λ of Σ(1 − |w|)² added to the mean
-	// loss (default 1e-6).
-	Regularizer float64 `json:"regularizer,omitempty"`
+	// loss; nil is the default 1e-6, and a pointer to 0 means none (a
+	// plain 0 could not say so: --regularizer 0 once trained with 1e-6).
+	Regularizer *float64 `json:"regularizer,omitempty"`
 }
 
 // WithDefaults returns c with its zero fields set.
@@ -165,8 +173,8 @@ func (c Config) WithDefaults() Config {
 	if c.SwishBeta == 0 {
 		c.SwishBeta = 5
 	}
-	if c.Regularizer == 0 {
-		c.Regularizer = 1e-6
+	if c.Regularizer == nil {
+		c.Regularizer = new(DefaultRegularizer)
 	}
 	return c
 }
@@ -194,12 +202,16 @@ func (c Config) Validate() error {
 		return fmt.Errorf("weights %q; want rank or self", c.Weights)
 	case bad(c.Temperature) || c.Temperature <= 0:
 		return fmt.Errorf("relaxation temperature %v; want a finite number > 0", c.Temperature)
+	case c.Temperature < MinTemperature:
+		return fmt.Errorf("relaxation temperature %v; want at least %g (the networks compute in float32, where a smaller τ rounds to 0 or makes 1/τ infinite)", c.Temperature, MinTemperature)
 	case bad(c.TemperatureEnd) || c.TemperatureEnd < 0:
 		return fmt.Errorf("final relaxation temperature %v; want a finite number ≥ 0 (0: no annealing)", c.TemperatureEnd)
+	case c.TemperatureEnd > 0 && c.TemperatureEnd < MinTemperature:
+		return fmt.Errorf("final relaxation temperature %v; want 0 (no annealing) or at least %g (the networks compute in float32, where a smaller τ rounds to 0 or makes 1/τ infinite)", c.TemperatureEnd, MinTemperature)
 	case bad(c.SwishBeta) || c.SwishBeta <= 0:
 		return fmt.Errorf("SignSwish β %v; want a finite number > 0", c.SwishBeta)
-	case bad(c.Regularizer) || c.Regularizer < 0:
-		return fmt.Errorf("regulariser %v; want a finite number ≥ 0", c.Regularizer)
+	case bad(*c.Regularizer) || *c.Regularizer < 0:
+		return fmt.Errorf("regulariser %v; want a finite number ≥ 0", *c.Regularizer)
 	}
 	_, err := c.bandwidth()
 	return err

@@ -555,3 +555,14 @@ func TestEvaluationStopsWhenCanceled(t *testing.T) {
 		}
 	}
 }
+
+// A regulariser of 0 is none, not the default (--regularizer 0 once
+// trained with 1e-6 and recorded it).
+func TestRegularizerZeroKept(t *testing.T) {
+	if r := (Config{Regularizer: new(0.0)}).WithDefaults().Regularizer; r == nil || *r != 0 {
+		t.Errorf("explicit 0 became %v", r)
+	}
+	if r := (Config{}).WithDefaults().Regularizer; r == nil || *r != DefaultRegularizer {
+		t.Errorf("unset became %v; want the default %v", r, DefaultRegularizer)
+	}
+}

@@ -2,6 +2,7 @@ package ensemble
 
 import (
 	"github.com/dstein/dstein/bnn"
+	"math"
 )
 
 // argmax returns the index of the largest entry (the first of equals).
@@ -113,6 +114,9 @@ func (t *trainer) result() (*Result, error) {
 		res.PrefixAccuracy = append(res.PrefixAccuracy, accuracy(t.averageProbs(m, alphas), labels, t.test.Classes))
 	}
 	res.EnsembleAccuracy = res.PrefixAccuracy[cfg.Ensemble-1]
+	res.TestImages = len(labels)
+	a := res.EnsembleAccuracy
+	res.EnsembleAccuracySE = math.Sqrt(a * (1 - a) / float64(len(labels)))
 	res.WeightsSHA256 = digest(t.nets)
 	if res.Seconds > 0 {
 		res.ExamplesPerSecond = float64(cfg.Epochs*t.steps*cfg.Batch) * float64(cfg.Ensemble) / res.Seconds

@@ -74,7 +74,7 @@ func (q *sequential) step(s int) (loss, acc float64, err error) {
 	q.net.Backward(t.dl)
 	if cfg.Spec().SignSwish {
 		// The regulariser −N·λ·Σ(1 − |w|)² of the objective.
-		c := float32(2 * float64(t.nTrain) * cfg.Regularizer)
+		c := float32(2 * float64(t.nTrain) * *cfg.Regularizer)
 		for _, p := range q.net.Params() {
 			if !p.Binary {
 				continue

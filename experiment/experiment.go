@@ -311,7 +311,11 @@ func PrintTable(w io.Writer, res *Result) {
 			metric = r.Metric
 			fmt.Fprintf(tw, "%s\tmethod\t%s\tmean\tSE\ttrials\t\n", r.Metric, r.Setting)
 		}
-		fmt.Fprintf(tw, "\t%s\t%s\t%s\t%s\t%d\t\n", r.Method, report.FormatValue(r.X), sig(r.Mean), sig(r.SE), r.Trials)
+		se := sig(r.SE)
+		if r.Trials < 2 {
+			se = "—" // one trial measures no spread (the CSV's se is 0)
+		}
+		fmt.Fprintf(tw, "\t%s\t%s\t%s\t%s\t%d\t\n", r.Method, report.FormatValue(r.X), sig(r.Mean), se, r.Trials)
 	}
 	tw.Flush()
 	for _, n := range res.Notes {

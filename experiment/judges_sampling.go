@@ -134,10 +134,12 @@ func judgeDimension(rows []Row, _ Mode) Verdict {
 // judgeBase is the verdict of "a Gaussian base gives an easier p_c than
 // mixture bases": for each GF-SVGD preset, the total variation with the
 // Gaussian base (spread 0) is below the widest mixture's and not above
-// any mixture's.
+// any mixture's. As for every claim about GF-SVGD, it holds when the
+// paper's settings meet it and partly holds when only the transport
+// preset does.
 func judgeBase(rows []Row, _ Mode) Verdict {
 	var parts []string
-	holds := 0
+	st := Fails
 	for _, m := range gfVariants {
 		s := pick(rows, m, "tv")
 		xs := s.xs()
@@ -153,18 +155,13 @@ func judgeBase(rows []Row, _ Mode) Verdict {
 		}
 		widest := xs[len(xs)-1]
 		ok = above == 0 && below(g, s[widest])
-		if ok {
-			holds++
+		switch {
+		case ok && m == "gfsvgd-paper":
+			st = Holds
+		case ok && st == Fails:
+			st = Partly
 		}
-		parts = append(parts, fmt.Sprintf("%s: TV %.3g with the Gaussian, %.3g at spread %g, above a mixture's at %d of %d spreads", m, g.Mean, s[widest].Mean, widest, above, len(xs)-1))
-	}
-	st := Fails
-	switch holds {
-	case len(gfVariants):
-		st = Holds
-	case 0:
-	default:
-		st = Partly
+		parts = append(parts, fmt.Sprintf("%s: TV %.3g with the Gaussian, %.3g at spread %g, above a mixture's at %d of %d spreads (%s)", m, g.Mean, s[widest].Mean, widest, above, len(xs)-1, map[bool]string{true: "met", false: "not met"}[ok]))
 	}
 	return Verdict{st, strings.Join(parts, "; ")}
 }
@@ -223,21 +220,61 @@ func judgeCategorical(rows []Row, mode Mode) Verdict {
 // boosting, and ensembles beat single networks": the accuracy of the
 // GF-SVGD ensemble against bagging and BENN at each ensemble size above
 // one, and against its own single network.
-func judgeEnsembles(rows []Row, _ Mode) Verdict {
+//
+// An accuracy measured on n_test images carries the binomial standard
+// error √(a(1 − a)/n_test) of the test set's draw, which even one trial
+// has; it is added in quadrature to the standard error over trials, as
+// the figure's bars are. With one trial the comparison therefore sees
+// the test set's noise only, and the verdict says so: the spread from
+// training (seeds, data order) is not measured.
+func judgeEnsembles(rows []Row, mode Mode) Verdict {
 	g := pick(rows, "gfsvgd", "accuracy")
 	bag, benn := pick(rows, "bagging", "accuracy"), pick(rows, "benn", "accuracy")
 	xs := g.xs()
 	if len(xs) < 2 {
 		return missing("GF-SVGD ensembles of two sizes")
 	}
-	t := against(g, func(x float64) bool { return x <= 1 }, bag, benn)
-	wins, of := t.allAbove, t.of
+	nTest := bnnPlanFor(mode).testLimit
+	if nTest == 0 {
+		nTest = mnistTestImages
+	}
+	bar := func(r Row) float64 {
+		se := r.SE
+		if r.Trials < 2 {
+			se = 0
+		}
+		return math.Sqrt(r.Mean*(1-r.Mean)/float64(nTest) + se*se)
+	}
+	accBelow := func(a, b Row) bool { return b.Mean-a.Mean > 2*math.Hypot(bar(a), bar(b)) }
+	wins, of := 0, 0
+	for _, x := range xs {
+		bg, ok1 := bag[x]
+		bn, ok2 := benn[x]
+		if x <= 1 || !ok1 || !ok2 {
+			continue
+		}
+		of++
+		if accBelow(bg, g[x]) && accBelow(bn, g[x]) {
+			wins++
+		}
+	}
 	single, big := g[xs[0]], g[xs[len(xs)-1]]
-	ens := below(single, big)
-	because := fmt.Sprintf("GF-SVGD above bagging and BENN at %d of %d ensemble sizes; its %g-network ensemble %.4g against its single network's %.4g (%s)",
-		wins, of, big.X, big.Mean, single.Mean, plural(big.Trials, "trial"))
+	ens := accBelow(single, big)
+	noise := "over trials and the test set's binomial error"
+	if min(single.Trials, big.Trials) < 2 {
+		noise = fmt.Sprintf("by the test set's binomial error alone, ±%.2g: %s, so the spread from training is not measured", math.Hypot(bar(single), bar(big)), plural(min(single.Trials, big.Trials), "trial"))
+	}
+	because := fmt.Sprintf("GF-SVGD above bagging and BENN at %d of %d ensemble sizes; its %g-network ensemble %.4g against its single network's %.4g (beyond 2 SE %s)",
+		wins, of, big.X, big.Mean, single.Mean, noise)
+	if !ens {
+		because = strings.Replace(because, "(beyond 2 SE", "(not beyond 2 SE", 1)
+	}
 	return grade(of > 0 && wins == of && ens, wins > 0 || ens, because)
 }
+
+// mnistTestImages is the size of the test sets of MNIST and
+// Fashion-MNIST, which a full bnn run scores on whole.
+const mnistTestImages = 10000
 
 // judgeBeatsIID is the verdict of "a particle method beats i.i.d.
 // sampling at equal n" (and "which variant does"): some method's metric
@@ -300,8 +337,13 @@ func particleMethods(m string) bool { return strings.HasPrefix(m, "gfsvgd-") }
 // the chains at least DISCS's best, on each target with published
 // numbers. DISCS's runs whose chains did not move (ESS 1) are left out.
 func judgeDISCS(rows []Row, mode Mode) Verdict {
-	if mode == Tiny {
+	switch mode {
+	case Tiny:
 		return Verdict{Because: "tiny runs use smaller targets than DISCS's"}
+	case Quick:
+		// 5 to 20 kept iterations: R̂ of 7.5–19.6 and ratios to DISCS of
+		// 10²–10⁴ on most rows, numbers that say nothing about ESS.
+		return Verdict{Because: "quick runs keep too few iterations for an ESS"}
 	}
 	half, halfBulk, of := 0, 0, 0
 	var short []string

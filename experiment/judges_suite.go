@@ -57,6 +57,21 @@ func judgeDefault(def string) judge {
 		sort.Strings(meets)
 		because := fmt.Sprintf("%d of %d candidates meet both conditions (never worse than 1.5× Gibbs beyond the 95%% interval, the two-mode targets' mode masses within 3 SE): %s",
 			len(meets), len(all), listOrNone(meets))
+		// The conditions rest on delta-method intervals, which with few
+		// trials are themselves too noisy to decide by (the suite's table
+		// says so too): such a run is reported, not judged.
+		trials := 0
+		for _, r := range rows {
+			if r.Metric == metricConditions && (trials == 0 || r.Trials < trials) {
+				trials = r.Trials
+			}
+		}
+		if trials < minVerdictTrials {
+			if choice != "" {
+				because += fmt.Sprintf("; the rule would choose %s (worst ratio to the best method %.3g× ± %.2g)", choice, worst[choice].Mean, worst[choice].SE)
+			}
+			return Verdict{NotJudged, fmt.Sprintf("%s; %s: too few for the intervals the rule relies on (%d or more)", because, plural(trials, "trial"), minVerdictTrials)}
+		}
 		if choice == "" {
 			return Verdict{Fails, because}
 		}

@@ -235,6 +235,18 @@ type runner struct {
 	reported    bool
 	// fig is the experiment's figure, written by Run after the body.
 	fig *report.Figure
+	// xNames name the settings whose x is a key, not a value (the suite's
+	// networks), for messages.
+	xNames map[float64]string
+}
+
+// at names the setting x in messages: "n = 50", or the suite's
+// "model uai:Promedus_12" where x is only a key.
+func (r *runner) at(x float64) string {
+	if name, ok := r.xNames[x]; ok {
+		return fmt.Sprintf("%s %s", r.setting, name)
+	}
+	return fmt.Sprintf("%s = %v", r.setting, x)
 }
 
 // save keeps the experiment's figure, which Run writes when every trial
@@ -289,11 +301,11 @@ func (r *runner) trial(method string, x float64, t int, f func() (map[string]flo
 	}
 	v, err := f()
 	if err != nil {
-		return nil, fmt.Errorf("%s at %s = %v, trial %d: %w", method, r.setting, x, t, err)
+		return nil, fmt.Errorf("%s at %s, trial %d: %w", method, r.at(x), t, err)
 	}
 	for m, val := range v {
 		if math.IsNaN(val) || math.IsInf(val, 0) {
-			return nil, fmt.Errorf("%s at %s = %v, trial %d: metric %s is %v", method, r.setting, x, t, m, val)
+			return nil, fmt.Errorf("%s at %s, trial %d: metric %s is %v", method, r.at(x), t, m, val)
 		}
 	}
 	r.ran++

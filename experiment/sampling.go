@@ -3,6 +3,8 @@ package experiment
 import (
 	"fmt"
 	"math"
+	"strconv"
+	"strings"
 	"time"
 
 	"github.com/dstein/dstein/exact"
@@ -140,9 +142,12 @@ func methodRecord(preset string, pl sampler.Pipeline) any {
 }
 
 // limitN keeps the sample sizes ≤ nmax (all when nmax ≤ 0).
-func limitN(ns []int, nmax float64) []int {
+// limitN keeps the sample sizes n ≤ nmax (all when nmax ≤ 0) of the
+// sizes ns that the run's mode uses, and refuses an nmax that keeps none:
+// a run of no size wrote an empty table and plot and exited 0.
+func limitN(ns []int, nmax float64) ([]int, error) {
 	if nmax <= 0 {
-		return ns
+		return ns, nil
 	}
 	var out []int
 	for _, n := range ns {
@@ -150,7 +155,14 @@ func limitN(ns []int, nmax float64) []int {
 			out = append(out, n)
 		}
 	}
-	return out
+	if len(out) == 0 {
+		sizes := make([]string, len(ns))
+		for k, n := range ns {
+			sizes[k] = strconv.Itoa(n)
+		}
+		return nil, fmt.Errorf("--nmax %g keeps none of the sample sizes of this run (%s); give at least %d", nmax, strings.Join(sizes, ", "), ns[0])
+	}
+	return out, nil
 }
 
 // point is one setting of a sampling experiment.
@@ -361,12 +373,15 @@ func runIsingN(r *runner) (*Result, error) {
 	if err != nil {
 		return nil, err
 	}
-	ns := limitN([]int{10, 20, 50, 100, 200, 500}, float64(set.NMax))
+	ns := []int{10, 20, 50, 100, 200, 500}
 	switch r.cfg.Mode {
 	case Quick:
 		ns = []int{10, 50, 200}
 	case Tiny:
 		ns = []int{10, 20}
+	}
+	if ns, err = limitN(ns, float64(set.NMax)); err != nil {
+		return nil, err
 	}
 	var pts []point
 	for _, n := range ns {
@@ -490,12 +505,16 @@ func rbmSize(mode Mode) (hidden, iters int) {
 func runRBMN(r *runner) (*Result, error) {
 	hidden, iters := rbmSize(r.cfg.Mode)
 	d := 100
-	ns := limitN([]int{20, 50, 100, 200, 500}, float64(settingsOf[RBMNSettings](r).NMax))
+	ns := []int{20, 50, 100, 200, 500}
 	switch r.cfg.Mode {
 	case Quick:
 		ns = []int{20, 100}
 	case Tiny:
 		d, ns = 12, []int{10, 20}
+	}
+	ns, err := limitN(ns, float64(settingsOf[RBMNSettings](r).NMax))
+	if err != nil {
+		return nil, err
 	}
 	var pts []point
 	for _, n := range ns {

@@ -251,7 +251,7 @@ func runVariants(r *runner, modelName string) (*Result, error) {
 		return nil, err
 	}
 	ref := metrics.NewReference(samplesOf(refS, m.Dim()))
-	ns := limitN([]int{20, 50, 100, 200}, float64(settingsOf[VariantsSettings](r).NMax))
+	ns := []int{20, 50, 100, 200}
 	gibbsSweeps := 500
 	switch r.cfg.Mode {
 	case Quick:
@@ -261,6 +261,10 @@ func runVariants(r *runner, modelName string) (*Result, error) {
 		for k := range vs {
 			vs[k].iters = min(vs[k].iters, 20)
 		}
+	}
+	ns, err = limitN(ns, float64(settingsOf[VariantsSettings](r).NMax))
+	if err != nil {
+		return nil, err
 	}
 	type method struct {
 		name string

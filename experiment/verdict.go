@@ -170,8 +170,13 @@ func (s byX) xs() []float64 {
 // below reports whether a's mean is below b's beyond their noise: by more
 // than two standard errors of the difference, as if the two means were
 // independent (the methods of one trial share its seed, which makes the
-// difference less noisy: the rule is conservative).
+// difference less noisy: the rule is conservative). A row of one trial has
+// no standard error (its CSV's 0 is none measured, not an exact value), so
+// nothing is below it or it beyond noise.
 func below(a, b Row) bool {
+	if a.Trials < 2 || b.Trials < 2 {
+		return false
+	}
 	return b.Mean-a.Mean > 2*math.Hypot(a.SE, b.SE)
 }
 

@@ -35,6 +35,11 @@ func TestBelowAndSlope(t *testing.T) {
 	if below(a, row("b", "m", 1, 1.25, 0.1, 5)) {
 		t.Error("0.25 apart is within the noise")
 	}
+	// One trial has no standard error: its 0 is none measured, and no
+	// difference is beyond noise (the bnn and DISCS rows have one).
+	if below(row("a", "m", 1, 1, 0, 1), row("b", "m", 1, 2, 0, 1)) {
+		t.Error("single trials 1 against 2: below")
+	}
 	s := byX{}
 	for _, x := range []float64{10, 20, 50, 100} {
 		s[x] = row("a", "m", x, 3/x, 0, 1)
@@ -126,6 +131,7 @@ func TestJudgesWithoutRows(t *testing.T) {
 // that meets the conditions, fails when no candidate meets them; without
 // the rows it is not judged.
 func TestJudgeDefault(t *testing.T) {
+	trials := suiteTrials
 	rows := func(choice string, meets ...string) []Row {
 		var out []Row
 		for _, m := range []string{"a", "b", suiteDefault} {
@@ -133,7 +139,7 @@ func TestJudgeDefault(t *testing.T) {
 			if containsString(meets, m) {
 				v = 1
 			}
-			out = append(out, Row{Method: m, Metric: metricConditions, Mean: v}, Row{Method: m, Metric: metricWorst, Mean: 2, SE: 0.1})
+			out = append(out, Row{Method: m, Metric: metricConditions, Mean: v, Trials: trials}, Row{Method: m, Metric: metricWorst, Mean: 2, SE: 0.1, Trials: trials})
 		}
 		if choice != "" {
 			out = append(out, Row{Method: choice, Metric: metricChoice, Mean: 1})
@@ -158,6 +164,13 @@ func TestJudgeDefault(t *testing.T) {
 			t.Errorf("%s; want %s with %q", v, c.want, c.text)
 		}
 	}
+	// Fewer trials than the intervals need (suite-uai's 16 said "holds"
+	// while its own table said they were too few): reported, not judged.
+	trials = minVerdictTrials - 1
+	v := judgeDefault("")(rows("b", "b"), Full)
+	if v.Status != NotJudged || !strings.Contains(v.Because, "would choose b (worst ratio") || !strings.Contains(v.Because, "19 trials: too few") {
+		t.Errorf("few trials: %s", v)
+	}
 }
 
 // Points better than i.i.d. by more than 2 SE at every pair hold, at some
@@ -178,5 +191,54 @@ func TestJudgePoints(t *testing.T) {
 		if v := judgePoints(c.rows, Full); v.Status != c.want {
 			t.Errorf("%v: %s; want %s", c.rows, v, c.want)
 		}
+	}
+}
+
+// The Gaussian base's verdict follows the rule of every GF-SVGD claim:
+// holds when the paper's preset meets it, partly when only the transport
+// preset does (it once required both for "holds").
+func TestJudgeBase(t *testing.T) {
+	build := func(paperOK, transportOK bool) []Row {
+		var rows []Row
+		for m, ok := range map[string]bool{"gfsvgd-paper": paperOK, "gfsvgd-transport": transportOK} {
+			g := 0.05
+			if !ok {
+				g = 0.3 // above the mixtures at spreads 2 and 10
+			}
+			rows = append(rows, row(m, "tv", 0, g, 0.01, 10), row(m, "tv", 2, 0.1, 0.01, 10), row(m, "tv", 10, 0.2, 0.01, 10), row(m, "tv", 20, 0.5, 0.01, 10))
+		}
+		return rows
+	}
+	for _, c := range []struct {
+		paper, transport bool
+		want             Status
+	}{{true, true, Holds}, {true, false, Holds}, {false, true, Partly}, {false, false, Fails}} {
+		if v := judgeBase(build(c.paper, c.transport), Full); v.Status != c.want {
+			t.Errorf("paper meets %v, transport %v: %s; want %s", c.paper, c.transport, v, c.want)
+		}
+	}
+}
+
+// Ensembles of one trial are compared by the test set's binomial error
+// (n_test = 10000 in a full run), and the verdict says the training spread
+// is not measured.
+func TestJudgeEnsemblesOneTrial(t *testing.T) {
+	rows := []Row{row("gfsvgd", "accuracy", 1, 0.9531, 0, 1), row("gfsvgd", "accuracy", 8, 0.9697, 0, 1),
+		row("bagging", "accuracy", 8, 0.9777, 0, 1), row("benn", "accuracy", 8, 0.9829, 0, 1)}
+	v := judgeEnsembles(rows, Full)
+	if v.Status != Partly || !strings.Contains(v.Because, "beyond 2 SE by the test set's binomial error alone") || !strings.Contains(v.Because, "not measured") {
+		t.Errorf("%s; want partly holds, beyond the test set's error", v)
+	}
+	// 0.9531 against 0.9571: 0.004 apart, within 2·0.0029.
+	rows[1].Mean = 0.9571
+	if v := judgeEnsembles(rows, Full); v.Status != Fails || !strings.Contains(v.Because, "not beyond 2 SE") {
+		t.Errorf("%s; want fails, not beyond 2 SE", v)
+	}
+}
+
+// Quick DISCS runs keep 5–20 iterations: not judged.
+func TestJudgeDISCSQuick(t *testing.T) {
+	if v := judgeDISCS([]Row{row("gibbs", "ess_per_step", 1, 1, 0, 1)}, Quick); v.Status != NotJudged || !strings.Contains(v.Because, "too few iterations") {
+		t.Errorf("quick: %s", v)
 	}
 }

@@ -39,7 +39,7 @@ func Open(ordinal int) (*Device, error) {
 	if ordinal < 0 || ordinal >= len(devs) {
 		return nil, &cuda.Unavailable{Reason: fmt.Sprintf("there is no GPU %d: the driver sees %d", ordinal, len(devs))}
 	}
-	nv, err := cuda.LoadNVRTC()
+	nv, err := cuda.LoadNVRTCFor(drv.Version)
 	if err != nil {
 		return nil, err
 	}

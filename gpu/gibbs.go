@@ -50,6 +50,9 @@ func SupportsGibbs(m model.Model, set gibbs.Settings) error {
 			return fmt.Errorf("gibbs on the GPU sweeps an RBM by blocks (--scan auto or block), not %s", set.Scan)
 		}
 	}
+	if err := hasHidden("gibbs", m); err != nil {
+		return err
+	}
 	if set.Stratified || set.MultiSpin {
 		return fmt.Errorf("gibbs on the GPU has no stratified or multi-spin sweeps (each chain draws its own uniforms); use --device cpu")
 	}
@@ -162,8 +165,11 @@ func NewGibbs(dev *Device, p *sampler.Problem, set gibbs.Settings) (*Gibbs, erro
 		return nil, err
 	}
 	n, d := p.N, p.Model.Dim()
-	if n > math.MaxUint32 || d > math.MaxUint32 {
-		return nil, fmt.Errorf("gibbs on the GPU: %d chains of %d variables: over 2³² of either", n, d)
+	// The kernels take the counts as C ints: 2³¹ or more chains (parallel
+	// tempering passes chains × temperatures) would wrap to a negative
+	// count, and every thread would return at once.
+	if n > math.MaxInt32 || d > math.MaxInt32 {
+		return nil, fmt.Errorf("gibbs on the GPU: %d chains of %d variables: over 2³¹ − 1 of either", n, d)
 	}
 	key := p.Key.For(rng.Sample).Rand().Uint64()
 	g := &Gibbs{dev: dev, m: p.Model, n: n, d: d, mem: arena{ctx: dev.ctx}, k0: uint32(key), k1: uint32(key >> 32),

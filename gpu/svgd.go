@@ -35,6 +35,9 @@ func SupportsSVGD(m model.Model, t *transform.Transform, set gfsvgd.Settings) er
 	if _, ok := m.(*rbm.RBM); !ok {
 		return fmt.Errorf("gfsvgd on the GPU samples RBMs only (this model is a %T); use --device cpu", m)
 	}
+	if err := hasHidden("gfsvgd", m); err != nil {
+		return err
+	}
 	if _, ok := t.Base().(transform.Normal); !ok {
 		return fmt.Errorf("gfsvgd on the GPU needs the normal base")
 	}
@@ -48,6 +51,17 @@ func SupportsSVGD(m model.Model, t *transform.Transform, set gfsvgd.Settings) er
 	}
 	if set.Kernel != svgd.RBF {
 		return fmt.Errorf("gfsvgd on the GPU uses the RBF kernel, not %s", set.Kernel)
+	}
+	return nil
+}
+
+// hasHidden refuses an RBM without hidden units: its launches over the
+// hidden units would have no blocks and its products a leading dimension
+// of 0, both of which the CUDA driver and cuBLAS reject (the CPU samples
+// such a model, independent variables, at once).
+func hasHidden(method string, m model.Model) error {
+	if r, ok := m.(*rbm.RBM); ok && r.Hidden() == 0 {
+		return fmt.Errorf("%s on the GPU needs an RBM with hidden units (this one has none: its variables are independent); use --device cpu", method)
 	}
 	return nil
 }
@@ -133,9 +147,6 @@ func NewSVGD(dev *Device, p *sampler.Problem, set gfsvgd.Settings) (*SVGD, error
 	}
 	r := p.Model.(*rbm.RBM)
 	n, d, m := p.N, r.Dim(), r.Hidden()
-	if int64(n)*int64(n-1)/2 >= 1<<32 {
-		return nil, fmt.Errorf("gfsvgd on the GPU: %d particles have over 2³² pairs; at most 92681", n)
-	}
 	f32 := set.Precision == sampler.Float32
 	s := &SVGD{dev: dev, t: p.Transform, set: set, precision: precision{ctx: dev.ctx, blas: dev.BLAS, f32: f32}, n: n, d: d, m: m, perEval: 2,
 		mem:   arena{ctx: dev.ctx},
@@ -152,6 +163,12 @@ func NewSVGD(dev *Device, p *sampler.Problem, set gfsvgd.Settings) (*SVGD, error
 	what := fmt.Sprintf("gfsvgd with %d particles on an RBM of %d×%d units in %s", n, d, m, set.Precision)
 	if err := s.mem.check(SVGDMemory(n, d, m, f32), what); err != nil {
 		return nil, err
+	}
+	// After the memory check, so that a run too big for the GPU says so
+	// first (an H200's 143 GB hold the n² kernel matrix of more
+	// particles than the pair limit allows).
+	if int64(n)*int64(n-1)/2 >= 1<<32 {
+		return nil, fmt.Errorf("gfsvgd on the GPU: %d particles have over 2³² pairs; at most 92681", n)
 	}
 	opts := []string{"-DDSTEIN_F32=0"}
 	if f32 {

@@ -353,6 +353,11 @@ func abuseCases() []abuseCase {
 		{name: "experiment nmax 0.5", setup: func(t *testing.T, dir string) []string {
 			return []string{"experiment", "ising-n", "--tiny", "--out-dir", filepath.Join(dir, "e"), "--nmax", "0.5"}
 		}, code: 2, want: `--nmax: "0.5" is not a whole number`},
+		// An --nmax below every size of the run wrote an empty table and
+		// plot and exited 0 (and --quick ignored --nmax).
+		{name: "experiment nmax below every size", setup: func(t *testing.T, dir string) []string {
+			return []string{"experiment", "ising-n", "--quick", "--out-dir", filepath.Join(dir, "e"), "--nmax", "5"}
+		}, code: 1, want: "--nmax 5 keeps none of the sample sizes of this run (10, 50, 200)"},
 		{name: "compare-mar unnormalised", setup: func(t *testing.T, dir string) []string {
 			a := put(t, dir, "a.MAR", "MAR\n1 2 0.3 0.3\n")
 			return []string{"compare-mar", a, a}

@@ -91,7 +91,8 @@ evaluation's arrays and the checkpoint being written; a run over
 	fs.Float64Var(&cfg.TemperatureEnd, "temperature-end", ensemble.DefaultTemperatureEnd, "GF-SVGD surrogate: anneal the temperature geometrically to this value by the last step (0: no annealing)")
 	fs.StringVar(&cfg.Init, "init", "glorot", "initial latent weights: glorot (U(−a, a), Glorot's a) or uniform (U(−1, 1))")
 	fs.Float64Var(&cfg.SwishBeta, "swish-beta", 5, "BNN+: slope β of the SignSwish derivative")
-	fs.Float64Var(&cfg.Regularizer, "regularizer", 1e-6, "BNN+: weight λ of Σ(1 − |w|)² in the mean loss")
+	cfg.Regularizer = new(ensemble.DefaultRegularizer)
+	fs.Float64Var(cfg.Regularizer, "regularizer", ensemble.DefaultRegularizer, "BNN+: weight λ of Σ(1 − |w|)² in the mean loss (0: none)")
 	fs.StringVar(&out, "out-dir", "", "folder for the checkpoint and result.json (required; created if missing)")
 	fs.BoolVar(&resume, "resume", false, "continue from the checkpoint in --out-dir")
 	fs.StringVar(&jsonPath, "json", "", "also write the result as JSON to this file")
@@ -136,7 +137,7 @@ func checkBNNFlags(cmd *cobra.Command, cfg ensemble.Config) error {
 			return usagef("--%s must be a finite number > 0, got %v", name, v)
 		}
 	}
-	for name, v := range map[string]float64{"temperature-end": cfg.TemperatureEnd, "regularizer": cfg.Regularizer} {
+	for name, v := range map[string]float64{"temperature-end": cfg.TemperatureEnd, "regularizer": *cfg.Regularizer} {
 		if fs.Changed(name) && (!(v >= 0) || math.IsInf(v, 0)) {
 			return usagef("--%s must be a finite number ≥ 0, got %v", name, v)
 		}
@@ -194,6 +195,15 @@ func runBNNTrain(e *env, cfg ensemble.Config, out, jsonPath, dataDir string, res
 	if err != nil {
 		return err
 	}
+	// A batch larger than the training set is refused from the headers,
+	// before 60000 images are read for nothing.
+	if nTrain := data.Train; cfg.TrainLimit == 0 || cfg.TrainLimit > nTrain {
+		if cfg.Batch > nTrain {
+			return usagef("--batch %d is more than the %d training examples of %s", cfg.Batch, nTrain, cfg.Data)
+		}
+	} else if cfg.Batch > cfg.TrainLimit {
+		return usagef("--batch %d is more than the %d training examples that --train-limit keeps", cfg.Batch, cfg.TrainLimit)
+	}
 	need, err := ensemble.TrainMemory(cfg, data, resume)
 	if err != nil {
 		return err
@@ -224,6 +234,11 @@ func runBNNTrain(e *env, cfg ensemble.Config, out, jsonPath, dataDir string, res
 		return err
 	}
 	plan := newPlan(e, cp)
+	// The data files are inputs too: --json once replaced a labels file
+	// (or the module cache's copy of MNIST) with the result.
+	for _, f := range data.Files() {
+		plan.Input(f)
+	}
 	outJSON := plan.Output(jsonPath, "--json")
 	if err := plan.Check(); err != nil {
 		return err
@@ -277,7 +292,7 @@ func runBNNTrain(e *env, cfg ensemble.Config, out, jsonPath, dataDir string, res
 	}
 	w := e.stdout
 	fmt.Fprintf(w, "method     %s, %d × %s on %s, %d epoch(s), batch %d, seed %d\n", cfg.Method, cfg.Ensemble, cfg.Arch, cfg.Data, cfg.Epochs, cfg.Batch, cfg.Seed)
-	fmt.Fprintf(w, "ensemble   test accuracy %.4f\n", res.EnsembleAccuracy)
+	fmt.Fprintf(w, "ensemble   test accuracy %.4f ± %.4f (binomial SE over %d test images; the spread between training seeds adds to it)\n", res.EnsembleAccuracy, res.EnsembleAccuracySE, res.TestImages)
 	fmt.Fprintf(w, "members    %s\n", fmtAcc(res.MemberAccuracy))
 	if len(res.PrefixAccuracy) > 1 {
 		fmt.Fprintf(w, "first k    %s\n", fmtAcc(res.PrefixAccuracy))

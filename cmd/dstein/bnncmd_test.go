@@ -2,6 +2,7 @@ package main
 
 import (
 	"encoding/json"
+	"github.com/dstein/dstein/dataset"
 	"os"
 	"path/filepath"
 	"strings"
@@ -74,6 +75,32 @@ func TestBNNTrain(t *testing.T) {
 	if _, err := os.Stat(filepath.Join(fresh, "checkpoint.gob")); err == nil {
 		t.Errorf("a checkpoint.gob was written in the fresh folder")
 	}
+	// Nor a data file: --json once replaced the training labels.
+	info, err := dataset.Probe("mnist", "")
+	if err != nil {
+		t.Fatal(err)
+	}
+	data := filepath.Join(dir, "data")
+	if err := os.Mkdir(data, 0o755); err != nil {
+		t.Fatal(err)
+	}
+	for _, f := range info.Files() {
+		b, err := os.ReadFile(f)
+		if err != nil {
+			t.Fatal(err)
+		}
+		if err := os.WriteFile(filepath.Join(data, filepath.Base(f)), b, 0o644); err != nil {
+			t.Fatal(err)
+		}
+	}
+	labels := filepath.Join(data, "train-labels-idx1-ubyte.gz")
+	before, _ := os.ReadFile(labels)
+	code, _, errs = dstein(t, "bnn", "train", "--data-dir", data, "--arch", "mlp", "--method", "ste", "--ensemble", "1", "--epochs", "1",
+		"--train-limit", "64", "--test-limit", "10", "--out-dir", filepath.Join(dir, "d"), "--json", labels)
+	checkCLIError(t, "a data file as --json", code, exitError, errs, "never writes over its inputs", "")
+	if after, _ := os.ReadFile(labels); string(after) != string(before) {
+		t.Errorf("the labels file changed")
+	}
 }
 
 func firstLine(s, prefix string) string {
@@ -96,6 +123,10 @@ func TestBNNTrainBadInput(t *testing.T) {
 		{[]string{"bnn", "train", "--out-dir", dir, "--ensemble", "0"}, exitUsage, "--ensemble must be at least 1"},
 		{[]string{"bnn", "train", "--out-dir", dir, "--batch", "0"}, exitUsage, "--batch must be at least 1"},
 		{[]string{"bnn", "train", "--out-dir", dir, "--temperature", "0"}, exitUsage, "--temperature must be a finite number > 0"},
+		// float32 rounded these to 0 (training at τ = 1) or made 1/τ infinite.
+		{[]string{"bnn", "train", "--out-dir", dir, "--temperature", "1e-300", "--temperature-end", "0"}, exitUsage, "relaxation temperature 1e-300; want at least 1e-06"},
+		{[]string{"bnn", "train", "--out-dir", dir, "--temperature-end", "1e-50"}, exitUsage, "final relaxation temperature 1e-50; want 0 (no annealing) or at least 1e-06"},
+		{[]string{"bnn", "train", "--out-dir", dir, "--batch", "100000", "--train-limit", "640"}, exitUsage, "--batch 100000 is more than the 640 training examples that --train-limit keeps"},
 		{[]string{"bnn", "train", "--out-dir", dir, "--method", "adaboost"}, exitUsage, "unknown method"},
 		// A method's own flags, given to another method, had no effect.
 		{[]string{"bnn", "train", "--out-dir", dir, "--method", "ste", "--temperature", "0.5"}, exitUsage, "--temperature applies to --method gfsvgd, not to --method ste"},

@@ -34,7 +34,7 @@ why in one line and exits with code 4.`,
 				return err
 			}
 			fmt.Fprintf(e.stdout, "driver %s, CUDA %d.%d\n", d.Path, d.Version/1000, d.Version%1000/10)
-			if n, err := cuda.LoadNVRTC(); err != nil {
+			if n, err := cuda.LoadNVRTCFor(d.Version); err != nil {
 				fmt.Fprintf(e.stdout, "runtime compiler: none (%v)\n", err)
 			} else {
 				fmt.Fprintf(e.stdout, "runtime compiler %s, NVRTC %d.%d\n", n.Path, n.Major, n.Minor)

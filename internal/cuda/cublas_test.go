@@ -162,7 +162,7 @@ DSTEIN_EXPORT(lowbits)
 // passed as an option, atomics; and a source the compiler refuses fails
 // with its log.
 func TestEmulatedKernels(t *testing.T) {
-	nv, err := openNVRTC(cudatest.EmulatingNVRTC(t))
+	nv, err := openNVRTC(cudatest.EmulatingNVRTC(t), 0)
 	if err != nil {
 		t.Fatal(err)
 	}

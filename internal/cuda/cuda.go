@@ -139,16 +139,22 @@ func (l library) open(path string) (handle uintptr, opened string, err error) {
 }
 
 // dlopen opens the first library of names that opens, and returns its
-// handle and name, or the names tried and the last error.
+// handle and name, or the names tried and why the first of them failed
+// (the soname the loader knows; the later names are the toolkit's usual
+// folders, whose "no such file" says less).
 func dlopen(names []string) (handle uintptr, name string, tried []string, err error) {
+	var first error
 	for _, n := range names {
 		handle, err = purego.Dlopen(n, purego.RTLD_NOW|purego.RTLD_GLOBAL)
 		if err == nil {
 			return handle, n, nil, nil
 		}
+		if first == nil {
+			first = err
+		}
 		tried = append(tried, n)
 	}
-	return 0, "", tried, err
+	return 0, "", tried, first
 }
 
 // symbol is a function of a library to bind to a Go function value.

@@ -155,3 +155,21 @@ func forget(key string) {
 	delete(loads, key)
 	loadMu.Unlock()
 }
+
+// The stand-in driver refuses launches the device would refuse (a grid
+// or block dimension of 0, more than 1024 threads a block), so that the
+// tests on machines without a GPU catch them: an RBM without hidden units
+// once launched a grid of 0 blocks that only a device rejected.
+func TestStandInRefusesBadLaunches(t *testing.T) {
+	h, err := purego.Dlopen(cudatest.FakeDriver(t, 12080, 1), purego.RTLD_NOW|purego.RTLD_LOCAL)
+	if err != nil {
+		t.Fatal(err)
+	}
+	var launch func(f uintptr, gx, gy, gz, bx, by, bz, shared uint32, stream uintptr, params, extra unsafe.Pointer) int32
+	purego.RegisterLibFunc(&launch, h, "cuLaunchKernel")
+	for _, d := range [][6]uint32{{0, 1, 1, 256, 1, 1}, {1, 1, 1, 0, 1, 1}, {1, 1, 1, 1025, 1, 1}, {1, 65536, 1, 1, 1, 1}, {1, 1, 1, 16, 16, 8}} {
+		if res := launch(0xf00d, d[0], d[1], d[2], d[3], d[4], d[5], 0, 0, nil, nil); res == 0 {
+			t.Errorf("launch of grid %v, block %v accepted", d[:3], d[3:])
+		}
+	}
+}

@@ -42,13 +42,40 @@ type NVRTC struct {
 // LoadNVRTC opens NVRTC (NVRTCEnv's, else by soname) and reads its
 // version, once per library.
 func LoadNVRTC() (*NVRTC, error) {
-	path := os.Getenv(NVRTCEnv)
-	return cached("nvrtc:"+path, func() (*NVRTC, error) { return openNVRTC(path) })
+	return LoadNVRTCFor(0)
 }
 
-func openNVRTC(path string) (*NVRTC, error) {
+// LoadNVRTCFor opens the NVRTC whose PTX the driver of version driver
+// (cuDriverGetVersion's number, 13000 for CUDA 13.0; 0: any) can load:
+// the sonames of the driver's major version first, and an NVRTC newer
+// than the driver is refused. The driver JIT-compiles PTX only of an ISA
+// it knows: PTX from NVRTC 12.8 on a 12.4 driver, or from libnvrtc.so.13
+// on a 12.x driver, fails to load (CUDA_ERROR_UNSUPPORTED_PTX_VERSION).
+func LoadNVRTCFor(driver int) (*NVRTC, error) {
+	path := os.Getenv(NVRTCEnv)
+	return cached(fmt.Sprintf("nvrtc:%s:%d", path, driver), func() (*NVRTC, error) { return openNVRTC(path, driver) })
+}
+
+// nvrtcOrder puts the sonames of the driver's major version first.
+func nvrtcOrder(driver int) []string {
+	if driver <= 0 {
+		return nvrtcSonames
+	}
+	tag := fmt.Sprintf(".so.%d", driver/1000)
+	var mine, others []string
+	for _, n := range nvrtcSonames {
+		if strings.Contains(n, tag) {
+			mine = append(mine, n)
+		} else {
+			others = append(others, n)
+		}
+	}
+	return append(mine, others...)
+}
+
+func openNVRTC(path string, driver int) (*NVRTC, error) {
 	lib := library{env: NVRTCEnv, what: "NVRTC library", missing: "CUDA's runtime compiler (NVRTC) is not installed",
-		fix: "install the CUDA toolkit's libnvrtc", names: nvrtcSonames}
+		fix: "install the CUDA toolkit's libnvrtc", names: nvrtcOrder(driver)}
 	handle, path, err := lib.open(path)
 	if err != nil {
 		return nil, err
@@ -78,6 +105,9 @@ func openNVRTC(path string) (*NVRTC, error) {
 	// architecture when the kernels are compiled.
 	if n.Major < 11 || n.Major == 11 && n.Minor < 8 {
 		return nil, &Unavailable{Reason: fmt.Sprintf("%s is NVRTC %d.%d; dstein needs 11.8 or later", path, n.Major, n.Minor)}
+	}
+	if driver > 0 && n.Major*1000+n.Minor*10 > driver {
+		return nil, &Unavailable{Reason: fmt.Sprintf("%s is NVRTC %d.%d, newer than the driver's CUDA %s, which cannot load its PTX; install an NVRTC of CUDA %s or older, or set %s to one", path, n.Major, n.Minor, versionString(driver), versionString(driver), NVRTCEnv)}
 	}
 	return n, nil
 }

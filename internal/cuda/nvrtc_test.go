@@ -13,7 +13,7 @@ import (
 // program's name and every option reach the library and the PTX comes
 // back whole; a refused program is a *CompileError carrying the log.
 func TestNVRTCStandIn(t *testing.T) {
-	n, err := openNVRTC(cudatest.FakeNVRTC(t, 13, 0))
+	n, err := openNVRTC(cudatest.FakeNVRTC(t, 13, 0), 0)
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -36,13 +36,27 @@ func TestNVRTCStandIn(t *testing.T) {
 	if !errors.As(err, &ce) || !strings.Contains(err.Error(), "bad.cu(1): error: the source asked for an error") || !strings.Contains(err.Error(), "NVRTC_ERROR_COMPILATION") || strings.Contains(err.Error(), "\n") {
 		t.Errorf("a refused program: %v", err)
 	}
-	if _, err := openNVRTC(cudatest.FakeNVRTC(t, 11, 7)); err == nil || !strings.Contains(err.Error(), "NVRTC 11.7; dstein needs 11.8") {
+	if _, err := openNVRTC(cudatest.FakeNVRTC(t, 11, 7), 0); err == nil || !strings.Contains(err.Error(), "NVRTC 11.7; dstein needs 11.8") {
 		t.Errorf("NVRTC 11.7: %v", err)
+	}
+	// An NVRTC newer than the driver makes PTX the driver cannot load.
+	if _, err := openNVRTC(cudatest.FakeNVRTC(t, 12, 8), 12040); err == nil || !strings.Contains(err.Error(), "NVRTC 12.8, newer than the driver's CUDA 12.4") {
+		t.Errorf("NVRTC 12.8 on a 12.4 driver: %v", err)
+	}
+	if _, err := openNVRTC(cudatest.FakeNVRTC(t, 12, 4), 12040); err != nil {
+		t.Errorf("NVRTC 12.4 on a 12.4 driver: %v", err)
+	}
+	// The driver's major version is tried first.
+	if got := nvrtcOrder(12080); !strings.HasSuffix(got[0], ".so.12") || len(got) != len(nvrtcSonames) {
+		t.Errorf("order for a 12.8 driver: %v", got)
+	}
+	if got := nvrtcOrder(13000); !strings.HasSuffix(got[0], ".so.13") {
+		t.Errorf("order for a 13.0 driver: %v", got)
 	}
 	t.Setenv(NVRTCEnv, "")
 	saved := nvrtcSonames
 	nvrtcSonames = []string{"libnvrtc-absent.so.13"}
-	defer func() { nvrtcSonames = saved; forget("nvrtc:") }()
+	defer func() { nvrtcSonames = saved; forget("nvrtc::0") }()
 	var u *Unavailable
 	if _, err := LoadNVRTC(); !errors.As(err, &u) || !strings.Contains(err.Error(), "NVRTC) is not installed (tried libnvrtc-absent.so.13") {
 		t.Errorf("no NVRTC: %v", err)

@@ -52,6 +52,10 @@ int cuLaunchKernel(void *f, unsigned gx, unsigned gy, unsigned gz, unsigned bx, 
 		unsigned shared, void *stream, void **params, void **extra) {
 	unsigned d[7] = {gx, gy, gz, bx, by, bz, shared};
 	for (int i = 0; i < 7; i++) last_launch.dims[i] = d[i];
+	/* The device's limits, as the driver checks them: no dimension of 0,
+	   at most 1024 threads a block, grid y and z below 65536
+	   (CUDA_ERROR_INVALID_VALUE otherwise). */
+	if (!gx || !gy || !gz || !bx || !by || !bz || (unsigned long long)bx * by * bz > 1024 || gy > 65535 || gz > 65535) return 1;
 	last_launch.f = f; last_launch.stream = stream; last_launch.params = params; last_launch.extra = extra;
 	if (is_emu(f)) {
 		if (!params) return 1;
@@ -368,6 +372,9 @@ const char *cublasGetStatusString(int s) { return s == 7 ? "CUBLAS_STATUS_INVALI
 int NAME(void *h, int ta, int tb, int m, int n, int k, const T *alpha, const T *A, int lda, \
 		const T *B, int ldb, const T *beta, T *C, int ldc) { \
 	if (h != (void *)0xb1a5) return 1; \
+	/* cuBLAS's argument checks (column-major): op(A) is m×k, op(B) k×n. */ \
+	if (m < 0 || n < 0 || k < 0 || lda < (ta ? (k > 1 ? k : 1) : (m > 1 ? m : 1)) || \
+		ldb < (tb ? (n > 1 ? n : 1) : (k > 1 ? k : 1)) || ldc < (m > 1 ? m : 1)) return 7; \
 	for (int j = 0; j < n; j++) \
 		for (int i = 0; i < m; i++) { \
 			T s = 0; \
