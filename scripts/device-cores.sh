@@ -10,8 +10,11 @@
 #   scripts/device-cores.sh run [DIR]     # there: writes $OUT/cores/
 #                                         # (default OUT=/tmp/out)
 #
-# "run" needs only bash, coreutils, taskset and /usr/bin/time; the peers
-# run when $PYTHON (default python3) imports numpy and torch. It is sized
+# "run" needs only bash and coreutils (taskset pins the 2-core runs, and
+# /usr/bin/time adds peak memory, where the machine has them); the peers
+# run when $PYTHON (default python3) imports numpy and torch. The binaries
+# are static (built without cgo). NVRTC and cuBLAS are found by soname,
+# or in pip's nvidia-* wheels of $PYTHON. It is sized
 # to end within 8 minutes on 16 cores (BUDGET seconds, default 450: phases
 # that would start after it are skipped and say so in $OUT/cores/log.txt).
 # QUICK=1 runs every benchmark once (a check of the script, not a measure).
