@@ -57,6 +57,15 @@ type DISCSSettings struct {
 	Target int `opt:"target,select" flag:"target,positive" help:"run only this target: 1 Ising λ = 0.5, 2 Ising λ = 1, 3 categorical, 4 Potts (default: all)"`
 }
 
+// Check refuses a target DISCS does not have (ParseSettings calls it, so
+// that --target 9 is a bad command line).
+func (s DISCSSettings) Check() error {
+	if s.Target > len(discsTargets(Full)) {
+		return fmt.Errorf("--target %d: DISCS has no such target; want 1 (Ising λ = 0.5), 2 (Ising λ = 1), 3 (categorical) or 4 (Potts)", s.Target)
+	}
+	return nil
+}
+
 // discsAllMethods lists the methods of every DISCS target, each once
 // (as the first target kind that runs it defines it).
 func discsAllMethods() []discsMethod {

@@ -150,8 +150,13 @@ func Reproduce(ctx context.Context, o ReproduceOptions) (*ReproduceReport, error
 	}
 	start := time.Now()
 	page := report.Page{Title: o.Title, Version: o.Version, Machine: report.ThisMachine(), Command: o.Command}
-	kept := 0
-	for k, p := range all {
+	kept, selected, done := 0, 0, 0
+	for _, p := range all {
+		if wanted(p) && runs[p.ID] {
+			selected++
+		}
+	}
+	for _, p := range all {
 		if !wanted(p) {
 			if rec, ok := earlier[p.ID]; ok {
 				rep.Results = append(rep.Results, rec)
@@ -165,7 +170,8 @@ func Reproduce(ctx context.Context, o ReproduceOptions) (*ReproduceReport, error
 		if !runs[p.ID] {
 			rec.Status, rec.Error = "not run", "needs --uai DIR (a directory of UAI networks)"
 		} else {
-			fmt.Fprintf(w(o.Log), "reproduce: %s (%d of %d): %s\n", p.ID, k+1, len(all), rec.Command)
+			done++
+			fmt.Fprintf(w(o.Log), "reproduce: %s (%d of %d): %s\n", p.ID, done, selected, rec.Command)
 			t0 := time.Now()
 			res, err := o.run(ctx, p, dir, mkdir)
 			rec.Seconds = time.Since(t0).Seconds()

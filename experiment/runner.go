@@ -336,6 +336,10 @@ func (r *runner) startUnit(method string, x float64, t int) error {
 	}
 	if r.cfg.Progress != nil {
 		r.cfg.Progress.Unit(t, r.trials, method, r.setting, x)
+	} else if r.trials == 1 {
+		// One trial (DISCS, bnn) reports no trial until the end, minutes
+		// away: off a terminal each unit says when it starts.
+		r.logf("%s: %s at %s …", r.name, method, r.at(x))
 	}
 	return nil
 }

@@ -311,6 +311,13 @@ func (e *Experiment) ParseSettings(given map[string]string) (any, error) {
 	if !v.IsValid() {
 		return nil, nil
 	}
+	// Settings with a range of their own (DISCS's targets 1 to 4) check
+	// it here, so that a value out of it is a bad command line.
+	if c, ok := v.Interface().(interface{ Check() error }); ok {
+		if err := c.Check(); err != nil {
+			return nil, err
+		}
+	}
 	return v.Interface(), nil
 }
 

@@ -358,6 +358,9 @@ func abuseCases() []abuseCase {
 		{name: "experiment nmax below every size", setup: func(t *testing.T, dir string) []string {
 			return []string{"experiment", "ising-n", "--quick", "--out-dir", filepath.Join(dir, "e"), "--nmax", "5"}
 		}, code: 1, want: "--nmax 5 keeps none of the sample sizes of this run (10, 50, 200)"},
+		{name: "experiment discs target 9", setup: func(t *testing.T, dir string) []string {
+			return []string{"experiment", "discs", "--tiny", "--out-dir", filepath.Join(dir, "e"), "--target", "9"}
+		}, code: 2, want: "--target 9: DISCS has no such target"},
 		{name: "compare-mar unnormalised", setup: func(t *testing.T, dir string) []string {
 			a := put(t, dir, "a.MAR", "MAR\n1 2 0.3 0.3\n")
 			return []string{"compare-mar", a, a}

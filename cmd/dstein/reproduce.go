@@ -91,6 +91,9 @@ Results: ` + strings.Join(reproductionIDs(), ", ") + `.`,
 				return err
 			}
 			title := "dstein: every experiment of EXPERIMENTS.md"
+			if len(want) > 0 {
+				title = "dstein: experiments of EXPERIMENTS.md (those of --only, and earlier results found in the folder)"
+			}
 			if quick {
 				title += " (quick runs)"
 			}
