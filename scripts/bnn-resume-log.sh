@@ -64,6 +64,6 @@ benn=(bnn train --data mnist --arch cnn --method benn --ensemble 2 --epochs 2 --
 		b=$(grep -o '"weights_sha256": *"[0-9a-f]*"' "${p#*:}/result.json")
 		[ "$a" = "$b" ] && echo "${p#*:} resumed to ${p%%:*}'s weights: $b" || echo "${p#*:} DIFFERS from ${p%%:*}: $a against $b"
 	done
-} | sed "s|$work/||g" >"$log.tmp"
-mv "$log.tmp" "$log"
+} | sed "s|$work/||g" >"$work/log.txt"
+mv "$work/log.txt" "$log"
 echo "wrote $log"
