@@ -79,7 +79,7 @@ func ForContextWidth(ctx context.Context, m model.Model, maxWidth int) (Truth, e
 }
 
 // errNoExact is For's refusal of a model that no route takes.
-var errNoExact = tooLarge("no exact method for this model: exact answers need an open-boundary Ising grid with shorter side ≤ %d, a periodic one with shorter side ≤ %d, an RBM with ≤ %d hidden units, a factor graph, Potts or Ising model of elimination width ≤ %d, or at most %d joint states", MaxGridSide, MaxTorusSide, MaxHidden, DefaultMaxWidth, DefaultMaxStates)
+var errNoExact = tooLarge("no exact method for this model: exact answers need an open-boundary Ising grid with shorter side ≤ %d, a periodic one with shorter side ≤ %d, an RBM with ≤ %d hidden units, a factor graph, Potts or Ising model of elimination width within the limit (%d by default, --max-width), or at most %d joint states", MaxGridSide, MaxTorusSide, MaxHidden, DefaultMaxWidth, DefaultMaxStates)
 
 // isingFactors returns an Ising model as pairwise factors over states
 // {0, 1} (spins −1, +1) and the spins' values, for variable elimination: a

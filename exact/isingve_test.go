@@ -122,7 +122,7 @@ func TestIsingByBondsRefusalsAndPartialGrids(t *testing.T) {
 	if !errors.Is(err, errTooWide) || len(p.order) != 1 {
 		t.Errorf("a clique of 3 under a limit of 2: %v after %d steps; want errTooWide at the first", err, len(p.order))
 	}
-	if _, err := For(wide); err == nil || !strings.Contains(err.Error(), "elimination width at least") {
+	if _, err := For(wide); err == nil || !strings.Contains(err.Error(), "the greedy min-fill elimination order reaches a factor over") {
 		t.Errorf("a complete graph of 240 spins: %v", err)
 	}
 	// Refused after its factors are built: Memory counts those alone.

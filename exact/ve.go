@@ -165,7 +165,7 @@ func newVE(ctx context.Context, card []int, factors []Factor, values [][]float64
 	}
 	p, err := planEliminationWithin(ctx, card, factors, limit)
 	if errors.Is(err, errTooWide) {
-		return nil, tooLarge("exact: elimination width at least %d exceeds the limit %d", p.width, maxWidth)
+		return nil, tooLarge("exact: the greedy min-fill elimination order reaches a factor over %d variables, over the limit %d (a heuristic order: the model's treewidth may be smaller, as on large grids, where a row-by-row order needs the shorter side + 1; --max-width raises the limit)", p.width, maxWidth)
 	}
 	if err != nil {
 		return nil, err

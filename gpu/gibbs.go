@@ -50,7 +50,7 @@ func SupportsGibbs(m model.Model, set gibbs.Settings) error {
 			return fmt.Errorf("gibbs on the GPU sweeps an RBM by blocks (--scan auto or block), not %s", set.Scan)
 		}
 	}
-	if err := hasHidden("gibbs", m); err != nil {
+	if err := hasHidden(gibbs.Name, m); err != nil {
 		return err
 	}
 	if set.Stratified || set.MultiSpin {

@@ -35,7 +35,7 @@ func SupportsPT(m model.Model, set pt.Settings) error {
 		if r.Kernel != pt.Block && r.Kernel != pt.Best {
 			return fmt.Errorf("pt on the GPU tempers an RBM by block Gibbs of the joint (--kernel block or best), not the %s kernel; use --device cpu", r.Kernel)
 		}
-		return hasHidden("pt", m)
+		return hasHidden(pt.Name, m)
 	case *categorical.Categorical:
 		return fmt.Errorf("pt on the GPU tempers Ising and Potts models; independent categorical variables need no tempering (gibbs --device cuda draws them exactly every sweep)")
 	}

@@ -35,7 +35,7 @@ func SupportsSVGD(m model.Model, t *transform.Transform, set gfsvgd.Settings) er
 	if _, ok := m.(*rbm.RBM); !ok {
 		return fmt.Errorf("gfsvgd on the GPU samples RBMs only (this model is a %T); use --device cpu", m)
 	}
-	if err := hasHidden("gfsvgd", m); err != nil {
+	if err := hasHidden(gfsvgd.Name, m); err != nil {
 		return err
 	}
 	if _, ok := t.Base().(transform.Normal); !ok {

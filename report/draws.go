@@ -20,6 +20,7 @@ import (
 	"github.com/dstein/dstein/internal/memlimit"
 	"github.com/dstein/dstein/internal/npy"
 	"github.com/dstein/dstein/internal/safeio"
+	"github.com/dstein/dstein/model/categorical"
 )
 
 // Draws are chains of draws made by any tool: Values[(c·Length + t)·D + i]
@@ -154,9 +155,20 @@ func readDrawsCSV(r io.Reader) (*Draws, error) {
 		}
 		keys = append(keys, k)
 		for j, c := range cols {
-			v, err := strconv.ParseFloat(strings.TrimSpace(rec[c]), 64)
+			cell := strings.TrimSpace(rec[c])
+			v, err := strconv.ParseFloat(cell, 64)
 			if err != nil || math.IsNaN(v) || math.IsInf(v, 0) {
 				return nil, fmt.Errorf("line %d: variable %s is %q; want a finite number", line, names[j], rec[c])
+			}
+			// As the .npy reader: an integer beyond ±2⁵³ would merge with
+			// its neighbours (9007199254740993 read as …992), and values
+			// beyond 1e150 overflow the variances (the JSON then failed
+			// on +Inf after the table was printed).
+			if math.Abs(v) >= 1<<53 && !strings.ContainsAny(cell, ".eE") {
+				return nil, fmt.Errorf("line %d: variable %s is %s, an integer beyond ±2⁵³, which a float64 cannot hold exactly", line, names[j], shortCell(cell))
+			}
+			if math.Abs(v) > categorical.MaxStateValue {
+				return nil, fmt.Errorf("line %d: variable %s is %s; want at most %g in magnitude (larger values overflow the variances)", line, names[j], shortCell(cell), categorical.MaxStateValue)
 			}
 			vals = append(vals, v)
 		}

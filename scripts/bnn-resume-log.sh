@@ -7,6 +7,8 @@
 #
 #   scripts/bnn-resume-log.sh [LOG]   # default docs/results/bnn/resume-log.txt
 #
+# Beside LOG it writes the GF-SVGD runs' result.json as
+# resume-uninterrupted.json and resume-interrupted-resumed.json.
 # About 5 minutes on 2 cores. DSTEIN names the binary (default: built here).
 set -euo pipefail
 root=$(cd "$(dirname "$0")/.." && pwd)
@@ -66,4 +68,6 @@ benn=(bnn train --data mnist --arch cnn --method benn --ensemble 2 --epochs 2 --
 	done
 } | sed "s|$work/||g" >"$work/log.txt"
 mv "$work/log.txt" "$log"
+cp resA/result.json "$(dirname "$log")/resume-uninterrupted.json"
+cp resB/result.json "$(dirname "$log")/resume-interrupted-resumed.json"
 echo "wrote $log"

@@ -56,7 +56,9 @@ func TestCompressCommand(t *testing.T) {
 		{[]string{"--model", gridModel}, "--samples is required"},
 		{[]string{"--model", gridModel, "--samples", draws, "--rule", "herdin"}, `unknown rule "herdin"`},
 		{[]string{"--model", gridModel, "--samples", draws, "--n", "0"}, "--n must be at least 1"},
-		{[]string{"--model", gridModel, "--samples", draws, "--ell", "0"}, "--ell must be a finite number > 0"},
+		{[]string{"--model", gridModel, "--samples", draws, "--ell", "0"}, "--ell must be a finite number ≥ 0.01"},
+		// e^(1/ℓ) overflowed: the points were picked by NaN comparisons.
+		{[]string{"--model", gridModel, "--samples", draws, "--rule", "stein", "--ell", "0.001"}, "--ell must be a finite number ≥ 0.01, got 0.001"},
 		{[]string{"--model", gridModel, "--samples", draws, "--out", draws}, "draws.csv"},
 		{[]string{"--model", gridModel, "--samples", draws, "--reweight", "kl"}, `unknown --reweight "kl"`},
 		{[]string{"--model", gridModel, "--samples", draws, "--reweight", "ksd", "--rule", "stein"}, "--reweight applies to --rule herding"},
@@ -118,7 +120,7 @@ func TestSampleCompresses(t *testing.T) {
 		{[]string{"--method", "gibbs", "--draws", "10", "--compress", "herd"}, `unknown --compress rule "herd"`},
 		{[]string{"--method", "gibbs", "--points", "5"}, "--points applies with --compress"},
 		{[]string{"--method", "gibbs", "--draws", "10", "--compress", "stein", "--reweight", "ksd"}, "before herding"},
-		{[]string{"--method", "gibbs", "--draws", "10", "--compress", "herding", "--ell", "-2"}, "--ell must be a finite number > 0"},
+		{[]string{"--method", "gibbs", "--draws", "10", "--compress", "herding", "--ell", "-2"}, "--ell must be a finite number ≥ 0.01"},
 	} {
 		code, _, errs := dstein(t, append([]string{"sample", "--model", gridModel}, c.args...)...)
 		if code == 0 || !strings.Contains(errs, c.want) || strings.Count(strings.TrimSpace(errs), "\n") > 0 {
@@ -215,4 +217,50 @@ func TestCompressMorePointsThanDraws(t *testing.T) {
 	if code != 0 || !strings.Contains(out, "note       40 points from 30 draws: at least 10 of them repeat a draw") {
 		t.Errorf("exit %d: %s %s", code, out, errs)
 	}
+}
+
+// Draws of a network given evidence are compressed against the model given
+// it: the Stein rules once scored them against the unconditioned network
+// (there was no --evidence). The points keep every column, the evidence's
+// at its values; draws that break the evidence are refused; the Stein rule
+// says that herding is the rule to use.
+func TestCompressGivenEvidence(t *testing.T) {
+	dir := t.TempDir()
+	net, ev := "../../examples/sprinkler.uai", "../../examples/sprinkler.uai.evid"
+	draws := filepath.Join(dir, "draws.csv")
+	if code, _, errs := dstein(t, "sample", "--model", net, "--evidence", ev, "--method", "exact", "--n", "400", "--out", draws); code != 0 {
+		t.Fatalf("dstein sample: exit %d: %s", code, errs)
+	}
+	ksd := func(args ...string) string {
+		t.Helper()
+		p := filepath.Join(dir, "points.csv")
+		code, out, errs := dstein(t, append([]string{"compress", "--model", net, "--samples", draws, "--n", "20", "--rule", "stein", "--out", p}, args...)...)
+		if code != 0 {
+			t.Fatalf("compress %v: exit %d: %s", args, code, errs)
+		}
+		if !strings.Contains(out, "herding is the rule to use") {
+			t.Errorf("compress %v: no warning on the Stein rule: %q", args, out)
+		}
+		data, err := os.ReadFile(p)
+		if err != nil {
+			t.Fatal(err)
+		}
+		for _, line := range strings.Split(strings.TrimSpace(string(data)), "\n")[1:] {
+			if f := strings.Split(line, ","); len(f) != 5 || f[3] != "1" {
+				t.Errorf("compress %v: point %q; want 5 columns with z3 = 1 (the evidence)", args, line)
+			}
+		}
+		return firstLine(out, "ksd²")
+	}
+	given, plain := ksd("--evidence", ev), ksd()
+	if given == plain {
+		t.Errorf("KSD² the same with and without the evidence: %q", given)
+	}
+	// A draw that breaks the evidence.
+	bad := filepath.Join(dir, "bad.csv")
+	if err := os.WriteFile(bad, []byte("z0,z1,z2,z3,z4\n0,0,0,0,0\n0,0,0,1,0\n"), 0o644); err != nil {
+		t.Fatal(err)
+	}
+	code, _, errs := dstein(t, "compress", "--model", net, "--evidence", ev, "--samples", bad, "--n", "1", "--out", filepath.Join(dir, "p2.csv"))
+	checkCLIError(t, "draws against the evidence", code, exitError, errs, "the evidence sets it to 1", "")
 }

@@ -12,6 +12,7 @@ import (
 	"github.com/spf13/cobra"
 	"github.com/spf13/pflag"
 
+	"github.com/dstein/dstein/compress"
 	"github.com/dstein/dstein/infer"
 	"github.com/dstein/dstein/internal/memlimit"
 	"github.com/dstein/dstein/internal/safeio"
@@ -530,8 +531,8 @@ func (f *sampleFlags) compression(fs *pflag.FlagSet) (infer.Compression, error) 
 	if err := finiteFlag("ell", f.ell); err != nil {
 		return c, err
 	}
-	if fs.Changed("ell") && !(f.ell > 0) {
-		return c, usagef("--ell must be a finite number > 0, got %v", f.ell)
+	if fs.Changed("ell") && !(f.ell >= compress.MinEll) {
+		return c, usagef("--ell must be a finite number ≥ %g, got %v (the Stein kernel holds e^(1/ℓ), which overflows below about 0.0014)", compress.MinEll, f.ell)
 	}
 	c.Ell = f.ell
 	switch f.reweight {

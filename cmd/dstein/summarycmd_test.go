@@ -226,6 +226,10 @@ func TestSummaryBadInput(t *testing.T) {
 		{"a,b\n0,1\n", "lacks a chain or a draw column", nil},
 		{"chain,draw,a\n1,1,x\n", "variable a is \"x\"", nil},
 		{"chain,draw,a\n1,1,0\n1,1,1\n", "draw 1 twice", nil},
+		// Integers beyond 2⁵³ merged into one state; values beyond 1e150
+		// made the JSON fail on +Inf after the table was printed.
+		{"chain,draw,a\n1,1,9007199254740993\n1,2,9007199254740992\n", "an integer beyond ±2⁵³", nil},
+		{"chain,draw,a\n1,1,1e160\n1,2,1\n", "want at most 1e+150 in magnitude", nil},
 		{"chain,draw,a,b\n1,1,0,1\n1,2,0\n", "line 3: a row of 3 fields; the header has 4", nil},
 		{continuousDraws(), "variable a takes 400 distinct values in 400 draws; summary is for discrete variables", nil},
 		{"chain,draw,z0\n1,1,0\n1,2,1\n", "no column for the model's variable", []string{"--model", "../../examples/ising-grid.json"}},
@@ -250,7 +254,7 @@ func TestSummaryTooFewDrawsPrintsMeans(t *testing.T) {
 	if code != 0 {
 		t.Fatalf("exit %d: %s", code, errs)
 	}
-	for _, want := range []string{"3 draws per chain are too few", "\na           0.6667  0: 0.333  1: 0.667", "\nb           1.0000  0: 0.333  1: 0.333  2: 0.333"} {
+	for _, want := range []string{"3 draws per chain are too few", "keep at least 4 (in the file)", "\na           0.6667  0: 0.333  1: 0.667", "\nb           1.0000  0: 0.333  1: 0.333  2: 0.333"} {
 		if !strings.Contains(out, want) {
 			t.Errorf("output lacks %q:\n%s", want, out)
 		}
