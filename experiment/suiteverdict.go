@@ -47,7 +47,10 @@ func ratioOf(a, sa, b, sb float64) ratio {
 // halfWidth is the relative half-width of the interval.
 func (r ratio) halfWidth() float64 { return (r.hi/r.v - r.lo/r.v) / 2 }
 
-type cell struct{ mean, se float64 }
+type cell struct {
+	mean, se float64
+	trials   int
+}
 
 // suiteTable indexes the summary rows: method → x → metric.
 type suiteTable map[string]map[float64]map[string]cell
@@ -61,9 +64,24 @@ func newSuiteTable(rows []Row) suiteTable {
 		if t[r.Method][r.X] == nil {
 			t[r.Method][r.X] = map[string]cell{}
 		}
-		t[r.Method][r.X][r.Metric] = cell{r.Mean, r.SE}
+		t[r.Method][r.X][r.Metric] = cell{r.Mean, r.SE, r.Trials}
 	}
 	return t
+}
+
+// trials is the number of trials behind a ratio of two methods' metric
+// at x: the trials both ran (a target or method with capped trials, such
+// as rbm-100's 12 or GWG's 10, has fewer than the suite).
+func (t suiteTable) trials(a, b string, x float64, metric string) int {
+	ca, ok1 := t.get(a, x, metric)
+	cb, ok2 := t.get(b, x, metric)
+	switch {
+	case ok1 && ok2:
+		return min(ca.trials, cb.trials)
+	case ok1:
+		return ca.trials
+	}
+	return cb.trials
 }
 
 func (t suiteTable) get(method string, x float64, metric string) (cell, bool) {
@@ -123,9 +141,9 @@ func (v verdict) geoMean() float64 { return math.Exp(v.logSum / float64(v.ran)) 
 func suiteResult(r *runner, rows []Row, targets []*suiteTarget, methods []suiteMethod, budget, n int) (*Result, error) {
 	t := newSuiteTable(rows)
 	var extra []Row
-	add := func(method string, x float64, metric string, rt ratio) {
+	add := func(method, ref string, x float64, stat, prefix string, rt ratio) {
 		if rt.ok {
-			extra = append(extra, Row{Method: method, Setting: r.setting, X: x, Metric: metric, Mean: rt.v, SE: (rt.hi - rt.lo) / (2 * 1.96), Trials: r.trials})
+			extra = append(extra, Row{Method: method, Setting: r.setting, X: x, Metric: prefix + stat, Mean: rt.v, SE: (rt.hi - rt.lo) / (2 * 1.96), Trials: t.trials(method, ref, x, stat)})
 		}
 	}
 	for _, tg := range targets {
@@ -135,16 +153,16 @@ func suiteResult(r *runner, rows []Row, targets []*suiteTarget, methods []suiteM
 				continue
 			}
 			for _, m := range methods {
-				add(m.name, tg.x, "ratio_to_best:"+st.metric, t.ratio(m.name, best, tg.x, st.metric))
-				add(m.name, tg.x, "ratio_to_iid:"+st.metric, t.ratio(m.name, suiteReference, tg.x, st.metric))
-				add(m.name, tg.x, "ratio_to_gibbs:"+st.metric, t.ratio(m.name, suiteBaseline, tg.x, st.metric))
+				add(m.name, best, tg.x, st.metric, "ratio_to_best:", t.ratio(m.name, best, tg.x, st.metric))
+				add(m.name, suiteReference, tg.x, st.metric, "ratio_to_iid:", t.ratio(m.name, suiteReference, tg.x, st.metric))
+				add(m.name, suiteBaseline, tg.x, st.metric, "ratio_to_gibbs:", t.ratio(m.name, suiteBaseline, tg.x, st.metric))
 			}
 		}
 		for _, m := range methods {
 			first, ok1 := t.get(m.name, tg.x, "mmd2_first")
 			all, ok2 := t.get(m.name, tg.x, "mmd2")
 			if ok1 && ok2 && all.mean > 0 {
-				extra = append(extra, Row{Method: m.name, Setting: r.setting, X: tg.x, Metric: "mmd2_first_share", Mean: first.mean / all.mean, Trials: r.trials})
+				extra = append(extra, Row{Method: m.name, Setting: r.setting, X: tg.x, Metric: "mmd2_first_share", Mean: first.mean / all.mean, Trials: all.trials})
 			}
 		}
 	}
