@@ -55,6 +55,16 @@ type Weights struct {
 	Distinct   int
 }
 
+// MinEll is the smallest bandwidth ℓ of the Hamming kernel exp(−H/ℓ):
+// the Stein kernel holds e^(1/ℓ), which overflows below ℓ ≈ 0.0014 (the
+// points were then picked by NaN comparisons); at 0.01 the kernel is
+// already the identity on distinct states to 43 digits.
+const MinEll = 0.01
+
+// GapTolerance is the relative Frank–Wolfe gap at which SteinWeights
+// stops: the weighted KSD² is then within 1% of its minimum.
+const GapTolerance = 1e-2
+
 // SteinWeights returns the weights on the candidates' draws that minimise
 // the kernel Stein discrepancy of the weighted draws against m (Liu and Lee
 // 2017, black-box importance sampling): w ≥ 0, Σ w = 1, minimising wᵀKw
@@ -69,16 +79,6 @@ type Weights struct {
 // draws of the wrong model (fields reversed) from an RMSE of the means of
 // 0.31–0.32 to 0.08–0.10 (the package's test); at ℓ = 1 they did little
 // (0.31 to 0.24 with 2000 draws).
-// MinEll is the smallest bandwidth ℓ of the Hamming kernel exp(−H/ℓ):
-// the Stein kernel holds e^(1/ℓ), which overflows below ℓ ≈ 0.0014 (the
-// points were then picked by NaN comparisons); at 0.01 the kernel is
-// already the identity on distinct states to 43 digits.
-const MinEll = 0.01
-
-// GapTolerance is the relative Frank–Wolfe gap at which SteinWeights
-// stops: the weighted KSD² is then within 1% of its minimum.
-const GapTolerance = 1e-2
-
 func SteinWeights(ctx context.Context, m model.Model, c *sampler.Samples, o Options, maxIter int) (*Weights, error) {
 	if err := check(c, nil, 1); err != nil {
 		return nil, err

@@ -155,6 +155,12 @@ func readCheckpoint(dir string, max int64) (checkpoint, error) {
 	if err := gob.NewDecoder(bufio.NewReader(io.LimitReader(f, n))).Decode(&cp); err != nil {
 		return cp, fmt.Errorf("%s is not a dstein checkpoint or is damaged: %w", path, err)
 	}
+	// gob leaves out a pointer to a zero value, and a checkpoint's
+	// settings always hold their defaults: a missing regulariser was 0
+	// (--regularizer 0 could not be resumed).
+	if cp.Config.Regularizer == nil {
+		cp.Config.Regularizer = new(0.0)
+	}
 	return cp, nil
 }
 
@@ -235,8 +241,20 @@ func configDiff(was, now Config) string {
 	var parts []string
 	for i := range a.NumField() {
 		if x, y := a.Field(i).Interface(), b.Field(i).Interface(); !reflect.DeepEqual(x, y) {
-			parts = append(parts, fmt.Sprintf("%s %v in the checkpoint, %v now", a.Type().Field(i).Name, x, y))
+			parts = append(parts, fmt.Sprintf("%s %v in the checkpoint, %v now", a.Type().Field(i).Name, deref(a.Field(i)), deref(b.Field(i))))
 		}
 	}
 	return strings.Join(parts, "; ")
+}
+
+// deref is a setting's value for a message: what a pointer points to (not
+// its address), "unset" for nil.
+func deref(v reflect.Value) any {
+	if v.Kind() == reflect.Pointer {
+		if v.IsNil() {
+			return "unset"
+		}
+		return v.Elem().Interface()
+	}
+	return v.Interface()
 }

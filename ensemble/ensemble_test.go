@@ -153,6 +153,36 @@ func TestResumeRefusesOtherSettings(t *testing.T) {
 	}
 }
 
+// A run without a regulariser resumes: gob leaves out a pointer to 0, and
+// the resumed run once saw "Regularizer <nil> in the checkpoint,
+// 0xc000… now". A run with another regulariser is refused by value.
+func TestResumeWithoutRegularizer(t *testing.T) {
+	train, test := toyData(160, 3), toyData(100, 4)
+	dir := t.TempDir()
+	cfg := toyConfig("bnnplus", 1)
+	cfg.Epochs = 2
+	cfg.Regularizer = new(0.0)
+	ctx, cancel := context.WithCancel(context.Background())
+	epochs := 0
+	opt := Options{Dir: dir, Log: func(s string) {
+		if strings.Contains(s, "epoch 1/2") {
+			epochs++
+			cancel()
+		}
+	}}
+	if _, err := Train(ctx, cfg, train, test, opt); err == nil && epochs == 0 {
+		t.Fatal("the first epoch never ended")
+	}
+	if _, err := Train(context.Background(), cfg, train, test, Options{Dir: dir, Resume: true}); err != nil {
+		t.Fatalf("resuming a run without a regulariser: %v", err)
+	}
+	cfg.Regularizer = new(1e-3)
+	_, err := Train(context.Background(), cfg, train, test, Options{Dir: dir, Resume: true})
+	if err == nil || !strings.Contains(err.Error(), "(Regularizer 0 in the checkpoint, 0.001 now)") {
+		t.Errorf("another regulariser: %v; want it refused, naming both values", err)
+	}
+}
+
 // TestCoresDoNotChangeResults trains GF-SVGD with 1 and 2 cores (the
 // network-level test in package bnn covers products large enough to run in
 // parallel blocks).

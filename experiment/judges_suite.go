@@ -32,7 +32,9 @@ func suiteRunOf(preset string) string {
 // set (the suite that runs dstein's default), it holds when the rule
 // chooses def, partly holds when some candidate meets both conditions but
 // the rule chooses another, and fails when none does; without def, it
-// holds when some candidate meets both conditions.
+// holds when some candidate meets both conditions. A run of fewer than
+// minVerdictTrials trials is not judged: its intervals are too noisy to
+// decide by.
 func judgeDefault(def string) judge {
 	return func(rows []Row, _ Mode) Verdict {
 		var meets, all []string

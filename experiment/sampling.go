@@ -141,7 +141,6 @@ func methodRecord(preset string, pl sampler.Pipeline) any {
 	return rec
 }
 
-// limitN keeps the sample sizes ≤ nmax (all when nmax ≤ 0).
 // limitN keeps the sample sizes n ≤ nmax (all when nmax ≤ 0) of the
 // sizes ns that the run's mode uses, and refuses an nmax that keeps none:
 // a run of no size wrote an empty table and plot and exited 0.

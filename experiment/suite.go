@@ -300,7 +300,7 @@ func isingGridOf(side int, j, h, spread float64, seed uint64) (*ising.Ising, err
 
 // suiteModels returns the suite's targets at the mode's size, then the
 // UAI networks of dir (when not empty).
-func suiteModels(ctx context.Context, mode Mode, seed uint64, dir string, budget memlimit.Budget) ([]suiteModel, error) {
+func suiteModels(ctx context.Context, mode Mode, seed uint64, dir string, budget memlimit.Budget) (out []suiteModel, left []string, err error) {
 	type spec struct {
 		name, what string
 		hard       bool
@@ -335,7 +335,6 @@ func suiteModels(ctx context.Context, mode Mode, seed uint64, dir string, budget
 			return potts.Grid(pottsSide, pottsSide, false, 3, math.Log(1+math.Sqrt(3)), nil)
 		}, 0},
 	}
-	var out []suiteModel
 	for _, s := range specs {
 		if mode == Quick && s.trials > 0 {
 			// A target with capped trials is an expensive one (the d = 100
@@ -345,16 +344,16 @@ func suiteModels(ctx context.Context, mode Mode, seed uint64, dir string, budget
 		}
 		m, err := s.build()
 		if err != nil {
-			return nil, fmt.Errorf("suite model %s: %w", s.name, err)
+			return nil, nil, fmt.Errorf("suite model %s: %w", s.name, err)
 		}
 		out = append(out, suiteModel{name: s.name, what: s.what, hard: s.hard, modes: s.hard && isFerromagnet(m), m: m, x: float64(len(out) + 1), trials: s.trials})
 	}
 	if dir == "" {
-		return out, nil
+		return out, nil, nil
 	}
 	nets, err := uaiDirModels(ctx, dir, budget)
 	if err != nil {
-		return nil, err
+		return nil, nil, err
 	}
 	if mode != Full {
 		// The reduced runs' shorter chains from a random start do not find
@@ -367,11 +366,13 @@ func suiteModels(ctx context.Context, mode Mode, seed uint64, dir string, budget
 		for _, sm := range nets {
 			if sm.m.Dim() <= tinyUAIVars {
 				kept = append(kept, sm)
+			} else {
+				left = append(left, fmt.Sprintf("%s (%d free variables)", sm.name, sm.m.Dim()))
 			}
 		}
 		nets = kept
 	}
-	return append(out, nets...), nil
+	return append(out, nets...), left, nil
 }
 
 // tinyUAIVars is the most free variables of a --uai network that a tiny
@@ -526,9 +527,12 @@ func (e *SuiteEstimates) SetOption(x float64) error {
 }
 
 func runSuite(r *runner) (*Result, error) {
-	models, err := suiteModels(r.ctx, r.cfg.Mode, r.cfg.Seed, r.cfg.UAIDir, r.cfg.Budget)
+	models, left, err := suiteModels(r.ctx, r.cfg.Mode, r.cfg.Seed, r.cfg.UAIDir, r.cfg.Budget)
 	if err != nil {
 		return nil, err
+	}
+	if len(left) > 0 {
+		r.logf("%s: %s runs leave out the networks of more than %d free variables: %s", r.name, r.cfg.Mode, tinyUAIVars, strings.Join(left, ", "))
 	}
 	r.xNames = map[float64]string{}
 	for _, sm := range models {

@@ -6,6 +6,7 @@ import (
 	"io"
 	"math"
 	"os"
+	"slices"
 	"sort"
 	"strconv"
 	"strings"
@@ -93,7 +94,20 @@ func (p Reproduction) Judge(rows []Row, mode Mode) Verdict {
 	if p.judge == nil {
 		return Verdict{Because: "dstein's own question, answered in EXPERIMENTS.md's prose and the printed table"}
 	}
+	// The judges compare means beyond their standard errors: rows of one
+	// trial have none (an experiment --trials 1 printed "the claim fails"
+	// where its numbers said otherwise). DISCS judges single runs by their
+	// ESS and the BNN experiment by its test set's binomial error.
+	if p.judge != nil && !p.singleRun() && len(rows) > 0 && !slices.ContainsFunc(rows, func(r Row) bool { return r.Trials >= 2 }) {
+		return Verdict{Because: "one trial: no standard errors to judge the claim by (run with --trials 2 or more)"}
+	}
 	return p.judge(rows, mode)
+}
+
+// singleRun says whether the result's judge decides from one run: DISCS
+// (its ESS) and the BNN experiment (the test set's binomial error).
+func (p Reproduction) singleRun() bool {
+	return p.Name == "discs" || p.Name == "bnn"
 }
 
 // ReadRows reads an experiment's summary CSV (NAME.csv: experiment,

@@ -43,7 +43,7 @@ func Open(ordinal int) (*Device, error) {
 	if err != nil {
 		return nil, err
 	}
-	lib, err := cuda.LoadCUBLAS()
+	lib, err := cuda.LoadCUBLASFor(drv.Version)
 	if err != nil {
 		return nil, err
 	}

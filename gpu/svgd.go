@@ -168,7 +168,7 @@ func NewSVGD(dev *Device, p *sampler.Problem, set gfsvgd.Settings) (*SVGD, error
 	// first (an H200's 143 GB hold the n² kernel matrix of more
 	// particles than the pair limit allows).
 	if int64(n)*int64(n-1)/2 >= 1<<32 {
-		return nil, fmt.Errorf("gfsvgd on the GPU: %d particles have over 2³² pairs; at most 92681", n)
+		return nil, fmt.Errorf("gfsvgd on the GPU: %d particles have 2³² pairs or more; at most 92682", n)
 	}
 	opts := []string{"-DDSTEIN_F32=0"}
 	if f32 {

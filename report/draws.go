@@ -164,7 +164,7 @@ func readDrawsCSV(r io.Reader) (*Draws, error) {
 			// its neighbours (9007199254740993 read as …992), and values
 			// beyond 1e150 overflow the variances (the JSON then failed
 			// on +Inf after the table was printed).
-			if math.Abs(v) >= 1<<53 && !strings.ContainsAny(cell, ".eE") {
+			if beyond53(cell, v) {
 				return nil, fmt.Errorf("line %d: variable %s is %s, an integer beyond ±2⁵³, which a float64 cannot hold exactly", line, names[j], shortCell(cell))
 			}
 			if math.Abs(v) > categorical.MaxStateValue {
@@ -367,4 +367,14 @@ func halfFloat(h uint16) float64 {
 		return math.Inf(int(sign))
 	}
 	return sign * math.Ldexp(1+frac/1024, exp-15)
+}
+
+// beyond53 reports whether a cell written as an integer lies beyond ±2⁵³,
+// where float64 v no longer tells it from its neighbours.
+func beyond53(cell string, v float64) bool {
+	if math.Abs(v) < 1<<53 || strings.ContainsAny(cell, ".eE") {
+		return false
+	}
+	i, err := strconv.ParseInt(cell, 10, 64)
+	return err != nil || i > 1<<53 || i < -(1<<53)
 }

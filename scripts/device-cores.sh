@@ -13,7 +13,8 @@
 # "run" needs only bash and coreutils (taskset pins the 2-core runs, and
 # /usr/bin/time adds peak memory, where the machine has them); the peers
 # run when $PYTHON (default python3) imports numpy and torch. The binaries
-# are static (built without cgo). NVRTC and cuBLAS are found by soname,
+# are built without cgo (no versioned glibc symbols; they load libc
+# through purego). NVRTC and cuBLAS are found by soname,
 # or in pip's nvidia-* wheels of $PYTHON. It is sized
 # to end within 8 minutes on 16 cores (BUDGET seconds, default 450: phases
 # that would start after it are skipped and say so in $OUT/cores/log.txt).
@@ -36,8 +37,8 @@ build() {
 	command -v go >/dev/null || { echo "device-cores.sh build: needs Go" >&2; exit 1; }
 	mkdir -p "$dir"
 	cd "$root"
-	# Without cgo: static binaries that need no particular glibc on the
-	# device's image (with cgo they needed GLIBC_2.34); purego opens the
+	# Without cgo: binaries with no versioned glibc symbols, for whatever
+	# glibc the device's image has (with cgo they needed GLIBC_2.34); purego opens the
 	# CUDA libraries through its own loader then (the GPU tests pass here
 	# built so, on the stand-ins).
 	export CGO_ENABLED=0
@@ -101,31 +102,42 @@ run() {
 	}
 	# The GPU's libraries, where the image has them outside the loader's
 	# path (pip's nvidia-cuda-nvrtc and nvidia-cublas wheels).
-	local gpy=${PYTHON:-python3} lib var found
+	# The driver's CUDA major version ("driver …, CUDA 13.0" from dstein
+	# gpu) picks the libraries' soname: a newer NVRTC or cuBLAS than the
+	# driver does not work with it.
+	local gpy=${PYTHON:-python3} lib var found major
+	major=$(timeout 30 "$dir/dstein" gpu 2>/dev/null | sed -n 's/^driver .*, CUDA \([0-9][0-9]*\)\..*/\1/p' | head -1 || true)
 	for lib in nvrtc:DSTEIN_CUDA_NVRTC cublas:DSTEIN_CUDA_CUBLAS; do
 		var=${lib#*:}
 		lib=${lib%%:*}
-		if [ -z "${!var:-}" ] && ! ldconfig -p 2>/dev/null | grep -q "lib$lib\.so\.1[23] "; then
-			found=$("$gpy" -c "import glob, site; print(next(iter(sorted(p for d in site.getsitepackages() for p in glob.glob(d + '/nvidia/**/lib$lib.so.1[23]', recursive=True))), ''))" 2>/dev/null || true)
-			[ -z "$found" ] || { export "$var=$found"; echo "$var=$found"; }
+		[ -n "$major" ] || break
+		# (grep -q on a pipe under pipefail fails when grep quits early.)
+		if [ -z "${!var:-}" ] && ! grep -q "lib$lib\.so\.$major " < <(ldconfig -p 2>/dev/null); then
+			found=$("$gpy" -c "import glob, site; print(next(iter(sorted(p for d in site.getsitepackages() for p in glob.glob(d + '/nvidia/**/lib$lib.so.$major', recursive=True))), ''))" 2>/dev/null || true)
+			if [ -n "$found" ]; then
+				# Its folder too, for the libraries it opens itself
+				# (libnvrtc-builtins).
+				export "$var=$found" LD_LIBRARY_PATH="$(dirname "$found")${LD_LIBRARY_PATH:+:$LD_LIBRARY_PATH}"
+				echo "$var=$found"
+			fi
 		fi
 	done
 	# The GPU loader (issue 33's first step): the driver opened at run time.
-	"$dir/dstein" gpu 2>&1 | tee "$out/gpu.txt" || echo "dstein gpu: exit ${PIPESTATUS[0]}"
+	timeout "$(tmo 30)" "$dir/dstein" gpu 2>&1 | tee "$out/gpu.txt" || echo "dstein gpu: exit ${PIPESTATUS[0]}"
 	# A kernel compiled by NVRTC, loaded and run through the driver, checked exactly.
-	DSTEIN_GPU_TEST=1 "$dir/internal-cuda-gpu.test" -test.run RealGPU -test.v 2>&1 | tee -a "$out/gpu.txt" || true
+	DSTEIN_GPU_TEST=1 timeout "$(tmo 60)" "$dir/internal-cuda-gpu.test" -test.run RealGPU -test.v 2>&1 | tee -a "$out/gpu.txt" || true
 	# Issue 33's GF-SVGD: the GPU path against the CPU's on the device (the
 	# tests the stand-ins run here), then its iteration's time beside
 	# PyTorch's on the same GPU, float64 and float32.
 	# The gate: a GPU, and the compiler and cuBLAS beside it ("dstein gpu"
 	# lists what it found and exits 0 without them).
-	if [ -z "${NO_GPU:-}" ] && "$dir/dstein" gpu >/dev/null 2>&1 && ! grep -q -E '^(runtime compiler|cuBLAS): none' "$out/gpu.txt"; then
+	if [ -z "${NO_GPU:-}" ] && timeout "$(tmo 30)" "$dir/dstein" gpu >/dev/null 2>&1 && ! grep -q -E '^(runtime compiler|cuBLAS): none' "$out/gpu.txt"; then
 		(cd "$root/gpu" && DSTEIN_GPU_TEST=1 timeout "$(tmo 120)" "$dir/gpu.test" -test.v -test.count 1 2>&1) | tee "$out/gpu-tests.txt" | grep -E '^(---|ok|FAIL|PASS)|largest' || true
 		bt=10x
 		[ -z "${QUICK:-}" ] || bt=1x
 		(cd "$root/gpu" && DSTEIN_GPU_TEST=1 timeout "$(tmo 200)" "$dir/gpu.test" -test.run '^$' -test.bench 'SVGDStep|GibbsSweep' -test.benchtime $bt -test.count 3 2>&1) | tee "$out/gpu-bench.txt" | grep -E '^Benchmark' || true
 		if [ "$(left)" -lt 60 ]; then
-			echo "SKIPPED the PyTorch GPU peer and the GPU experiments: $(left) s of the budget left"
+			echo "SKIPPED the PyTorch GPU peer: $(left) s of the budget left"
 		elif "$gpy" -c 'import torch; assert torch.cuda.is_available()' 2>/dev/null; then
 			for size in "100 100" "1000 100" "1000 1000" "10000 1000"; do
 				set -- $size
@@ -165,7 +177,8 @@ run() {
 		[ -z "${QUICK:-}" ] || bt=1x count=1
 		name=$(echo "$p" | tr / -)
 		for g in "${procs[@]}"; do
-			(cd "$root/$p" && GOMAXPROCS=$g "$dir/$name.test" -test.run '^$' -test.bench "$pat" \
+			[ "$(left)" -ge 5 ] || return 0
+		(cd "$root/$p" && GOMAXPROCS=$g timeout "$(tmo 300)" "$dir/$name.test" -test.run '^$' -test.bench "$pat" \
 				-test.benchtime "$bt" -test.count "$count" -test.benchmem) |
 				grep -E '^Benchmark' | sed "s/^/gomaxprocs=$g /" >>"$out/bench.txt" || true
 		done
@@ -177,7 +190,8 @@ run() {
 		[ -z "${QUICK:-}" ] || bt=1x count=1
 		name=$(echo "$p" | tr / -)
 		command -v taskset >/dev/null || return 0
-		(cd "$root/$p" && GOMAXPROCS=2 taskset -c 0,1 "$dir/$name.test" -test.run '^$' -test.bench "$pat" \
+		[ "$(left)" -ge 5 ] || return 0
+		(cd "$root/$p" && GOMAXPROCS=2 timeout "$(tmo 300)" taskset -c 0,1 "$dir/$name.test" -test.run '^$' -test.bench "$pat" \
 			-test.benchtime "$bt" -test.count "$count") |
 			grep -E '^Benchmark' | sed "s/^/pinned2 /" >>"$out/bench.txt" || true
 	}
@@ -188,7 +202,8 @@ run() {
 		[ -z "${QUICK:-}" ] || bt=1x count=1
 		name=$(echo "$p" | tr / -)
 		command -v taskset >/dev/null || return 0
-		(cd "$root/$p" && GODEBUG=cpu.avx512f=off GOMAXPROCS=2 taskset -c 0,1 "$dir/$name.test" -test.run '^$' \
+		[ "$(left)" -ge 5 ] || return 0
+		(cd "$root/$p" && GODEBUG=cpu.avx512f=off GOMAXPROCS=2 timeout "$(tmo 300)" taskset -c 0,1 "$dir/$name.test" -test.run '^$' \
 			-test.bench "$pat" -test.benchtime "$bt" -test.count "$count") |
 			grep -E '^Benchmark' | sed "s/^/pinned2-avx2 /" >>"$out/bench.txt" || true
 	}
@@ -263,7 +278,7 @@ run() {
 		if "$py" -c 'import numpy, torch' 2>/dev/null; then
 			for th in 2 "$ncpu"; do
 				PYTHON=$py DSTEINPEER=$dir/dsteinpeer THREADS=$th ROUNDS=1 PEERS_OUT="$out/peers-$th" \
-					NOTE="device-cores.sh, $th threads" "$root/benchmarks/peers/run.sh" >"$out/peers-$th.log" 2>&1 ||
+					NOTE="device-cores.sh, $th threads" timeout "$(tmo 150)" "$root/benchmarks/peers/run.sh" >"$out/peers-$th.log" 2>&1 ||
 					{ echo "peers at $th threads failed:"; tail -5 "$out/peers-$th.log"; }
 			done
 		else

@@ -56,9 +56,9 @@ func TestCompressCommand(t *testing.T) {
 		{[]string{"--model", gridModel}, "--samples is required"},
 		{[]string{"--model", gridModel, "--samples", draws, "--rule", "herdin"}, `unknown rule "herdin"`},
 		{[]string{"--model", gridModel, "--samples", draws, "--n", "0"}, "--n must be at least 1"},
-		{[]string{"--model", gridModel, "--samples", draws, "--ell", "0"}, "--ell must be a finite number ≥ 0.01"},
+		{[]string{"--model", gridModel, "--samples", draws, "--ell", "0"}, "--ell must be a finite number > 0"},
 		// e^(1/ℓ) overflowed: the points were picked by NaN comparisons.
-		{[]string{"--model", gridModel, "--samples", draws, "--rule", "stein", "--ell", "0.001"}, "--ell must be a finite number ≥ 0.01, got 0.001"},
+		{[]string{"--model", gridModel, "--samples", draws, "--rule", "stein", "--ell", "0.001"}, "--ell 0.001 is too small for --rule stein: want at least 0.01"},
 		{[]string{"--model", gridModel, "--samples", draws, "--out", draws}, "draws.csv"},
 		{[]string{"--model", gridModel, "--samples", draws, "--reweight", "kl"}, `unknown --reweight "kl"`},
 		{[]string{"--model", gridModel, "--samples", draws, "--reweight", "ksd", "--rule", "stein"}, "--reweight applies to --rule herding"},
@@ -120,7 +120,7 @@ func TestSampleCompresses(t *testing.T) {
 		{[]string{"--method", "gibbs", "--draws", "10", "--compress", "herd"}, `unknown --compress rule "herd"`},
 		{[]string{"--method", "gibbs", "--points", "5"}, "--points applies with --compress"},
 		{[]string{"--method", "gibbs", "--draws", "10", "--compress", "stein", "--reweight", "ksd"}, "before herding"},
-		{[]string{"--method", "gibbs", "--draws", "10", "--compress", "herding", "--ell", "-2"}, "--ell must be a finite number ≥ 0.01"},
+		{[]string{"--method", "gibbs", "--draws", "10", "--compress", "herding", "--ell", "-2"}, "--ell must be a finite number > 0"},
 	} {
 		code, _, errs := dstein(t, append([]string{"sample", "--model", gridModel}, c.args...)...)
 		if code == 0 || !strings.Contains(errs, c.want) || strings.Count(strings.TrimSpace(errs), "\n") > 0 {

@@ -39,7 +39,7 @@ why in one line and exits with code 4.`,
 			} else {
 				fmt.Fprintf(e.stdout, "runtime compiler %s, NVRTC %d.%d\n", n.Path, n.Major, n.Minor)
 			}
-			if b, err := cuda.LoadCUBLAS(); err != nil {
+			if b, err := cuda.LoadCUBLASFor(d.Version); err != nil {
 				fmt.Fprintf(e.stdout, "cuBLAS: none (%v)\n\n", err)
 			} else {
 				fmt.Fprintf(e.stdout, "cuBLAS %s\n\n", b.Path)

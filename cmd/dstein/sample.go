@@ -531,8 +531,11 @@ func (f *sampleFlags) compression(fs *pflag.FlagSet) (infer.Compression, error) 
 	if err := finiteFlag("ell", f.ell); err != nil {
 		return c, err
 	}
-	if fs.Changed("ell") && !(f.ell >= compress.MinEll) {
-		return c, usagef("--ell must be a finite number ≥ %g, got %v (the Stein kernel holds e^(1/ℓ), which overflows below about 0.0014)", compress.MinEll, f.ell)
+	if fs.Changed("ell") && !(f.ell > 0) {
+		return c, usagef("--ell must be a finite number > 0, got %v", f.ell)
+	}
+	if fs.Changed("ell") && f.compress != infer.RuleHerding && f.ell < compress.MinEll {
+		return c, usagef("--ell %v is too small for --compress %s: want at least %g (the Stein kernel holds e^(1/ℓ), which overflows below about 0.0014)", f.ell, f.compress, compress.MinEll)
 	}
 	c.Ell = f.ell
 	switch f.reweight {

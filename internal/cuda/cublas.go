@@ -36,13 +36,20 @@ type CUBLAS struct {
 
 // LoadCUBLAS opens cuBLAS (CUBLASEnv's, else by soname), once per library.
 func LoadCUBLAS() (*CUBLAS, error) {
-	path := os.Getenv(CUBLASEnv)
-	return cached("cublas:"+path, func() (*CUBLAS, error) { return openCUBLAS(path) })
+	return LoadCUBLASFor(0)
 }
 
-func openCUBLAS(path string) (*CUBLAS, error) {
+// LoadCUBLASFor is LoadCUBLAS that tries the sonames of the driver's major
+// version first (driver as cuDriverGetVersion gives it; 0: any): cuBLAS 13
+// needs a CUDA 13 driver, and was tried first on 12.x drivers.
+func LoadCUBLASFor(driver int) (*CUBLAS, error) {
+	path := os.Getenv(CUBLASEnv)
+	return cached(fmt.Sprintf("cublas:%s:%d", path, driver), func() (*CUBLAS, error) { return openCUBLAS(path, driver) })
+}
+
+func openCUBLAS(path string, driver int) (*CUBLAS, error) {
 	lib := library{env: CUBLASEnv, what: "cuBLAS library", missing: "cuBLAS is not installed",
-		fix: "install the CUDA toolkit's libcublas", names: cublasSonames}
+		fix: "install the CUDA toolkit's libcublas", names: majorFirst(cublasSonames, driver)}
 	handle, path, err := lib.open(path)
 	if err != nil {
 		return nil, err

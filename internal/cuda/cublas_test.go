@@ -118,7 +118,7 @@ func testGemm(t *testing.T, c *Context, blas *BLAS) {
 // 32-bit arguments is refused.
 func TestGemmStandIn(t *testing.T) {
 	c := standInContext(t)
-	lib, err := openCUBLAS(cudatest.FakeCUBLAS(t))
+	lib, err := openCUBLAS(cudatest.FakeCUBLAS(t), 0)
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -246,7 +246,7 @@ func equal[T comparable](a, b []T) bool {
 // names the call.
 func TestGemmDoesNotAllocate(t *testing.T) {
 	c := standInContext(t)
-	lib, err := openCUBLAS(cudatest.FakeCUBLAS(t))
+	lib, err := openCUBLAS(cudatest.FakeCUBLAS(t), 0)
 	if err != nil {
 		t.Fatal(err)
 	}

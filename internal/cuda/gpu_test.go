@@ -22,7 +22,7 @@ func TestRealGPU(t *testing.T) {
 	if err != nil {
 		t.Fatal(err)
 	}
-	n, err := LoadNVRTC()
+	n, err := LoadNVRTCFor(d.Version) // as gpu.Open loads it
 	if err != nil {
 		t.Fatal(err)
 	}

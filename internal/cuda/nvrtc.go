@@ -57,13 +57,17 @@ func LoadNVRTCFor(driver int) (*NVRTC, error) {
 }
 
 // nvrtcOrder puts the sonames of the driver's major version first.
-func nvrtcOrder(driver int) []string {
+func nvrtcOrder(driver int) []string { return majorFirst(nvrtcSonames, driver) }
+
+// majorFirst puts the sonames of the driver's major version first (names
+// itself for driver ≤ 0).
+func majorFirst(names []string, driver int) []string {
 	if driver <= 0 {
-		return nvrtcSonames
+		return names
 	}
 	tag := fmt.Sprintf(".so.%d", driver/1000)
 	var mine, others []string
-	for _, n := range nvrtcSonames {
+	for _, n := range names {
 		if strings.Contains(n, tag) {
 			mine = append(mine, n)
 		} else {

@@ -53,6 +53,9 @@ func TestNVRTCStandIn(t *testing.T) {
 	if got := nvrtcOrder(13000); !strings.HasSuffix(got[0], ".so.13") {
 		t.Errorf("order for a 13.0 driver: %v", got)
 	}
+	if got := majorFirst(cublasSonames, 12040); !strings.HasSuffix(got[0], ".so.12") || len(got) != len(cublasSonames) {
+		t.Errorf("cuBLAS order for a 12.4 driver: %v", got)
+	}
 	t.Setenv(NVRTCEnv, "")
 	saved := nvrtcSonames
 	nvrtcSonames = []string{"libnvrtc-absent.so.13"}
