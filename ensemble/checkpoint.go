@@ -46,6 +46,10 @@ type checkpoint struct {
 	SampleWeights []float64
 	History       []EpochLog
 	Seconds       float64
+	// InputMean and InputStd are the training set's per-channel mean and
+	// standard deviation of pixel/255 that standardised the inputs (nil in
+	// checkpoints written before they were kept), for bnn export.
+	InputMean, InputStd []float64
 }
 
 // save writes the checkpoint atomically.
@@ -210,6 +214,9 @@ func (t *trainer) load() (bool, error) {
 	}
 	if cp.Units < 0 || cp.Units > t.totalUnits() {
 		return false, fmt.Errorf("%s: %d units completed, want 0 to %d", path, cp.Units, t.totalUnits())
+	}
+	if cp.InputMean == nil {
+		cp.InputMean, cp.InputStd = t.cp.InputMean, t.cp.InputStd
 	}
 	t.cp = cp
 	// The decoded states are in the networks and optimizers now.

@@ -115,6 +115,7 @@ func (t *trainer) result() (*Result, error) {
 	}
 	res.EnsembleAccuracy = res.PrefixAccuracy[cfg.Ensemble-1]
 	res.TestImages = len(labels)
+	res.InputMean, res.InputStd = t.cp.InputMean, t.cp.InputStd
 	a := res.EnsembleAccuracy
 	res.EnsembleAccuracySE = math.Sqrt(a * (1 - a) / float64(len(labels)))
 	res.WeightsSHA256 = digest(t.nets)

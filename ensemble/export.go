@@ -34,6 +34,9 @@ type Trained struct {
 	// WeightsSHA256 is the digest that result.json's weights_sha256 holds
 	// for these networks.
 	WeightsSHA256 string
+	// InputMean and InputStd standardised the inputs (per channel, of
+	// pixel/255); nil for checkpoints written before they were kept.
+	InputMean, InputStd []float64
 }
 
 // Complete reports whether the checkpoint is of a finished run.
@@ -85,9 +88,10 @@ func CheckpointPath(path string) string {
 
 // trainedHeader is what the first decoding reads.
 type trainedHeader struct {
-	Version int
-	Config  Config
-	Units   int
+	Version             int
+	Config              Config
+	Units               int
+	InputMean, InputStd []float64
 }
 
 // trainedBody is what the second decoding reads.
@@ -193,6 +197,9 @@ func LoadTrainedWithin(path string, b memlimit.Budget, verb string, extra float6
 		return nil, fmt.Errorf("%s has checkpoint format %d, newer than this dstein's %d", path, cp.Version, checkpointVersion)
 	}
 	cfg := cp.Config
+	if cfg.Regularizer == nil {
+		cfg.Regularizer = new(0.0) // gob leaves out a pointer to 0 (see readCheckpoint)
+	}
 	if err := cfg.Validate(); err != nil {
 		return nil, fmt.Errorf("%s: %w", path, err)
 	}
@@ -208,6 +215,9 @@ func LoadTrainedWithin(path string, b memlimit.Budget, verb string, extra float6
 		return nil, fmt.Errorf("%s: %d units completed, want 0 to %d", path, cp.Units, total)
 	}
 	t := &Trained{Path: path, Config: cfg, Units: cp.Units, TotalUnits: total, Input: bnn.Shape{H: h, W: w, C: c}, Classes: classes}
+	if len(cp.InputMean) == c && len(cp.InputStd) == c {
+		t.InputMean, t.InputStd = cp.InputMean, cp.InputStd
+	}
 	fp, err := bnn.Measure(cfg.Arch, t.Input, classes)
 	if err != nil {
 		return nil, fmt.Errorf("%s: %w", path, err)

@@ -6,6 +6,7 @@ import (
 	"fmt"
 	"math"
 	"path/filepath"
+	"slices"
 	"time"
 
 	"github.com/dstein/dstein/bnn"
@@ -62,13 +63,18 @@ type Result struct {
 	// the test set: the least error bar of one run (the spread between
 	// training seeds adds to it; for GF-SVGD's single networks it was
 	// about twice as large, 0.45 points against 0.22, on the CNN).
-	TestImages         int        `json:"test_images"`
-	EnsembleAccuracySE float64    `json:"ensemble_test_accuracy_se"`
-	MemberAccuracy     []float64  `json:"member_test_accuracy"`
-	PrefixAccuracy     []float64  `json:"prefix_test_accuracy"` // ensemble of the first k members
-	Alphas             []float64  `json:"benn_alphas,omitempty"`
-	History            []EpochLog `json:"history"`
-	Seconds            float64    `json:"train_seconds"`
+	TestImages         int     `json:"test_images"`
+	EnsembleAccuracySE float64 `json:"ensemble_test_accuracy_se"`
+	// InputMean and InputStd standardised each channel of the inputs
+	// (pixel/255): the training set's, which a user of the exported
+	// networks applies to new images.
+	InputMean      []float64  `json:"input_mean"`
+	InputStd       []float64  `json:"input_std"`
+	MemberAccuracy []float64  `json:"member_test_accuracy"`
+	PrefixAccuracy []float64  `json:"prefix_test_accuracy"` // ensemble of the first k members
+	Alphas         []float64  `json:"benn_alphas,omitempty"`
+	History        []EpochLog `json:"history"`
+	Seconds        float64    `json:"train_seconds"`
 	// ExamplesPerSecond is the training throughput: training examples
 	// processed by all networks together per second of training
 	// (evaluation excluded). Networks are trained one step at a time, each
@@ -223,7 +229,7 @@ func newTrainer(cfg Config, train, test *dataset.Set, opt Options) (*trainer, er
 		}
 		t.adams = append(t.adams, a)
 	}
-	t.cp = checkpoint{Version: checkpointVersion, Config: cfg}
+	t.cp = checkpoint{Version: checkpointVersion, Config: cfg, InputMean: slices.Clone(train.Mean), InputStd: slices.Clone(train.Std)}
 	if cfg.Spec().Boosted {
 		t.cp.SampleWeights = make([]float64, t.nTrain)
 		for i := range t.cp.SampleWeights {

@@ -36,6 +36,19 @@ func (e *TooManyRows) Error() string {
 // nothing): a file of more than maxRows rows is refused before any is
 // kept, and the samples are allocated once, at their size.
 func LoadSamplesCSV(ctx context.Context, path string, m model.Model, maxRows int) (*sampler.Samples, error) {
+	return loadSamplesCSV(ctx, path, m, maxRows, false)
+}
+
+// LoadOwnSamplesCSV is LoadSamplesCSV for draws that must be m's own (the
+// candidates of compress, whose Stein rules and weights use m): where the
+// file has an lp__ column, each row's value must be m's log p* of the row,
+// up to rounding, or the file is refused as another model's. (gof, whose
+// samples may come from any model, reads with LoadSamplesCSV.)
+func LoadOwnSamplesCSV(ctx context.Context, path string, m model.Model, maxRows int) (*sampler.Samples, error) {
+	return loadSamplesCSV(ctx, path, m, maxRows, true)
+}
+
+func loadSamplesCSV(ctx context.Context, path string, m model.Model, maxRows int, own bool) (*sampler.Samples, error) {
 	f, err := safeio.Open(path, "samples file", 0)
 	if err != nil {
 		return nil, err
@@ -57,7 +70,7 @@ func LoadSamplesCSV(ctx context.Context, path string, m model.Model, maxRows int
 		// or newline each): the list is never larger than the file allows.
 		rows = int(min(int64(rows), size/int64(2*max(1, m.Dim()))+1))
 	}
-	s, err := readSamples(safeio.WithContext(ctx, f), m, maxRows, rows)
+	s, err := readSamples(safeio.WithContext(ctx, f), m, maxRows, rows, own)
 	if err != nil {
 		if ctx.Err() != nil {
 			return nil, ctx.Err()
@@ -132,7 +145,7 @@ func countRows(ctx context.Context, path string) (int, int64, error) {
 // as are blank lines. Errors name the line and the column (1-based) of the
 // problem.
 func ReadSamplesCSV(r io.Reader, m model.Model) (*sampler.Samples, error) {
-	return readSamples(r, m, 0, 0)
+	return readSamples(r, m, 0, 0, false)
 }
 
 // PositionalHeader reports whether head is z0, z1, …, z(d−1) for a model
@@ -201,7 +214,7 @@ func (l *lineLimit) Read(p []byte) (int, error) {
 // readSamples reads at most maxRows samples (0: no limit) into a list
 // allocated for rows samples (a count of the file's rows, or 0 when it is
 // not known: the list then grows as it is read).
-func readSamples(r io.Reader, m model.Model, maxRows, rows int) (*sampler.Samples, error) {
+func readSamples(r io.Reader, m model.Model, maxRows, rows int, own bool) (*sampler.Samples, error) {
 	d := m.Dim()
 	br := bufio.NewReader(&lineLimit{r: r, max: MaxLineBytes(d), line: 1})
 	if magic, _ := br.Peek(6); string(magic) == "\x93NUMPY" {
@@ -228,6 +241,16 @@ func readSamples(r io.Reader, m model.Model, maxRows, rows int) (*sampler.Sample
 	skip := 0
 	for skip < len(head)-d && (slices.Contains(IDColumns, strings.TrimSpace(head[skip])) || strings.HasSuffix(strings.TrimSpace(head[skip]), "__")) {
 		skip++
+	}
+	// The lp__ column, where the file has one: each row's log p* under
+	// the model that drew it, checked against this model below.
+	lpCol := -1
+	if _, none := m.(model.NoDensity); own && !none {
+		for k := range skip {
+			if strings.TrimSpace(head[k]) == LogPColumn {
+				lpCol = k
+			}
+		}
 	}
 	width := len(head)
 	head = head[skip:]
@@ -296,6 +319,11 @@ func readSamples(r io.Reader, m model.Model, maxRows, rows int) (*sampler.Sample
 				return nil, fmt.Errorf("line %d, column %d (%s): %w", line, skip+i+1, model.VariableName(m, i), err)
 			}
 			z = append(z, s)
+		}
+		if lpCol >= 0 {
+			if err := checkLogP(m, z[len(z)-d:], row[lpCol]); err != nil {
+				return nil, fmt.Errorf("line %d, column %d (%s): %w", line, lpCol+1, LogPColumn, err)
+			}
 		}
 		n++
 	}
@@ -380,4 +408,22 @@ func csvRowError(err error, width, got int) error {
 		return fmt.Errorf("line %d, byte %d: %v", pe.Line, pe.Column, pe.Err)
 	}
 	return err
+}
+
+// checkLogP compares a row's lp__ cell with the model's log p* of the row:
+// dstein sample writes the log p* of the model it sampled, so a row whose
+// lp__ differs beyond rounding comes from another model (of the same
+// variables and states: compress once picked points from such a file
+// without a word) or was edited. An empty or unreadable cell is not
+// checked.
+func checkLogP(m model.Model, z []int, cell string) error {
+	v, err := strconv.ParseFloat(strings.TrimSpace(cell), 64)
+	if err != nil || math.IsNaN(v) {
+		return nil
+	}
+	lp := m.LogProb(z)
+	if v == lp || math.Abs(v-lp) <= 1e-9*max(1, math.Abs(lp)) {
+		return nil
+	}
+	return fmt.Errorf("%s, but this model gives the row log p* = %s: the samples come from another model, or the row was edited; want samples of this model (without an %s column nothing is checked)", shortCell(cell), FormatValue(lp), LogPColumn)
 }

@@ -63,6 +63,10 @@ type bnnIn struct {
 	Width    int    `json:"width"`
 	Channels int    `json:"channels"`
 	Layout   string `json:"layout"`
+	// Mean and Std are the per-channel standardisation of pixel/255 that
+	// training used (null for checkpoints written before they were kept).
+	Mean []float64 `json:"mean"`
+	Std  []float64 `json:"std"`
 }
 
 type bnnLayer struct {
@@ -281,8 +285,8 @@ func bnnExport(tr *ensemble.Trained) (*bnnIndex, []bnnArray) {
 	cfg := tr.Config
 	idx := &bnnIndex{Format: bnnIndexFormat, Version: bnnIndexVersion, Checkpoint: tr.Path, Arch: cfg.Arch, Data: cfg.Data, Method: cfg.Method,
 		Members: len(tr.Nets), Classes: tr.Classes, Units: tr.Units, TotalUnits: tr.TotalUnits, Complete: tr.Complete(), Digest: tr.WeightsSHA256,
-		Input: bnnIn{Height: tr.Input.H, Width: tr.Input.W, Channels: tr.Input.C,
-			Layout: "one image as H×W×C values (NHWC), each pixel/255 standardised by the training set's per-channel mean and standard deviation (computed by dstein bnn train from the training images, not stored in the checkpoint)"},
+		Input: bnnIn{Height: tr.Input.H, Width: tr.Input.W, Channels: tr.Input.C, Mean: tr.InputMean, Std: tr.InputStd,
+			Layout: "one image as H×W×C values (NHWC), each pixel/255 standardised per channel c as (x − mean[c]) / std[c], with the training set's mean and standard deviation (null for a checkpoint written before they were kept: recompute them over the whole training file)"},
 		Prediction: "the average of the members' softmax(logits)",
 		Sign:       "sign(x) = +1 for x ≥ 0, −1 otherwise; every sign layer and every binary weight uses it",
 		BNEpsilon:  bnn.BNEpsilon, Config: cfg, Layers: []bnnLayer{}, Files: []bnnFile{}}

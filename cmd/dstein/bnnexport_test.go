@@ -8,6 +8,7 @@ import (
 	"os/exec"
 	"path/filepath"
 	"reflect"
+	"slices"
 	"strconv"
 	"strings"
 	"testing"
@@ -69,6 +70,13 @@ func TestBNNExport(t *testing.T) {
 	}
 	if idx.Digest != res.WeightsSHA256 || !idx.Complete || idx.Members != 2 || idx.Arch != "cnn" || len(idx.Layers) != 14 || len(idx.Files) != 48 {
 		t.Errorf("index %+v; result digest %s", idx, res.WeightsSHA256)
+	}
+	// The inputs' standardisation travels with the networks (a user once
+	// had to recompute it over the whole training file): MNIST's one
+	// channel, about 0.13 ± 0.31.
+	if len(idx.Input.Mean) != 1 || len(idx.Input.Std) != 1 || !(idx.Input.Mean[0] > 0.12 && idx.Input.Mean[0] < 0.14) || !(idx.Input.Std[0] > 0.29 && idx.Input.Std[0] < 0.33) ||
+		!slices.Equal(idx.Input.Mean, res.InputMean) || !slices.Equal(idx.Input.Std, res.InputStd) {
+		t.Errorf("index input mean %v, std %v; result.json %v, %v", idx.Input.Mean, idx.Input.Std, res.InputMean, res.InputStd)
 	}
 	// The documented shapes of the cnn.
 	want := map[string][]int{

@@ -168,7 +168,7 @@ func runCompress(e *env, f *compressFlags, ellSet bool) error {
 	}
 	// The reader refuses a file of more draws than the budget allows
 	// before it keeps any.
-	s, err := report.LoadSamplesCSV(e.ctx, f.samples, lm.File, maxRowsWithin(budget, need))
+	s, err := report.LoadOwnSamplesCSV(e.ctx, f.samples, lm.File, maxRowsWithin(budget, need))
 	if err != nil {
 		return err
 	}

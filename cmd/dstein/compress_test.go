@@ -264,3 +264,24 @@ func TestCompressGivenEvidence(t *testing.T) {
 	code, _, errs := dstein(t, "compress", "--model", net, "--evidence", ev, "--samples", bad, "--n", "1", "--out", filepath.Join(dir, "p2.csv"))
 	checkCLIError(t, "draws against the evidence", code, exitError, errs, "the evidence sets it to 1", "")
 }
+
+// Draws of another model with the same variables and states were
+// compressed without a word; their lp__ column says whose they are.
+func TestCompressRefusesAnotherModelsDraws(t *testing.T) {
+	dir := t.TempDir()
+	a := writeTestFile(t, dir, "a.json", `{"type":"rbm","visible":6,"hidden":3,"random":{"w_std":1,"bias_std":1,"seed":1}}`)
+	b := writeTestFile(t, dir, "b.json", `{"type":"rbm","visible":6,"hidden":3,"random":{"w_std":1,"bias_std":1,"seed":2}}`)
+	draws := filepath.Join(dir, "draws.csv")
+	if code, _, errs := dstein(t, "sample", "--model", a, "--method", "exact", "--n", "200", "--out", draws); code != 0 {
+		t.Fatalf("dstein sample: exit %d: %s", code, errs)
+	}
+	if code, _, errs := dstein(t, "compress", "--model", a, "--samples", draws, "--n", "10", "--out", filepath.Join(dir, "p.csv")); code != 0 {
+		t.Fatalf("compress of the model's own draws: exit %d: %s", code, errs)
+	}
+	code, _, errs := dstein(t, "compress", "--model", b, "--samples", draws, "--n", "10", "--out", filepath.Join(dir, "q.csv"))
+	checkCLIError(t, "another model's draws", code, exitError, errs, "the samples come from another model", "")
+	// gof tests samples against any model: it reads them as they are.
+	if code, _, errs := dstein(t, "gof", "--model", b, "--samples", draws, "--test", "mmd", "--bootstrap", "50"); code != 0 {
+		t.Errorf("gof of another model's draws: exit %d: %s", code, errs)
+	}
+}
