@@ -159,13 +159,19 @@ func readCheckpoint(dir string, max int64) (checkpoint, error) {
 	if err := gob.NewDecoder(bufio.NewReader(io.LimitReader(f, n))).Decode(&cp); err != nil {
 		return cp, fmt.Errorf("%s is not a dstein checkpoint or is damaged: %w", path, err)
 	}
-	// gob leaves out a pointer to a zero value, and a checkpoint's
-	// settings always hold their defaults: a missing regulariser was 0
-	// (--regularizer 0 could not be resumed).
-	if cp.Config.Regularizer == nil {
-		cp.Config.Regularizer = new(0.0)
-	}
+	cp.Config = decodedConfig(cp.Config)
 	return cp, nil
+}
+
+// decodedConfig restores what gob leaves out of a checkpoint's settings: a
+// pointer to a zero value. A checkpoint's settings always hold their
+// defaults, so a missing regulariser was 0 (--regularizer 0 could not be
+// resumed, and bnn export would have shown the default 1e-6).
+func decodedConfig(c Config) Config {
+	if c.Regularizer == nil {
+		c.Regularizer = new(0.0)
+	}
+	return c
 }
 
 // load reads the checkpoint, if any, and restores the networks and their

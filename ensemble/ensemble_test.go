@@ -176,6 +176,8 @@ func TestResumeWithoutRegularizer(t *testing.T) {
 	if _, err := Train(context.Background(), cfg, train, test, Options{Dir: dir, Resume: true}); err != nil {
 		t.Fatalf("resuming a run without a regulariser: %v", err)
 	}
+	// bnn export reads the settings through the same decodedConfig (its
+	// loader wants a real data set, which the toy data are not).
 	cfg.Regularizer = new(1e-3)
 	_, err := Train(context.Background(), cfg, train, test, Options{Dir: dir, Resume: true})
 	if err == nil || !strings.Contains(err.Error(), "(Regularizer 0 in the checkpoint, 0.001 now)") {

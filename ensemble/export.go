@@ -196,10 +196,7 @@ func LoadTrainedWithin(path string, b memlimit.Budget, verb string, extra float6
 	if cp.Version > checkpointVersion {
 		return nil, fmt.Errorf("%s has checkpoint format %d, newer than this dstein's %d", path, cp.Version, checkpointVersion)
 	}
-	cfg := cp.Config
-	if cfg.Regularizer == nil {
-		cfg.Regularizer = new(0.0) // gob leaves out a pointer to 0 (see readCheckpoint)
-	}
+	cfg := decodedConfig(cp.Config)
 	if err := cfg.Validate(); err != nil {
 		return nil, fmt.Errorf("%s: %w", path, err)
 	}

@@ -157,9 +157,7 @@ func runBNN(r *runner) (*Result, error) {
 	if plan.testLimit > 0 && plan.testLimit < nTest {
 		nTest = plan.testLimit
 	}
-	bar := func(row Row) float64 {
-		return math.Sqrt(row.Mean*(1-row.Mean)/float64(nTest) + row.SE*row.SE)
-	}
+	bar := func(row Row) float64 { return accuracyBar(row, nTest) }
 	var series []report.Series
 	for k, m := range methods {
 		s := report.Series{Name: bnnLabels[m], ColorIndex: k}
@@ -250,4 +248,17 @@ func mean(v []float64) float64 {
 		s += x
 	}
 	return s / float64(len(v))
+}
+
+// accuracyBar is the error bar of an accuracy row measured on nTest test
+// images: the binomial standard error √(a(1−a)/n_test) of the test set's
+// draw, which even one trial has, with the standard error over trials
+// (training randomness; none for one trial) in quadrature. The figure's
+// bars and the verdict's comparisons use it.
+func accuracyBar(row Row, nTest int) float64 {
+	se := row.SE
+	if row.Trials < 2 {
+		se = 0
+	}
+	return math.Sqrt(row.Mean*(1-row.Mean)/float64(nTest) + se*se)
 }

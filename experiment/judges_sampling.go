@@ -238,13 +238,7 @@ func judgeEnsembles(rows []Row, mode Mode) Verdict {
 	if nTest == 0 {
 		nTest = mnistTestImages
 	}
-	bar := func(r Row) float64 {
-		se := r.SE
-		if r.Trials < 2 {
-			se = 0
-		}
-		return math.Sqrt(r.Mean*(1-r.Mean)/float64(nTest) + se*se)
-	}
+	bar := func(r Row) float64 { return accuracyBar(r, nTest) }
 	accBelow := func(a, b Row) bool { return b.Mean-a.Mean > 2*math.Hypot(bar(a), bar(b)) }
 	wins, of := 0, 0
 	for _, x := range xs {

@@ -98,7 +98,7 @@ func (p Reproduction) Judge(rows []Row, mode Mode) Verdict {
 	// trial have none (an experiment --trials 1 printed "the claim fails"
 	// where its numbers said otherwise). DISCS judges single runs by their
 	// ESS and the BNN experiment by its test set's binomial error.
-	if p.judge != nil && !p.singleRun() && len(rows) > 0 && !slices.ContainsFunc(rows, func(r Row) bool { return r.Trials >= 2 }) {
+	if !p.singleRun() && len(rows) > 0 && !slices.ContainsFunc(rows, func(r Row) bool { return r.Trials >= 2 }) {
 		return Verdict{Because: "one trial: no standard errors to judge the claim by (run with --trials 2 or more)"}
 	}
 	return p.judge(rows, mode)

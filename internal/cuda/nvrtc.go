@@ -56,9 +56,6 @@ func LoadNVRTCFor(driver int) (*NVRTC, error) {
 	return cached(fmt.Sprintf("nvrtc:%s:%d", path, driver), func() (*NVRTC, error) { return openNVRTC(path, driver) })
 }
 
-// nvrtcOrder puts the sonames of the driver's major version first.
-func nvrtcOrder(driver int) []string { return majorFirst(nvrtcSonames, driver) }
-
 // majorFirst puts the sonames of the driver's major version first (names
 // itself for driver ≤ 0).
 func majorFirst(names []string, driver int) []string {
@@ -79,7 +76,7 @@ func majorFirst(names []string, driver int) []string {
 
 func openNVRTC(path string, driver int) (*NVRTC, error) {
 	lib := library{env: NVRTCEnv, what: "NVRTC library", missing: "CUDA's runtime compiler (NVRTC) is not installed",
-		fix: "install the CUDA toolkit's libnvrtc", names: nvrtcOrder(driver)}
+		fix: "install the CUDA toolkit's libnvrtc", names: majorFirst(nvrtcSonames, driver)}
 	handle, path, err := lib.open(path)
 	if err != nil {
 		return nil, err

@@ -47,10 +47,10 @@ func TestNVRTCStandIn(t *testing.T) {
 		t.Errorf("NVRTC 12.4 on a 12.4 driver: %v", err)
 	}
 	// The driver's major version is tried first.
-	if got := nvrtcOrder(12080); !strings.HasSuffix(got[0], ".so.12") || len(got) != len(nvrtcSonames) {
+	if got := majorFirst(nvrtcSonames, 12080); !strings.HasSuffix(got[0], ".so.12") || len(got) != len(nvrtcSonames) {
 		t.Errorf("order for a 12.8 driver: %v", got)
 	}
-	if got := nvrtcOrder(13000); !strings.HasSuffix(got[0], ".so.13") {
+	if got := majorFirst(nvrtcSonames, 13000); !strings.HasSuffix(got[0], ".so.13") {
 		t.Errorf("order for a 13.0 driver: %v", got)
 	}
 	if got := majorFirst(cublasSonames, 12040); !strings.HasSuffix(got[0], ".so.12") || len(got) != len(cublasSonames) {
