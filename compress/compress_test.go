@@ -12,7 +12,7 @@ import (
 
 	"github.com/dstein/dstein/compress"
 	"github.com/dstein/dstein/exact"
-	"github.com/dstein/dstein/internal/memlimit"
+	"github.com/dstein/dstein/memlimit"
 	"github.com/dstein/dstein/model"
 	"github.com/dstein/dstein/model/categorical"
 	"github.com/dstein/dstein/model/ising"

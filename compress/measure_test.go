@@ -8,7 +8,7 @@ import (
 	"github.com/dstein/dstein/compress"
 	"github.com/dstein/dstein/exact"
 	"github.com/dstein/dstein/infer"
-	"github.com/dstein/dstein/internal/memlimit"
+	"github.com/dstein/dstein/memlimit"
 	"github.com/dstein/dstein/model"
 	"github.com/dstein/dstein/model/ising"
 	"github.com/dstein/dstein/rng"

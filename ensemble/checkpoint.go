@@ -15,8 +15,8 @@ import (
 	"strings"
 
 	"github.com/dstein/dstein/bnn"
-	"github.com/dstein/dstein/internal/memlimit"
 	"github.com/dstein/dstein/internal/safeio"
+	"github.com/dstein/dstein/memlimit"
 )
 
 // CheckpointName is the checkpoint file inside Options.Dir.
@@ -135,7 +135,7 @@ func readCheckpoint(dir string, max int64) (checkpoint, error) {
 	case !fi.Mode().IsRegular():
 		return cp, fmt.Errorf("%s is not a regular file (%v); it cannot be a dstein checkpoint", path, fi.Mode().Type())
 	case max > 0 && fi.Size() > max:
-		return cp, fmt.Errorf("%s is %s, more than a checkpoint of this run's settings can be (%s): it is damaged or another run's; start again in another --out-dir", path, memlimit.Format(fi.Size()), memlimit.Format(max))
+		return cp, fmt.Errorf("%s is %s, more than a checkpoint of this run's settings can be (%s): it is damaged or another run's (other settings, such as another --arch, make checkpoints of other sizes); start again in another --out-dir, or with that run's settings", path, memlimit.Format(fi.Size()), memlimit.Format(max))
 	}
 	f, err := os.Open(path)
 	if err != nil {
@@ -254,10 +254,24 @@ func configDiff(was, now Config) string {
 	var parts []string
 	for i := range a.NumField() {
 		if x, y := a.Field(i).Interface(), b.Field(i).Interface(); !reflect.DeepEqual(x, y) {
-			parts = append(parts, fmt.Sprintf("%s %v in the checkpoint, %v now", a.Type().Field(i).Name, deref(a.Field(i)), deref(b.Field(i))))
+			parts = append(parts, fmt.Sprintf("%s %v in the checkpoint, %v now", settingFlag(a.Type().Field(i)), deref(a.Field(i)), deref(b.Field(i))))
 		}
 	}
 	return strings.Join(parts, "; ")
+}
+
+// settingFlag names a Config field by the flag of dstein bnn train that
+// sets it: its JSON name with hyphens (--train-limit), --lr for the
+// learning rate.
+func settingFlag(f reflect.StructField) string {
+	name, _, _ := strings.Cut(f.Tag.Get("json"), ",")
+	if name == "" {
+		return f.Name
+	}
+	if name == "learning_rate" {
+		return "--lr"
+	}
+	return "--" + strings.ReplaceAll(name, "_", "-")
 }
 
 // deref is a setting's value for a message: what a pointer points to (not

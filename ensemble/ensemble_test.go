@@ -18,7 +18,7 @@ import (
 	"testing"
 
 	"github.com/dstein/dstein/dataset"
-	"github.com/dstein/dstein/internal/memlimit"
+	"github.com/dstein/dstein/memlimit"
 	"github.com/dstein/dstein/svgd"
 )
 
@@ -148,7 +148,7 @@ func TestResumeRefusesOtherSettings(t *testing.T) {
 		t.Fatal("resuming with another seed was accepted")
 	}
 	// The message names the setting that differs, and no other.
-	if want := fmt.Sprintf("(Seed %d in the checkpoint, %d now)", seed, seed+1); !strings.Contains(err.Error(), want) {
+	if want := fmt.Sprintf("(--seed %d in the checkpoint, %d now)", seed, seed+1); !strings.Contains(err.Error(), want) {
 		t.Errorf("%v; want it to say %q", err, want)
 	}
 }
@@ -180,7 +180,7 @@ func TestResumeWithoutRegularizer(t *testing.T) {
 	// loader wants a real data set, which the toy data are not).
 	cfg.Regularizer = new(1e-3)
 	_, err := Train(context.Background(), cfg, train, test, Options{Dir: dir, Resume: true})
-	if err == nil || !strings.Contains(err.Error(), "(Regularizer 0 in the checkpoint, 0.001 now)") {
+	if err == nil || !strings.Contains(err.Error(), "(--regularizer 0 in the checkpoint, 0.001 now)") {
 		t.Errorf("another regulariser: %v; want it refused, naming both values", err)
 	}
 }

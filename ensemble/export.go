@@ -12,8 +12,8 @@ import (
 
 	"github.com/dstein/dstein/bnn"
 	"github.com/dstein/dstein/dataset"
-	"github.com/dstein/dstein/internal/memlimit"
 	"github.com/dstein/dstein/internal/safeio"
+	"github.com/dstein/dstein/memlimit"
 )
 
 // Trained is the ensemble a checkpoint holds: the networks at the end of

@@ -13,7 +13,7 @@ import (
 	"testing"
 
 	"github.com/dstein/dstein/bnn"
-	"github.com/dstein/dstein/internal/memlimit"
+	"github.com/dstein/dstein/memlimit"
 )
 
 // allocated returns the bytes that f allocates (garbage included).

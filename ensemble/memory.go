@@ -7,7 +7,7 @@ import (
 
 	"github.com/dstein/dstein/bnn"
 	"github.com/dstein/dstein/dataset"
-	"github.com/dstein/dstein/internal/memlimit"
+	"github.com/dstein/dstein/memlimit"
 )
 
 // Memory is the estimated memory of a training run, by part, in bytes:

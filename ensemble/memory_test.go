@@ -12,7 +12,7 @@ import (
 	"testing"
 
 	"github.com/dstein/dstein/bnn"
-	"github.com/dstein/dstein/internal/memlimit"
+	"github.com/dstein/dstein/memlimit"
 )
 
 // TestCheckpointBytes: CheckpointBytes bounds the checkpoints of every

@@ -12,7 +12,7 @@ import (
 	"testing"
 	"time"
 
-	"github.com/dstein/dstein/internal/memlimit"
+	"github.com/dstein/dstein/memlimit"
 	"github.com/dstein/dstein/model"
 	"github.com/dstein/dstein/model/ising"
 )

@@ -10,7 +10,7 @@ import (
 	"testing"
 	"time"
 
-	"github.com/dstein/dstein/internal/memlimit"
+	"github.com/dstein/dstein/memlimit"
 	"github.com/dstein/dstein/model"
 )
 

@@ -129,6 +129,9 @@ func (p *Pairs) addState(z []int, w float64) {
 // "reference sample of N".
 func EmpiricalPairs(m model.Model, z []int, n int) *Pairs {
 	d := m.Dim()
+	if n < 0 || len(z) < n*d {
+		panic(fmt.Sprintf("exact: EmpiricalPairs of %d states of %d variables from %d state indices", n, d, len(z)))
+	}
 	p := newModelPairs(m, fmt.Sprintf("reference sample of %d", n))
 	if n == 0 {
 		return p

@@ -7,7 +7,7 @@ import (
 	"math/bits"
 
 	"github.com/dstein/dstein/internal/gemm"
-	"github.com/dstein/dstein/internal/memlimit"
+	"github.com/dstein/dstein/memlimit"
 	"github.com/dstein/dstein/model"
 	"github.com/dstein/dstein/model/rbm"
 )

@@ -4,7 +4,7 @@ import (
 	"context"
 	"fmt"
 
-	"github.com/dstein/dstein/internal/memlimit"
+	"github.com/dstein/dstein/memlimit"
 	"github.com/dstein/dstein/model"
 	"github.com/dstein/dstein/model/ising"
 )

@@ -13,7 +13,7 @@ import (
 	"time"
 
 	"github.com/dstein/dstein/diag"
-	"github.com/dstein/dstein/internal/memlimit"
+	"github.com/dstein/dstein/memlimit"
 	"github.com/dstein/dstein/model"
 	"github.com/dstein/dstein/model/categorical"
 	"github.com/dstein/dstein/model/ising"

@@ -8,7 +8,7 @@ import (
 	"strings"
 	"testing"
 
-	"github.com/dstein/dstein/internal/memlimit"
+	"github.com/dstein/dstein/memlimit"
 )
 
 // A run of one target (--target) gives that target the rows of the run of

@@ -12,8 +12,8 @@ import (
 	"slices"
 	"time"
 
-	"github.com/dstein/dstein/internal/memlimit"
 	"github.com/dstein/dstein/internal/safeio"
+	"github.com/dstein/dstein/memlimit"
 	"github.com/dstein/dstein/report"
 )
 
@@ -31,6 +31,9 @@ type ReproduceOptions struct {
 	Budget memlimit.Budget
 	// SVG also writes each figure as SVG.
 	SVG bool
+	// Restart sets aside the journal of every result it runs (Config's
+	// Restart) instead of resuming from it.
+	Restart bool
 	// Version is the dstein build, Command the command line, for the
 	// journals, the list and the page.
 	Version, Command string
@@ -310,6 +313,7 @@ func (o ReproduceOptions) config(p Reproduction) (*Experiment, Config, error) {
 		cfg.UAIDir = o.UAIDir
 	}
 	cfg.Budget, cfg.Text, cfg.Version, cfg.Pack, cfg.NoSVG = o.Budget, true, o.Version, true, !o.SVG
+	cfg.Restart = o.Restart
 	return ex, cfg, nil
 }
 

@@ -14,8 +14,8 @@ import (
 	"time"
 
 	"github.com/dstein/dstein/experiment/journal"
-	"github.com/dstein/dstein/internal/memlimit"
 	"github.com/dstein/dstein/internal/safeio"
+	"github.com/dstein/dstein/memlimit"
 	"github.com/dstein/dstein/report"
 	"github.com/dstein/dstein/rng"
 )

@@ -16,8 +16,8 @@ import (
 	"time"
 
 	"github.com/dstein/dstein/infer"
-	"github.com/dstein/dstein/internal/memlimit"
 	"github.com/dstein/dstein/internal/safeio"
+	"github.com/dstein/dstein/memlimit"
 	"github.com/dstein/dstein/model"
 	"github.com/dstein/dstein/model/categorical"
 	"github.com/dstein/dstein/model/ising"
@@ -419,8 +419,8 @@ func uaiDirModels(ctx context.Context, dir string, budget memlimit.Budget) ([]su
 }
 
 // applies reports whether every stage of p can run on m (Swendsen–Wang
-// needs a ferromagnetic Ising model; the gradient-guided samplers a
-// relaxed form), by building each stage's sampler for one chain.
+// needs a ferromagnetic model; exact sampling a small or structured one),
+// by building each stage's sampler for one chain.
 func applies(p sampler.Pipeline, m model.Model) bool {
 	t, err := transform.ForModel(nil, m)
 	if err != nil {

@@ -34,7 +34,7 @@ func BKSD(ctx context.Context, m model.Model, s *sampler.Samples, o Options) (*R
 	if rej != nil || err != nil {
 		return rej, err
 	}
-	h, err := bksdMatrix(m, s)
+	h, err := bksdMatrix(ctx, m, s)
 	if err != nil {
 		return nil, err
 	}
@@ -47,7 +47,7 @@ func BKSD(ctx context.Context, m model.Model, s *sampler.Samples, o Options) (*R
 }
 
 // bksdMatrix returns the n×n matrix of κ(z_i, z_j) with ℓ = d.
-func bksdMatrix(m model.Model, s *sampler.Samples) ([]float64, error) {
+func bksdMatrix(ctx context.Context, m model.Model, s *sampler.Samples) ([]float64, error) {
 	pts, err := stein.PrepareBalanced(m, s.Z[:s.N*s.D], s.N)
 	if err != nil {
 		return nil, fmt.Errorf("bksd: %w", err)
@@ -56,5 +56,5 @@ func bksdMatrix(m model.Model, s *sampler.Samples) ([]float64, error) {
 	if err != nil {
 		return nil, err
 	}
-	return symmetric(s.N, func(i, j int) float64 { return k.Eval(pts, i, pts, j) }), nil
+	return symmetric(ctx, s.N, func(i, j int) float64 { return k.Eval(pts, i, pts, j) })
 }

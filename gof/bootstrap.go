@@ -11,8 +11,8 @@ import (
 	"gonum.org/v1/gonum/stat"
 
 	"github.com/dstein/dstein/internal/gemm"
-	"github.com/dstein/dstein/internal/memlimit"
 	"github.com/dstein/dstein/internal/parallel"
+	"github.com/dstein/dstein/memlimit"
 	"github.com/dstein/dstein/model"
 	"github.com/dstein/dstein/rng"
 	"github.com/dstein/dstein/sampler"

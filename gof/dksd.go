@@ -3,6 +3,7 @@ package gof
 import (
 	"context"
 	"fmt"
+	"strings"
 
 	"github.com/dstein/dstein/internal/parallel"
 	"github.com/dstein/dstein/model"
@@ -25,7 +26,10 @@ import (
 // so κ is a sum over coordinates with no kernel evaluations beyond k itself:
 // O(n²d) time and O(n²) memory. Like Yang et al., the Stein identity behind
 // the test needs p > 0 on every state the cycles visit: states that are
-// impossible only jointly (a zero factor between two variables) bias it.
+// impossible only jointly (a zero factor between two variables) bias it,
+// and DKSD then reports LevelChecked false, with a Warning, when the
+// samples' cycles meet such a state (the simulated null, Simulation or
+// Auto, holds the level there).
 //
 // The statistic's null mean is exactly 0 (the tests check it by
 // enumeration), but where the ratios p(¬_l z)/p(z) are heavy-tailed it is 0
@@ -48,7 +52,7 @@ func DKSD(ctx context.Context, m model.Model, s *sampler.Samples, o Options) (*R
 	if err != nil {
 		return nil, err
 	}
-	h, err := dksdMatrixOf(pts)
+	h, err := dksdMatrixOf(ctx, pts)
 	if err != nil {
 		return nil, err
 	}
@@ -72,6 +76,14 @@ func DKSD(ctx context.Context, m model.Model, s *sampler.Samples, o Options) (*R
 		res.LevelChecked = false
 		res.Warning = tailWarning(bias, res.bootSD)
 	}
+	jz, err := dksdJointZeros(ctx, m, s.Z[:s.N*s.D], s.N)
+	if err != nil {
+		return nil, err
+	}
+	if jz.count > 0 {
+		res.LevelChecked = false
+		res.Warning = strings.TrimSuffix(jointZeroWarning(m, jz, s.N)+"; "+res.Warning, "; ")
+	}
 	return res, nil
 }
 
@@ -91,7 +103,7 @@ func dksdMatrix(m model.Model, s *sampler.Samples) ([]float64, error) {
 	if err != nil {
 		return nil, err
 	}
-	return dksdMatrixOf(pts)
+	return dksdMatrixOf(context.Background(), pts)
 }
 
 // dksdPoints prepares the samples' states, predecessors and scores.
@@ -104,23 +116,28 @@ func dksdPoints(m model.Model, s *sampler.Samples) (*stein.Points, error) {
 }
 
 // dksdMatrixOf returns the n×n matrix of κ over prepared points, ℓ = d.
-func dksdMatrixOf(pts *stein.Points) ([]float64, error) {
+func dksdMatrixOf(ctx context.Context, pts *stein.Points) ([]float64, error) {
 	k, err := stein.NewKernel(pts.D, float64(pts.D))
 	if err != nil {
 		return nil, err
 	}
-	return symmetric(pts.N, func(i, j int) float64 { return k.Eval(pts, i, pts, j) }), nil
+	return symmetric(ctx, pts.N, func(i, j int) float64 { return k.Eval(pts, i, pts, j) })
 }
 
 // symmetric returns the n×n matrix of eval(i, j) for a symmetric eval,
-// each pair evaluated once, rows spread over the cores.
-func symmetric(n int, eval func(i, j int) float64) []float64 {
-	t := &symTask{n: n, eval: eval, h: make([]float64, n*n)}
+// each pair evaluated once, rows spread over the cores. It looks at ctx
+// before each row and returns its error once it is canceled.
+func symmetric(ctx context.Context, n int, eval func(i, j int) float64) ([]float64, error) {
+	t := &symTask{ctx: ctx, n: n, eval: eval, h: make([]float64, n*n)}
 	parallel.For(n, 4, t)
-	return t.h
+	if err := ctx.Err(); err != nil {
+		return nil, err
+	}
+	return t.h, nil
 }
 
 type symTask struct {
+	ctx  context.Context
 	n    int
 	eval func(i, j int) float64
 	h    []float64
@@ -129,6 +146,9 @@ type symTask struct {
 // Do fills rows [lo, hi) of H for j ≤ i and mirrors them.
 func (t *symTask) Do(lo, hi int) {
 	for i := lo; i < hi; i++ {
+		if t.ctx.Err() != nil {
+			return
+		}
 		for j := 0; j <= i; j++ {
 			v := t.eval(i, j)
 			t.h[i*t.n+j] = v

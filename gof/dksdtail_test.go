@@ -137,7 +137,7 @@ func TestDKSDTailBiasByEnumeration(t *testing.T) {
 		if err != nil {
 			t.Fatal(err)
 		}
-		h, err := dksdMatrixOf(pts)
+		h, err := dksdMatrixOf(context.Background(), pts)
 		if err != nil {
 			t.Fatal(err)
 		}

@@ -1,7 +1,7 @@
 // Package gof tests whether discrete samples come from a model whose
 // normaliser is unknown (H0: q = p against H1: q ≠ p).
 //
-// Three tests share one bootstrap machinery:
+// Four tests share one bootstrap machinery:
 //
 //   - GF-KSD (the paper's Algorithm 2): each sample z is turned into a
 //     continuous x drawn from the base density inside z's bins, so that x
@@ -16,8 +16,12 @@
 //     kernel between the samples and a reference sample of the same size drawn
 //     from the model (exactly where dstein has an exact sampler, by Gibbs
 //     chains otherwise), with a permutation null.
+//   - BKSD: a balanced Stein discrepancy with the same kernel, whose
+//     operator moves each variable one step either way at the Barker rates
+//     p(y)/(p(z) + p(y)), bounded in [0, 1] (stein.BalancedKernel), so that
+//     no rare state dominates it and zeros of the model need no care.
 //
-// Both Stein discrepancies are degenerate U-statistics
+// The three Stein discrepancies are degenerate U-statistics
 //
 //	S = 1/(n(n−1)) Σ_{i≠j} H_ij
 //
@@ -47,7 +51,7 @@
 // carry the same mass) and sets Result.LevelChecked false, with a Warning,
 // when it exceeds TailBiasFactor bootstrap standard deviations.
 //
-// All three are computed from n×n matrices (O(n² + nd) memory): the bootstrap
+// All four are computed from n×n matrices (O(n² + nd) memory): the bootstrap
 // draws are evaluated in blocks as quadratic forms with one matrix product
 // per block.
 package gof

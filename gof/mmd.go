@@ -29,16 +29,13 @@ func MMDForModel(ctx context.Context, m model.Model, s *sampler.Samples, sweeps 
 	if err != nil {
 		return nil, err
 	}
-	if s != nil && s.N >= 2 {
-		if bad := sampler.Impossible(m, s); bad > 0 {
-			return rejectImpossible("mmd", s.N, bad, od), nil
-		}
+	if err := checkSamples(m, s, 2); err != nil {
+		return nil, fmt.Errorf("mmd: %w", err)
 	}
-	n := 0
-	if s != nil {
-		n = s.N
+	if bad := sampler.Impossible(m, s); bad > 0 {
+		return rejectImpossible("mmd", s.N, bad, od), nil
 	}
-	ref, src, err := Reference(ctx, m, n, sweeps, o.Key)
+	ref, src, err := Reference(ctx, m, s.N, sweeps, o.Key)
 	if err != nil {
 		return nil, err
 	}
@@ -97,6 +94,19 @@ func MMD(ctx context.Context, s, ref *sampler.Samples, o Options) (*Result, erro
 	}
 	if s.D != ref.D {
 		return nil, fmt.Errorf("samples have %d variables, the reference %d", s.D, ref.D)
+	}
+	for _, x := range []struct {
+		name string
+		s    *sampler.Samples
+	}{{"samples", s}, {"reference", ref}} {
+		if len(x.s.Z) != x.s.N*x.s.D {
+			return nil, fmt.Errorf("mmd: the %s hold %d states, want %d×%d", x.name, len(x.s.Z), x.s.N, x.s.D)
+		}
+		for i, z := range x.s.Z {
+			if z < 0 {
+				return nil, fmt.Errorf("mmd: %s %d, variable %d: state index %d, want 0 or more", x.name, i/x.s.D, i%x.s.D, z)
+			}
+		}
 	}
 	n, m, d := s.N, ref.N, s.D
 	pool := sampler.NewSamples(n+m, d)

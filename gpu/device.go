@@ -12,10 +12,10 @@ import (
 // and the kernels compiled for it. Its methods are safe for concurrent
 // use (the context serialises the work).
 type Device struct {
-	Info   cuda.Device
-	Driver *cuda.Driver
-	NVRTC  *cuda.NVRTC
-	BLAS   *cuda.BLAS
+	info   cuda.Device
+	driver *cuda.Driver
+	nvrtc  *cuda.NVRTC
+	blas   *cuda.BLAS
 	ctx    *cuda.Context
 	arch   string
 
@@ -57,7 +57,7 @@ func Open(ordinal int) (*Device, error) {
 		return nil, &cuda.Unavailable{Reason: err.Error()}
 	}
 	info := devs[ordinal]
-	return &Device{Info: info, Driver: drv, NVRTC: nv, BLAS: blas, ctx: ctx,
+	return &Device{info: info, driver: drv, nvrtc: nv, blas: blas, ctx: ctx,
 		arch: fmt.Sprintf("--gpu-architecture=compute_%d%d", info.Major, info.Minor), mods: map[string]*cuda.Module{}}, nil
 }
 
@@ -69,16 +69,16 @@ func (d *Device) Close() {
 		m.Unload()
 	}
 	d.mods = nil
-	d.BLAS.Close()
+	d.blas.Close()
 	d.ctx.Close()
 }
 
-// Context returns the device's context.
-func (d *Device) Context() *cuda.Context { return d.ctx }
+// context returns the device's context.
+func (d *Device) context() *cuda.Context { return d.ctx }
 
 // String names the device as a line of output does.
 func (d *Device) String() string {
-	return fmt.Sprintf("GPU %d (%s, compute capability %d.%d, %.1f GiB)", d.Info.Ordinal, d.Info.Name, d.Info.Major, d.Info.Minor, float64(d.Info.Memory)/(1<<30))
+	return fmt.Sprintf("GPU %d (%s, compute capability %d.%d, %.1f GiB)", d.info.Ordinal, d.info.Name, d.info.Major, d.info.Minor, float64(d.info.Memory)/(1<<30))
 }
 
 // module compiles src (named name) with the given options for the
@@ -90,7 +90,7 @@ func (d *Device) module(src, name string, opts ...string) (*cuda.Module, error) 
 	if m, ok := d.mods[key]; ok {
 		return m, nil
 	}
-	ptx, err := d.NVRTC.Compile(src, name, append([]string{d.arch}, opts...)...)
+	ptx, err := d.nvrtc.Compile(src, name, append([]string{d.arch}, opts...)...)
 	if err != nil {
 		return nil, err
 	}

@@ -173,7 +173,7 @@ func NewGibbs(dev *Device, p *sampler.Problem, set gibbs.Settings) (*Gibbs, erro
 	}
 	key := p.Key.For(rng.Sample).Rand().Uint64()
 	g := &Gibbs{dev: dev, m: p.Model, n: n, d: d, mem: arena{ctx: dev.ctx}, k0: uint32(key), k1: uint32(key >> 32),
-		precision: precision{ctx: dev.ctx, blas: dev.BLAS, f32: set.Precision == sampler.Float32}}
+		precision: precision{ctx: dev.ctx, blas: dev.blas, f32: set.Precision == sampler.Float32}}
 	what := fmt.Sprintf("gibbs with %d chains of %d variables", n, d)
 	if err := g.mem.check(GibbsMemory(p.Model, n, g.f32), what); err != nil {
 		return nil, err

@@ -148,7 +148,7 @@ func NewSVGD(dev *Device, p *sampler.Problem, set gfsvgd.Settings) (*SVGD, error
 	r := p.Model.(*rbm.RBM)
 	n, d, m := p.N, r.Dim(), r.Hidden()
 	f32 := set.Precision == sampler.Float32
-	s := &SVGD{dev: dev, t: p.Transform, set: set, precision: precision{ctx: dev.ctx, blas: dev.BLAS, f32: f32}, n: n, d: d, m: m, perEval: 2,
+	s := &SVGD{dev: dev, t: p.Transform, set: set, precision: precision{ctx: dev.ctx, blas: dev.blas, f32: f32}, n: n, d: d, m: m, perEval: 2,
 		mem:   arena{ctx: dev.ctx},
 		hlogw: make([]float64, n), hw: make([]float64, n), hrows: make([]float64, n),
 		hcounts: make([]uint32, 1<<16), hflag: make([]int32, 1), hinside: make([]uint64, 2)}

@@ -250,7 +250,7 @@ func TestSVGDRefusals(t *testing.T) {
 	if err := (&gfsvgd.Settings{Precision: sampler.Float32}).Validate(); err == nil || !strings.Contains(err.Error(), "the CPU computes in float64") {
 		t.Errorf("float32 on the CPU: %v", err)
 	}
-	free, _, err := dev.Context().MemInfo()
+	free, _, err := dev.context().MemInfo()
 	if err != nil {
 		t.Fatal(err)
 	}

@@ -69,6 +69,9 @@ func TestPlanRefusesMisfits(t *testing.T) {
 		{Spec{Pipeline: gb, N: 5, Keep: Keep{Draws: 10}, Replicates: 3}, "exclude each other"},
 		{Spec{Pipeline: gb, N: 5, Keep: Keep{Draws: 0, Warmup: 3}}, "at least 1"},
 		{Spec{Pipeline: gb, N: 5, Replicates: -1}, "at least 1"},
+		// The replicates' R̂ takes their particles as draws: fewer than
+		// diag.MinDraws failed after the run.
+		{Spec{Pipeline: gf, N: 3, Replicates: 2}, "too few for the replicates' R̂"},
 	} {
 		_, err := Run(context.Background(), g, c.spec)
 		if err == nil || !strings.Contains(err.Error(), c.want) {

@@ -8,6 +8,7 @@ import (
 	"time"
 
 	"github.com/dstein/dstein/compress"
+	"github.com/dstein/dstein/diag"
 	"github.com/dstein/dstein/model"
 	"github.com/dstein/dstein/rng"
 	"github.com/dstein/dstein/sampler"
@@ -479,6 +480,11 @@ func (spec Spec) Plan() (sampler.Pipeline, error) {
 	}
 	if spec.Replicates < 0 {
 		return pl, fmt.Errorf("the number of replicates must be at least 1, got %d", spec.Replicates)
+	}
+	if spec.Replicates > 1 && spec.N > 0 && spec.N < diag.MinDraws {
+		// Refused before the run: the replicates' R̂ takes their
+		// particles as draws, and could fail only after the work.
+		return pl, fmt.Errorf("replicates of %d particles or chains each are too few for the replicates' R̂: give --n %d or more, or keep draws of chains (--draws) instead", spec.N, diag.MinDraws)
 	}
 	if its := max(1, pl.Iters()); spec.Replicates > sampler.MaxIters/its {
 		return pl, fmt.Errorf("%d replicates of %d iterations are more iterations than a run can count (at most %d)", spec.Replicates, its, sampler.MaxIters)

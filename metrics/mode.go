@@ -6,7 +6,7 @@ import (
 	"math"
 
 	"github.com/dstein/dstein/exact"
-	"github.com/dstein/dstein/internal/memlimit"
+	"github.com/dstein/dstein/memlimit"
 	"github.com/dstein/dstein/model"
 	"github.com/dstein/dstein/sampler"
 )

@@ -5,7 +5,7 @@ import (
 	"math"
 	"testing"
 
-	"github.com/dstein/dstein/internal/memlimit"
+	"github.com/dstein/dstein/memlimit"
 	"github.com/dstein/dstein/model/categorical"
 	"github.com/dstein/dstein/sampler"
 )

@@ -242,6 +242,9 @@ func Values(dst []float64, m Model, z []int) []float64 {
 // Index returns the index of value v among variable i's states, or an error
 // naming the allowed values.
 func Index(m Model, i int, v float64) (int, error) {
+	if i < 0 || i >= m.Dim() {
+		return 0, fmt.Errorf("variable %d does not exist: the model has %d (0…%d)", i, m.Dim(), m.Dim()-1)
+	}
 	st := m.States(i)
 	for s, sv := range st {
 		if sv == v {

@@ -17,9 +17,9 @@ import (
 	"strconv"
 	"strings"
 
-	"github.com/dstein/dstein/internal/memlimit"
 	"github.com/dstein/dstein/internal/npy"
 	"github.com/dstein/dstein/internal/safeio"
+	"github.com/dstein/dstein/memlimit"
 	"github.com/dstein/dstein/model/categorical"
 )
 

@@ -9,8 +9,8 @@ import (
 	"strings"
 	"testing"
 
-	"github.com/dstein/dstein/internal/memlimit"
 	"github.com/dstein/dstein/internal/npy"
+	"github.com/dstein/dstein/memlimit"
 )
 
 // TestReadDrawsNumPyTypes reads draws of every NumPy type numpy users

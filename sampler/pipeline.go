@@ -133,7 +133,11 @@ func Single(method string, set Settings, iters int) (Pipeline, error) {
 	if iters < 0 {
 		iters = m.Iters
 	}
-	return Pipeline{Stages: []Stage{{Method: method, Iters: iters, Settings: set}}}, nil
+	pl := Pipeline{Stages: []Stage{{Method: method, Iters: iters, Settings: set}}}
+	if err := pl.Validate(); err != nil {
+		return Pipeline{}, err
+	}
+	return pl, nil
 }
 
 // Validate reports the first stage that cannot run.

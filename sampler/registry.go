@@ -55,7 +55,8 @@ type Method struct {
 	// the others start from Problem.Z.
 	Continuous bool
 	// Needs says what the method needs of a model beyond log p*, for
-	// documentation ("a relaxed form", "an exact sampler").
+	// documentation ("an exact sampler", "a ferromagnetic Ising or Potts
+	// model").
 	Needs string
 	// Memory estimates the bytes the method allocates for n particles or
 	// chains on m, beyond the model itself; nil means n·d·64 bytes.

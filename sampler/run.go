@@ -70,6 +70,9 @@ type Outcome struct {
 // Run calls s.Step opt.Iters times, checking ctx before every iteration. A
 // step that fails because ctx was canceled ends the run as Canceled.
 func Run(ctx context.Context, s Stepper, opt RunOptions) Outcome {
+	if opt.Iters < 0 {
+		return Outcome{Status: Failed, Err: fmt.Errorf("%d iterations; want 0 or more", opt.Iters)}
+	}
 	for it := 0; it < opt.Iters; it++ {
 		if err := ctx.Err(); err != nil {
 			return Outcome{Status: Canceled, Iters: it, Err: err}

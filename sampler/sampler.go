@@ -128,6 +128,8 @@ type Problem struct {
 	// Truth, when not nil, is an exact sampler of the model (for the
 	// exact method; it builds one when nil).
 	Truth Truth
+
+	err error // what NewProblem could not build (an invalid Init)
 }
 
 // Check reports a problem whose shapes disagree.
@@ -143,6 +145,8 @@ func (p *Problem) Check() error {
 		return fmt.Errorf("the model has %d variables but the transform has %d", p.Model.Dim(), p.Transform.Dim())
 	case p.N < 1:
 		return fmt.Errorf("need at least one particle or chain, got %d", p.N)
+	case p.err != nil:
+		return p.err
 	case (p.X != nil && len(p.X) != p.N*p.Model.Dim()) || len(p.Z) != p.N*p.Model.Dim():
 		return fmt.Errorf("%d starting points and %d starting states for %d particles of dimension %d", len(p.X), len(p.Z), p.N, p.Model.Dim())
 	}
@@ -162,12 +166,16 @@ func (p *Problem) Check() error {
 
 // NewProblem returns the problem of a run's first stage: n points drawn
 // from the initial distribution with key.For(rng.Init) (InitialParticles)
-// and their states Γ(x), with the run's key.
+// and their states Γ(x), with the run's key. An invalid init (Init.Validate)
+// gives a problem whose Check reports it.
 func NewProblem(m model.Model, t *transform.Transform, n int, init Init, key rng.Key) *Problem {
 	if m == nil || t == nil || t.Dim() != m.Dim() {
 		return &Problem{Model: m, Transform: t, N: n, Key: key}
 	}
 	d := m.Dim()
+	if err := init.Validate(); err != nil {
+		return &Problem{Model: m, Transform: t, N: n, Key: key, err: err}
+	}
 	init = init.Resolved()
 	if n < 0 || d < 0 {
 		return &Problem{Model: m, Transform: t, N: n, Key: key}
@@ -220,14 +228,22 @@ func Impossible(m model.Model, s *Samples) int {
 }
 
 // Marginals returns, for each variable, the fraction of samples in each of
-// its states, in the model's state order.
+// its states, in the model's state order. Samples of another shape than the
+// model's, or with a state index out of range, are a programming mistake:
+// it panics, naming them (gof's tests check samples and return errors).
 func Marginals(m model.Model, s *Samples) [][]float64 {
+	if s.D != m.Dim() || len(s.Z) < s.N*s.D {
+		panic(fmt.Sprintf("sampler: Marginals of %d samples of %d variables (%d states) for a model of %d variables", s.N, s.D, len(s.Z), m.Dim()))
+	}
 	out := make([][]float64, s.D)
 	for i := range out {
 		out[i] = make([]float64, len(m.States(i)))
 	}
 	for r := range s.N {
 		for i, st := range s.Row(r) {
+			if st < 0 || st >= len(out[i]) {
+				panic(fmt.Sprintf("sampler: Marginals: sample %d, variable %d: state index %d, want 0…%d", r, i, st, len(out[i])-1))
+			}
 			out[i][st]++
 		}
 	}

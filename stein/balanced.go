@@ -42,6 +42,9 @@ func PrepareBalanced(m model.Model, z []int, n int) (*Balanced, error) {
 	}
 	for i := range n {
 		row := z[i*d : (i+1)*d]
+		if err := checkRow(m, row, i); err != nil {
+			return nil, err
+		}
 		mv.At(row)
 		for l, v := range row {
 			k := i*d + l

@@ -117,7 +117,8 @@ type Points struct {
 }
 
 // Prepare computes the scores of n states z (row-major n×d state indices)
-// of m. It fails on a state whose score is not finite, naming its row.
+// of m. It fails on a state with an index out of range or whose score is
+// not finite, naming its row.
 func Prepare(m model.Model, z []int, n int) (*Points, error) {
 	d := m.Dim()
 	if len(z) != n*d {
@@ -127,6 +128,9 @@ func Prepare(m model.Model, z []int, n int) (*Points, error) {
 	p := &Points{N: n, D: d, Z: make([]int32, n*d), Prev: make([]int32, n*d), Score: make([]float64, n*d)}
 	for i := range n {
 		row := z[i*d : (i+1)*d]
+		if err := checkRow(m, row, i); err != nil {
+			return nil, err
+		}
 		if err := c.Score(p.Score[i*d:(i+1)*d], m, row); err != nil {
 			return nil, fmt.Errorf("stein: state %d: %w", i, err)
 		}
@@ -136,6 +140,17 @@ func Prepare(m model.Model, z []int, n int) (*Points, error) {
 		}
 	}
 	return p, nil
+}
+
+// checkRow returns an error naming state i of m when one of its state
+// indices is out of range.
+func checkRow(m model.Model, row []int, i int) error {
+	for l, v := range row {
+		if k := len(m.States(l)); v < 0 || v >= k {
+			return fmt.Errorf("stein: state %d, variable %d: state index %d, want 0…%d", i, l, v, k-1)
+		}
+	}
+	return nil
 }
 
 // Kernel evaluates κ with the base kernel exp(−H/ℓ) on d variables.
@@ -148,6 +163,9 @@ type Kernel struct {
 // NewKernel returns the Stein kernel of exp(−H/ℓ) on d variables; ℓ must
 // be positive and finite (ℓ = d is DKSD's choice).
 func NewKernel(d int, ell float64) (*Kernel, error) {
+	if d < 1 {
+		return nil, fmt.Errorf("stein: a kernel on %d variables; want at least 1", d)
+	}
 	if !(ell > 0) || math.IsInf(ell, 0) {
 		return nil, fmt.Errorf("stein: bandwidth ℓ = %v; want a positive finite number", ell)
 	}

@@ -16,8 +16,8 @@ import (
 	"github.com/dstein/dstein/bnn"
 	"github.com/dstein/dstein/dataset"
 	"github.com/dstein/dstein/ensemble"
-	"github.com/dstein/dstein/internal/memlimit"
 	"github.com/dstein/dstein/internal/safeio"
+	"github.com/dstein/dstein/memlimit"
 	"github.com/dstein/dstein/report"
 )
 

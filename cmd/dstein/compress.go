@@ -11,8 +11,8 @@ import (
 
 	"github.com/dstein/dstein/compress"
 	"github.com/dstein/dstein/infer"
-	"github.com/dstein/dstein/internal/memlimit"
 	"github.com/dstein/dstein/internal/suggest"
+	"github.com/dstein/dstein/memlimit"
 	"github.com/dstein/dstein/model"
 	"github.com/dstein/dstein/model/modelfile"
 	"github.com/dstein/dstein/report"

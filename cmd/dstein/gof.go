@@ -12,9 +12,9 @@ import (
 
 	"github.com/dstein/dstein/exact"
 	"github.com/dstein/dstein/gof"
-	"github.com/dstein/dstein/internal/memlimit"
 	"github.com/dstein/dstein/internal/suggest"
 	"github.com/dstein/dstein/kernel"
+	"github.com/dstein/dstein/memlimit"
 	"github.com/dstein/dstein/model"
 	"github.com/dstein/dstein/model/modelfile"
 	"github.com/dstein/dstein/report"

@@ -12,7 +12,7 @@ import (
 	"sync"
 	"testing"
 
-	"github.com/dstein/dstein/internal/memlimit"
+	"github.com/dstein/dstein/memlimit"
 )
 
 // The memory limit of the commands that estimated their memory before the

@@ -15,7 +15,7 @@ import (
 	"syscall"
 	"testing"
 
-	"github.com/dstein/dstein/internal/memlimit"
+	"github.com/dstein/dstein/memlimit"
 )
 
 // The memory limit of every command whose memory grows with its input

@@ -16,7 +16,7 @@ import (
 
 func newReproduceCmd(e *env) *cobra.Command {
 	var out, only, uaiDir string
-	var quick, tiny, svg bool
+	var quick, tiny, svg, restart bool
 	var mem memoryFlag
 	cmd := &cobra.Command{
 		Use:   "reproduce --out-dir DIR [--quick]",
@@ -101,7 +101,7 @@ Results: ` + strings.Join(reproductionIDs(), ", ") + `.`,
 				title += " (tiny runs: a check that the pipeline runs, not results)"
 			}
 			rep, err := experiment.Reproduce(e.ctx, experiment.ReproduceOptions{
-				Out: out, Mode: mode, Only: want, UAIDir: uaiDir, Budget: budget, SVG: svg,
+				Out: out, Mode: mode, Only: want, UAIDir: uaiDir, Budget: budget, SVG: svg, Restart: restart,
 				Version: version(), Command: "dstein " + shellquote.Join(e.args), Title: title,
 				MakeDir: e.makeOutDir,
 				Progress: func(id string) experiment.ResultProgress {
@@ -132,6 +132,7 @@ Results: ` + strings.Join(reproductionIDs(), ", ") + `.`,
 	fs.BoolVar(&tiny, "tiny", false, "every experiment's tiny mode: seconds, for testing the pipeline (not results)")
 	fs.StringVar(&only, "only", "", "run only these results, comma-separated")
 	fs.StringVar(&uaiDir, "uai", "", "a directory of UAI networks (NAME.uai, NAME.uai.evid) for the suite-uai result")
+	fs.BoolVar(&restart, "restart", false, "set aside the trial journal of every result it runs (NAME.trials.csv.old, .old.2, …) and start those over, instead of resuming")
 	mem.register(fs)
 	return cmd
 }

@@ -20,9 +20,9 @@ import (
 
 	"github.com/dstein/dstein/exact"
 	"github.com/dstein/dstein/internal/cuda"
-	"github.com/dstein/dstein/internal/memlimit"
 	"github.com/dstein/dstein/internal/safeio"
 	"github.com/dstein/dstein/internal/suggest"
+	"github.com/dstein/dstein/memlimit"
 	"github.com/dstein/dstein/model/modelfile"
 	"github.com/dstein/dstein/report"
 )

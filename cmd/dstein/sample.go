@@ -14,9 +14,9 @@ import (
 
 	"github.com/dstein/dstein/compress"
 	"github.com/dstein/dstein/infer"
-	"github.com/dstein/dstein/internal/memlimit"
 	"github.com/dstein/dstein/internal/safeio"
 	"github.com/dstein/dstein/internal/suggest"
+	"github.com/dstein/dstein/memlimit"
 	"github.com/dstein/dstein/model"
 	"github.com/dstein/dstein/model/modelfile"
 	"github.com/dstein/dstein/model/uai"
@@ -222,7 +222,7 @@ func runSample(e *env, cmd *cobra.Command, f *sampleFlags) error {
 	}
 	// planned is the pipeline that runs (the last stage's length set by
 	// --draws), which the memory messages describe.
-	planned, err := (infer.Spec{Pipeline: pl, Keep: keep, Replicates: f.reps, Compress: comp}).Plan()
+	planned, err := (infer.Spec{Pipeline: pl, N: n, Keep: keep, Replicates: f.reps, Compress: comp}).Plan()
 	if err != nil {
 		return usageError{err}
 	}

@@ -9,7 +9,7 @@ import (
 	"github.com/spf13/cobra"
 
 	"github.com/dstein/dstein/infer"
-	"github.com/dstein/dstein/internal/memlimit"
+	"github.com/dstein/dstein/memlimit"
 	"github.com/dstein/dstein/model"
 	"github.com/dstein/dstein/model/modelfile"
 	"github.com/dstein/dstein/model/observed"

@@ -16,8 +16,8 @@ import (
 	"strings"
 	"syscall"
 
-	"github.com/dstein/dstein/internal/memlimit"
 	"github.com/dstein/dstein/internal/safeio"
+	"github.com/dstein/dstein/memlimit"
 	"github.com/dstein/dstein/report"
 )
 

@@ -12,7 +12,7 @@ import (
 	"strconv"
 	"strings"
 
-	"github.com/dstein/dstein/internal/memlimit"
+	"github.com/dstein/dstein/memlimit"
 )
 
 // BytesPerByte is the memory that reading a journal takes per byte

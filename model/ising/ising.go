@@ -85,12 +85,20 @@ func New(n int, edges []Edge, fields []float64) (*Ising, error) {
 	return m, nil
 }
 
-// GridEdges returns the edges of a rows×cols grid with uniform coupling.
+// MaxSites is the most sites of a grid Grid and NewGrid accept (2³¹ − 1:
+// the spins' indices stay int32-sized, and rows·cols cannot overflow).
+const MaxSites = math.MaxInt32
+
+// GridEdges returns the edges of a rows×cols grid with uniform coupling
+// (nil for a grid without sites or of more than MaxSites).
 // Site (r, c) is spin r*cols + c. With periodic boundaries each row and
 // column wraps around; where a side has length 2 the wrap-around bond joins
 // the same pair as the inner bond and the two are merged into one edge of
 // coupling 2J, and a side of length 1 adds no bond.
 func GridEdges(rows, cols int, periodic bool, coupling float64) []Edge {
+	if rows < 1 || cols < 1 || rows > MaxSites/cols {
+		return nil // no grid, or none Grid accepts
+	}
 	// At most two edges per site: sized once, so that building a large
 	// grid does not grow (and copy) the list and the index.
 	idx := make(map[[2]int]int, 2*rows*cols)
@@ -131,6 +139,9 @@ func Grid(rows, cols int, periodic bool, coupling float64, fields []float64) (*I
 	if rows < 1 || cols < 1 {
 		return nil, fmt.Errorf("ising grid must have at least one row and one column, got %d×%d", rows, cols)
 	}
+	if rows > MaxSites/cols {
+		return nil, fmt.Errorf("ising grid of %d×%d sites: at most %d sites", rows, cols, MaxSites)
+	}
 	if !finite(coupling) {
 		return nil, fmt.Errorf("ising coupling is %v; want a finite number", coupling)
 	}
@@ -145,6 +156,9 @@ func Grid(rows, cols int, periodic bool, coupling float64, fields []float64) (*I
 func NewGrid(rows, cols int, periodic bool, edges []Edge, fields []float64) (*Ising, error) {
 	if rows < 1 || cols < 1 {
 		return nil, fmt.Errorf("ising grid must have at least one row and one column, got %d×%d", rows, cols)
+	}
+	if rows > MaxSites/cols {
+		return nil, fmt.Errorf("ising grid of %d×%d sites: at most %d sites", rows, cols, MaxSites)
 	}
 	allowed := map[[2]int]bool{}
 	for _, e := range GridEdges(rows, cols, periodic, 1) {

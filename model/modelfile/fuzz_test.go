@@ -7,7 +7,7 @@ import (
 	"strings"
 	"testing"
 
-	"github.com/dstein/dstein/internal/memlimit"
+	"github.com/dstein/dstein/memlimit"
 	"github.com/dstein/dstein/model"
 )
 

@@ -12,9 +12,9 @@ import (
 	"slices"
 	"strings"
 
-	"github.com/dstein/dstein/internal/memlimit"
 	"github.com/dstein/dstein/internal/safeio"
 	"github.com/dstein/dstein/internal/strictjson"
+	"github.com/dstein/dstein/memlimit"
 
 	"github.com/dstein/dstein/model"
 	"github.com/dstein/dstein/model/categorical"

@@ -6,9 +6,9 @@ import (
 	"strconv"
 	"strings"
 
-	"github.com/dstein/dstein/internal/memlimit"
 	"github.com/dstein/dstein/internal/safeio"
 	"github.com/dstein/dstein/internal/suggest"
+	"github.com/dstein/dstein/memlimit"
 	"github.com/dstein/dstein/model/bif"
 
 	"github.com/dstein/dstein/model"
@@ -107,6 +107,8 @@ func (o Options) check(what string, mem Memory, s Shape) error {
 type FlagError struct{ Err error }
 
 func (e *FlagError) Error() string { return e.Err.Error() }
+
+// Unwrap returns the error behind the flag's.
 func (e *FlagError) Unwrap() error { return e.Err }
 
 func flagErrorf(format string, a ...any) error {

@@ -1,5 +1,7 @@
 package rbm
 
+import "fmt"
+
 // Bits are the state values of an RBM with {0, 1} units: index 0 is 0 and
 // index 1 is 1.
 var Bits = []float64{0, 1}
@@ -37,8 +39,11 @@ func NewBinary(W [][]float64, b, c []float64) (*RBM, error) {
 // SpinParams converts the parameters of a {0, 1} RBM (see NewBinary) to
 // those of the ±1 RBM with the same distribution: W'/4, b'/2 plus a quarter
 // of W's row sums, c'/2 plus a quarter of its column sums. nil biases are
-// zeros. Non-finite values pass through (New refuses them).
+// zeros. Non-finite values pass through (New refuses them). Parameters of
+// inconsistent shapes (a ragged W, biases of other lengths) are a
+// programming mistake (NewBinary returns an error for them): it panics.
 func SpinParams(W [][]float64, b, c []float64) (ws [][]float64, bs, cs []float64) {
+	mustShapes("SpinParams", W, b, c)
 	d := len(W)
 	m := 0
 	if d > 0 {
@@ -70,6 +75,7 @@ func SpinParams(W [][]float64, b, c []float64) (ws [][]float64, bs, cs []float64
 // constant by which the {0, 1} RBM's log p*(v) (hidden units summed out)
 // exceeds the LogProb of the RBM NewBinary builds from the same parameters.
 func BinaryOffset(W [][]float64, b, c []float64) float64 {
+	mustShapes("BinaryOffset", W, b, c)
 	var k float64
 	for _, row := range W {
 		for _, w := range row {
@@ -88,3 +94,11 @@ func BinaryOffset(W [][]float64, b, c []float64) float64 {
 // Binary reports whether the RBM was made by NewBinary: its units are
 // {0, 1} and its variables' state values 0 and 1.
 func (r *RBM) Binary() bool { return r.binary }
+
+// mustShapes panics, naming the function, when W, b and c do not fit
+// together (checkShapes).
+func mustShapes(fn string, W [][]float64, b, c []float64) {
+	if _, _, err := checkShapes(W, b, c); err != nil {
+		panic(fmt.Sprintf("rbm: %s: %v", fn, err))
+	}
+}

@@ -79,8 +79,8 @@
 // ΔU = +Inf and reflects, so a chain in the support stays there. States
 // that are impossible whatever the other variables are get no bin when the
 // transform comes from transform.ForModel, so no chain can reach them. A
-// chain may start in an impossible state (NewFrom, or a transform that
-// gives such states bins); there the energy is infinite, and the chain
+// chain may start in an impossible state (a Problem whose X lies there, or
+// a transform that gives such states bins); there the energy is infinite, and the chain
 // follows the base density until a proposal leaves the impossible state
 // (ΔU = −Inf): such a move is always taken and leaves the momentum
 // unchanged (Stats.Escapes counts them). From then on the chain is an

@@ -30,7 +30,6 @@ func init() {
 		},
 		Iters:  500,
 		Unit:   "proposal",
-		Needs:  "a relaxed form",
 		Memory: memory,
 	})
 	sampler.Register(sampler.Method{
@@ -42,7 +41,6 @@ func init() {
 		},
 		Iters:       500,
 		Unit:        "step",
-		Needs:       "a relaxed form",
 		Memory:      memory,
 		Approximate: true,
 	})
@@ -230,7 +228,7 @@ func (s *UncorrectedSettings) Resolved() sampler.Settings {
 // Sampler is the state of n chains. It is not safe for concurrent use.
 type Sampler struct {
 	name    string // Name or UncorrectedName, for errors
-	m       model.Relaxed
+	m       model.Model
 	off     []int
 	n, d    int
 	bal     Balance

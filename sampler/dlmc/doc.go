@@ -2,7 +2,8 @@
 // Chen, Dai and Schuurmans, "Discrete Langevin samplers via Wasserstein
 // gradient flow" (AISTATS 2023), as the DISCS benchmark
 // (google-research/discs, discs/samplers/dlmc.py) implements it, for
-// models with a relaxed form: n independent chains whose proposals move
+// any model (its proposal gradient, model.ProposalGrads: a ProposalGradient,
+// a relaxation's gradient or the log conditionals): n independent chains whose proposals move
 // every variable at once. It registers two methods: "dlmc", with the
 // Metropolis–Hastings test (New), and "dlmc-uncorrected", without it
 // (NewUncorrected), which is approximate.

@@ -24,7 +24,6 @@ func init() {
 		},
 		Iters: 500,
 		Unit:  "proposal",
-		Needs: "a relaxed form",
 		Memory: func(m model.Model, n int, _ sampler.Settings) float64 {
 			// Per chain: two states and seven membership-sized vectors
 			// (the proposal gradient's one-hot memberships among them).
@@ -159,7 +158,7 @@ func (s *Settings) Resolved() sampler.Settings {
 
 // Sampler is the state of n chains. It is not safe for concurrent use.
 type Sampler struct {
-	m      model.Relaxed
+	m      model.Model
 	off    []int
 	n, d   int
 	alpha  float64

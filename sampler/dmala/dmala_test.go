@@ -130,8 +130,8 @@ type plain struct{ model.Model }
 func TestBadInput(t *testing.T) {
 	m, _ := ising.Grid(2, 2, false, 0.3, nil)
 	tr, _ := transform.ForModel(transform.Normal{}, m)
-	if _, err := newS(plain{m}, tr, 10, Settings{}, 1); err == nil {
-		t.Error("a model without a relaxed form was accepted")
+	if _, err := newS(plain{m}, tr, 10, Settings{}, 1); err != nil {
+		t.Errorf("a model without a relaxed form was refused: %v", err)
 	}
 	for _, a := range []float64{-1, math.Inf(1), math.NaN()} {
 		if _, err := newS(m, tr, 10, Settings{StepSize: a}, 1); err == nil {

@@ -1,6 +1,8 @@
 // Package dmala implements the discrete Metropolis-adjusted Langevin
 // algorithm (DMALA) of Zhang, Liu and Liu, "A Langevin-like sampler for
-// discrete distributions" (ICML 2022), for models with a relaxed form: n
+// discrete distributions" (ICML 2022), for any model (its proposal gradient,
+// model.ProposalGrads: a ProposalGradient, a relaxation's gradient or the
+// log conditionals): n
 // independent Metropolis–Hastings chains whose proposals move every
 // variable at once.
 //

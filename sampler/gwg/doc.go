@@ -1,5 +1,7 @@
 // Package gwg implements Gibbs-with-Gradients (Grathwohl et al. 2021) for
-// discrete models with a relaxed form: n independent Metropolis–Hastings
+// any discrete model (its proposal gradient, model.NewProposalTracker: a
+// ProposalGradient, a relaxation's gradient or the log conditionals): n
+// independent Metropolis–Hastings
 // chains whose single-site proposals are drawn in proportion to
 // exp(Δ̃/2), where Δ̃ estimates the change of log p* of every move from a
 // gradient of the model at the current one-hot memberships.

@@ -29,7 +29,6 @@ func init() {
 		},
 		Iters: 500,
 		Unit:  "sweep of d proposals",
-		Needs: "a relaxed form",
 		Memory: func(m model.Model, n int, _ sampler.Settings) float64 {
 			// Per chain: the state (three times), the one-hot memberships,
 			// logits, weights and their copies for a tried move, the
@@ -64,7 +63,7 @@ const (
 
 // Sampler is the state of n chains. It is not safe for concurrent use.
 type Sampler struct {
-	m      model.Relaxed
+	m      model.Model
 	off    []int
 	n, d   int
 	leaves int // leaves of each sum tree: the smallest power of two ≥ d

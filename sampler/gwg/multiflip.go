@@ -29,7 +29,6 @@ func init() {
 		},
 		Iters:  500,
 		Unit:   "proposal",
-		Needs:  "a relaxed form",
 		Memory: multiMemory,
 	})
 }
@@ -259,7 +258,7 @@ func (s *MultiSettings) Resolved() sampler.Settings {
 // in parallel, each with its own random stream, so results do not depend
 // on the number of cores.
 type MultiSampler struct {
-	m      model.Relaxed
+	m      model.Model
 	off    []int
 	n, d   int
 	bal    balance.Func

@@ -517,8 +517,8 @@ func TestMultiSameSeedSameSamplesOnAnyCores(t *testing.T) {
 func TestMultiBadInput(t *testing.T) {
 	m, _ := ising.Grid(2, 2, false, 0.3, nil)
 	tr, _ := transform.ForModel(transform.Normal{}, m)
-	if _, err := newMulti(plain{m}, tr, 10, MultiSettings{}, 1); err == nil {
-		t.Error("a model without a relaxed form was accepted")
+	if _, err := newMulti(plain{m}, tr, 10, MultiSettings{}, 1); err != nil {
+		t.Errorf("a model without a relaxed form was refused: %v", err)
 	}
 	if _, err := newMulti(m, tr, 0, MultiSettings{}, 1); err == nil {
 		t.Error("zero chains were accepted")

@@ -20,7 +20,7 @@ import (
 
 // refSampler is the state of n chains. It is not safe for concurrent use.
 type refSampler struct {
-	m      model.Relaxed
+	m      model.Model
 	delta  model.Delta
 	off    []int
 	n, d   int

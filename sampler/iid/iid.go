@@ -5,7 +5,7 @@ import (
 	"fmt"
 
 	"github.com/dstein/dstein/exact"
-	"github.com/dstein/dstein/internal/memlimit"
+	"github.com/dstein/dstein/memlimit"
 	"github.com/dstein/dstein/model"
 	"github.com/dstein/dstein/rng"
 	"github.com/dstein/dstein/sampler"

@@ -21,17 +21,16 @@ type Chain struct {
 	Err      error
 }
 
-// Start checks the problem of sampler pkg and returns the model's relaxed
-// form, its membership offsets (model.Offsets) and n = p.N chains at the
-// states p.Z; chain c draws from p.Key.ForIndex(rng.Sample, c).
-func Start(pkg string, p *sampler.Problem) (model.Relaxed, []int, []Chain, error) {
+// Start checks the problem of sampler pkg and returns its model, the
+// membership offsets (model.Offsets) and n = p.N chains at the states p.Z;
+// chain c draws from p.Key.ForIndex(rng.Sample, c). Any model will do: the
+// proposals' gradient is, in order of preference, its ProposalGradient, its
+// relaxation's gradient or its log conditionals (model.NewProposalTracker).
+func Start(pkg string, p *sampler.Problem) (model.Model, []int, []Chain, error) {
 	if err := p.Check(); err != nil {
 		return nil, nil, nil, fmt.Errorf("%s: %w", pkg, err)
 	}
-	rm, ok := p.Model.(model.Relaxed)
-	if !ok {
-		return nil, nil, nil, fmt.Errorf("%s: the model has no relaxed form, so there is no gradient to guide the proposals", pkg)
-	}
+	rm := p.Model
 	d := p.Model.Dim()
 	off := model.Offsets(p.Model)
 	cs := make([]Chain, p.N)

@@ -2,7 +2,9 @@
 // Dai and Schuurmans, "Path auxiliary proposal for MCMC in discrete
 // space" (ICLR 2022), as the DISCS benchmark (google-research/discs,
 // discs/samplers/path_auxiliary.py, its PAFSNoReplacement "fast path")
-// implements it, for models with a relaxed form: n independent chains
+// implements it, for any model (its proposal gradient, model.ProposalGrads:
+// a ProposalGradient, a relaxation's gradient or the log conditionals): n
+// independent chains
 // whose proposals change a path of several variables at once, followed by
 // a Metropolis–Hastings test. It registers the method "pas" (New).
 //

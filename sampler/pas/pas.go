@@ -29,7 +29,6 @@ func init() {
 		},
 		Iters:  500,
 		Unit:   "proposal",
-		Needs:  "a relaxed form",
 		Memory: memory,
 	})
 }
@@ -170,7 +169,7 @@ func (s *Settings) Resolved() sampler.Settings {
 
 // Sampler is the state of n chains. It is not safe for concurrent use.
 type Sampler struct {
-	m      model.Relaxed
+	m      model.Model
 	off    []int
 	n, d   int
 	movers int  // variables of more than one state: the longest path

@@ -45,7 +45,8 @@ func Run(t testing.TB, method string, set sampler.Settings, m model.Model, n, it
 // states (one of probability zero), a factor graph with 2, 3 and 4
 // states and a zero entry, and a 3-state Potts model on a 2×3 torus with
 // per-state fields: every kind of variable and of zero the samplers
-// must handle, small enough to enumerate.
+// must handle, small enough to enumerate; and that Potts model as
+// Plain, with nothing but model.Model.
 func SmallModels(t testing.TB) map[string]model.Model {
 	t.Helper()
 	ism, err := ising.Grid(3, 3, false, 0.4, []float64{0.3, -0.2, 0.1, 0, 0.5, -0.4, 0.2, 0.1, -0.3})
@@ -77,8 +78,13 @@ func SmallModels(t testing.TB) map[string]model.Model {
 	if err != nil {
 		t.Fatal(err)
 	}
-	return map[string]model.Model{"ising": ism, "rbm": r, "categorical": cat, "factorgraph": fg, "potts": pt}
+	return map[string]model.Model{"ising": ism, "rbm": r, "categorical": cat, "factorgraph": fg, "potts": pt, "plain-potts": Plain{pt}}
 }
+
+// Plain hides every optional interface of a model (model.Conditional,
+// Relaxed, ProposalGradient, …): what a user's own type that implements
+// model.Model alone gives a sampler.
+type Plain struct{ model.Model }
 
 // BenchSteps times Step of the sampler that start builds, on the two
 // models of the sampling experiments: the 10×10 Ising grid (coupling 0.1)

@@ -50,9 +50,8 @@ func TestCheckMarginalsCanFail(t *testing.T) {
 
 // Every registered method that claims exact draws (all but the
 // approximate ones) converges to the exact marginals on every small model
-// it supports (a relaxed form where it needs one; a method with declared
-// needs may refuse other models with an error from New, and those pairs
-// are skipped): 2000 chains, the method's default settings and default
+// it supports (a method with declared needs may refuse other models with
+// an error from New, and those pairs are skipped): 2000 chains, the method's default settings and default
 // number of iterations (which a method must choose large enough to mix on
 // models this small); tolerance as in CheckMarginals (5 binomial SE plus
 // slack 0.002 for residual bias).
@@ -62,11 +61,6 @@ func TestEveryMethodMatchesExact(t *testing.T) {
 			continue
 		}
 		for name, m := range SmallModels(t) {
-			if meth.Needs == "a relaxed form" {
-				if _, ok := m.(model.Relaxed); !ok {
-					continue
-				}
-			}
 			t.Run(meth.Name+"/"+name, func(t *testing.T) {
 				if err := refuses(meth, m); err != nil {
 					t.Skipf("%s needs %s: %v", meth.Name, meth.Needs, err)

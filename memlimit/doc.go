@@ -6,4 +6,11 @@
 // Go's fatal "out of memory" cannot be caught inside the process, so every
 // command that can allocate in proportion to its input checks an estimate
 // here first.
+//
+// Library functions that may allocate in proportion to their input take a
+// Budget (exact.PairsFor, exact.ModeMass, modelfile.LoadLimit,
+// report.ReadDraws, …). The zero Budget checks nothing;
+// Budget{Limit: Default()} applies the command line's default limit, and a
+// refusal is an *Exceeded error (errors.As), returned before the work
+// allocates.
 package memlimit
