@@ -165,7 +165,8 @@ type Result struct {
 	Kernel        string  `json:"kernel,omitempty"`
 	BandwidthRule string  `json:"bandwidth_rule,omitempty"`
 
-	bootSD float64 // the bootstrap draws' standard deviation
+	bootSD     float64 // the bootstrap draws' standard deviation
+	jointZeros int     // DKSD: sample-variable pairs whose cycles meet a zero (dksdJointZeros)
 }
 
 // MarshalJSON writes the result as JSON with an infinite statistic

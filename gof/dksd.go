@@ -76,11 +76,12 @@ func DKSD(ctx context.Context, m model.Model, s *sampler.Samples, o Options) (*R
 		res.LevelChecked = false
 		res.Warning = tailWarning(bias, res.bootSD)
 	}
-	jz, err := dksdJointZeros(ctx, m, s.Z[:s.N*s.D], s.N)
+	jz, err := dksdJointZeros(ctx, m, pts)
 	if err != nil {
 		return nil, err
 	}
 	if jz.count > 0 {
+		res.jointZeros = jz.count
 		res.LevelChecked = false
 		res.Warning = strings.TrimSuffix(jointZeroWarning(m, jz, s.N)+"; "+res.Warning, "; ")
 	}

@@ -1,7 +1,8 @@
 // Package gof tests whether discrete samples come from a model whose
 // normaliser is unknown (H0: q = p against H1: q ≠ p).
 //
-// Four tests share one bootstrap machinery:
+// Four tests (the three Stein discrepancies share one bootstrap machinery;
+// MMD's null comes from permutations):
 //
 //   - GF-KSD (the paper's Algorithm 2): each sample z is turned into a
 //     continuous x drawn from the base density inside z's bins, so that x

@@ -185,8 +185,10 @@ func notBootstrapped(ctx context.Context, name string, m model.Model, s *sampler
 }
 
 // auto runs test on s under Auto: the kind Choose picks, and the
-// multinomial bootstrap where it picks a simulation that m cannot have.
-// The result's BootstrapReason says which and why.
+// multinomial bootstrap where it picks a simulation that m cannot have;
+// a multinomial DKSD that finds zeros of m on the samples' cycles is
+// followed by the simulated null where that is affordable
+// (jointZeroAuto). The result's BootstrapReason says which and why.
 func auto(ctx context.Context, name string, m model.Model, s *sampler.Samples, o Options,
 	test func(ctx context.Context, s *sampler.Samples, o Options) (*Result, error)) (*Result, error) {
 	kind, why := Choose(name, m, s, o)
@@ -207,9 +209,47 @@ func auto(ctx context.Context, name string, m model.Model, s *sampler.Samples, o
 		}
 	}
 	res, err := test(ctx, s, o)
+	if err == nil && res != nil && res.jointZeros > 0 && kind == Multinomial {
+		// DKSD found zeros that only the simulated null accounts for.
+		return jointZeroAuto(ctx, name, m, s, o, res, test)
+	}
 	if res != nil && res.Impossible == 0 {
 		// Impossible samples reject outright, with no null at all.
 		res.BootstrapReason = why
+	}
+	return res, err
+}
+
+// jointZeroAuto follows a multinomial DKSD result boot that found zeros of
+// m on the samples' cycles (dksdJointZeros): under Auto the null is then
+// simulated where its work is at most AutoWork and the exact sampler
+// within AutoMemory (the caveat's rule), and the bootstrap's result is
+// kept otherwise, with the reason.
+func jointZeroAuto(ctx context.Context, name string, m model.Model, s *sampler.Samples, o Options, boot *Result,
+	test func(ctx context.Context, s *sampler.Samples, o Options) (*Result, error)) (*Result, error) {
+	b := o.B
+	if b <= 0 {
+		b = DefaultB
+	}
+	n, d := float64(s.N), float64(s.D)
+	why := "the model is zero at states next to the samples that each variable alone allows, where DKSD's bootstrap loses its level"
+	if work := float64(b) * n * d * (n + d); work > AutoWork {
+		boot.BootstrapReason = fmt.Sprintf("%s, but simulating the null from %d data sets would cost %.2g units of work, above the %.0g that auto spends (--bootstrap-kind simulation forces it)", why, b, work, AutoWork)
+		return boot, nil
+	}
+	if mem := exact.Memory(m); mem > AutoMemory {
+		boot.BootstrapReason = fmt.Sprintf("%s, but the exact sampler that would simulate the null needs about %.2g GB, above the %.0f GB that auto allows (--bootstrap-kind simulation forces it)", why, mem/1e9, float64(AutoMemory)/(1<<30))
+		return boot, nil
+	}
+	o.Bootstrap = Simulation
+	res, err := simulated(ctx, name, m, s, o, test)
+	var no noExactError
+	if errors.As(err, &no) {
+		boot.BootstrapReason = why + ", but dstein cannot sample this model exactly to simulate the null"
+		return boot, nil
+	}
+	if res != nil && res.Impossible == 0 {
+		res.BootstrapReason = fmt.Sprintf("%s: the null is simulated from %d exact data sets (--bootstrap-kind multinomial for the paper's bootstrap)", why, b)
 	}
 	return res, err
 }

@@ -572,15 +572,24 @@ func runWithBar(e *env, m model.Model, spec infer.Spec, what string) (*infer.Out
 	out, err := infer.Run(e.ctx, m, spec)
 	b.finish()
 	if e.ctx.Err() != nil {
-		return nil, interrupted{fmt.Sprintf("interrupted after %d of %d iterations; nothing written", iters(out), spec.Iters())}
+		return nil, interrupted{interruptedAt(iters(out), spec.Iters())}
 	}
 	if err != nil {
 		return nil, err
 	}
 	if out.Status == sampler.Canceled {
-		return nil, interrupted{fmt.Sprintf("interrupted after %d of %d iterations; nothing written", out.Iters, spec.Iters())}
+		return nil, interrupted{interruptedAt(out.Iters, spec.Iters())}
 	}
 	return out, nil
+}
+
+// interruptedAt says where a run was interrupted: during the sampling, or
+// after it (while its draws were diagnosed or compressed).
+func interruptedAt(done, total int) string {
+	if done >= total {
+		return fmt.Sprintf("interrupted after the sampling (all %d iterations), while summarising the draws; nothing written", done)
+	}
+	return fmt.Sprintf("interrupted after %d of %d iterations; nothing written", done, total)
 }
 
 func iters(o *infer.Output) int {

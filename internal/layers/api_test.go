@@ -85,9 +85,14 @@ func TestExportedAPIAvoidsInternalTypes(t *testing.T) {
 							checkExportedType(s.Name.Name, s.Type, check)
 						}
 					case *ast.ValueSpec:
-						for _, n := range s.Names {
+						for k, n := range s.Names {
 							if n.IsExported() {
 								check(n.Name, s.Type)
+								if s.Type == nil && k < len(s.Values) {
+									// The type comes from the value: an
+									// internal name there may be it.
+									check(n.Name, s.Values[k])
+								}
 							}
 						}
 					}
