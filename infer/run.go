@@ -117,6 +117,8 @@ type Output struct {
 	// points', Layout and Diagnostics those of the draws they were picked
 	// from.
 	Compressed *Compressed
+	// ModeCheck is CheckModes's result, when the caller ran it.
+	ModeCheck *ModeCheck
 
 	cond *condTable // the conditionals of the samples while Diagnose runs
 }

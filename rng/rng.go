@@ -24,6 +24,7 @@ const (
 	Bootstrap Purpose = 8  // bootstrap resamples of training data (bagging; with the member)
 	Order     Purpose = 9  // example order of network training (with member and epoch)
 	Replicate Purpose = 10 // independent replicates of a whole run (with the replicate's index)
+	Check     Purpose = 11 // a second run that checks the first (infer.CheckModes)
 )
 
 // Key is the one way randomness enters dstein: a seed and a stream number.

@@ -46,6 +46,7 @@ type sampleFlags struct {
 	estimates                                string
 	points                                   int
 	ell                                      float64
+	checkModes                               bool
 }
 
 func newSampleCmd(e *env) *cobra.Command {
@@ -94,6 +95,7 @@ and written only when it completes.`,
 	fs.StringVar(&f.json, "json", "", "write a JSON summary to this file")
 	fs.StringVar(&f.mar, "mar", "", "write the estimated marginals of every variable in the UAI competition's MAR format")
 	fs.StringVar(&f.trace, "trace", "", "write every stage's statistics after every iteration to this CSV file")
+	fs.BoolVar(&f.checkModes, "check-modes", false, "after a run of chains with --draws, run the default (tempering sized by its pilot) at the same cost and warn where a mean differs beyond what both runs' errors allow: chains that all sit in one mode, which their own R̂ cannot see (doubles the cost; not for pt, sw or exact)")
 	fs.StringVar(&f.estimates, "estimates", infer.RaoBlackwell.String(), "how variables' marginals and means are estimated from draws: rao-blackwell (each draw's conditional probabilities given its other variables, averaged) or frequencies (counts of the draws)")
 	fs.IntVar(&f.show, "show", 10, "number of variables to print (the JSON has all)")
 	fs.StringVar(&f.compress, "compress", "", "end the run by picking --points representative points from its samples: herding, stein or stein-reg (dstein compress; the compact preset herds)")
@@ -244,7 +246,11 @@ func runSample(e *env, cmd *cobra.Command, f *sampleFlags) error {
 	// clamped, the file's stands for both.)
 	// The outputs are written after the run, from its output.
 	work := func(m, file model.Model) float64 {
-		return max(infer.Memory(m, spec), infer.OutputMemory(m, spec)+f.outputBytes(file, spec))
+		need := max(infer.Memory(m, spec), infer.OutputMemory(m, spec)+f.outputBytes(file, spec))
+		if f.checkModes {
+			need += infer.CheckMemory(m) // the second run, while the first's output is held
+		}
+		return need
 	}
 	what := fmt.Sprintf("sampling %d particles or chains with %s", n, infer.Describe(planned))
 	lm, err := openModel(e, f.model, f.evidence, modelfile.Options{Budget: budget, What: what, Given: f.given,
@@ -260,6 +266,19 @@ func runSample(e *env, cmd *cobra.Command, f *sampleFlags) error {
 	out, err := runWithBar(e, m, spec, name)
 	if err != nil {
 		return err
+	}
+	if f.checkModes {
+		mc, err := infer.CheckModes(e.ctx, m, out)
+		if e.ctx.Err() != nil {
+			return interrupted{"interrupted while checking for missed modes (--check-modes); nothing written"}
+		}
+		if err != nil {
+			return err
+		}
+		out.ModeCheck = &mc
+		if mc.Warning != "" {
+			out.Diagnostics.Warnings = append(out.Diagnostics.Warnings, mc.Warning)
+		}
 	}
 	printSummary(say, f, name, lm, out)
 	fmt.Fprintf(say, "memory     about %s estimated (limit %s, --max-memory)\n", memlimit.Format(int64(budget.Total(need))), memlimit.Format(budget.Limit))

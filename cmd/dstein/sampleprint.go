@@ -54,6 +54,9 @@ func printSummary(w io.Writer, f *sampleFlags, name string, lm *modelfile.Loaded
 	} else {
 		printDiagnostics(w, m, dg, f.show)
 	}
+	if out.ModeCheck != nil {
+		fmt.Fprintf(w, "modes      %s\n", out.ModeCheck.Note)
+	}
 	if dg != nil {
 		fmt.Fprintf(w, "error bars %s\n", dg.Note)
 		for _, msg := range dg.Warnings {
