@@ -74,11 +74,14 @@ const (
 // state's frequency) in the two runs. Where one differs by more than
 // max(CheckMinZ, the family-wise normal quantile for 1e-3) standard errors
 // of the difference, and several by more than CheckManyZ, it returns a
-// warning. The second run draws from the first's key's rng.Check stream,
-// so the check's result is as reproducible as the run. It does not run on parallel tempering, Swendsen–Wang or
-// exact draws (runs that already cross between modes, or need not), nor
-// on runs without chains' draws; the Note says so. A budget too small for
-// the second run's pilot and draws is a Note too, not an error.
+// warning; without one, a second run whose own chains disagree (R̂ above
+// 1.2) makes the check inconclusive (Unsettled). The second run draws
+// from the first's key's rng.Check stream, so the check's result is as
+// reproducible as the run. It does not run on parallel tempering,
+// Swendsen–Wang or exact draws (runs that already cross between modes,
+// or need not), nor on runs without chains' draws; the Note says so. A
+// budget too small for the second run's pilot and draws is a Note too,
+// not an error.
 func CheckModes(ctx context.Context, m model.Model, out *Output) (ModeCheck, error) {
 	if out == nil || out.Diagnostics == nil || out.Layout.Kind != LayoutChains || out.Diagnostics.Source != SourceChains {
 		return ModeCheck{Note: "not checked: the check compares chains' draws (--draws) with a tempered run"}, nil
