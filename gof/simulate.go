@@ -150,22 +150,37 @@ func Choose(test string, m model.Model, s *sampler.Samples, o Options) (Kind, st
 	if b <= 0 {
 		b = DefaultB
 	}
-	n, d := float64(s.N), float64(s.D)
-	work := float64(b) * n * d * (n + d)
 	why := BootstrapCaveat(s)
 	if why == "" {
-		if !RoutineSimulation(test) || work > AutoRoutineWork || exact.Memory(m) > AutoMemory {
+		if !RoutineSimulation(test) || simulationWork(s, b) > AutoRoutineWork || exact.Memory(m) > AutoMemory {
 			return Multinomial, ""
 		}
 		return Simulation, fmt.Sprintf("%s's bootstrap can reject true models more often than α on small samples (EXPERIMENTS.md), and simulating its null from %d exact data sets costs little here (--bootstrap-kind multinomial for the paper's bootstrap)", test, b)
 	}
-	if work > AutoWork {
-		return Multinomial, fmt.Sprintf("%s, but simulating the null from %d data sets would cost %.2g units of work, above the %.0g that auto spends (--bootstrap-kind simulation forces it)", why, b, work, AutoWork)
-	}
-	if mem := exact.Memory(m); mem > AutoMemory {
-		return Multinomial, fmt.Sprintf("%s, but the exact sampler that would simulate the null needs about %.2g GB, above the %.0f GB that auto allows (--bootstrap-kind simulation forces it)", why, mem/1e9, float64(AutoMemory)/(1<<30))
+	if over := tooCostly(m, s, b); over != "" {
+		return Multinomial, why + over
 	}
 	return Simulation, fmt.Sprintf("%s, on which the bootstraps lose their level: the null is simulated from %d exact data sets (--bootstrap-kind multinomial for the paper's bootstrap)", why, b)
+}
+
+// simulationWork is the work of simulating a test's null on s from b data
+// sets, in the units of AutoWork.
+func simulationWork(s *sampler.Samples, b int) float64 {
+	n, d := float64(s.N), float64(s.D)
+	return float64(b) * n * d * (n + d)
+}
+
+// tooCostly returns ", but …" saying why auto does not simulate the null
+// on s from b data sets (its work above AutoWork, or m's exact sampler
+// above AutoMemory), or "" when it is affordable.
+func tooCostly(m model.Model, s *sampler.Samples, b int) string {
+	if work := simulationWork(s, b); work > AutoWork {
+		return fmt.Sprintf(", but simulating the null from %d data sets would cost %.2g units of work, above the %.0g that auto spends (--bootstrap-kind simulation forces it)", b, work, AutoWork)
+	}
+	if mem := exact.Memory(m); mem > AutoMemory {
+		return fmt.Sprintf(", but the exact sampler that would simulate the null needs about %.2g GB, above the %.0f GB that auto allows (--bootstrap-kind simulation forces it)", mem/1e9, float64(AutoMemory)/(1<<30))
+	}
+	return ""
 }
 
 // notBootstrapped runs test on s where o.Bootstrap is not a bootstrap of
@@ -231,14 +246,9 @@ func jointZeroAuto(ctx context.Context, name string, m model.Model, s *sampler.S
 	if b <= 0 {
 		b = DefaultB
 	}
-	n, d := float64(s.N), float64(s.D)
 	why := "the model is zero at states next to the samples that each variable alone allows, where DKSD's bootstrap loses its level"
-	if work := float64(b) * n * d * (n + d); work > AutoWork {
-		boot.BootstrapReason = fmt.Sprintf("%s, but simulating the null from %d data sets would cost %.2g units of work, above the %.0g that auto spends (--bootstrap-kind simulation forces it)", why, b, work, AutoWork)
-		return boot, nil
-	}
-	if mem := exact.Memory(m); mem > AutoMemory {
-		boot.BootstrapReason = fmt.Sprintf("%s, but the exact sampler that would simulate the null needs about %.2g GB, above the %.0f GB that auto allows (--bootstrap-kind simulation forces it)", why, mem/1e9, float64(AutoMemory)/(1<<30))
+	if over := tooCostly(m, s, b); over != "" {
+		boot.BootstrapReason = why + over
 		return boot, nil
 	}
 	o.Bootstrap = Simulation

@@ -2,6 +2,7 @@ package infer
 
 import (
 	"context"
+	"errors"
 	"fmt"
 	"math"
 
@@ -84,13 +85,10 @@ const (
 // not an error.
 func CheckModes(ctx context.Context, m model.Model, out *Output) (ModeCheck, error) {
 	if out == nil || out.Diagnostics == nil || out.Layout.Kind != LayoutChains || out.Diagnostics.Source != SourceChains {
-		return ModeCheck{Note: "not checked: the check compares chains' draws (--draws) with a tempered run"}, nil
+		return ModeCheck{Note: "not checked: " + errNoChains.Error()}, nil
 	}
-	if st := out.Pipeline.Stages; len(st) > 0 {
-		switch last := st[len(st)-1].Method; last {
-		case "pt", "sw", "exact":
-			return ModeCheck{Note: fmt.Sprintf("not checked: %s already moves between modes, or draws exactly", last)}, nil
-		}
+	if err := CheckModesApplies(out.Pipeline, out.Layout.Length); err != nil {
+		return ModeCheck{Note: "not checked: " + err.Error()}, nil
 	}
 	def, err := Preset("default")
 	if err != nil {
@@ -163,6 +161,25 @@ func CheckModes(ctx context.Context, m model.Model, out *Output) (ModeCheck, err
 		mc.Note = fmt.Sprintf("checked against the default at the same cost (%d model evaluations): largest difference z = %.3g (%s; limit %.3g), %d of %d beyond %g (a warning needs %d): %s", probe.Evaluations, mc.Z, mc.Worst, mc.Limit, mc.Beyond, n, float64(CheckManyZ), mc.Many, verdict)
 	}
 	return mc, nil
+}
+
+var errNoChains = errors.New("the check compares chains' draws (--draws) with a tempered run")
+
+// CheckModesApplies says why CheckModes would not check a run of pl that
+// keeps draws per chain, or returns nil: it checks chains' draws, of
+// methods that do not already move between modes (parallel tempering,
+// Swendsen–Wang) or draw exactly.
+func CheckModesApplies(pl sampler.Pipeline, draws int) error {
+	if draws < 1 {
+		return errNoChains
+	}
+	if st := pl.Stages; len(st) > 0 {
+		switch last := st[len(st)-1].Method; last {
+		case "pt", "sw", "exact":
+			return fmt.Errorf("%s already moves between modes, or draws exactly", last)
+		}
+	}
+	return nil
 }
 
 // CheckMemory estimates what CheckModes's second run allocates on m.

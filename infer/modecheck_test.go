@@ -16,11 +16,12 @@ import (
 // every chain in one family (z0 reads −0.98 where the exact mean is 0.07,
 // with no warning of its own), and the check warns (all 16 means beyond 3
 // standard errors, the largest at z 5.7 against a limit of 5; over seeds
-// 1–100 it caught all 16 such runs of Gibbs, GWG and DHMC, and on eleven
-// other targets it warned on no unwarned run within 6 MCSE of the exact
-// means: README, "Error bars"). On the weak 10×10 grid it passes (seed 4,
-// whose one mean at z 5.7 is the second run's noise, with 1 of 101 beyond
-// 3), it is reproducible, and it does not run on parallel tempering.
+// 1–100 it caught all 16 such runs of Gibbs, GWG and DHMC, and on
+// fourteen other targets it warned on no unwarned run within 6 MCSE of the
+// exact means: TestCheckModesValidation, -tags long). On the weak 10×10
+// grid it passes (seed 4, whose one mean at z 5.7 is the second run's
+// noise, with 1 of 101 beyond 3), it is reproducible, and it does not run
+// on parallel tempering.
 func TestCheckModes(t *testing.T) {
 	ctx := context.Background()
 	pat, err := modelfile.Load("../examples/coverage/rbm16-pat.json")

@@ -307,6 +307,10 @@ func abuseCases() []abuseCase {
 			return []string{"sample", "--model", model(t, dir), "--method", "gibbs", "--draws", "10", "--replicates", "3"}
 		}, code: 2, want: "--replicates does not apply with --draws"},
 		{name: "replicates 0", setup: sample("--replicates", "0"), code: 2, want: "--replicates must be at least 1"},
+		{name: "check-modes without draws", setup: sample("--check-modes"), code: 2, want: "--check-modes does not apply: the check compares chains' draws"},
+		{name: "check-modes on pt", setup: func(t *testing.T, dir string) []string {
+			return []string{"sample", "--model", model(t, dir), "--method", "pt", "--draws", "10", "--check-modes"}
+		}, code: 2, want: "--check-modes does not apply: pt already moves between modes"},
 		// 0 iterations would report the starting states as samples.
 		{name: "iters 0", setup: func(t *testing.T, dir string) []string {
 			return []string{"sample", "--model", model(t, dir), "--method", "gfsvgd", "--iters", "0"}

@@ -228,6 +228,11 @@ func runSample(e *env, cmd *cobra.Command, f *sampleFlags) error {
 	if err != nil {
 		return usageError{err}
 	}
+	if f.checkModes {
+		if err := infer.CheckModesApplies(planned, keep.Draws); err != nil {
+			return usageError{fmt.Errorf("--check-modes does not apply: %w", err)}
+		}
+	}
 	arrays, err := f.format.arrayPaths("--out", f.out)
 	if err != nil {
 		return err
